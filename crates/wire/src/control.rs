@@ -1,0 +1,625 @@
+//! Control messages: link probes and link-state advertisements.
+//!
+//! Every control message is a 16-byte control header, a body whose length
+//! the header gives, and a MAC trailer whose length the header also gives
+//! (zero while the control plane is unauthenticated). The header carries a
+//! key id and a 64-bit replay counter already, so authenticating the control
+//! plane later changes no message layout:
+//!
+//! ```text
+//!  0: ver:4 type:4 | 1: flags (0) | 2: body length:16
+//!  4: sender:16                   | 6: key id | 7: MAC length
+//!  8: replay counter:64
+//! 16: body (body length bytes) | MAC (MAC length bytes)
+//! ```
+
+use crate::{first_byte, peek, MessageType, NodeId, Reader, WireError, Writer};
+
+/// Length of the control header.
+pub const CONTROL_HEADER_LEN: usize = 16;
+const PROBE_FIXED_LEN: usize = 12;
+const PROBE_REPORT_LEN: usize = 6;
+const LSA_FIXED_LEN: usize = 12;
+const LSA_LINK_LEN: usize = 12;
+
+/// The control header, decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ControlHeader {
+    pub msg_type: MessageType,
+    /// The neighbor that sent this copy (not necessarily the LSA's origin).
+    pub sender: NodeId,
+    /// Which key the MAC was made with (0 while unauthenticated).
+    pub key_id: u8,
+    /// Length of the MAC trailer in bytes (0 while unauthenticated).
+    pub mac_len: u8,
+    /// Strictly increasing per (sender, key); lets a receiver refuse replays.
+    pub replay: u64,
+}
+
+/// A control message split into its parts, all borrowed from the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ControlMessage<'a> {
+    pub header: ControlHeader,
+    pub body: &'a [u8],
+    pub mac: &'a [u8],
+    /// Header and body: the bytes a MAC covers.
+    pub authenticated: &'a [u8],
+}
+
+impl<'a> ControlMessage<'a> {
+    /// Splits a control message; checks version, type and lengths.
+    pub fn parse(buf: &'a [u8]) -> Result<Self, WireError> {
+        let ty = peek(buf)?;
+        if !ty.is_control() {
+            return Err(WireError::WrongType {
+                expected: MessageType::Lsa as u8,
+                found: ty as u8,
+            });
+        }
+        let mut r = Reader::new(buf);
+        let _first = r.u8()?;
+        let _flags = r.u8()?;
+        let body_len = r.u16()? as usize;
+        let sender = NodeId(r.u16()?);
+        let key_id = r.u8()?;
+        let mac_len = r.u8()?;
+        let replay = r.u64()?;
+        let declared = CONTROL_HEADER_LEN + body_len + mac_len as usize;
+        if buf.len() != declared {
+            return Err(WireError::LengthMismatch {
+                field: "control message",
+                declared,
+                available: buf.len(),
+            });
+        }
+        let body = r.take(body_len)?;
+        let mac = r.rest();
+        Ok(ControlMessage {
+            header: ControlHeader {
+                msg_type: ty,
+                sender,
+                key_id,
+                mac_len,
+                replay,
+            },
+            body,
+            mac,
+            authenticated: &buf[..CONTROL_HEADER_LEN + body_len],
+        })
+    }
+}
+
+/// Writes a control header, lets `body` write the body, and appends a
+/// zeroed MAC trailer of `header.mac_len` bytes for the authenticator to
+/// fill in. Returns the total length.
+fn emit_control(
+    header: &ControlHeader,
+    body_len: usize,
+    out: &mut [u8],
+    body: impl FnOnce(&mut Writer<'_>),
+) -> Result<usize, WireError> {
+    let body_len16 = u16::try_from(body_len).map_err(|_| WireError::TooLarge {
+        field: "control body",
+        value: body_len,
+    })?;
+    let mut w = Writer::new(out);
+    w.reserve(CONTROL_HEADER_LEN + body_len + header.mac_len as usize)?;
+    w.u8(first_byte(header.msg_type));
+    w.u8(0);
+    w.u16(body_len16);
+    w.u16(header.sender.0);
+    w.u8(header.key_id);
+    w.u8(header.mac_len);
+    w.u64(header.replay);
+    let start = w.pos();
+    body(&mut w);
+    debug_assert_eq!(w.pos() - start, body_len, "body writer and length disagree");
+    w.zeros(header.mac_len as usize);
+    Ok(w.pos())
+}
+
+fn expect_type(header: &ControlHeader, ok: &[MessageType]) -> Result<(), WireError> {
+    if ok.contains(&header.msg_type) {
+        Ok(())
+    } else {
+        Err(WireError::WrongType {
+            expected: ok[0] as u8,
+            found: header.msg_type as u8,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- probes
+
+/// Small probes measure ACK-sized delivery; big probes measure MTU-sized
+/// delivery, one stream per bit-rate (SrcRR section 4.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProbeKind {
+    Small,
+    Big,
+}
+
+impl ProbeKind {
+    pub fn message_type(self) -> MessageType {
+        match self {
+            ProbeKind::Small => MessageType::ProbeSmall,
+            ProbeKind::Big => MessageType::ProbeBig,
+        }
+    }
+}
+
+/// One line of a prober's report: how well it hears `neighbor`'s probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProbeReport {
+    pub neighbor: NodeId,
+    /// Which probe stream: 0 for small probes, else the big probes' bit-rate
+    /// in units of 100 kbit/s.
+    pub rate: u16,
+    /// Delivery ratio of that stream over the window, scaled to 0..=255.
+    pub ratio: u8,
+}
+
+/// A parsed probe. Its reports are decoded on demand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Probe<'a> {
+    pub kind: ProbeKind,
+    /// Per (sender, kind, rate) sequence number: gaps are losses.
+    pub seq: u32,
+    /// The sender's mean probe interval for this stream, in milliseconds.
+    pub interval_ms: u16,
+    /// Bit-rate this probe was sent at, 100 kbit/s units; 0 = the base rate.
+    pub rate: u16,
+    reports: &'a [u8],
+}
+
+impl<'a> Probe<'a> {
+    /// Decodes a probe body (the header says small or big).
+    pub fn parse(msg: &ControlMessage<'a>) -> Result<Self, WireError> {
+        expect_type(
+            &msg.header,
+            &[MessageType::ProbeSmall, MessageType::ProbeBig],
+        )?;
+        let kind = if msg.header.msg_type == MessageType::ProbeSmall {
+            ProbeKind::Small
+        } else {
+            ProbeKind::Big
+        };
+        let mut r = Reader::new(msg.body);
+        let seq = r.u32()?;
+        let interval_ms = r.u16()?;
+        let rate = r.u16()?;
+        let count = r.u16()? as usize;
+        let _reserved = r.u16()?;
+        let reports = r.take(count * PROBE_REPORT_LEN)?;
+        // Whatever follows is padding that makes a big probe big.
+        Ok(Probe {
+            kind,
+            seq,
+            interval_ms,
+            rate,
+            reports,
+        })
+    }
+
+    pub fn report_count(&self) -> usize {
+        self.reports.len() / PROBE_REPORT_LEN
+    }
+
+    pub fn reports(&self) -> impl Iterator<Item = ProbeReport> + 'a {
+        self.reports
+            .chunks_exact(PROBE_REPORT_LEN)
+            .map(|b| ProbeReport {
+                neighbor: NodeId(u16::from_be_bytes([b[0], b[1]])),
+                rate: u16::from_be_bytes([b[2], b[3]]),
+                ratio: b[4],
+            })
+    }
+
+    /// Writes a probe. The body is padded with zeros so that the whole
+    /// message is at least `pad_to` bytes long (big probes).
+    #[allow(clippy::too_many_arguments)]
+    pub fn emit(
+        header: &ControlHeader,
+        seq: u32,
+        interval_ms: u16,
+        rate: u16,
+        reports: &[ProbeReport],
+        pad_to: usize,
+        out: &mut [u8],
+    ) -> Result<usize, WireError> {
+        expect_type(header, &[MessageType::ProbeSmall, MessageType::ProbeBig])?;
+        let count = u16::try_from(reports.len()).map_err(|_| WireError::TooLarge {
+            field: "probe reports",
+            value: reports.len(),
+        })?;
+        let content = PROBE_FIXED_LEN + reports.len() * PROBE_REPORT_LEN;
+        let unpadded = CONTROL_HEADER_LEN + content + header.mac_len as usize;
+        let body_len = content + pad_to.saturating_sub(unpadded);
+        emit_control(header, body_len, out, |w| {
+            w.u32(seq);
+            w.u16(interval_ms);
+            w.u16(rate);
+            w.u16(count);
+            w.u16(0);
+            for rep in reports {
+                w.u16(rep.neighbor.0);
+                w.u16(rep.rate);
+                w.u8(rep.ratio);
+                w.u8(0);
+            }
+            w.zeros(body_len - content);
+        })
+    }
+}
+
+// ---------------------------------------------------------------- LSAs
+
+/// One link of an LSA's origin, with its metric in both directions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LsaLink {
+    pub neighbor: NodeId,
+    /// Distinguishes parallel links between the same two nodes.
+    pub link_id: u8,
+    /// Cost from the origin to the neighbor (`u32::MAX`: unusable).
+    pub metric_out: u32,
+    /// Cost from the neighbor to the origin (`u32::MAX`: unusable).
+    pub metric_in: u32,
+}
+
+/// Something an LSA's origin serves: an IP prefix or a client's MAC address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Prefix {
+    V4 { addr: [u8; 4], len: u8 },
+    V6 { addr: [u8; 16], len: u8 },
+    Mac([u8; 6]),
+}
+
+const PREFIX_V4: u8 = 4;
+const PREFIX_V6: u8 = 6;
+const PREFIX_MAC: u8 = 0x10;
+
+impl Prefix {
+    fn addr_len(kind: u8) -> Result<(usize, u8), WireError> {
+        match kind {
+            PREFIX_V4 => Ok((4, 32)),
+            PREFIX_V6 => Ok((16, 128)),
+            PREFIX_MAC => Ok((6, 48)),
+            other => Err(WireError::InvalidField {
+                field: "prefix kind",
+                value: other as u32,
+            }),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        2 + match self {
+            Prefix::V4 { .. } => 4,
+            Prefix::V6 { .. } => 16,
+            Prefix::Mac(_) => 6,
+        }
+    }
+
+    fn read(r: &mut Reader<'_>) -> Result<Prefix, WireError> {
+        let kind = r.u8()?;
+        let len = r.u8()?;
+        let (addr_len, max_len) = Self::addr_len(kind)?;
+        let bad_len = if kind == PREFIX_MAC {
+            len != max_len
+        } else {
+            len > max_len
+        };
+        if bad_len {
+            return Err(WireError::InvalidField {
+                field: "prefix length",
+                value: len as u32,
+            });
+        }
+        let a = r.take(addr_len)?;
+        Ok(match kind {
+            PREFIX_V4 => Prefix::V4 {
+                addr: [a[0], a[1], a[2], a[3]],
+                len,
+            },
+            PREFIX_V6 => {
+                let mut addr = [0u8; 16];
+                addr.copy_from_slice(a);
+                Prefix::V6 { addr, len }
+            }
+            _ => Prefix::Mac([a[0], a[1], a[2], a[3], a[4], a[5]]),
+        })
+    }
+
+    fn write(&self, w: &mut Writer<'_>) {
+        match self {
+            Prefix::V4 { addr, len } => {
+                w.u8(PREFIX_V4);
+                w.u8(*len);
+                w.put(addr);
+            }
+            Prefix::V6 { addr, len } => {
+                w.u8(PREFIX_V6);
+                w.u8(*len);
+                w.put(addr);
+            }
+            Prefix::Mac(mac) => {
+                w.u8(PREFIX_MAC);
+                w.u8(48);
+                w.put(mac);
+            }
+        }
+    }
+
+    fn check(&self) -> Result<(), WireError> {
+        let (len, max) = match self {
+            Prefix::V4 { len, .. } => (*len, 32),
+            Prefix::V6 { len, .. } => (*len, 128),
+            Prefix::Mac(_) => (48, 48),
+        };
+        if len > max {
+            return Err(WireError::InvalidField {
+                field: "prefix length",
+                value: len as u32,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A parsed link-state advertisement; links and prefixes decode on demand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lsa<'a> {
+    pub origin: NodeId,
+    /// Seconds since the origin issued this LSA, as of sending.
+    pub age: u16,
+    /// Origin's sequence number (serial-number arithmetic, RFC 1982).
+    pub seq: u32,
+    links: &'a [u8],
+    prefixes: &'a [u8],
+    prefix_count: usize,
+}
+
+impl<'a> Lsa<'a> {
+    pub fn parse(msg: &ControlMessage<'a>) -> Result<Self, WireError> {
+        expect_type(&msg.header, &[MessageType::Lsa])?;
+        let mut r = Reader::new(msg.body);
+        let origin = NodeId(r.u16()?);
+        let age = r.u16()?;
+        let seq = r.u32()?;
+        let link_count = r.u16()? as usize;
+        let prefix_count = r.u16()? as usize;
+        let links = r.take(link_count * LSA_LINK_LEN)?;
+        let prefixes = r.rest();
+        // Validate every prefix now so that iterating later cannot fail.
+        let mut pr = Reader::new(prefixes);
+        for _ in 0..prefix_count {
+            Prefix::read(&mut pr)?;
+        }
+        let used = prefixes.len() - pr.rest().len();
+        if used != prefixes.len() {
+            return Err(WireError::LengthMismatch {
+                field: "LSA prefixes",
+                declared: used,
+                available: prefixes.len(),
+            });
+        }
+        Ok(Lsa {
+            origin,
+            age,
+            seq,
+            links,
+            prefixes,
+            prefix_count,
+        })
+    }
+
+    pub fn link_count(&self) -> usize {
+        self.links.len() / LSA_LINK_LEN
+    }
+
+    pub fn prefix_count(&self) -> usize {
+        self.prefix_count
+    }
+
+    pub fn links(&self) -> impl Iterator<Item = LsaLink> + 'a {
+        self.links.chunks_exact(LSA_LINK_LEN).map(|b| LsaLink {
+            neighbor: NodeId(u16::from_be_bytes([b[0], b[1]])),
+            link_id: b[2],
+            metric_out: u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+            metric_in: u32::from_be_bytes([b[8], b[9], b[10], b[11]]),
+        })
+    }
+
+    pub fn prefixes(&self) -> impl Iterator<Item = Prefix> + 'a {
+        let mut r = Reader::new(self.prefixes);
+        // Validated in `parse`, so `read` cannot fail here.
+        (0..self.prefix_count).map_while(move |_| Prefix::read(&mut r).ok())
+    }
+
+    /// Writes an LSA.
+    pub fn emit(
+        header: &ControlHeader,
+        origin: NodeId,
+        age: u16,
+        seq: u32,
+        links: &[LsaLink],
+        prefixes: &[Prefix],
+        out: &mut [u8],
+    ) -> Result<usize, WireError> {
+        expect_type(header, &[MessageType::Lsa])?;
+        let too_large = |field, value| WireError::TooLarge { field, value };
+        let link_count =
+            u16::try_from(links.len()).map_err(|_| too_large("LSA links", links.len()))?;
+        let prefix_count =
+            u16::try_from(prefixes.len()).map_err(|_| too_large("LSA prefixes", prefixes.len()))?;
+        for p in prefixes {
+            p.check()?;
+        }
+        let body_len = LSA_FIXED_LEN
+            + links.len() * LSA_LINK_LEN
+            + prefixes.iter().map(Prefix::encoded_len).sum::<usize>();
+        emit_control(header, body_len, out, |w| {
+            w.u16(origin.0);
+            w.u16(age);
+            w.u32(seq);
+            w.u16(link_count);
+            w.u16(prefix_count);
+            for l in links {
+                w.u16(l.neighbor.0);
+                w.u8(l.link_id);
+                w.u8(0);
+                w.u32(l.metric_out);
+                w.u32(l.metric_in);
+            }
+            for p in prefixes {
+                p.write(w);
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hdr(ty: MessageType) -> ControlHeader {
+        ControlHeader {
+            msg_type: ty,
+            sender: NodeId(7),
+            key_id: 0,
+            mac_len: 0,
+            replay: 42,
+        }
+    }
+
+    #[test]
+    fn probe_round_trip_with_padding() {
+        let reports = [
+            ProbeReport {
+                neighbor: NodeId(3),
+                rate: 0,
+                ratio: 255,
+            },
+            ProbeReport {
+                neighbor: NodeId(3),
+                rate: 110,
+                ratio: 128,
+            },
+        ];
+        let mut buf = [0u8; 1500];
+        let n = Probe::emit(
+            &hdr(MessageType::ProbeBig),
+            9,
+            1000,
+            110,
+            &reports,
+            1400,
+            &mut buf,
+        )
+        .unwrap();
+        assert_eq!(n, 1400);
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        assert_eq!(msg.header, hdr(MessageType::ProbeBig));
+        let p = Probe::parse(&msg).unwrap();
+        assert_eq!(
+            (p.kind, p.seq, p.interval_ms, p.rate),
+            (ProbeKind::Big, 9, 1000, 110)
+        );
+        assert_eq!(p.reports().collect::<Vec<_>>(), reports);
+        // Without padding the small probe is as short as it can be.
+        let n = Probe::emit(&hdr(MessageType::ProbeSmall), 1, 1000, 0, &[], 0, &mut buf).unwrap();
+        assert_eq!(n, CONTROL_HEADER_LEN + PROBE_FIXED_LEN);
+    }
+
+    #[test]
+    fn lsa_round_trip() {
+        let links = [LsaLink {
+            neighbor: NodeId(2),
+            link_id: 1,
+            metric_out: 1000,
+            metric_in: u32::MAX,
+        }];
+        let prefixes = [
+            Prefix::V4 {
+                addr: [198, 18, 0, 0],
+                len: 24,
+            },
+            Prefix::Mac([2, 0, 0, 0, 0, 1]),
+            Prefix::V6 {
+                addr: [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                len: 48,
+            },
+        ];
+        let mut buf = [0u8; 256];
+        let n = Lsa::emit(
+            &hdr(MessageType::Lsa),
+            NodeId(1),
+            5,
+            77,
+            &links,
+            &prefixes,
+            &mut buf,
+        )
+        .unwrap();
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        let lsa = Lsa::parse(&msg).unwrap();
+        assert_eq!((lsa.origin, lsa.age, lsa.seq), (NodeId(1), 5, 77));
+        assert_eq!(lsa.links().collect::<Vec<_>>(), links);
+        assert_eq!(lsa.prefixes().collect::<Vec<_>>(), prefixes);
+    }
+
+    #[test]
+    fn mac_trailer_is_reserved_and_covered_range_excludes_it() {
+        let mut h = hdr(MessageType::ProbeSmall);
+        h.key_id = 3;
+        h.mac_len = 16;
+        let mut buf = [0u8; 128];
+        let n = Probe::emit(&h, 1, 500, 0, &[], 0, &mut buf).unwrap();
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        assert_eq!(msg.mac.len(), 16);
+        assert_eq!(msg.authenticated.len(), n - 16);
+        assert_eq!(msg.header.key_id, 3);
+    }
+
+    #[test]
+    fn bad_lengths_and_prefixes_are_errors() {
+        let mut buf = [0u8; 128];
+        let n = Lsa::emit(
+            &hdr(MessageType::Lsa),
+            NodeId(1),
+            0,
+            1,
+            &[],
+            &[Prefix::V4 {
+                addr: [1, 2, 3, 4],
+                len: 32,
+            }],
+            &mut buf,
+        )
+        .unwrap();
+        assert!(matches!(
+            ControlMessage::parse(&buf[..n + 1]),
+            Err(WireError::LengthMismatch { .. })
+        ));
+        let mut bad = buf;
+        bad[CONTROL_HEADER_LEN + LSA_FIXED_LEN + 1] = 33; // v4 prefix length
+        let msg = ControlMessage::parse(&bad[..n]).unwrap();
+        assert!(matches!(
+            Lsa::parse(&msg),
+            Err(WireError::InvalidField {
+                field: "prefix length",
+                ..
+            })
+        ));
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        assert!(matches!(
+            Probe::parse(&msg),
+            Err(WireError::WrongType { .. })
+        ));
+        assert!(Prefix::V4 {
+            addr: [0; 4],
+            len: 40
+        }
+        .check()
+        .is_err());
+    }
+}

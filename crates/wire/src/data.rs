@@ -1,0 +1,485 @@
+//! The data header: what wraps every packet of user traffic inside braid.
+//!
+//! Fixed part, 16 bytes, then a compact source route of 2 bytes per transit
+//! node, then the encapsulated packet:
+//!
+//! ```text
+//!  0: ver:4 type:4 | 1: flags | 2: mode:4 path:4 | 3: rlen:4 rptr:4
+//!  4: ingress:16             | 6: egress:16
+//!  8: sequence:32
+//! 12: data:4 repair:4 | 13: shard | 14: hop limit | 15: class
+//! 16: route[0]:16 ... route[rlen-1]:16 | payload
+//! ```
+//!
+//! See `docs/protocol.md` for field semantics and why a source route.
+
+use crate::{first_byte, MessageType, NodeId, Reader, WireError, Writer, NIBBLE_MAX};
+
+/// Length of the fixed part of the data header.
+pub const DATA_HEADER_LEN: usize = 16;
+/// Most transit nodes a source route can list.
+pub const MAX_ROUTE_LEN: usize = NIBBLE_MAX as usize;
+/// Most shards of one kind (data or repair) in a redundancy group.
+pub const MAX_GROUP_SHARDS: u8 = NIBBLE_MAX;
+
+/// Per-packet flags (byte 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct DataFlags(u8);
+
+impl DataFlags {
+    /// The sender saw congestion; an egress re-order buffer releases at once.
+    pub const CONGESTION: DataFlags = DataFlags(0x80);
+    /// Urgent class: scheduled ahead of bulk at every binding point.
+    pub const URGENT: DataFlags = DataFlags(0x40);
+    /// The payload is parity/repair, not a data packet.
+    pub const PARITY: DataFlags = DataFlags(0x20);
+    /// The bits this version defines; others are emitted as zero and ignored.
+    const KNOWN: u8 = 0xe0;
+
+    pub const fn empty() -> Self {
+        DataFlags(0)
+    }
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+    /// Keeps only the bits this version defines.
+    pub const fn from_bits_truncate(bits: u8) -> Self {
+        DataFlags(bits & Self::KNOWN)
+    }
+    pub const fn contains(self, other: DataFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+    pub fn insert(&mut self, other: DataFlags) {
+        self.0 |= other.0;
+    }
+    pub const fn union(self, other: DataFlags) -> Self {
+        DataFlags(self.0 | other.0)
+    }
+}
+
+/// How the ingress protected this packet (WISPR's RAID levels and beyond).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum RedundancyMode {
+    Single = 0,
+    Stripe = 1,
+    Mirror = 2,
+    Tree = 3,
+    Parity = 4,
+    ParityRotating = 5,
+    Erasure = 6,
+}
+
+impl RedundancyMode {
+    pub const ALL: [RedundancyMode; 7] = [
+        RedundancyMode::Single,
+        RedundancyMode::Stripe,
+        RedundancyMode::Mirror,
+        RedundancyMode::Tree,
+        RedundancyMode::Parity,
+        RedundancyMode::ParityRotating,
+        RedundancyMode::Erasure,
+    ];
+
+    fn from_code(v: u8) -> Result<Self, WireError> {
+        Self::ALL
+            .get(v as usize)
+            .copied()
+            .ok_or(WireError::InvalidField {
+                field: "redundancy mode",
+                value: v as u32,
+            })
+    }
+}
+
+/// A packet's place in a parity/erasure group. `data == 0 && repair == 0`
+/// means the packet belongs to no group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Group {
+    /// Data packets in the group (m).
+    pub data: u8,
+    /// Parity/repair packets in the group (n - m).
+    pub repair: u8,
+    /// This packet's shard index: `0..data` for data, `data..data+repair`
+    /// for repair packets.
+    pub index: u8,
+}
+
+impl Group {
+    pub const NONE: Group = Group {
+        data: 0,
+        repair: 0,
+        index: 0,
+    };
+
+    pub fn is_none(&self) -> bool {
+        self.data == 0 && self.repair == 0
+    }
+
+    pub fn is_repair(&self) -> bool {
+        !self.is_none() && self.index >= self.data
+    }
+}
+
+/// The fixed part of a data header, decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DataHeader {
+    pub flags: DataFlags,
+    pub mode: RedundancyMode,
+    /// Which of the ingress's paths this copy travels (0..=15).
+    pub path: u8,
+    /// Index into the source route of the next node to send to.
+    pub route_ptr: u8,
+    pub ingress: NodeId,
+    pub egress: NodeId,
+    /// Per-session sequence number. For a repair packet: the sequence number
+    /// of the first data packet of its group.
+    pub seq: u32,
+    pub group: Group,
+    /// Decremented at every hop; a packet that arrives with 0 is dropped.
+    pub hop_limit: u8,
+    /// Traffic class: with (ingress, egress) it names the session.
+    pub class: u8,
+}
+
+/// The transit nodes of a source route, borrowed from the packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Route<'a> {
+    /// Number of transit nodes.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / 2
+    }
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+    pub fn get(&self, i: usize) -> Option<NodeId> {
+        let b = self.bytes.get(2 * i..2 * i + 2)?;
+        Some(NodeId(u16::from_be_bytes([b[0], b[1]])))
+    }
+    pub fn iter(&self) -> impl Iterator<Item = NodeId> + 'a {
+        self.bytes
+            .chunks_exact(2)
+            .map(|b| NodeId(u16::from_be_bytes([b[0], b[1]])))
+    }
+}
+
+/// A parsed data packet: header, route and payload, all borrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataPacket<'a> {
+    pub header: DataHeader,
+    pub route: Route<'a>,
+    pub payload: &'a [u8],
+}
+
+/// What a node does with a data packet it holds (see [`forward_in_place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forward {
+    /// This node is the egress: decapsulate and deliver.
+    Deliver,
+    /// Send to this neighbor; the header was updated in place.
+    To(NodeId),
+    /// The hop limit ran out: drop and count.
+    HopLimitExceeded,
+    /// The packet reached a node its route does not name: drop and count.
+    NotOnRoute,
+}
+
+impl DataHeader {
+    /// Bytes this header occupies with a route of `route_len` transit nodes.
+    pub const fn encoded_len(route_len: usize) -> usize {
+        DATA_HEADER_LEN + 2 * route_len
+    }
+
+    /// Parses a data packet. Never allocates.
+    pub fn parse(buf: &[u8]) -> Result<DataPacket<'_>, WireError> {
+        let mut r = Reader::new(buf);
+        let first = r.u8()?;
+        let ty = crate::peek(&[first])?;
+        if ty != MessageType::Data {
+            return Err(WireError::WrongType {
+                expected: MessageType::Data as u8,
+                found: ty as u8,
+            });
+        }
+        let flags = DataFlags::from_bits_truncate(r.u8()?);
+        let b2 = r.u8()?;
+        let mode = RedundancyMode::from_code(b2 >> 4)?;
+        let path = b2 & NIBBLE_MAX;
+        let b3 = r.u8()?;
+        let route_len = b3 >> 4;
+        let route_ptr = b3 & NIBBLE_MAX;
+        if route_ptr > route_len {
+            return Err(WireError::InvalidField {
+                field: "route pointer",
+                value: route_ptr as u32,
+            });
+        }
+        let ingress = NodeId(r.u16()?);
+        let egress = NodeId(r.u16()?);
+        let seq = r.u32()?;
+        let shape = r.u8()?;
+        let group = Group {
+            data: shape >> 4,
+            repair: shape & NIBBLE_MAX,
+            index: r.u8()?,
+        };
+        validate_group(group, flags)?;
+        let hop_limit = r.u8()?;
+        let class = r.u8()?;
+        let route = Route {
+            bytes: r.take(2 * route_len as usize)?,
+        };
+        let payload = r.rest();
+        Ok(DataPacket {
+            header: DataHeader {
+                flags,
+                mode,
+                path,
+                route_ptr,
+                ingress,
+                egress,
+                seq,
+                group,
+                hop_limit,
+                class,
+            },
+            route,
+            payload,
+        })
+    }
+
+    /// Writes this header followed by `route` into `out`; returns the bytes
+    /// written (the payload goes right after). Never allocates.
+    pub fn emit(&self, route: &[NodeId], out: &mut [u8]) -> Result<usize, WireError> {
+        if route.len() > MAX_ROUTE_LEN {
+            return Err(WireError::TooLarge {
+                field: "source route",
+                value: route.len(),
+            });
+        }
+        if self.path > NIBBLE_MAX {
+            return Err(WireError::InvalidField {
+                field: "path index",
+                value: self.path as u32,
+            });
+        }
+        if self.route_ptr as usize > route.len() {
+            return Err(WireError::InvalidField {
+                field: "route pointer",
+                value: self.route_ptr as u32,
+            });
+        }
+        if self.group.data > MAX_GROUP_SHARDS || self.group.repair > MAX_GROUP_SHARDS {
+            return Err(WireError::InvalidField {
+                field: "group shape",
+                value: ((self.group.data as u32) << 8) | self.group.repair as u32,
+            });
+        }
+        validate_group(self.group, self.flags)?;
+        let mut w = Writer::new(out);
+        w.reserve(Self::encoded_len(route.len()))?;
+        w.u8(first_byte(MessageType::Data));
+        w.u8(self.flags.bits());
+        w.u8(((self.mode as u8) << 4) | self.path);
+        w.u8(((route.len() as u8) << 4) | self.route_ptr);
+        w.u16(self.ingress.0);
+        w.u16(self.egress.0);
+        w.u32(self.seq);
+        w.u8((self.group.data << 4) | self.group.repair);
+        w.u8(self.group.index);
+        w.u8(self.hop_limit);
+        w.u8(self.class);
+        for hop in route {
+            w.u16(hop.0);
+        }
+        Ok(w.pos())
+    }
+}
+
+fn validate_group(group: Group, flags: DataFlags) -> Result<(), WireError> {
+    let parity = flags.contains(DataFlags::PARITY);
+    let ok = if group.is_none() {
+        group.index == 0 && !parity
+    } else {
+        group.index < group.data + group.repair && parity == group.is_repair()
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(WireError::InvalidField {
+            field: "group shard index",
+            value: group.index as u32,
+        })
+    }
+}
+
+/// Takes the next hop of a data packet held by node `me`, updating the
+/// header in place (route pointer and hop limit). The ingress calls it on
+/// the packet it just emitted, every transit node on the packet it received:
+/// one rule for both.
+pub fn forward_in_place(buf: &mut [u8], me: NodeId) -> Result<Forward, WireError> {
+    let pkt = DataHeader::parse(buf)?;
+    let h = pkt.header;
+    if h.egress == me {
+        return Ok(Forward::Deliver);
+    }
+    let ptr = h.route_ptr as usize;
+    // The node that should hold the packet now: the ingress before the
+    // first hop, then the route entry the pointer just passed.
+    let expected = if ptr == 0 {
+        h.ingress
+    } else {
+        pkt.route.get(ptr - 1).unwrap_or(NodeId::NONE)
+    };
+    if expected != me {
+        return Ok(Forward::NotOnRoute);
+    }
+    if h.hop_limit == 0 {
+        return Ok(Forward::HopLimitExceeded);
+    }
+    let (next, new_ptr) = match pkt.route.get(ptr) {
+        Some(hop) => (hop, ptr + 1),
+        None => (h.egress, ptr),
+    };
+    let route_len = pkt.route.len() as u8;
+    buf[3] = (route_len << 4) | new_ptr as u8;
+    buf[14] = h.hop_limit - 1;
+    Ok(Forward::To(next))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> DataHeader {
+        DataHeader {
+            flags: DataFlags::URGENT,
+            mode: RedundancyMode::Mirror,
+            path: 2,
+            route_ptr: 0,
+            ingress: NodeId(1),
+            egress: NodeId(9),
+            seq: 0xdead_beef,
+            group: Group::NONE,
+            hop_limit: 16,
+            class: 3,
+        }
+    }
+
+    #[test]
+    fn emit_then_parse_gives_back_header_route_and_payload() {
+        let route = [NodeId(4), NodeId(5)];
+        let mut buf = [0u8; 64];
+        let n = header().emit(&route, &mut buf).unwrap();
+        assert_eq!(n, 20);
+        buf[n..n + 3].copy_from_slice(b"abc");
+        let pkt = DataHeader::parse(&buf[..n + 3]).unwrap();
+        assert_eq!(pkt.header, header());
+        assert_eq!(pkt.route.iter().collect::<Vec<_>>(), route);
+        assert_eq!(pkt.payload, b"abc");
+    }
+
+    #[test]
+    fn known_bytes() {
+        let mut buf = [0u8; 16];
+        header().emit(&[], &mut buf).unwrap();
+        assert_eq!(
+            buf,
+            [0x10, 0x40, 0x22, 0x00, 0, 1, 0, 9, 0xde, 0xad, 0xbe, 0xef, 0, 0, 16, 3]
+        );
+    }
+
+    #[test]
+    fn forwarding_walks_the_route_then_delivers() {
+        let route = [NodeId(4), NodeId(5)];
+        let mut buf = [0u8; 32];
+        let n = header().emit(&route, &mut buf).unwrap();
+        let pkt = &mut buf[..n];
+        assert_eq!(forward_in_place(pkt, NodeId(1)), Ok(Forward::To(NodeId(4))));
+        // A node the route does not name refuses the packet.
+        assert_eq!(forward_in_place(pkt, NodeId(5)), Ok(Forward::NotOnRoute));
+        assert_eq!(forward_in_place(pkt, NodeId(4)), Ok(Forward::To(NodeId(5))));
+        assert_eq!(forward_in_place(pkt, NodeId(5)), Ok(Forward::To(NodeId(9))));
+        assert_eq!(forward_in_place(pkt, NodeId(9)), Ok(Forward::Deliver));
+        assert_eq!(DataHeader::parse(pkt).unwrap().header.hop_limit, 13);
+    }
+
+    #[test]
+    fn hop_limit_stops_forwarding() {
+        let mut h = header();
+        h.hop_limit = 0;
+        let mut buf = [0u8; 16];
+        h.emit(&[], &mut buf).unwrap();
+        assert_eq!(
+            forward_in_place(&mut buf, NodeId(1)),
+            Ok(Forward::HopLimitExceeded)
+        );
+    }
+
+    #[test]
+    fn invalid_fields_are_typed_errors() {
+        let mut buf = [0u8; 16];
+        header().emit(&[], &mut buf).unwrap();
+        let mut bad_mode = buf;
+        bad_mode[2] = 0x72;
+        assert!(matches!(
+            DataHeader::parse(&bad_mode),
+            Err(WireError::InvalidField {
+                field: "redundancy mode",
+                ..
+            })
+        ));
+        let mut bad_ptr = buf;
+        bad_ptr[3] = 0x12; // rlen 1, rptr 2
+        assert!(matches!(
+            DataHeader::parse(&bad_ptr),
+            Err(WireError::InvalidField {
+                field: "route pointer",
+                ..
+            })
+        ));
+        let mut parity_without_group = buf;
+        parity_without_group[1] |= DataFlags::PARITY.bits();
+        assert!(DataHeader::parse(&parity_without_group).is_err());
+        assert_eq!(
+            DataHeader::parse(&buf[..15]),
+            Err(WireError::Truncated { need: 16, have: 15 })
+        );
+        let mut route_missing = buf;
+        route_missing[3] = 0x20;
+        assert_eq!(
+            DataHeader::parse(&route_missing),
+            Err(WireError::Truncated { need: 20, have: 16 })
+        );
+    }
+
+    #[test]
+    fn emit_refuses_what_the_format_cannot_carry() {
+        let mut buf = [0u8; 64];
+        let long = [NodeId(1); 16];
+        assert!(matches!(
+            header().emit(&long, &mut buf),
+            Err(WireError::TooLarge { .. })
+        ));
+        assert_eq!(
+            header().emit(&[NodeId(2)], &mut buf[..17]),
+            Err(WireError::BufferTooSmall { need: 18, have: 17 })
+        );
+        let mut h = header();
+        h.group = Group {
+            data: 3,
+            repair: 1,
+            index: 3,
+        };
+        assert!(
+            h.emit(&[], &mut buf).is_err(),
+            "repair shard needs PARITY flag"
+        );
+        h.flags.insert(DataFlags::PARITY);
+        assert!(h.emit(&[], &mut buf).is_ok());
+    }
+}

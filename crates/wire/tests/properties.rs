@@ -1,0 +1,268 @@
+//! Property tests: every message round-trips, and no byte string makes a
+//! parser panic (arbitrary bytes and mutations of valid messages).
+
+use braid_wire::data::forward_in_place;
+use braid_wire::*;
+use proptest::prelude::*;
+
+fn node() -> impl Strategy<Value = NodeId> {
+    any::<u16>().prop_map(NodeId)
+}
+
+fn group_and_flags() -> impl Strategy<Value = (Group, DataFlags)> {
+    let flags = (any::<bool>(), any::<bool>());
+    prop_oneof![
+        flags.clone().prop_map(|f| (Group::NONE, f)),
+        (1u8..=15, 0u8..=15, flags).prop_flat_map(|(data, repair, f)| {
+            (0..data + repair).prop_map(move |index| {
+                (
+                    Group {
+                        data,
+                        repair,
+                        index,
+                    },
+                    f,
+                )
+            })
+        }),
+    ]
+    .prop_map(|(group, (congestion, urgent))| {
+        let mut flags = DataFlags::empty();
+        if congestion {
+            flags.insert(DataFlags::CONGESTION);
+        }
+        if urgent {
+            flags.insert(DataFlags::URGENT);
+        }
+        if group.is_repair() {
+            flags.insert(DataFlags::PARITY);
+        }
+        (group, flags)
+    })
+}
+
+fn data_packet() -> impl Strategy<Value = (DataHeader, Vec<NodeId>, Vec<u8>)> {
+    (
+        group_and_flags(),
+        0usize..7,
+        0u8..=15,
+        prop::collection::vec(node(), 0..=15),
+        (node(), node(), any::<u32>(), any::<u8>(), any::<u8>()),
+        prop::collection::vec(any::<u8>(), 0..64),
+    )
+        .prop_flat_map(|((group, flags), mode, path, route, ids, payload)| {
+            let len = route.len() as u8;
+            (0..=len).prop_map(move |route_ptr| {
+                let (ingress, egress, seq, hop_limit, class) = ids;
+                let header = DataHeader {
+                    flags,
+                    mode: RedundancyMode::ALL[mode],
+                    path,
+                    route_ptr,
+                    ingress,
+                    egress,
+                    seq,
+                    group,
+                    hop_limit,
+                    class,
+                };
+                (header, route.clone(), payload.clone())
+            })
+        })
+}
+
+fn control_header(ty: MessageType) -> impl Strategy<Value = ControlHeader> {
+    (node(), any::<u8>(), 0u8..=32, any::<u64>()).prop_map(
+        move |(sender, key_id, mac_len, replay)| ControlHeader {
+            msg_type: ty,
+            sender,
+            key_id,
+            mac_len,
+            replay,
+        },
+    )
+}
+
+fn report() -> impl Strategy<Value = ProbeReport> {
+    (node(), any::<u16>(), any::<u8>()).prop_map(|(neighbor, rate, ratio)| ProbeReport {
+        neighbor,
+        rate,
+        ratio,
+    })
+}
+
+fn prefix() -> impl Strategy<Value = Prefix> {
+    prop_oneof![
+        (any::<[u8; 4]>(), 0u8..=32).prop_map(|(addr, len)| Prefix::V4 { addr, len }),
+        (any::<[u8; 16]>(), 0u8..=128).prop_map(|(addr, len)| Prefix::V6 { addr, len }),
+        any::<[u8; 6]>().prop_map(Prefix::Mac),
+    ]
+}
+
+fn link() -> impl Strategy<Value = LsaLink> {
+    (node(), any::<u8>(), any::<u32>(), any::<u32>()).prop_map(
+        |(neighbor, link_id, metric_out, metric_in)| LsaLink {
+            neighbor,
+            link_id,
+            metric_out,
+            metric_in,
+        },
+    )
+}
+
+/// Any valid message, emitted.
+fn valid_message() -> impl Strategy<Value = Vec<u8>> {
+    let data = data_packet().prop_map(|(h, route, payload)| {
+        let mut buf = vec![0u8; 64 + payload.len()];
+        let n = h.emit(&route, &mut buf).unwrap();
+        buf.truncate(n);
+        buf.extend_from_slice(&payload);
+        buf
+    });
+    let probe = (
+        prop_oneof![Just(MessageType::ProbeSmall), Just(MessageType::ProbeBig)]
+            .prop_flat_map(control_header),
+        any::<u32>(),
+        any::<u16>(),
+        any::<u16>(),
+        prop::collection::vec(report(), 0..20),
+        0usize..300,
+    )
+        .prop_map(|(h, seq, interval, rate, reports, pad)| {
+            let mut buf = vec![0u8; 512];
+            let n = Probe::emit(&h, seq, interval, rate, &reports, pad, &mut buf).unwrap();
+            buf.truncate(n);
+            buf
+        });
+    let lsa = (
+        control_header(MessageType::Lsa),
+        node(),
+        any::<u16>(),
+        any::<u32>(),
+        prop::collection::vec(link(), 0..20),
+        prop::collection::vec(prefix(), 0..8),
+    )
+        .prop_map(|(h, origin, age, seq, links, prefixes)| {
+            let mut buf = vec![0u8; 1024];
+            let n = Lsa::emit(&h, origin, age, seq, &links, &prefixes, &mut buf).unwrap();
+            buf.truncate(n);
+            buf
+        });
+    prop_oneof![data, probe, lsa]
+}
+
+/// Re-emits a parsed message; parsing that again must give the same value.
+fn re_emit(msg: &Message<'_>) -> Vec<u8> {
+    let mut buf = vec![0u8; 70_000];
+    let n = match msg {
+        Message::Data(p) => {
+            let route: Vec<NodeId> = p.route.iter().collect();
+            let n = p.header.emit(&route, &mut buf).unwrap();
+            buf[n..n + p.payload.len()].copy_from_slice(p.payload);
+            n + p.payload.len()
+        }
+        Message::Probe(m, p) => {
+            let reports: Vec<_> = p.reports().collect();
+            // Padding is not part of the value; keep the length the same.
+            let len = m.authenticated.len() + m.mac.len();
+            Probe::emit(
+                &m.header,
+                p.seq,
+                p.interval_ms,
+                p.rate,
+                &reports,
+                len,
+                &mut buf,
+            )
+            .unwrap()
+        }
+        Message::Lsa(m, l) => {
+            let links: Vec<_> = l.links().collect();
+            let prefixes: Vec<_> = l.prefixes().collect();
+            Lsa::emit(
+                &m.header, l.origin, l.age, l.seq, &links, &prefixes, &mut buf,
+            )
+            .unwrap()
+        }
+    };
+    buf.truncate(n);
+    buf
+}
+
+fn same_value(a: &Message<'_>, b: &Message<'_>) -> bool {
+    match (a, b) {
+        (Message::Data(x), Message::Data(y)) => x == y,
+        (Message::Probe(mx, x), Message::Probe(my, y)) => {
+            mx.header == my.header
+                && (x.kind, x.seq, x.interval_ms, x.rate) == (y.kind, y.seq, y.interval_ms, y.rate)
+                && x.reports().eq(y.reports())
+        }
+        (Message::Lsa(mx, x), Message::Lsa(my, y)) => {
+            mx.header == my.header
+                && (x.origin, x.age, x.seq) == (y.origin, y.age, y.seq)
+                && x.links().eq(y.links())
+                && x.prefixes().eq(y.prefixes())
+        }
+        _ => false,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn data_round_trip((h, route, payload) in data_packet()) {
+        let mut buf = vec![0u8; 64 + payload.len()];
+        let n = h.emit(&route, &mut buf).unwrap();
+        prop_assert_eq!(n, DataHeader::encoded_len(route.len()));
+        buf[n..n + payload.len()].copy_from_slice(&payload);
+        let pkt = DataHeader::parse(&buf[..n + payload.len()]).unwrap();
+        prop_assert_eq!(pkt.header, h);
+        prop_assert_eq!(pkt.route.iter().collect::<Vec<_>>(), route);
+        prop_assert_eq!(pkt.payload, &payload[..]);
+    }
+
+    #[test]
+    fn every_valid_message_round_trips(bytes in valid_message()) {
+        let msg = parse_any(&bytes).unwrap();
+        let again = re_emit(&msg);
+        prop_assert_eq!(&again, &bytes);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        if let Ok(msg) = parse_any(&bytes) {
+            let again = re_emit(&msg);
+            prop_assert!(same_value(&parse_any(&again).unwrap(), &msg));
+        }
+        let mut copy = bytes.clone();
+        let _ = forward_in_place(&mut copy, NodeId(1));
+    }
+
+    #[test]
+    fn mutated_valid_messages_never_panic(
+        bytes in valid_message(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+        cut in any::<prop::sample::Index>(),
+        truncate in any::<bool>(),
+    ) {
+        let mut m = bytes.clone();
+        for (at, v) in edits {
+            let i = at.index(m.len());
+            m[i] = v;
+        }
+        // Force the version nibble back to ours half the time, so that the
+        // mutations reach past the first byte.
+        if m[0] & 1 == 0 {
+            m[0] = (VERSION << 4) | (m[0] & 0x0f);
+        }
+        if truncate {
+            m.truncate(cut.index(m.len() + 1));
+        }
+        if let Ok(msg) = parse_any(&m) {
+            let again = re_emit(&msg);
+            prop_assert!(same_value(&parse_any(&again).unwrap(), &msg));
+        }
+        let _ = forward_in_place(&mut m, NodeId(1));
+    }
+}
