@@ -1,1 +1,26 @@
+//! braid's sans-IO core.
+//!
+//! Everything here is a pure state machine or a pure function: it takes the
+//! current time ([`time::Instant`]), bytes and events, and returns what to
+//! send and when to wake up. Nothing reads a clock, a socket or a global
+//! random number generator; randomness is passed in as an `RngCore`. The
+//! simulator, the daemon and the tests drive the very same code.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`metric`] | link and path costs (fixed point, never zero) |
+//! | [`graph`] | the directed multigraph paths are computed on |
+//! | [`paths`] | Dijkstra, k disjoint paths, SMesh trees, route damping |
+//! | [`linkest`] | per-neighbor probe windows, ETX and ETT |
+//! | [`lsdb`] | the link-state database: flooding, aging, bounds |
+//! | [`control`] | a node's control plane: probing, LSA origination, flooding |
+//! | [`netjson`] | reading a NetJSON NetworkGraph into a graph |
+//! | [`generate`] | seeded topology generators (random geometric mesh, ...) |
 
+pub mod generate;
+pub mod graph;
+pub mod metric;
+pub mod netjson;
+pub mod paths;
+pub mod random;
+pub mod time;

@@ -1,0 +1,123 @@
+//! Link and path costs.
+//!
+//! A [`Metric`] is a link cost in fixed point: 1000 units are one unit of
+//! the metric in use (one hop, one expected transmission for ETX, one
+//! millisecond of air time for ETT). Integers keep path computation exact
+//! and deterministic. A link cost is never zero: a zero-cost link makes
+//! equal-cost paths of different lengths and breaks shortest-path
+//! tie-breaking, so every cost is at least [`Metric::MIN`]. Path costs are
+//! sums in `u64` and cannot overflow for any path braid can represent.
+
+use thiserror::Error;
+
+/// Units per whole metric unit.
+pub const SCALE: u32 = 1000;
+
+/// A link's cost in one direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Metric(u32);
+
+/// Why a number is not a usable link cost.
+#[derive(Debug, Clone, Copy, PartialEq, Error)]
+pub enum MetricError {
+    #[error("cost {0} is negative")]
+    Negative(f64),
+    #[error("cost is not a finite number")]
+    NotFinite,
+    #[error("cost {0} is larger than the largest cost braid represents ({max})", max = Metric::MAX_COST)]
+    TooLarge(f64),
+}
+
+impl Metric {
+    /// The smallest cost a link can have (0.001).
+    pub const MIN: Metric = Metric(1);
+    /// One hop, one transmission: the cost of a perfect link under ETX.
+    pub const ONE: Metric = Metric(SCALE);
+    /// An unusable link. Never enters a graph.
+    pub const INFINITY: Metric = Metric(u32::MAX);
+    /// The largest finite cost, in whole units.
+    pub const MAX_COST: f64 = (u32::MAX - 1) as f64 / SCALE as f64;
+
+    /// From raw units; 0 becomes [`Metric::MIN`].
+    pub const fn from_units(units: u32) -> Self {
+        if units == 0 {
+            Metric::MIN
+        } else {
+            Metric(units)
+        }
+    }
+
+    pub const fn units(self) -> u32 {
+        self.0
+    }
+
+    pub fn is_infinite(self) -> bool {
+        self == Metric::INFINITY
+    }
+
+    /// From a cost in whole units (as NetJSON gives it). Rounds to the
+    /// nearest unit of 0.001; a cost of zero (or below 0.0005) becomes
+    /// [`Metric::MIN`].
+    pub fn from_cost(cost: f64) -> Result<Self, MetricError> {
+        if !cost.is_finite() {
+            return Err(MetricError::NotFinite);
+        }
+        if cost < 0.0 {
+            return Err(MetricError::Negative(cost));
+        }
+        if cost > Self::MAX_COST {
+            return Err(MetricError::TooLarge(cost));
+        }
+        Ok(Metric::from_units((cost * SCALE as f64).round() as u32))
+    }
+
+    /// From a ratio-like value (ETX = 1/(df*dr)); saturates to infinity
+    /// for values too large or not finite.
+    pub fn saturating_from_f64(value: f64) -> Self {
+        if !value.is_finite() || value >= Self::MAX_COST {
+            Metric::INFINITY
+        } else {
+            Metric::from_units((value.max(0.0) * SCALE as f64).round() as u32)
+        }
+    }
+
+    /// Back to whole units.
+    pub fn as_cost(self) -> f64 {
+        self.0 as f64 / SCALE as f64
+    }
+}
+
+/// A path cost: the sum of its links' metrics.
+pub fn path_cost_as_f64(units: u64) -> f64 {
+    units as f64 / SCALE as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costs_are_never_zero_and_bad_numbers_are_errors() {
+        assert_eq!(Metric::from_cost(0.0).unwrap(), Metric::MIN);
+        assert_eq!(Metric::from_cost(1.5).unwrap().units(), 1500);
+        assert_eq!(Metric::from_units(0), Metric::MIN);
+        assert!(matches!(
+            Metric::from_cost(-1.0),
+            Err(MetricError::Negative(_))
+        ));
+        assert!(matches!(
+            Metric::from_cost(f64::NAN),
+            Err(MetricError::NotFinite)
+        ));
+        assert!(matches!(
+            Metric::from_cost(f64::INFINITY),
+            Err(MetricError::NotFinite)
+        ));
+        assert!(matches!(
+            Metric::from_cost(1e12),
+            Err(MetricError::TooLarge(_))
+        ));
+        assert_eq!(Metric::saturating_from_f64(f64::INFINITY), Metric::INFINITY);
+        assert_eq!(Metric::saturating_from_f64(2.0).as_cost(), 2.0);
+    }
+}

@@ -1,0 +1,526 @@
+//! k maximally disjoint paths with minimum total cost.
+//!
+//! This is Suurballe's idea in its general form: successive shortest paths
+//! in a unit-capacity flow network (min-cost flow), with Johnson potentials
+//! so that every round is a Dijkstra on non-negative reduced costs. Each
+//! round either adds one more disjoint path, re-routing earlier paths where
+//! that lowers the total (the "interlacing" Bhandari's algorithm resolves),
+//! or proves that no more disjoint paths exist. So the result is the largest
+//! disjoint set of up to k paths, and among sets of that size, the cheapest
+//! in total. It is not a greedy remove-and-retry heuristic, which can find
+//! fewer disjoint paths than exist (the classic "trap" topology; see the
+//! tests).
+//!
+//! Node-disjointness splits every node v into `in(v) -> out(v)` with
+//! capacity 1; edge-disjointness gives that inner arc unlimited capacity and
+//! keeps capacity 1 on every arc. Both are implicit: no second graph is
+//! built.
+//!
+//! When fewer than k disjoint paths exist, the remaining paths are found one
+//! at a time by Dijkstra with a penalty on every node and link already used:
+//! the penalty exceeds the cost of any simple path, so the least-shared path
+//! wins and cost breaks ties. Those paths carry `shared: true`.
+//!
+//! The first round is the plain shortest-path tree from the source, which
+//! [`DisjointPaths`] computes once and reuses for every destination.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use thiserror::Error;
+
+use super::{dijkstra::ShortestPathTree, Path};
+use crate::graph::{ArcIx, Graph, NodeIx};
+
+/// Most paths one request may ask for: the data header's path index has
+/// four bits.
+pub const MAX_PATHS: usize = 16;
+
+/// What must not be shared between the paths of a set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Disjointness {
+    /// No transit node in common (and so no link either).
+    #[default]
+    Node,
+    /// No link in common; transit nodes may be shared.
+    Edge,
+}
+
+impl Disjointness {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disjointness::Node => "node",
+            Disjointness::Edge => "edge",
+        }
+    }
+}
+
+/// Why a path request cannot be answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum PathError {
+    #[error("k must be between 1 and {MAX_PATHS}, got {0}")]
+    InvalidK(usize),
+    #[error("node index {0} is not in the graph")]
+    UnknownNode(NodeIx),
+    #[error("source and destination are the same node")]
+    SameEndpoints,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    None,
+    /// Along an unused arc.
+    Arc(ArcIx),
+    /// Backwards along a used arc (cancelling its flow).
+    Cancel(ArcIx),
+    /// `in(v) -> out(v)`.
+    Enter,
+    /// `out(v) -> in(v)`, cancelling a node's use.
+    Leave,
+}
+
+const fn state_in(v: NodeIx) -> usize {
+    2 * v as usize
+}
+const fn state_out(v: NodeIx) -> usize {
+    2 * v as usize + 1
+}
+const fn node_of(state: usize) -> NodeIx {
+    (state / 2) as NodeIx
+}
+
+/// Computes disjoint path sets from one source; reuses its shortest-path
+/// tree and scratch space across destinations.
+pub struct DisjointPaths<'g> {
+    graph: &'g Graph,
+    base: ShortestPathTree,
+    // Scratch, sized once.
+    arc_flow: Vec<bool>,
+    node_flow: Vec<u8>,
+    potential: Vec<i64>,
+    dist: Vec<i64>,
+    pred: Vec<Step>,
+    done: Vec<bool>,
+    heap: BinaryHeap<Reverse<(i64, u32)>>,
+}
+
+impl<'g> DisjointPaths<'g> {
+    pub fn new(graph: &'g Graph, source: NodeIx) -> Result<Self, PathError> {
+        if source as usize >= graph.node_count() {
+            return Err(PathError::UnknownNode(source));
+        }
+        let states = 2 * graph.node_count();
+        Ok(DisjointPaths {
+            graph,
+            base: ShortestPathTree::compute(graph, source),
+            arc_flow: vec![false; graph.arc_count()],
+            node_flow: vec![0; graph.node_count()],
+            potential: vec![0; states],
+            dist: vec![0; states],
+            pred: vec![Step::None; states],
+            done: vec![false; states],
+            heap: BinaryHeap::new(),
+        })
+    }
+
+    pub fn source(&self) -> NodeIx {
+        self.base.source
+    }
+
+    /// The shortest-path tree from the source (round one of every request).
+    pub fn shortest_path_tree(&self) -> &ShortestPathTree {
+        &self.base
+    }
+
+    /// Up to `k` paths to `target`: as many mutually disjoint ones as exist
+    /// (cheapest total first), then least-shared ones flagged `shared`.
+    /// An empty result means the target is unreachable.
+    pub fn to(
+        &mut self,
+        target: NodeIx,
+        k: usize,
+        mode: Disjointness,
+    ) -> Result<Vec<Path>, PathError> {
+        if k == 0 || k > MAX_PATHS {
+            return Err(PathError::InvalidK(k));
+        }
+        if target as usize >= self.graph.node_count() {
+            return Err(PathError::UnknownNode(target));
+        }
+        let source = self.base.source;
+        if target == source {
+            return Err(PathError::SameEndpoints);
+        }
+        let Some(first) = self.base.path_to(self.graph, target) else {
+            return Ok(Vec::new());
+        };
+        self.reset(mode);
+        for &a in &first.arcs {
+            self.arc_flow[a as usize] = true;
+        }
+        for &v in first.transit() {
+            self.node_flow[v as usize] += 1;
+        }
+        let mut flow = 1;
+        while flow < k && self.augment(target, mode) {
+            flow += 1;
+        }
+        let mut paths = self.decompose(target, flow);
+        paths.sort_by(|a, b| (a.cost, &a.nodes).cmp(&(b.cost, &b.nodes)));
+        if paths.len() < k {
+            self.add_shared(&mut paths, target, k, mode);
+        }
+        Ok(paths)
+    }
+
+    fn reset(&mut self, _mode: Disjointness) {
+        self.arc_flow.fill(false);
+        self.node_flow.fill(0);
+        // Exact distances are feasible potentials: every arc's reduced cost
+        // c + d(u) - d(v) is non-negative. Unreachable nodes never enter a
+        // search from the source, so their potential is never read.
+        for (v, &d) in self.base.dist.iter().enumerate() {
+            let d = if d == u64::MAX { 0 } else { d as i64 };
+            self.potential[2 * v] = d;
+            self.potential[2 * v + 1] = d;
+        }
+    }
+
+    /// One round of successive shortest paths. Returns false when no
+    /// augmenting path exists (the disjoint set is maximum).
+    fn augment(&mut self, target: NodeIx, mode: Disjointness) -> bool {
+        let g = self.graph;
+        let source = self.base.source;
+        let (src, sink) = (state_out(source), state_in(target));
+        self.dist.fill(i64::MAX);
+        self.done.fill(false);
+        self.heap.clear();
+        self.dist[src] = 0;
+        self.pred[src] = Step::None;
+        self.heap.push(Reverse((0, src as u32)));
+        let mut reached = false;
+        while let Some(Reverse((d, x))) = self.heap.pop() {
+            let x = x as usize;
+            if self.done[x] {
+                continue;
+            }
+            self.done[x] = true;
+            if x == sink {
+                reached = true;
+                break;
+            }
+            let v = node_of(x);
+            let px = self.potential[x];
+            let relax = |y: usize, cost: i64, step: Step, this: &mut Self| {
+                let nd = d + cost + px - this.potential[y];
+                debug_assert!(nd >= d, "negative reduced cost");
+                if nd < this.dist[y] {
+                    this.dist[y] = nd;
+                    this.pred[y] = step;
+                    this.heap.push(Reverse((nd, y as u32)));
+                }
+            };
+            if x % 2 == 0 {
+                // in(v): pass through v, or cancel a used arc into v.
+                let through = v != source
+                    && v != target
+                    && (mode == Disjointness::Edge || self.node_flow[v as usize] == 0);
+                if through {
+                    relax(state_out(v), 0, Step::Enter, self);
+                }
+                for &a in g.in_arcs(v) {
+                    if self.arc_flow[a as usize] {
+                        let arc = g.arc(a);
+                        relax(
+                            state_out(arc.from),
+                            -(arc.cost.units() as i64),
+                            Step::Cancel(a),
+                            self,
+                        );
+                    }
+                }
+            } else {
+                // out(v): take an unused arc, or back out of v's use.
+                for a in g.out_arcs(v) {
+                    if !self.arc_flow[a as usize] {
+                        let arc = g.arc(a);
+                        relax(
+                            state_in(arc.to),
+                            arc.cost.units() as i64,
+                            Step::Arc(a),
+                            self,
+                        );
+                    }
+                }
+                if mode == Disjointness::Node
+                    && v != source
+                    && v != target
+                    && self.node_flow[v as usize] > 0
+                {
+                    relax(state_in(v), 0, Step::Leave, self);
+                }
+            }
+        }
+        if !reached {
+            return false;
+        }
+        // Keep reduced costs non-negative for the next round.
+        let dt = self.dist[sink];
+        for (p, &d) in self.potential.iter_mut().zip(&self.dist) {
+            *p += d.min(dt);
+        }
+        // Apply the augmenting path.
+        let mut x = sink;
+        while x != src {
+            match self.pred[x] {
+                Step::Arc(a) => {
+                    self.arc_flow[a as usize] = true;
+                    x = state_out(g.arc(a).from);
+                }
+                Step::Cancel(a) => {
+                    self.arc_flow[a as usize] = false;
+                    x = state_in(g.arc(a).to);
+                }
+                Step::Enter => {
+                    self.node_flow[node_of(x) as usize] += 1;
+                    x -= 1;
+                }
+                Step::Leave => {
+                    self.node_flow[node_of(x) as usize] -= 1;
+                    x += 1;
+                }
+                Step::None => unreachable!("augmenting path broken at state {x}"),
+            }
+        }
+        true
+    }
+
+    /// Splits the flow into `flow` paths from source to target.
+    fn decompose(&mut self, target: NodeIx, flow: usize) -> Vec<Path> {
+        let g = self.graph;
+        let source = self.base.source;
+        let mut paths = Vec::with_capacity(flow);
+        for _ in 0..flow {
+            let mut arcs = Vec::new();
+            let mut v = source;
+            while v != target {
+                let next = g.out_arcs(v).find(|&a| self.arc_flow[a as usize]);
+                // Min-cost flow on positive costs has no cycles, so every
+                // unit of flow leaving the source reaches the target.
+                let a = next.expect("flow is conserved");
+                self.arc_flow[a as usize] = false;
+                arcs.push(a);
+                v = g.arc(a).to;
+            }
+            paths.push(Path::from_arcs(g, source, arcs));
+        }
+        paths
+    }
+
+    /// Adds least-shared paths until there are `k` or no new path exists.
+    fn add_shared(&mut self, paths: &mut Vec<Path>, target: NodeIx, k: usize, mode: Disjointness) {
+        let g = self.graph;
+        let source = self.base.source;
+        let penalty = g.total_cost().saturating_add(1);
+        let mut node_use = vec![0u32; g.node_count()];
+        let mut link_use = vec![0u32; g.link_count()];
+        let count = |p: &Path, node_use: &mut [u32], link_use: &mut [u32]| {
+            for &a in &p.arcs {
+                link_use[g.arc(a).link as usize] += 1;
+            }
+            for &v in p.transit() {
+                node_use[v as usize] += 1;
+            }
+        };
+        for p in paths.iter() {
+            count(p, &mut node_use, &mut link_use);
+        }
+        while paths.len() < k {
+            let arc_cost = |a: ArcIx| {
+                let arc = g.arc(a);
+                let mut shared = link_use[arc.link as usize] as u64;
+                if mode == Disjointness::Node && arc.to != target {
+                    shared += node_use[arc.to as usize] as u64;
+                }
+                (arc.cost.units() as u64).saturating_add(penalty.saturating_mul(shared))
+            };
+            let Some(arcs) = dijkstra_arcs(g, source, target, arc_cost) else {
+                break;
+            };
+            if paths.iter().any(|p| p.arcs == arcs) {
+                break; // nothing new: every remaining path repeats one we have
+            }
+            let mut p = Path::from_arcs(g, source, arcs);
+            p.shared = true;
+            count(&p, &mut node_use, &mut link_use);
+            paths.push(p);
+        }
+    }
+}
+
+/// Plain Dijkstra with a cost function; returns the arcs of the path.
+fn dijkstra_arcs(
+    g: &Graph,
+    source: NodeIx,
+    target: NodeIx,
+    cost: impl Fn(ArcIx) -> u64,
+) -> Option<Vec<ArcIx>> {
+    let n = g.node_count();
+    let mut dist = vec![u64::MAX; n];
+    let mut pred = vec![ArcIx::MAX; n];
+    let mut heap = BinaryHeap::new();
+    dist[source as usize] = 0;
+    heap.push(Reverse((0u64, source)));
+    while let Some(Reverse((d, u))) = heap.pop() {
+        if d > dist[u as usize] {
+            continue;
+        }
+        if u == target {
+            break;
+        }
+        for a in g.out_arcs(u) {
+            let to = g.arc(a).to as usize;
+            let nd = d.saturating_add(cost(a));
+            if nd < dist[to] {
+                dist[to] = nd;
+                pred[to] = a;
+                heap.push(Reverse((nd, to as NodeIx)));
+            }
+        }
+    }
+    if dist[target as usize] == u64::MAX {
+        return None;
+    }
+    let mut arcs = Vec::new();
+    let mut v = target;
+    while v != source {
+        let a = pred[v as usize];
+        arcs.push(a);
+        v = g.arc(a).from;
+    }
+    arcs.reverse();
+    Some(arcs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::GraphBuilder;
+    use crate::metric::Metric;
+
+    fn graph(n: usize, links: &[(u32, u32, u32)]) -> Graph {
+        let mut b = GraphBuilder::new(n);
+        for &(x, y, c) in links {
+            let m = Some(Metric::from_units(c));
+            b.add_link(x, y, m, m);
+        }
+        b.build()
+    }
+
+    fn nodes(paths: &[Path]) -> Vec<Vec<NodeIx>> {
+        paths.iter().map(|p| p.nodes.clone()).collect()
+    }
+
+    /// The trap topology: the shortest path 0-1-2-3 blocks both disjoint
+    /// paths; remove-and-retry finds only one, min-cost flow finds two.
+    #[test]
+    fn escapes_the_trap_that_greedy_falls_into() {
+        let g = graph(
+            6,
+            &[
+                (0, 1, 1),
+                (1, 2, 1),
+                (2, 3, 1),
+                (0, 4, 2),
+                (4, 2, 2),
+                (1, 5, 2),
+                (5, 3, 2),
+            ],
+        );
+        let mut dp = DisjointPaths::new(&g, 0).unwrap();
+        let paths = dp.to(3, 2, Disjointness::Node).unwrap();
+        assert_eq!(nodes(&paths), vec![vec![0, 1, 5, 3], vec![0, 4, 2, 3]]);
+        assert!(paths.iter().all(|p| !p.shared));
+        assert_eq!(paths.iter().map(|p| p.cost).sum::<u64>(), 10);
+    }
+
+    #[test]
+    fn fewer_disjoint_than_asked_gives_flagged_least_shared_extras() {
+        // Two disjoint routes 0-1-3 and 0-2-3; a third must share.
+        let g = graph(
+            5,
+            &[
+                (0, 1, 1),
+                (1, 3, 1),
+                (0, 2, 1),
+                (2, 3, 2),
+                (0, 4, 1),
+                (4, 1, 1),
+            ],
+        );
+        let mut dp = DisjointPaths::new(&g, 0).unwrap();
+        let paths = dp.to(3, 3, Disjointness::Node).unwrap();
+        assert_eq!(paths.len(), 3);
+        assert_eq!(nodes(&paths[..2]), vec![vec![0, 1, 3], vec![0, 2, 3]]);
+        assert_eq!(paths[2].nodes, vec![0, 4, 1, 3]);
+        assert!(paths[2].shared);
+        assert!(
+            !paths[0].shared && !paths[1].shared,
+            "the disjoint core is not flagged"
+        );
+    }
+
+    #[test]
+    fn edge_disjoint_may_share_nodes_but_not_links() {
+        // A bow tie: everything passes node 2.
+        let g = graph(
+            5,
+            &[
+                (0, 1, 1),
+                (1, 2, 1),
+                (0, 2, 1),
+                (2, 3, 1),
+                (2, 4, 1),
+                (4, 3, 1),
+            ],
+        );
+        let mut dp = DisjointPaths::new(&g, 0).unwrap();
+        let node = dp.to(3, 2, Disjointness::Node).unwrap();
+        assert!(node[1].shared, "no two node-disjoint paths exist");
+        let edge = dp.to(3, 2, Disjointness::Edge).unwrap();
+        assert_eq!(edge.len(), 2);
+        assert!(edge.iter().all(|p| !p.shared && p.nodes.contains(&2)));
+        assert!(!edge[0].shares_with(&g, &edge[1], Disjointness::Edge));
+        assert_eq!(edge[0].cost + edge[1].cost, 6);
+    }
+
+    #[test]
+    fn a_line_has_one_path_and_no_repeats() {
+        let g = graph(3, &[(0, 1, 1), (1, 2, 1)]);
+        let mut dp = DisjointPaths::new(&g, 0).unwrap();
+        let paths = dp.to(2, 4, Disjointness::Node).unwrap();
+        assert_eq!(nodes(&paths), vec![vec![0, 1, 2]]);
+        assert!(!paths[0].shared);
+    }
+
+    #[test]
+    fn bad_requests_are_errors() {
+        let g = graph(3, &[(0, 1, 1)]);
+        let mut dp = DisjointPaths::new(&g, 0).unwrap();
+        assert_eq!(dp.to(1, 0, Disjointness::Node), Err(PathError::InvalidK(0)));
+        assert_eq!(
+            dp.to(1, 17, Disjointness::Node),
+            Err(PathError::InvalidK(17))
+        );
+        assert_eq!(
+            dp.to(0, 1, Disjointness::Node),
+            Err(PathError::SameEndpoints)
+        );
+        assert_eq!(
+            dp.to(9, 1, Disjointness::Node),
+            Err(PathError::UnknownNode(9))
+        );
+        assert_eq!(dp.to(2, 2, Disjointness::Node), Ok(vec![]));
+        assert!(DisjointPaths::new(&g, 5).is_err());
+    }
+}
