@@ -1,1 +1,40 @@
-fn main() {}
+//! The `braid` command line. Each subcommand lives in its own module; this
+//! file only parses arguments and turns errors into exit codes.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod paths;
+
+/// Resilient multipath routing for wireless mesh networks and WISP backhaul.
+#[derive(Parser)]
+#[command(name = "braid", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compute paths (or an entry-point tree) on a NetJSON topology; prints JSON.
+    Paths(paths::PathsArgs),
+}
+
+/// Exit code for bad input (unreadable files, malformed topologies, unknown
+/// nodes): the same code clap uses for bad arguments.
+const EXIT_BAD_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Paths(args) => paths::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("braid: error: {e:#}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}

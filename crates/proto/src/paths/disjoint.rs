@@ -85,6 +85,9 @@ const fn state_in(v: NodeIx) -> usize {
 const fn state_out(v: NodeIx) -> usize {
     2 * v as usize + 1
 }
+const fn is_in_state(state: usize) -> bool {
+    state & 1 == 0
+}
 const fn node_of(state: usize) -> NodeIx {
     (state / 2) as NodeIx
 }
@@ -100,7 +103,6 @@ pub struct DisjointPaths<'g> {
     potential: Vec<i64>,
     dist: Vec<i64>,
     pred: Vec<Step>,
-    done: Vec<bool>,
     heap: BinaryHeap<Reverse<(i64, u32)>>,
 }
 
@@ -118,7 +120,6 @@ impl<'g> DisjointPaths<'g> {
             potential: vec![0; states],
             dist: vec![0; states],
             pred: vec![Step::None; states],
-            done: vec![false; states],
             heap: BinaryHeap::new(),
         })
     }
@@ -161,8 +162,14 @@ impl<'g> DisjointPaths<'g> {
         for &v in first.transit() {
             self.node_flow[v as usize] += 1;
         }
+        // No more disjoint paths than the source has neighbors to leave by
+        // or the target has neighbors to arrive from: stop there rather
+        // than run a last search that must fail.
+        let bound = k
+            .min(self.fan(source, target, mode, true))
+            .min(self.fan(target, source, mode, false));
         let mut flow = 1;
-        while flow < k && self.augment(target, mode) {
+        while flow < bound && self.augment(target, mode) {
             flow += 1;
         }
         let mut paths = self.decompose(target, flow);
@@ -171,6 +178,31 @@ impl<'g> DisjointPaths<'g> {
             self.add_shared(&mut paths, target, k, mode);
         }
         Ok(paths)
+    }
+
+    /// An upper bound on disjoint paths through `v`'s side: its distinct
+    /// neighbors (node mode; every direct arc to `other` counts apart, as
+    /// parallel links are node-disjoint paths) or its links (edge mode).
+    fn fan(&self, v: NodeIx, other: NodeIx, mode: Disjointness, out: bool) -> usize {
+        let g = self.graph;
+        let arcs: Vec<&crate::graph::Arc> = if out {
+            g.out_arcs(v).map(|a| g.arc(a)).collect()
+        } else {
+            g.in_arcs(v).iter().map(|&a| g.arc(a)).collect()
+        };
+        let mut ends: Vec<(u32, u32)> = arcs
+            .iter()
+            .map(|a| {
+                let far = if out { a.to } else { a.from };
+                match mode {
+                    Disjointness::Node if far != other => (far, 0),
+                    _ => (far, a.link),
+                }
+            })
+            .collect();
+        ends.sort_unstable();
+        ends.dedup();
+        ends.len()
     }
 
     fn reset(&mut self, _mode: Disjointness) {
@@ -193,7 +225,6 @@ impl<'g> DisjointPaths<'g> {
         let source = self.base.source;
         let (src, sink) = (state_out(source), state_in(target));
         self.dist.fill(i64::MAX);
-        self.done.fill(false);
         self.heap.clear();
         self.dist[src] = 0;
         self.pred[src] = Step::None;
@@ -201,10 +232,9 @@ impl<'g> DisjointPaths<'g> {
         let mut reached = false;
         while let Some(Reverse((d, x))) = self.heap.pop() {
             let x = x as usize;
-            if self.done[x] {
-                continue;
+            if d > self.dist[x] {
+                continue; // a stale heap entry
             }
-            self.done[x] = true;
             if x == sink {
                 reached = true;
                 break;
@@ -217,10 +247,29 @@ impl<'g> DisjointPaths<'g> {
                 if nd < this.dist[y] {
                     this.dist[y] = nd;
                     this.pred[y] = step;
-                    this.heap.push(Reverse((nd, y as u32)));
+                    let v = node_of(y);
+                    let pass_through = is_in_state(y)
+                        && mode == Disjointness::Node
+                        && this.node_flow[v as usize] == 0
+                        && v != source
+                        && v != target;
+                    if pass_through {
+                        // An unused node's in-state has one residual arc,
+                        // in -> out: follow it now instead of queueing the
+                        // in-state (the same labels, half the heap work).
+                        let out = state_out(v);
+                        let nd_out = nd + this.potential[y] - this.potential[out];
+                        if nd_out < this.dist[out] {
+                            this.dist[out] = nd_out;
+                            this.pred[out] = Step::Enter;
+                            this.heap.push(Reverse((nd_out, out as u32)));
+                        }
+                    } else {
+                        this.heap.push(Reverse((nd, y as u32)));
+                    }
                 }
             };
-            if x % 2 == 0 {
+            if is_in_state(x) {
                 // in(v): pass through v, or cancel a used arc into v.
                 let through = v != source
                     && v != target

@@ -1,0 +1,187 @@
+//! Path computation checked against brute force on small random graphs.
+
+use braid_proto::graph::{Graph, GraphBuilder, NodeIx};
+use braid_proto::metric::Metric;
+use braid_proto::paths::{entry_tree, shortest_path, DisjointPaths, Disjointness, Path};
+use proptest::prelude::*;
+
+/// Up to 7 nodes, random links with random (possibly asymmetric) costs.
+fn small_graph() -> impl Strategy<Value = Graph> {
+    (3usize..=7).prop_flat_map(|n| {
+        prop::collection::vec(
+            (
+                0..n as u32,
+                0..n as u32,
+                1u32..20,
+                prop::option::of(1u32..20),
+            ),
+            0..14,
+        )
+        .prop_map(move |links| {
+            let mut b = GraphBuilder::new(n);
+            for (x, y, c, back) in links {
+                if x != y {
+                    let there = Some(Metric::from_units(c));
+                    b.add_link(x, y, there, back.map(Metric::from_units).or(there));
+                }
+            }
+            b.build()
+        })
+    })
+}
+
+/// Every simple path from s to t, as arc lists.
+fn all_simple_paths(g: &Graph, s: NodeIx, t: NodeIx) -> Vec<Path> {
+    fn walk(
+        g: &Graph,
+        v: NodeIx,
+        t: NodeIx,
+        seen: &mut Vec<NodeIx>,
+        arcs: &mut Vec<u32>,
+        out: &mut Vec<Vec<u32>>,
+    ) {
+        if v == t {
+            out.push(arcs.clone());
+            return;
+        }
+        for a in g.out_arcs(v) {
+            let to = g.arc(a).to;
+            if !seen.contains(&to) {
+                seen.push(to);
+                arcs.push(a);
+                walk(g, to, t, seen, arcs, out);
+                arcs.pop();
+                seen.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(g, s, t, &mut vec![s], &mut Vec::new(), &mut out);
+    out.into_iter()
+        .map(|arcs| {
+            let mut nodes = vec![s];
+            let mut cost = 0;
+            for &a in &arcs {
+                nodes.push(g.arc(a).to);
+                cost += g.arc(a).cost.units() as u64;
+            }
+            Path {
+                nodes,
+                arcs,
+                cost,
+                shared: false,
+            }
+        })
+        .collect()
+}
+
+/// The largest disjoint set of at most k paths, and its least total cost.
+fn brute_force(g: &Graph, paths: &[Path], k: usize, mode: Disjointness) -> (usize, u64) {
+    fn rec(
+        g: &Graph,
+        paths: &[Path],
+        from: usize,
+        chosen: &mut Vec<usize>,
+        k: usize,
+        mode: Disjointness,
+        best: &mut (usize, u64),
+    ) {
+        let cost: u64 = chosen.iter().map(|&i| paths[i].cost).sum();
+        if chosen.len() > best.0 || (chosen.len() == best.0 && cost < best.1) {
+            *best = (chosen.len(), cost);
+        }
+        if chosen.len() == k {
+            return;
+        }
+        for i in from..paths.len() {
+            if chosen
+                .iter()
+                .all(|&j| !paths[i].shares_with(g, &paths[j], mode))
+            {
+                chosen.push(i);
+                rec(g, paths, i + 1, chosen, k, mode, best);
+                chosen.pop();
+            }
+        }
+    }
+    let mut best = (0, 0);
+    rec(g, paths, 0, &mut Vec::new(), k, mode, &mut best);
+    best
+}
+
+fn mode() -> impl Strategy<Value = Disjointness> {
+    prop_oneof![Just(Disjointness::Node), Just(Disjointness::Edge)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn disjoint_paths_are_the_largest_cheapest_disjoint_set(g in small_graph(), k in 1usize..=4, mode in mode()) {
+        let n = g.node_count() as NodeIx;
+        let (s, t) = (0, n - 1);
+        let all = all_simple_paths(&g, s, t);
+        let (size, cost) = brute_force(&g, &all, k, mode);
+        let got = DisjointPaths::new(&g, s).unwrap().to(t, k, mode).unwrap();
+        let core: Vec<&Path> = got.iter().filter(|p| !p.shared).collect();
+        prop_assert_eq!(core.len(), size, "size of the disjoint set");
+        prop_assert_eq!(core.iter().map(|p| p.cost).sum::<u64>(), cost, "total cost");
+        for (i, a) in core.iter().enumerate() {
+            for b in &core[i + 1..] {
+                prop_assert!(!a.shares_with(&g, b, mode));
+            }
+        }
+        // Every path is a real simple path from s to t with its true cost.
+        for p in &got {
+            prop_assert!(all.iter().any(|q| q.arcs == p.arcs && q.cost == p.cost));
+        }
+        // Extras only when the disjoint set fell short; never a repeat.
+        prop_assert!(got.len() <= k);
+        prop_assert!(got.iter().all(|p| !p.shared) || size < k);
+        for (i, a) in got.iter().enumerate() {
+            prop_assert!(got[i + 1..].iter().all(|b| b.arcs != a.arcs));
+        }
+        // The same input gives the same answer.
+        let again = DisjointPaths::new(&g, s).unwrap().to(t, k, mode).unwrap();
+        prop_assert_eq!(got, again);
+    }
+
+    #[test]
+    fn shortest_path_is_optimal(g in small_graph()) {
+        let n = g.node_count() as NodeIx;
+        for t in 1..n {
+            let best = all_simple_paths(&g, 0, t).iter().map(|p| p.cost).min();
+            prop_assert_eq!(shortest_path(&g, 0, t).map(|p| p.cost), best);
+        }
+    }
+
+    #[test]
+    fn entry_tree_reaches_every_reachable_destination_along_shortest_paths(
+        g in small_graph(), dests in prop::collection::vec(0u32..7, 1..4)
+    ) {
+        let n = g.node_count() as NodeIx;
+        let dests: Vec<NodeIx> = dests.into_iter().filter(|&d| d < n).collect();
+        let tree = entry_tree(&g, 0, &dests);
+        for &d in &dests {
+            match shortest_path(&g, 0, d) {
+                None => prop_assert!(tree.unreachable.contains(&d)),
+                Some(best) => {
+                    // Walk the tree from the entry; find d at shortest cost.
+                    let mut frontier = vec![(0u32, 0u64)];
+                    let mut found = None;
+                    let mut steps = 0;
+                    while let Some((v, c)) = frontier.pop() {
+                        steps += 1;
+                        prop_assert!(steps < 100, "tree has a cycle");
+                        if v == d { found = Some(c); }
+                        for &w in tree.next_hops.get(&v).into_iter().flatten() {
+                            let a = g.find_arc(v, w).expect("next hop is a neighbor");
+                            frontier.push((w, c + g.arc(a).cost.units() as u64));
+                        }
+                    }
+                    prop_assert_eq!(found, Some(best.cost));
+                }
+            }
+        }
+    }
+}
