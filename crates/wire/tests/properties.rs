@@ -12,7 +12,7 @@ fn node() -> impl Strategy<Value = NodeId> {
 fn group_and_flags() -> impl Strategy<Value = (Group, DataFlags)> {
     let flags = (any::<bool>(), any::<bool>());
     prop_oneof![
-        flags.clone().prop_map(|f| (Group::NONE, f)),
+        flags.prop_map(|f| (Group::NONE, f)),
         (1u8..=15, 0u8..=15, flags).prop_flat_map(|(data, repair, f)| {
             (0..data + repair).prop_map(move |index| {
                 (
