@@ -21,6 +21,7 @@ pub mod generate;
 pub mod graph;
 pub mod metric;
 pub mod netjson;
+pub mod linkest;
 pub mod paths;
 pub mod random;
 pub mod time;

@@ -148,12 +148,18 @@ impl ProbeKind {
     }
 }
 
+/// The `rate` of the small-probe stream in reports.
+pub const RATE_SMALL: u16 = 0;
+/// The `rate` of big probes sent at whatever rate the radio picks (real
+/// radios, whose driver reports the link's throughput instead).
+pub const RATE_UNSPECIFIED: u16 = u16::MAX;
+
 /// One line of a prober's report: how well it hears `neighbor`'s probes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProbeReport {
     pub neighbor: NodeId,
-    /// Which probe stream: 0 for small probes, else the big probes' bit-rate
-    /// in units of 100 kbit/s.
+    /// Which probe stream: [`RATE_SMALL`] for small probes, else the big
+    /// probes' bit-rate in units of 100 kbit/s (or [`RATE_UNSPECIFIED`]).
     pub rate: u16,
     /// Delivery ratio of that stream over the window, scaled to 0..=255.
     pub ratio: u8,
@@ -167,7 +173,8 @@ pub struct Probe<'a> {
     pub seq: u32,
     /// The sender's mean probe interval for this stream, in milliseconds.
     pub interval_ms: u16,
-    /// Bit-rate this probe was sent at, 100 kbit/s units; 0 = the base rate.
+    /// Bit-rate this probe was sent at, 100 kbit/s units; [`RATE_SMALL`]
+    /// for small probes, [`RATE_UNSPECIFIED`] when the radio chose.
     pub rate: u16,
     reports: &'a [u8],
 }

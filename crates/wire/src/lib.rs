@@ -21,7 +21,7 @@ mod error;
 
 pub use control::{
     ControlHeader, ControlMessage, Lsa, LsaLink, Prefix, Probe, ProbeKind, ProbeReport,
-    CONTROL_HEADER_LEN,
+    CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
 };
 pub use data::{DataFlags, DataHeader, DataPacket, Group, RedundancyMode, Route, DATA_HEADER_LEN};
 pub use error::WireError;
