@@ -19,9 +19,10 @@
 
 pub mod generate;
 pub mod graph;
+pub mod linkest;
+pub mod lsdb;
 pub mod metric;
 pub mod netjson;
-pub mod linkest;
 pub mod paths;
 pub mod random;
 pub mod time;

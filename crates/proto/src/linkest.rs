@@ -123,8 +123,16 @@ impl Window {
         let interval = self.interval.as_micros().max(1) as f64;
         let overdue = now.since(self.last_heard).as_micros() as f64 / interval - 0.25;
         let missed = overdue.max(0.0).floor().min(len as f64) as u32;
-        let mask = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
-        let bits = if missed >= 64 { 0 } else { (self.bits << missed) & mask };
+        let mask = if len == 64 {
+            u64::MAX
+        } else {
+            (1u64 << len) - 1
+        };
+        let bits = if missed >= 64 {
+            0
+        } else {
+            (self.bits << missed) & mask
+        };
         let filled = (self.filled as u32 + missed).clamp(1, len);
         bits.count_ones().min(filled) as f64 / filled as f64
     }
@@ -239,7 +247,10 @@ impl LinkEstimator {
                     self.counters.rates_rejected += 1;
                     None
                 } else {
-                    let w = n.big.entry(probe.rate).or_insert(Window::new(probe.seq, interval, now));
+                    let w = n
+                        .big
+                        .entry(probe.rate)
+                        .or_insert(Window::new(probe.seq, interval, now));
                     w.record(probe.seq, interval, now, len);
                     None
                 }
@@ -275,7 +286,8 @@ impl LinkEstimator {
     pub fn expire(&mut self, now: Instant) {
         let expiry = self.config.expiry;
         let before = self.neighbors.len();
-        self.neighbors.retain(|_, n| now.since(n.last_heard) < expiry);
+        self.neighbors
+            .retain(|_, n| now.since(n.last_heard) < expiry);
         self.counters.neighbors_expired += (before - self.neighbors.len()) as u64;
         for n in self.neighbors.values_mut() {
             if now.since(n.reported_at) >= expiry {
@@ -316,13 +328,22 @@ impl LinkEstimator {
     }
 
     /// The estimate of the link to `neighbor`, if it is known.
-    pub fn estimate(&self, now: Instant, neighbor: NodeId, kind: MetricKind) -> Option<LinkEstimate> {
+    pub fn estimate(
+        &self,
+        now: Instant,
+        neighbor: NodeId,
+        kind: MetricKind,
+    ) -> Option<LinkEstimate> {
         let n = self.neighbors.get(&neighbor)?;
         let len = self.config.window;
         let dr = n.small.as_ref().map_or(0.0, |w| w.ratio(now, len));
         let reported = |rate: u16| n.reported.get(&rate).map_or(0.0, |&r| r as f64 / 255.0);
         let df = reported(RATE_SMALL);
-        let etx = if df > 0.0 && dr > 0.0 { 1.0 / (df * dr) } else { f64::INFINITY };
+        let etx = if df > 0.0 && dr > 0.0 {
+            1.0 / (df * dr)
+        } else {
+            f64::INFINITY
+        };
         let usable = etx.is_finite();
         let bits = self.config.ett_packet_bytes as f64 * 8.0;
         // Best throughput in one direction: over the big-probe streams,
@@ -353,7 +374,11 @@ impl LinkEstimator {
         };
         let (out, inn) = if usable {
             let thr_out = best(
-                &mut n.reported.iter().filter(|(&r, _)| r != RATE_SMALL).map(|(&r, &v)| (r, v as f64 / 255.0)),
+                &mut n
+                    .reported
+                    .iter()
+                    .filter(|(&r, _)| r != RATE_SMALL)
+                    .map(|(&r, &v)| (r, v as f64 / 255.0)),
                 df,
             );
             let thr_in = best(&mut n.big.iter().map(|(&r, w)| (r, w.ratio(now, len))), dr);
@@ -404,7 +429,10 @@ mod tests {
         let mut buf = [0u8; 512];
         let n = Probe::emit(&header, seq, 1000, rate, reports, 0, &mut buf).unwrap();
         let msg = ControlMessage::parse(&buf[..n]).unwrap();
-        assert_eq!(msg.header.msg_type == MessageType::ProbeBig, kind == ProbeKind::Big);
+        assert_eq!(
+            msg.header.msg_type == MessageType::ProbeBig,
+            kind == ProbeKind::Big
+        );
         f(&Probe::parse(&msg).unwrap())
     }
 
@@ -461,19 +489,28 @@ mod tests {
         for seq in 0..20u32 {
             if seq % 2 == 0 {
                 let at = Instant::from_millis(seq as u64 * 1000);
-                with_probe(ProbeKind::Small, 2, seq, RATE_SMALL, &[report(1, RATE_SMALL, 0.8)], |p| {
-                    est.on_probe(at, NodeId(2), p)
-                });
+                with_probe(
+                    ProbeKind::Small,
+                    2,
+                    seq,
+                    RATE_SMALL,
+                    &[report(1, RATE_SMALL, 0.8)],
+                    |p| est.on_probe(at, NodeId(2), p),
+                );
             }
         }
-        let e = est.estimate(Instant::from_millis(18_000), NodeId(2), MetricKind::Etx).unwrap();
+        let e = est
+            .estimate(Instant::from_millis(18_000), NodeId(2), MetricKind::Etx)
+            .unwrap();
         assert!((e.dr - 0.5).abs() < 0.07, "dr {}", e.dr);
         assert!((e.df - 0.8).abs() < 0.01);
         assert!((e.etx - 1.0 / (0.8 * e.dr)).abs() < 1e-9);
         assert_eq!(e.metric_out, e.metric_in, "ETX is the same both ways");
         // Silence long enough empties the window: the link is unusable,
         // then forgotten.
-        let late = est.estimate(now + Duration::from_secs(25), NodeId(2), MetricKind::Etx).unwrap();
+        let late = est
+            .estimate(now + Duration::from_secs(25), NodeId(2), MetricKind::Etx)
+            .unwrap();
         assert!(late.metric_out.is_infinite());
         est.expire(now + Duration::from_secs(31));
         assert!(est.estimate(now, NodeId(2), MetricKind::Etx).is_none());
@@ -491,8 +528,12 @@ mod tests {
             report(1, 10, 1.0),
             report(1, 110, 0.5),
         ];
-        with_probe(ProbeKind::Small, 2, 0, RATE_SMALL, &reports, |p| est.on_probe(t0, NodeId(2), p));
-        with_probe(ProbeKind::Big, 2, 0, 10, &[], |p| est.on_probe(t0, NodeId(2), p));
+        with_probe(ProbeKind::Small, 2, 0, RATE_SMALL, &reports, |p| {
+            est.on_probe(t0, NodeId(2), p)
+        });
+        with_probe(ProbeKind::Big, 2, 0, 10, &[], |p| {
+            est.on_probe(t0, NodeId(2), p)
+        });
         let e = est.estimate(t0, NodeId(2), MetricKind::Ett).unwrap();
         // Best out: 11 Mbit × 0.5 (sent as 128/255) ≈ 5.52 Mbit/s; P(ack) = 1:
         // 1500 B = 12000 bit / 5.52e6 ≈ 2173 µs.
@@ -514,12 +555,16 @@ mod tests {
         };
         let mut est = LinkEstimator::new(NodeId(1), config);
         for n in 2..10u16 {
-            with_probe(ProbeKind::Small, n, 0, RATE_SMALL, &[], |p| est.on_probe(Instant::ZERO, NodeId(n), p));
+            with_probe(ProbeKind::Small, n, 0, RATE_SMALL, &[], |p| {
+                est.on_probe(Instant::ZERO, NodeId(n), p)
+            });
         }
         assert_eq!(est.neighbor_count(), 2);
         assert_eq!(est.counters().neighbors_rejected, 6);
         for rate in 1..40u16 {
-            with_probe(ProbeKind::Big, 2, 0, rate, &[], |p| est.on_probe(Instant::ZERO, NodeId(2), p));
+            with_probe(ProbeKind::Big, 2, 0, rate, &[], |p| {
+                est.on_probe(Instant::ZERO, NodeId(2), p)
+            });
         }
         assert_eq!(est.counters().rates_rejected, 39 - MAX_RATES as u64);
     }
