@@ -1,0 +1,492 @@
+//! A node's control plane, sans-IO: it sends probes on randomised timers,
+//! estimates its links from the probes it hears, originates its own
+//! link-state advertisement when its links change (and on a refresh
+//! timer), and floods every newer advertisement it receives.
+//!
+//! The driver (simulator or daemon) calls:
+//! * [`ControlPlane::handle`] with every control datagram received,
+//! * [`ControlPlane::handle_timeout`] when [`ControlPlane::poll_timeout`]
+//!   says so,
+//! * [`ControlPlane::poll_transmit`] until it returns `None`, sending each
+//!   datagram to every neighbor (control messages are link-local
+//!   broadcasts).
+//!
+//! Time and randomness come from the caller. Every queue is bounded: probes
+//! pending are at most one per stream, floods pending at most one per
+//! origin in the database.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::Duration;
+
+use braid_wire::{
+    parse_any, ControlHeader, LsaLink, Message, NodeId, Prefix, Probe, ProbeKind, ProbeReport,
+    WireError, RATE_SMALL, RATE_UNSPECIFIED,
+};
+use rand_core::RngCore;
+use thiserror::Error;
+
+use crate::linkest::{LinkEstConfig, LinkEstimate, LinkEstimator, MetricKind};
+use crate::lsdb::{seq_newer, Install, LsGraph, LsaRecord, Lsdb, LsdbConfig};
+use crate::metric::Metric;
+use crate::random::uniform;
+use crate::time::Instant;
+
+/// Probe timing and sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeConfig {
+    /// Mean interval between small probes. 1 s by default: a link that dies
+    /// is visible within a few seconds. Air time: one ~60-byte frame per
+    /// second per node, under 0.1% of a 1 Mbit/s channel.
+    pub small_interval: Duration,
+    /// Mean interval between big probes, per rate. 5 s by default: one
+    /// 1400-byte frame every 5 s per rate, about 0.2% of a 1 Mbit/s channel
+    /// per rate and negligible at modern rates.
+    pub big_interval: Duration,
+    /// Rates (100 kbit/s units) to send big probes at; `RATE_UNSPECIFIED`
+    /// lets the radio choose (real radios, with a supplied rate for ETT).
+    pub big_rates: Vec<u16>,
+    /// Size of a big probe on the wire.
+    pub big_probe_bytes: usize,
+    /// Each interval is drawn uniformly from mean × [1 - jitter, 1 + jitter]
+    /// so that neighbors never probe in lockstep.
+    pub jitter: f64,
+}
+
+impl Default for ProbeConfig {
+    fn default() -> Self {
+        ProbeConfig {
+            small_interval: Duration::from_secs(1),
+            big_interval: Duration::from_secs(5),
+            big_rates: vec![RATE_UNSPECIFIED],
+            big_probe_bytes: 1400,
+            jitter: 0.25,
+        }
+    }
+}
+
+/// Everything the control plane can be told.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControlConfig {
+    pub probes: ProbeConfig,
+    pub links: LinkEstConfig,
+    pub lsdb: LsdbConfig,
+    pub metric: MetricKind,
+    /// Mean interval at which the node re-issues its advertisement even
+    /// when nothing changed (jittered down by up to 25%). Must be well below
+    /// `lsdb.max_age`.
+    pub lsa_refresh: Duration,
+    /// Least time between two advertisements of this node.
+    pub lsa_min_interval: Duration,
+    /// A link metric change larger than this fraction triggers a new
+    /// advertisement (smaller changes wait for the refresh).
+    pub change_threshold: f64,
+    /// Prefixes and clients this node serves.
+    pub prefixes: Vec<Prefix>,
+    /// Operator's cost overrides, per direction.
+    pub overrides: BTreeMap<(NodeId, NodeId), Metric>,
+}
+
+impl Default for ControlConfig {
+    fn default() -> Self {
+        ControlConfig {
+            probes: ProbeConfig::default(),
+            links: LinkEstConfig::default(),
+            lsdb: LsdbConfig::default(),
+            metric: MetricKind::Etx,
+            lsa_refresh: Duration::from_secs(20),
+            lsa_min_interval: Duration::from_secs(1),
+            change_threshold: 0.1,
+            prefixes: Vec::new(),
+            overrides: BTreeMap::new(),
+        }
+    }
+}
+
+/// A configuration the control plane cannot run with.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ConfigError {
+    #[error("{field} must be between 1 ms and 65 s, got {value:?}")]
+    Interval {
+        field: &'static str,
+        value: Duration,
+    },
+    #[error("lsa_refresh ({refresh:?}) must be under half of the maximum age ({max_age:?})")]
+    Refresh {
+        refresh: Duration,
+        max_age: Duration,
+    },
+    #[error("probe jitter must be in [0, 0.9], got {0}")]
+    Jitter(f64),
+    #[error("window must be 1..=64 probes, got {0}")]
+    Window(u8),
+    #[error("at most {max} big-probe rates, got {got}")]
+    Rates { max: usize, got: usize },
+    #[error("node id {0} is reserved")]
+    ReservedId(u16),
+}
+
+impl ControlConfig {
+    pub fn validate(&self, id: NodeId) -> Result<(), ConfigError> {
+        if id == NodeId::NONE {
+            return Err(ConfigError::ReservedId(id.0));
+        }
+        for (field, value) in [
+            ("small probe interval", self.probes.small_interval),
+            ("big probe interval", self.probes.big_interval),
+        ] {
+            if value < Duration::from_millis(1) || value.as_millis() > u16::MAX as u128 {
+                return Err(ConfigError::Interval { field, value });
+            }
+        }
+        if self.lsa_refresh * 2 >= self.lsdb.max_age || self.lsa_refresh.is_zero() {
+            return Err(ConfigError::Refresh {
+                refresh: self.lsa_refresh,
+                max_age: self.lsdb.max_age,
+            });
+        }
+        if !(0.0..=0.9).contains(&self.probes.jitter) {
+            return Err(ConfigError::Jitter(self.probes.jitter));
+        }
+        if !(1..=crate::linkest::MAX_WINDOW).contains(&self.links.window) {
+            return Err(ConfigError::Window(self.links.window));
+        }
+        if self.probes.big_rates.len() > crate::linkest::MAX_RATES {
+            return Err(ConfigError::Rates {
+                max: crate::linkest::MAX_RATES,
+                got: self.probes.big_rates.len(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Counters of the control plane; the operator and tests read them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ControlCounters {
+    pub rx_probes: u64,
+    pub rx_lsas: u64,
+    /// Our own messages heard back (ignored).
+    pub rx_own: u64,
+    /// Datagrams refused, by [`WireError::kind`].
+    pub rx_errors: BTreeMap<&'static str, u64>,
+    pub tx_probes: u64,
+    pub tx_lsas: u64,
+    /// Messages that did not fit the caller's buffer (dropped).
+    pub tx_errors: u64,
+    pub lsas_originated: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Stream {
+    kind: ProbeKind,
+    rate: u16,
+    seq: u32,
+    next_at: Instant,
+}
+
+/// The control plane of one node.
+#[derive(Debug, Clone)]
+pub struct ControlPlane {
+    id: NodeId,
+    config: ControlConfig,
+    links: LinkEstimator,
+    lsdb: Lsdb,
+    streams: Vec<Stream>,
+    own_seq: u32,
+    advertised: Vec<LsaLink>,
+    last_lsa_at: Option<Instant>,
+    next_refresh: Instant,
+    lsa_wanted: bool,
+    pending_probes: VecDeque<usize>,
+    pending_floods: BTreeSet<NodeId>,
+    replay: u64,
+    counters: ControlCounters,
+    reports: Vec<ProbeReport>,
+}
+
+impl ControlPlane {
+    pub fn new(
+        id: NodeId,
+        config: ControlConfig,
+        now: Instant,
+        rng: &mut dyn RngCore,
+    ) -> Result<Self, ConfigError> {
+        config.validate(id)?;
+        let mut streams = vec![Stream {
+            kind: ProbeKind::Small,
+            rate: RATE_SMALL,
+            seq: 0,
+            next_at: now,
+        }];
+        for &rate in &config.probes.big_rates {
+            streams.push(Stream {
+                kind: ProbeKind::Big,
+                rate,
+                seq: 0,
+                next_at: now,
+            });
+        }
+        // First probes go out at a random point of their first interval.
+        for s in &mut streams {
+            let mean = stream_interval(&config.probes, s.kind);
+            s.next_at = now + mean.mul_f64(uniform(rng, 0.0, 1.0));
+        }
+        Ok(ControlPlane {
+            id,
+            links: LinkEstimator::new(id, config.links.clone()),
+            lsdb: Lsdb::new(config.lsdb.clone()),
+            streams,
+            own_seq: 0,
+            advertised: Vec::new(),
+            last_lsa_at: None,
+            next_refresh: now,
+            lsa_wanted: true,
+            pending_probes: VecDeque::new(),
+            pending_floods: BTreeSet::new(),
+            replay: 0,
+            counters: ControlCounters::default(),
+            reports: Vec::new(),
+            config,
+        })
+    }
+
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    pub fn config(&self) -> &ControlConfig {
+        &self.config
+    }
+
+    pub fn counters(&self) -> &ControlCounters {
+        &self.counters
+    }
+
+    pub fn lsdb(&self) -> &Lsdb {
+        &self.lsdb
+    }
+
+    pub fn links(&self) -> &LinkEstimator {
+        &self.links
+    }
+
+    /// This node's link estimates as of `now`.
+    pub fn link_estimates(&self, now: Instant) -> Vec<LinkEstimate> {
+        self.links.estimates(now, self.config.metric)
+    }
+
+    /// The network as this node knows it, ready for path computation.
+    pub fn graph(&self) -> LsGraph {
+        self.lsdb.graph(&self.config.overrides)
+    }
+
+    /// Handles one control datagram. Bad input is counted and returned as
+    /// an error; it never changes state.
+    pub fn handle(&mut self, now: Instant, datagram: &[u8]) -> Result<(), WireError> {
+        let msg = match parse_any(datagram) {
+            Ok(m) => m,
+            Err(e) => {
+                *self.counters.rx_errors.entry(e.kind()).or_default() += 1;
+                return Err(e);
+            }
+        };
+        match msg {
+            Message::Data(_) => {
+                let e = WireError::WrongType {
+                    expected: braid_wire::MessageType::Lsa as u8,
+                    found: braid_wire::MessageType::Data as u8,
+                };
+                *self.counters.rx_errors.entry(e.kind()).or_default() += 1;
+                return Err(e);
+            }
+            Message::Probe(m, _) | Message::Lsa(m, _) if m.header.sender == self.id => {
+                self.counters.rx_own += 1;
+            }
+            Message::Probe(m, probe) => {
+                self.counters.rx_probes += 1;
+                self.links.on_probe(now, m.header.sender, &probe);
+            }
+            Message::Lsa(_, lsa) => {
+                self.counters.rx_lsas += 1;
+                if lsa.origin == self.id {
+                    // Our own advertisement from before a restart: continue
+                    // numbering above it so that ours is newer everywhere.
+                    if seq_newer(lsa.seq, self.own_seq) {
+                        self.own_seq = lsa.seq;
+                        self.lsa_wanted = true;
+                    }
+                } else if self.lsdb.install(now, &lsa) == Install::New {
+                    self.pending_floods.insert(lsa.origin);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the timers due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant, rng: &mut dyn RngCore) {
+        for i in 0..self.streams.len() {
+            let s = self.streams[i];
+            if s.next_at <= now {
+                if !self.pending_probes.contains(&i) {
+                    self.pending_probes.push_back(i);
+                }
+                let mean = stream_interval(&self.config.probes, s.kind);
+                let j = self.config.probes.jitter;
+                self.streams[i].next_at = now + mean.mul_f64(uniform(rng, 1.0 - j, 1.0 + j));
+            }
+        }
+        self.links.expire(now);
+        self.lsdb.expire(now);
+        self.pending_floods.retain(|o| self.lsdb.get(*o).is_some());
+        let current = self.current_links(now);
+        if self.links_changed(&current) {
+            self.lsa_wanted = true;
+        }
+        let min_gap_passed = self
+            .last_lsa_at
+            .is_none_or(|t| now.since(t) >= self.config.lsa_min_interval);
+        if (self.lsa_wanted || now >= self.next_refresh) && min_gap_passed {
+            self.originate(now, current, rng);
+        }
+    }
+
+    /// When [`Self::handle_timeout`] should next run. Call
+    /// [`Self::poll_transmit`] first: it may have messages ready now.
+    pub fn poll_timeout(&self) -> Instant {
+        let mut t = self.next_refresh;
+        for s in &self.streams {
+            t = t.min(s.next_at);
+        }
+        if self.lsa_wanted {
+            if let Some(last) = self.last_lsa_at {
+                t = t.min(last + self.config.lsa_min_interval);
+            }
+        }
+        for e in [self.links.next_expiry(), self.lsdb.next_expiry()]
+            .into_iter()
+            .flatten()
+        {
+            t = t.min(e);
+        }
+        t
+    }
+
+    /// Writes the next control message into `buf`; returns its length, or
+    /// `None` when nothing is waiting. Send it to every neighbor.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        loop {
+            let result = if let Some(i) = self.pending_probes.pop_front() {
+                self.emit_probe(now, i, buf)
+                    .inspect(|_| self.counters.tx_probes += 1)
+            } else if let Some(origin) = self.pending_floods.pop_first() {
+                match self.lsdb.get(origin) {
+                    Some(record) => self.emit_lsa(now, record.clone(), buf),
+                    None => continue,
+                }
+                .inspect(|_| self.counters.tx_lsas += 1)
+            } else {
+                return None;
+            };
+            match result {
+                Ok(n) => return Some(n),
+                Err(_) => self.counters.tx_errors += 1,
+            }
+        }
+    }
+
+    fn next_header(&mut self, kind: braid_wire::MessageType) -> ControlHeader {
+        self.replay += 1;
+        ControlHeader {
+            msg_type: kind,
+            sender: self.id,
+            key_id: 0,
+            mac_len: 0,
+            replay: self.replay,
+        }
+    }
+
+    fn emit_probe(&mut self, now: Instant, i: usize, buf: &mut [u8]) -> Result<usize, WireError> {
+        let s = self.streams[i];
+        self.streams[i].seq = s.seq.wrapping_add(1);
+        let header = self.next_header(s.kind.message_type());
+        let mut reports = std::mem::take(&mut self.reports);
+        self.links.reports(now, &mut reports);
+        let interval = stream_interval(&self.config.probes, s.kind).as_millis() as u16;
+        let pad_to = match s.kind {
+            ProbeKind::Small => 0,
+            ProbeKind::Big => self.config.probes.big_probe_bytes,
+        };
+        let result = Probe::emit(&header, s.seq, interval, s.rate, &reports, pad_to, buf);
+        self.reports = reports;
+        result
+    }
+
+    fn emit_lsa(&mut self, now: Instant, r: LsaRecord, buf: &mut [u8]) -> Result<usize, WireError> {
+        let header = self.next_header(braid_wire::MessageType::Lsa);
+        braid_wire::Lsa::emit(
+            &header,
+            r.origin,
+            r.age(now),
+            r.seq,
+            &r.links,
+            &r.prefixes,
+            buf,
+        )
+    }
+
+    fn current_links(&self, now: Instant) -> Vec<LsaLink> {
+        self.link_estimates(now)
+            .into_iter()
+            .filter(|e| !(e.metric_out.is_infinite() && e.metric_in.is_infinite()))
+            .map(|e| LsaLink {
+                neighbor: e.neighbor,
+                link_id: 0,
+                metric_out: e.metric_out.units(),
+                metric_in: e.metric_in.units(),
+            })
+            .collect()
+    }
+
+    fn links_changed(&self, current: &[LsaLink]) -> bool {
+        if current.len() != self.advertised.len() {
+            return true;
+        }
+        let threshold = self.config.change_threshold;
+        let differs = |a: u32, b: u32| {
+            let (a, b) = (a as f64, b as f64);
+            (a - b).abs() > threshold * a.min(b)
+        };
+        current.iter().zip(&self.advertised).any(|(c, a)| {
+            c.neighbor != a.neighbor
+                || differs(c.metric_out, a.metric_out)
+                || differs(c.metric_in, a.metric_in)
+        })
+    }
+
+    fn originate(&mut self, now: Instant, links: Vec<LsaLink>, rng: &mut dyn RngCore) {
+        self.own_seq = self.own_seq.wrapping_add(1);
+        let record = LsaRecord {
+            origin: self.id,
+            seq: self.own_seq,
+            links: links.clone(),
+            prefixes: self.config.prefixes.clone(),
+            issued_at: now,
+        };
+        if self.lsdb.install_own(record) == Install::New {
+            self.pending_floods.insert(self.id);
+        }
+        self.advertised = links;
+        self.last_lsa_at = Some(now);
+        self.lsa_wanted = false;
+        self.next_refresh = now + self.config.lsa_refresh.mul_f64(uniform(rng, 0.75, 1.0));
+        self.counters.lsas_originated += 1;
+    }
+}
+
+fn stream_interval(p: &ProbeConfig, kind: ProbeKind) -> Duration {
+    match kind {
+        ProbeKind::Small => p.small_interval,
+        ProbeKind::Big => p.big_interval,
+    }
+}

@@ -1,0 +1,248 @@
+//! Scenario tests of the control plane: several nodes, wired by a tiny
+//! deterministic broadcast medium with seeded loss, converge on the same
+//! link-state database and paths, measure lossy links, and route around a
+//! link that fails.
+
+use std::collections::BTreeMap;
+
+use braid_proto::control::{ControlConfig, ControlPlane};
+use braid_proto::paths::shortest_path;
+use braid_proto::random::unit_f64;
+use braid_proto::time::Instant;
+use braid_wire::NodeId;
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Nodes on a broadcast medium; `loss[(a, b)]` is the chance a frame from
+/// a is lost at b. Frames arrive at once (no delay): ordering comes only
+/// from the nodes' timers.
+struct Medium {
+    nodes: Vec<ControlPlane>,
+    loss: BTreeMap<(usize, usize), f64>,
+    rng: ChaCha8Rng,
+    now: Instant,
+    delivered: u64,
+}
+
+impl Medium {
+    fn new(n: usize, links: &[(usize, usize, f64)], seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let nodes = (0..n)
+            .map(|i| {
+                ControlPlane::new(
+                    NodeId(i as u16 + 1),
+                    ControlConfig::default(),
+                    Instant::ZERO,
+                    &mut rng,
+                )
+                .unwrap()
+            })
+            .collect();
+        let mut m = Medium {
+            nodes,
+            loss: BTreeMap::new(),
+            rng,
+            now: Instant::ZERO,
+            delivered: 0,
+        };
+        for &(a, b, p) in links {
+            m.set_loss(a, b, p);
+        }
+        m
+    }
+
+    fn set_loss(&mut self, a: usize, b: usize, p: f64) {
+        self.loss.insert((a, b), p);
+        self.loss.insert((b, a), p);
+    }
+
+    /// Runs every node's timers and deliveries until `until`.
+    fn run_until(&mut self, until: Instant) {
+        let mut buf = vec![0u8; 2048];
+        loop {
+            let (i, t) = self
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i, n.poll_timeout()))
+                .min_by_key(|&(i, t)| (t, i))
+                .unwrap();
+            if t > until {
+                self.now = until;
+                return;
+            }
+            self.now = self.now.max(t);
+            self.nodes[i].handle_timeout(self.now, &mut self.rng);
+            // Drain every node's output until the medium is quiet.
+            loop {
+                let mut sent = false;
+                for from in 0..self.nodes.len() {
+                    while let Some(len) = self.nodes[from].poll_transmit(self.now, &mut buf) {
+                        sent = true;
+                        for to in 0..self.nodes.len() {
+                            let Some(&p) = self.loss.get(&(from, to)) else {
+                                continue;
+                            };
+                            if unit_f64(&mut self.rng) >= p {
+                                self.nodes[to].handle(self.now, &buf[..len]).unwrap();
+                                self.delivered += 1;
+                            }
+                        }
+                    }
+                }
+                if !sent {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn path(&self, at: usize, from: u16, to: u16) -> Option<Vec<u16>> {
+        let g = self.nodes[at].graph();
+        let (s, t) = (g.index_of(NodeId(from))?, g.index_of(NodeId(to))?);
+        shortest_path(&g.graph, s, t).map(|p| p.nodes.iter().map(|&v| g.id_of(v).0).collect())
+    }
+}
+
+fn secs(s: u64) -> Instant {
+    Instant::from_millis(s * 1000)
+}
+
+/// 1 - 2 - 3 - 5 and 1 - 4 - 5, the upper route shorter in hops but with a
+/// lossy middle link.
+fn diamond(seed: u64) -> Medium {
+    Medium::new(
+        5,
+        &[
+            (0, 1, 0.0),
+            (1, 2, 0.3),
+            (2, 4, 0.0),
+            (0, 3, 0.0),
+            (3, 4, 0.0),
+        ],
+        seed,
+    )
+}
+
+#[test]
+fn every_node_learns_the_whole_network_and_agrees_on_paths() {
+    let mut m = diamond(1);
+    m.run_until(secs(40));
+    for (i, n) in m.nodes.iter().enumerate() {
+        assert_eq!(
+            n.lsdb().len(),
+            5,
+            "node {} knows {} origins",
+            i + 1,
+            n.lsdb().len()
+        );
+    }
+    // Everyone computes the same path from 1 to 5 (the graph is the same).
+    let paths: Vec<_> = (0..5).map(|i| m.path(i, 1, 5)).collect();
+    assert!(paths.iter().all(|p| *p == paths[0]), "{paths:?}");
+    // The 30%-loss link makes 1-2-3-5 (ETX ≈ 1 + 2.04 + 1) worse than
+    // 1-4-5 (2).
+    assert_eq!(paths[0], Some(vec![1, 4, 5]));
+}
+
+#[test]
+fn etx_of_a_lossy_link_matches_its_loss() {
+    let mut m = diamond(2);
+    let mut samples = Vec::new();
+    for t in (30..=300).step_by(10) {
+        m.run_until(secs(t));
+        let e = m.nodes[1]
+            .link_estimates(m.now)
+            .into_iter()
+            .find(|e| e.neighbor == NodeId(3))
+            .unwrap();
+        samples.push(e.etx);
+    }
+    let mean = samples.iter().sum::<f64>() / samples.len() as f64;
+    // 30% loss each way: 1 / (0.7 · 0.7) = 2.04.
+    assert!(
+        (mean - 2.04).abs() < 0.3,
+        "mean ETX {mean:.2} from {samples:?}"
+    );
+    let good = m.nodes[0]
+        .link_estimates(m.now)
+        .into_iter()
+        .find(|e| e.neighbor == NodeId(2))
+        .unwrap();
+    assert_eq!(good.etx, 1.0);
+}
+
+#[test]
+fn a_failed_link_is_routed_around_and_a_restored_one_returns() {
+    // All links perfect; 1-2-5 is the short way, 1-4-3-5 the long one.
+    let mut m = Medium::new(
+        5,
+        &[
+            (0, 1, 0.0),
+            (1, 4, 0.0),
+            (0, 3, 0.0),
+            (3, 2, 0.0),
+            (2, 4, 0.0),
+        ],
+        3,
+    );
+    m.run_until(secs(30));
+    assert_eq!(m.path(0, 1, 5), Some(vec![1, 2, 5]));
+    // The 2-5 link dies silently.
+    m.set_loss(1, 4, 1.0);
+    m.run_until(secs(30 + 20));
+    for i in 0..5 {
+        assert_eq!(
+            m.path(i, 1, 5),
+            Some(vec![1, 4, 3, 5]),
+            "node {} still uses the dead link",
+            i + 1
+        );
+    }
+    m.set_loss(1, 4, 0.0);
+    m.run_until(secs(30 + 20 + 20));
+    assert_eq!(m.path(0, 1, 5), Some(vec![1, 2, 5]));
+}
+
+#[test]
+fn same_seed_same_run() {
+    let run = |seed| {
+        let mut m = diamond(seed);
+        m.run_until(secs(60));
+        let dbs: Vec<_> = m
+            .nodes
+            .iter()
+            .map(|n| n.lsdb().records().cloned().collect::<Vec<_>>())
+            .collect();
+        let counters: Vec<_> = m.nodes.iter().map(|n| n.counters().clone()).collect();
+        (dbs, counters, m.delivered)
+    };
+    assert_eq!(run(7), run(7));
+    assert_ne!(run(7).2, run(8).2, "a different seed gives a different run");
+}
+
+#[test]
+fn garbage_is_counted_never_fatal() {
+    let mut m = diamond(4);
+    m.run_until(secs(10));
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let node = &mut m.nodes[0];
+    let before = node.lsdb().len();
+    let mut refused = 0;
+    for len in 0..400usize {
+        let bytes: Vec<u8> = (0..len).map(|_| (rng.next_u32() & 0xff) as u8).collect();
+        if node.handle(secs(10), &bytes).is_err() {
+            refused += 1;
+        }
+    }
+    let counted: u64 = node.counters().rx_errors.values().sum();
+    assert_eq!(counted, refused);
+    assert!(
+        refused > 390,
+        "random bytes are almost never a valid message"
+    );
+    assert_eq!(node.lsdb().len(), before);
+    // A message of a version we do not speak is counted as such.
+    let _ = node.handle(secs(10), &[0x23, 0, 0, 0]);
+    assert!(node.counters().rx_errors["unsupported_version"] >= 1);
+}
