@@ -1,0 +1,43 @@
+# The two commands of the README's quick start are `make demo` and
+# `make test`. Both install what they need first (scripts/setup.sh).
+
+TOPOLOGY := scenarios/topologies/wisp-backhaul.json
+BRAID    := target/release/braid
+
+.PHONY: demo test bench fuzz setup clean
+
+setup:
+	@scripts/setup.sh
+
+# Build everything and run the main job: for now, disjoint paths and an
+# entry-point tree on the bundled example topology.
+demo: setup
+	cargo build --release --workspace
+	@echo "== 3 node-disjoint paths from the gateway to the clinic =="
+	$(BRAID) paths --topology $(TOPOLOGY) --from gw --to clinic --k 3
+	@echo "== 3 edge-disjoint paths, same pair =="
+	$(BRAID) paths --topology $(TOPOLOGY) --from gw --to clinic --k 3 --disjoint edge
+	@echo "== SMesh tree from the gateway to the clinic, school and store access points =="
+	$(BRAID) paths --topology $(TOPOLOGY) --from gw --tree-to clinic,school,store
+
+# Everything CI checks: formatting, lints, all tests (unit, property,
+# scenario, CLI).
+test: setup
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo test --workspace
+
+# Criterion benchmarks; figures go in docs/performance.md.
+bench: setup
+	cargo bench --workspace
+
+# Coverage-guided fuzzing of the parsers and the control plane (nightly,
+# outside CI). FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	cd fuzz && cargo +nightly fuzz run parse_any -- -max_total_time=$(FUZZ_SECONDS)
+	cd fuzz && cargo +nightly fuzz run control_plane -- -max_total_time=$(FUZZ_SECONDS)
+
+clean:
+	cargo clean

@@ -1,0 +1,260 @@
+//! `braid paths` end to end: the binary, the bundled topology, the JSON it
+//! prints, and its exit codes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn topology(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/topologies")
+        .join(name)
+}
+
+fn braid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+fn write_temp(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("braid-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn disjoint_paths_on_the_bundled_topology() {
+    let t = topology("wisp-backhaul.json");
+    let out = braid(&[
+        "paths",
+        "--topology",
+        t.to_str().unwrap(),
+        "--from",
+        "gw",
+        "--to",
+        "clinic",
+        "--k",
+        "3",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["from"], "gw");
+    assert_eq!(v["to"], "clinic");
+    assert_eq!(v["disjoint"], "node");
+    let paths = v["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 3);
+    // gw has three neighbors but every route from silo passes church or
+    // ridge: two node-disjoint paths, then one flagged shared.
+    let shared: Vec<bool> = paths
+        .iter()
+        .map(|p| p["shared"].as_bool().unwrap())
+        .collect();
+    assert_eq!(shared, vec![false, false, true]);
+    assert_eq!(
+        paths[0]["nodes"],
+        serde_json::json!(["gw", "church", "clinic"])
+    );
+    assert_eq!(paths[0]["cost"], 3.4);
+    for p in paths {
+        let nodes = p["nodes"].as_array().unwrap();
+        assert_eq!(nodes.first().unwrap(), "gw");
+        assert_eq!(nodes.last().unwrap(), "clinic");
+    }
+}
+
+#[test]
+fn edge_disjoint_and_tree() {
+    let t = topology("wisp-backhaul.json");
+    let t = t.to_str().unwrap();
+    let out = braid(&[
+        "paths",
+        "--topology",
+        t,
+        "--from",
+        "gw",
+        "--to",
+        "clinic",
+        "--k",
+        "3",
+        "--disjoint",
+        "edge",
+    ]);
+    let v = json(&out);
+    assert_eq!(v["disjoint"], "edge");
+    assert!(v["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["shared"] == false));
+
+    let out = braid(&[
+        "paths",
+        "--topology",
+        t,
+        "--from",
+        "gw",
+        "--tree-to",
+        "clinic,school,store",
+    ]);
+    assert!(out.status.success());
+    let v = json(&out);
+    assert_eq!(v["entry"], "gw");
+    let hops = v["next_hops"].as_object().unwrap();
+    assert_eq!(hops["church"], serde_json::json!(["clinic", "store"]));
+    assert_eq!(hops["water"], serde_json::json!(["school"]));
+}
+
+#[test]
+fn asymmetric_costs_when_both_directions_are_listed() {
+    let f = write_temp(
+        "asym.json",
+        r#"{"nodes":[{"id":"a"},{"id":"b"},{"id":"c"}],
+            "links":[{"source":"a","target":"b","cost":1},{"source":"b","target":"a","cost":5},
+                     {"source":"a","target":"c","cost":2},{"source":"c","target":"b","cost":2}]}"#,
+    );
+    let f = f.to_str().unwrap();
+    let there = json(&braid(&[
+        "paths",
+        "--topology",
+        f,
+        "--from",
+        "a",
+        "--to",
+        "b",
+    ]));
+    assert_eq!(there["paths"][0]["cost"], 1.0);
+    let back = json(&braid(&[
+        "paths",
+        "--topology",
+        f,
+        "--from",
+        "b",
+        "--to",
+        "a",
+    ]));
+    assert_eq!(
+        back["paths"][0]["nodes"],
+        serde_json::json!(["b", "c", "a"])
+    );
+    assert_eq!(back["paths"][0]["cost"], 4.0);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_2() {
+    let good = topology("wisp-backhaul.json");
+    let good = good.to_str().unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "--from".into(),
+                "nowhere".into(),
+                "--to".into(),
+                "gw".into(),
+            ],
+            "\"nowhere\" is not in the topology",
+        ),
+        (
+            vec!["--from".into(), "gw".into(), "--to".into(), "gw".into()],
+            "same node",
+        ),
+        (
+            vec![
+                "--from".into(),
+                "gw".into(),
+                "--to".into(),
+                "clinic".into(),
+                "--k".into(),
+                "99".into(),
+            ],
+            "k must be",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["paths".to_string(), "--topology".into(), good.into()];
+        all.extend(args);
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = braid(&refs);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{refs:?}: {err}");
+        assert!(err.contains(needle), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    }
+    for (name, text, needle) in [
+        (
+            "malformed.json",
+            "{\"nodes\": [",
+            "malformed NetJSON at line 1",
+        ),
+        (
+            "negative.json",
+            r#"{"nodes":[{"id":"a"},{"id":"b"}],"links":[{"source":"a","target":"b","cost":-1}]}"#,
+            "cost -1 is negative",
+        ),
+        (
+            "huge.json",
+            r#"{"nodes":[{"id":"a"},{"id":"b"}],"links":[{"source":"a","target":"b","cost":1e400}]}"#,
+            "malformed NetJSON",
+        ),
+        (
+            "unknown.json",
+            r#"{"nodes":[{"id":"a"}],"links":[{"source":"a","target":"q","cost":1}]}"#,
+            "unknown node \"q\"",
+        ),
+    ] {
+        let f = write_temp(name, text);
+        let out = braid(&[
+            "paths",
+            "--topology",
+            f.to_str().unwrap(),
+            "--from",
+            "a",
+            "--to",
+            "b",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(needle), "{name}: {err}");
+        assert!(err.contains(name), "the error names the file: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    }
+    let out = braid(&[
+        "paths",
+        "--topology",
+        "/nonexistent/topology.json",
+        "--from",
+        "a",
+        "--to",
+        "b",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn unreachable_destination_prints_empty_paths_and_exits_1() {
+    let f = write_temp(
+        "split.json",
+        r#"{"nodes":[{"id":"a"},{"id":"b"}],"links":[]}"#,
+    );
+    let out = braid(&[
+        "paths",
+        "--topology",
+        f.to_str().unwrap(),
+        "--from",
+        "a",
+        "--to",
+        "b",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json(&out)["paths"], serde_json::json!([]));
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Makes sure this machine can build and test braid; installs what it can,
+# and says exactly what is missing when it cannot. Run by `make demo` and
+# `make test`; safe to run again.
+set -euo pipefail
+
+missing=()
+need_apt=()
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# A C toolchain: Rust links with `cc`.
+have cc || need_apt+=(build-essential)
+
+if ((${#need_apt[@]})); then
+    if [ "$(id -u)" = 0 ] && have apt-get; then
+        echo "setup: installing ${need_apt[*]} (apt)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    else
+        missing+=("Debian packages: ${need_apt[*]} (run: sudo apt-get install ${need_apt[*]})")
+    fi
+fi
+
+if ! have cargo; then
+    missing+=("Rust toolchain (cargo, rustc 1.85 or newer): install rustup from your distribution or https://rustup.rs, then run: rustup default stable")
+else
+    if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+        if have rustup; then
+            echo "setup: adding rustfmt and clippy (rustup)"
+            rustup component add rustfmt clippy >/dev/null 2>&1 || true
+        fi
+        cargo fmt --version >/dev/null 2>&1 || missing+=("rustfmt (run: rustup component add rustfmt)")
+        cargo clippy --version >/dev/null 2>&1 || missing+=("clippy (run: rustup component add clippy)")
+    fi
+fi
+
+if ((${#missing[@]})); then
+    echo "setup: cannot continue; missing:" >&2
+    for m in "${missing[@]}"; do echo "  - $m" >&2; done
+    exit 1
+fi
