@@ -13,6 +13,23 @@ use rand_chacha::ChaCha8Rng;
 fn paths(c: &mut Criterion) {
     let mesh = random_geometric(1000, 8.0, &mut ChaCha8Rng::seed_from_u64(1));
     let g = &mesh.graph;
+    let mut dp = DisjointPaths::new(g, 0).unwrap();
+    let (mut reachable, mut found, mut disjoint) = (0, 0, 0);
+    for t in 1..g.node_count() as u32 {
+        let p = dp.to(t, 5, Disjointness::Node).unwrap();
+        reachable += usize::from(!p.is_empty());
+        found += p.len();
+        disjoint += p.iter().filter(|p| !p.shared).count();
+    }
+    eprintln!(
+        "mesh: {} nodes, {} links, average degree {:.2}; from node 0: {} reachable, {} paths (k=5), {} of them node-disjoint",
+        g.node_count(),
+        g.link_count(),
+        g.arc_count() as f64 / g.node_count() as f64,
+        reachable,
+        found,
+        disjoint
+    );
     let mut group = c.benchmark_group("mesh1000");
     group.sample_size(20);
     group.bench_function("dijkstra_to_all", |b| {

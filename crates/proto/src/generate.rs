@@ -17,12 +17,13 @@ pub struct GeometricMesh {
 }
 
 /// Places `n` nodes and links every pair within the radius that gives the
-/// requested average degree (ignoring border effects, the expected degree
-/// is n·π·r²). A link's cost grows with its length, as a radio link's ETX
+/// requested average degree. In the unit square, border effects included,
+/// the expected degree is (n-1)·(πr² − 8r³/3 + r⁴/2); the radius is solved
+/// from it by bisection. A link's cost grows with its length, as a radio link's ETX
 /// does: 1 at zero distance to 4 at the edge of range, the same both ways.
 pub fn random_geometric(n: usize, avg_degree: f64, rng: &mut dyn RngCore) -> GeometricMesh {
     let positions: Vec<(f64, f64)> = (0..n).map(|_| (unit_f64(rng), unit_f64(rng))).collect();
-    let radius = (avg_degree / (std::f64::consts::PI * n.max(1) as f64)).sqrt();
+    let radius = radius_for_degree(n, avg_degree);
     // Bucket nodes into cells of one radius so that only neighbors are compared.
     let cells = ((1.0 / radius).floor() as usize).clamp(1, 1 << 12);
     let cell = |x: f64| ((x * cells as f64) as usize).min(cells - 1);
@@ -56,6 +57,23 @@ pub fn random_geometric(n: usize, avg_degree: f64, rng: &mut dyn RngCore) -> Geo
     }
 }
 
+/// The radius whose expected degree in the unit square is `degree`.
+fn radius_for_degree(n: usize, degree: f64) -> f64 {
+    let others = n.saturating_sub(1).max(1) as f64;
+    let expected =
+        |r: f64| others * (std::f64::consts::PI * r * r - 8.0 * r.powi(3) / 3.0 + r.powi(4) / 2.0);
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if expected(mid) < degree {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,7 +87,6 @@ mod tests {
         assert_eq!(a.positions, b.positions);
         assert_eq!(a.graph.arc_count(), b.graph.arc_count());
         let degree = a.graph.arc_count() as f64 / 1000.0;
-        // Border effects lower the degree a little below n·π·r².
-        assert!((6.5..=8.5).contains(&degree), "average degree {degree}");
+        assert!((7.5..=8.5).contains(&degree), "average degree {degree}");
     }
 }

@@ -27,6 +27,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::radix_heap::RadixHeap;
+
 use thiserror::Error;
 
 use super::{dijkstra::ShortestPathTree, Path};
@@ -103,7 +105,7 @@ pub struct DisjointPaths<'g> {
     potential: Vec<i64>,
     dist: Vec<i64>,
     pred: Vec<Step>,
-    heap: BinaryHeap<Reverse<(i64, u32)>>,
+    heap: RadixHeap,
 }
 
 impl<'g> DisjointPaths<'g> {
@@ -120,7 +122,7 @@ impl<'g> DisjointPaths<'g> {
             potential: vec![0; states],
             dist: vec![0; states],
             pred: vec![Step::None; states],
-            heap: BinaryHeap::new(),
+            heap: RadixHeap::new(),
         })
     }
 
@@ -228,10 +230,10 @@ impl<'g> DisjointPaths<'g> {
         self.heap.clear();
         self.dist[src] = 0;
         self.pred[src] = Step::None;
-        self.heap.push(Reverse((0, src as u32)));
+        self.heap.push(0, src as u32);
         let mut reached = false;
-        while let Some(Reverse((d, x))) = self.heap.pop() {
-            let x = x as usize;
+        while let Some((d, x)) = self.heap.pop() {
+            let (d, x) = (d as i64, x as usize);
             if d > self.dist[x] {
                 continue; // a stale heap entry
             }
@@ -262,10 +264,10 @@ impl<'g> DisjointPaths<'g> {
                         if nd_out < this.dist[out] {
                             this.dist[out] = nd_out;
                             this.pred[out] = Step::Enter;
-                            this.heap.push(Reverse((nd_out, out as u32)));
+                            this.heap.push(nd_out as u64, out as u32);
                         }
                     } else {
-                        this.heap.push(Reverse((nd, y as u32)));
+                        this.heap.push(nd as u64, y as u32);
                     }
                 }
             };

@@ -7,6 +7,7 @@
 mod damping;
 mod dijkstra;
 mod disjoint;
+mod radix_heap;
 mod tree;
 
 pub use damping::{Damping, DampingConfig, Margin};
