@@ -490,3 +490,82 @@ fn stream_interval(p: &ProbeConfig, kind: ProbeKind) -> Duration {
         ProbeKind::Big => p.big_interval,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::rand_core::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    /// Send times of the small-probe stream of a node over `secs` seconds.
+    fn probe_times(seed: u64, secs: u64) -> Vec<u64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut cp =
+            ControlPlane::new(NodeId(1), ControlConfig::default(), Instant::ZERO, &mut rng)
+                .unwrap();
+        let mut buf = [0u8; 2048];
+        let mut times = Vec::new();
+        let end = Instant::from_millis(secs * 1000);
+        loop {
+            let t = cp.poll_timeout();
+            if t > end {
+                return times;
+            }
+            cp.handle_timeout(t, &mut rng);
+            while let Some(n) = cp.poll_transmit(t, &mut buf) {
+                if braid_wire::peek(&buf[..n]) == Ok(braid_wire::MessageType::ProbeSmall) {
+                    times.push(t.as_micros());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn probe_timing_is_jittered_and_never_in_lockstep() {
+        let a = probe_times(1, 120);
+        let b = probe_times(2, 120);
+        // About one per second, each gap within mean × [0.75, 1.25].
+        assert!((95..=125).contains(&a.len()), "{} probes", a.len());
+        let gaps: Vec<u64> = a.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            gaps.iter().all(|&g| (750_000..=1_250_000).contains(&g)),
+            "{gaps:?}"
+        );
+        let distinct: std::collections::BTreeSet<_> = gaps.iter().collect();
+        assert!(distinct.len() > gaps.len() / 2, "gaps vary");
+        // Two nodes started together do not probe together.
+        let together = a
+            .iter()
+            .filter(|t| b.iter().any(|u| t.abs_diff(*u) < 10_000))
+            .count();
+        assert!(
+            together < a.len() / 5,
+            "{together} of {} probes within 10 ms",
+            a.len()
+        );
+    }
+
+    #[test]
+    fn invalid_configs_are_refused() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut bad = ControlConfig::default();
+        bad.probes.small_interval = Duration::ZERO;
+        assert!(matches!(
+            bad.validate(NodeId(1)),
+            Err(ConfigError::Interval { .. })
+        ));
+        let mut bad = ControlConfig::default();
+        bad.lsa_refresh = Duration::from_secs(40);
+        assert!(matches!(
+            bad.validate(NodeId(1)),
+            Err(ConfigError::Refresh { .. })
+        ));
+        let mut bad = ControlConfig::default();
+        bad.links.window = 65;
+        assert!(ControlPlane::new(NodeId(1), bad, Instant::ZERO, &mut rng).is_err());
+        assert!(matches!(
+            ControlConfig::default().validate(NodeId::NONE),
+            Err(ConfigError::ReservedId(_))
+        ));
+    }
+}

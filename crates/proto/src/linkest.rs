@@ -568,4 +568,34 @@ mod tests {
         }
         assert_eq!(est.counters().rates_rejected, 39 - MAX_RATES as u64);
     }
+
+    proptest::proptest! {
+        /// Probes arriving in order, heard or not: at the moment of the last
+        /// one heard, the ratio is the share heard among the last `len`
+        /// sequence numbers (or all of them, if fewer).
+        #[test]
+        fn window_ratio_is_the_share_heard(heard in proptest::collection::vec(proptest::bool::ANY, 1..200), len in 1u8..=64) {
+            let iv = Duration::from_secs(1);
+            let mut w: Option<Window> = None;
+            let mut last = None;
+            for (seq, &h) in heard.iter().enumerate() {
+                if h {
+                    let at = Instant::from_millis(seq as u64 * 1000);
+                    match &mut w {
+                        None => w = Some(Window::new(seq as u32, iv, at)),
+                        Some(w) => w.record(seq as u32, iv, at, len),
+                    }
+                    last = Some(seq);
+                }
+            }
+            if let (Some(w), Some(last)) = (w, last) {
+                let first = heard.iter().position(|&h| h).unwrap();
+                let span = (last - first + 1).min(len as usize);
+                let got = heard[last + 1 - span..=last].iter().filter(|&&h| h).count();
+                let ratio = w.ratio(Instant::from_millis(last as u64 * 1000), len);
+                proptest::prop_assert!((ratio - got as f64 / span as f64).abs() < 1e-12,
+                    "ratio {} want {}/{}", ratio, got, span);
+            }
+        }
+    }
 }

@@ -450,4 +450,18 @@ mod tests {
             )
             .is_none());
     }
+
+    proptest::proptest! {
+        /// Serial-number order: of two different numbers exactly one is
+        /// newer, unless they are exactly half the space apart; stepping
+        /// forward is always newer, across the wrap too.
+        #[test]
+        fn serial_order(a: u32, b: u32, step in 1u32..(1 << 31)) {
+            if a != b && a.wrapping_sub(b) != 1 << 31 {
+                proptest::prop_assert!(seq_newer(a, b) != seq_newer(b, a));
+            }
+            proptest::prop_assert!(!seq_newer(a, a));
+            proptest::prop_assert!(seq_newer(a.wrapping_add(step), a));
+        }
+    }
 }
