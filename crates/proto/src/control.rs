@@ -554,8 +554,10 @@ mod tests {
             bad.validate(NodeId(1)),
             Err(ConfigError::Interval { .. })
         ));
-        let mut bad = ControlConfig::default();
-        bad.lsa_refresh = Duration::from_secs(40);
+        let bad = ControlConfig {
+            lsa_refresh: Duration::from_secs(40),
+            ..ControlConfig::default()
+        };
         assert!(matches!(
             bad.validate(NodeId(1)),
             Err(ConfigError::Refresh { .. })
