@@ -17,6 +17,11 @@ fn braid(args: &[&str]) -> Output {
         .expect("runs")
 }
 
+/// `braid paths --topology FILE --from a --to b`.
+fn paths_a_to_b(file: &str) -> Output {
+    braid(&["paths", "--topology", file, "--from", "a", "--to", "b"])
+}
+
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
@@ -124,15 +129,7 @@ fn asymmetric_costs_when_both_directions_are_listed() {
                      {"source":"a","target":"c","cost":2},{"source":"c","target":"b","cost":2}]}"#,
     );
     let f = f.to_str().unwrap();
-    let there = json(&braid(&[
-        "paths",
-        "--topology",
-        f,
-        "--from",
-        "a",
-        "--to",
-        "b",
-    ]));
+    let there = json(&paths_a_to_b(f));
     assert_eq!(there["paths"][0]["cost"], 1.0);
     let back = json(&braid(&[
         "paths",
@@ -213,30 +210,14 @@ fn bad_input_is_one_line_and_exit_code_2() {
         ),
     ] {
         let f = write_temp(name, text);
-        let out = braid(&[
-            "paths",
-            "--topology",
-            f.to_str().unwrap(),
-            "--from",
-            "a",
-            "--to",
-            "b",
-        ]);
+        let out = paths_a_to_b(f.to_str().unwrap());
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {err}");
         assert!(err.contains(needle), "{name}: {err}");
         assert!(err.contains(name), "the error names the file: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     }
-    let out = braid(&[
-        "paths",
-        "--topology",
-        "/nonexistent/topology.json",
-        "--from",
-        "a",
-        "--to",
-        "b",
-    ]);
+    let out = paths_a_to_b("/nonexistent/topology.json");
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -246,15 +227,7 @@ fn unreachable_destination_prints_empty_paths_and_exits_1() {
         "split.json",
         r#"{"nodes":[{"id":"a"},{"id":"b"}],"links":[]}"#,
     );
-    let out = braid(&[
-        "paths",
-        "--topology",
-        f.to_str().unwrap(),
-        "--from",
-        "a",
-        "--to",
-        "b",
-    ]);
+    let out = paths_a_to_b(f.to_str().unwrap());
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(json(&out)["paths"], serde_json::json!([]));
 }

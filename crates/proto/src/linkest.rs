@@ -93,19 +93,18 @@ impl Window {
 
     fn record(&mut self, seq: u32, interval: Duration, now: Instant, len: u8) {
         let ahead = seq.wrapping_sub(self.last_seq) as i32;
-        // Silent for longer than a whole window: nothing in it still counts,
-        // and the sender may have restarted its counter.
+        // A number behind the window's head is a late probe only if the
+        // stream was heard recently; after a silence longer than the whole
+        // window it means the sender restarted its counter.
         let stale = now.since(self.last_heard) > self.interval * (len as u32 + 1);
-        if stale {
-            *self = Window::new(seq, interval, now);
-        } else if ahead > 0 && ahead < 1 << 16 {
+        if ahead > 0 && ahead < 1 << 16 {
             let shift = ahead as u32;
             self.bits = if shift >= 64 { 0 } else { self.bits << shift } | 1;
             self.last_seq = seq;
             self.filled = (self.filled as u32 + shift).min(len as u32) as u8;
             self.last_heard = now;
             self.interval = interval;
-        } else if ahead <= 0 && ahead > -(len as i32) {
+        } else if ahead <= 0 && ahead > -(len as i32) && !stale {
             // A late or duplicate probe inside the window.
             self.bits |= 1 << (-ahead) as u32;
         } else {

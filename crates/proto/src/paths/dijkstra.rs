@@ -25,6 +25,18 @@ impl ShortestPathTree {
     /// index) order and a node's predecessor changes only on a strictly
     /// shorter distance.
     pub fn compute(graph: &Graph, source: NodeIx) -> Self {
+        Self::compute_with(graph, source, None, |a| graph.arc(a).cost.units() as u64)
+    }
+
+    /// Dijkstra with the cost of each arc given by `cost`, stopping as soon
+    /// as `stop_at` is settled (other nodes' distances are then only upper
+    /// bounds; the path to `stop_at` is exact).
+    pub fn compute_with(
+        graph: &Graph,
+        source: NodeIx,
+        stop_at: Option<NodeIx>,
+        cost: impl Fn(ArcIx) -> u64,
+    ) -> Self {
         let n = graph.node_count();
         let mut dist = vec![u64::MAX; n];
         let mut pred = vec![NO_ARC; n];
@@ -35,13 +47,16 @@ impl ShortestPathTree {
             if d > dist[u as usize] {
                 continue;
             }
+            if Some(u) == stop_at {
+                break;
+            }
             for a in graph.out_arcs(u) {
-                let arc = graph.arc(a);
-                let nd = d + arc.cost.units() as u64;
-                if nd < dist[arc.to as usize] {
-                    dist[arc.to as usize] = nd;
-                    pred[arc.to as usize] = a;
-                    heap.push(Reverse((nd, arc.to)));
+                let to = graph.arc(a).to as usize;
+                let nd = d.saturating_add(cost(a));
+                if nd < dist[to] {
+                    dist[to] = nd;
+                    pred[to] = a;
+                    heap.push(Reverse((nd, to as NodeIx)));
                 }
             }
         }

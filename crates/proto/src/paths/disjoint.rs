@@ -24,9 +24,6 @@
 //! The first round is the plain shortest-path tree from the source, which
 //! [`DisjointPaths`] computes once and reuses for every destination.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use super::radix_heap::RadixHeap;
 
 use thiserror::Error;
@@ -395,62 +392,18 @@ impl<'g> DisjointPaths<'g> {
                 }
                 (arc.cost.units() as u64).saturating_add(penalty.saturating_mul(shared))
             };
-            let Some(arcs) = dijkstra_arcs(g, source, target, arc_cost) else {
+            let tree = ShortestPathTree::compute_with(g, source, Some(target), arc_cost);
+            let Some(mut p) = tree.path_to(g, target) else {
                 break;
             };
-            if paths.iter().any(|p| p.arcs == arcs) {
+            if paths.iter().any(|q| q.arcs == p.arcs) {
                 break; // nothing new: every remaining path repeats one we have
             }
-            let mut p = Path::from_arcs(g, source, arcs);
             p.shared = true;
             count(&p, &mut node_use, &mut link_use);
             paths.push(p);
         }
     }
-}
-
-/// Plain Dijkstra with a cost function; returns the arcs of the path.
-fn dijkstra_arcs(
-    g: &Graph,
-    source: NodeIx,
-    target: NodeIx,
-    cost: impl Fn(ArcIx) -> u64,
-) -> Option<Vec<ArcIx>> {
-    let n = g.node_count();
-    let mut dist = vec![u64::MAX; n];
-    let mut pred = vec![ArcIx::MAX; n];
-    let mut heap = BinaryHeap::new();
-    dist[source as usize] = 0;
-    heap.push(Reverse((0u64, source)));
-    while let Some(Reverse((d, u))) = heap.pop() {
-        if d > dist[u as usize] {
-            continue;
-        }
-        if u == target {
-            break;
-        }
-        for a in g.out_arcs(u) {
-            let to = g.arc(a).to as usize;
-            let nd = d.saturating_add(cost(a));
-            if nd < dist[to] {
-                dist[to] = nd;
-                pred[to] = a;
-                heap.push(Reverse((nd, to as NodeIx)));
-            }
-        }
-    }
-    if dist[target as usize] == u64::MAX {
-        return None;
-    }
-    let mut arcs = Vec::new();
-    let mut v = target;
-    while v != source {
-        let a = pred[v as usize];
-        arcs.push(a);
-        v = g.arc(a).from;
-    }
-    arcs.reverse();
-    Some(arcs)
 }
 
 #[cfg(test)]
