@@ -18,6 +18,7 @@
 //! | [`generate`] | seeded topology generators (random geometric mesh, ...) |
 
 pub mod control;
+pub mod redundancy;
 pub mod generate;
 pub mod graph;
 pub mod linkest;

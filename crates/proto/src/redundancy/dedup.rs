@@ -1,0 +1,193 @@
+//! Duplicate suppression over 32-bit sequence numbers.
+//!
+//! A window of `W` bits (a power of two) remembers which of the last `W`
+//! sequence numbers below the highest seen have been delivered. Sequence
+//! numbers compare with wrap-around (serial) arithmetic, so the window
+//! slides across 2^32 without a seam.
+//!
+//! * A number above the highest seen is new: the window slides up to it.
+//! * A number inside the window is new exactly when its bit is clear.
+//! * A number older than the window cannot be told apart from a duplicate.
+//!   It is **dropped and counted** ([`Verdict::TooOld`]): delivering it
+//!   could deliver a packet twice, and at-most-once is the egress's
+//!   promise. Size the window to cover the paths' delay spread (the
+//!   default 8192 packets is 0.9 s at 100 Mbit/s of 1400-byte packets).
+//!
+//! Memory: `W / 8` bytes (1 KiB by default) per session.
+
+/// What the window says of one sequence number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Not seen before: deliver it (the window now remembers it).
+    New,
+    /// Seen before: drop it.
+    Duplicate,
+    /// Older than the window: dropped, counted.
+    TooOld,
+}
+
+/// The dedup window of one session.
+#[derive(Debug, Clone)]
+pub struct DedupWindow {
+    bits: Vec<u64>,
+    mask: u32,
+    highest: u32,
+    started: bool,
+}
+
+impl DedupWindow {
+    /// A window over `size` sequence numbers, rounded up to a power of two
+    /// of at least 64.
+    pub fn new(size: u32) -> Self {
+        let size = size.clamp(64, 1 << 24).next_power_of_two();
+        DedupWindow {
+            bits: vec![0; (size / 64) as usize],
+            mask: size - 1,
+            highest: 0,
+            started: false,
+        }
+    }
+
+    pub fn size(&self) -> u32 {
+        self.mask + 1
+    }
+
+    /// Bytes of state this window holds.
+    pub fn memory(&self) -> usize {
+        self.bits.len() * 8 + core::mem::size_of::<Self>()
+    }
+
+    fn bit(&self, seq: u32) -> (usize, u64) {
+        let i = seq & self.mask;
+        ((i / 64) as usize, 1u64 << (i % 64))
+    }
+
+    /// Whether `seq` would be new, without recording it.
+    pub fn check(&self, seq: u32) -> Verdict {
+        if !self.started {
+            return Verdict::New;
+        }
+        let ahead = seq.wrapping_sub(self.highest);
+        if ahead != 0 && ahead < 1 << 31 {
+            return Verdict::New;
+        }
+        let behind = self.highest.wrapping_sub(seq);
+        if behind > self.mask {
+            return Verdict::TooOld;
+        }
+        let (w, b) = self.bit(seq);
+        if self.bits[w] & b != 0 {
+            Verdict::Duplicate
+        } else {
+            Verdict::New
+        }
+    }
+
+    /// Checks `seq` and, when new, records it.
+    pub fn insert(&mut self, seq: u32) -> Verdict {
+        let verdict = self.check(seq);
+        if verdict != Verdict::New {
+            return verdict;
+        }
+        if !self.started {
+            self.started = true;
+            self.highest = seq;
+        } else {
+            let ahead = seq.wrapping_sub(self.highest);
+            if ahead != 0 && ahead < 1 << 31 {
+                self.slide(ahead);
+                self.highest = seq;
+            }
+        }
+        let (w, b) = self.bit(seq);
+        self.bits[w] |= b;
+        verdict
+    }
+
+    /// Forgets the numbers that fall out as the window moves up by `by`.
+    fn slide(&mut self, by: u32) {
+        if by > self.mask {
+            self.bits.fill(0);
+            return;
+        }
+        // Clear the slots of highest+1 ..= highest+by.
+        let mut seq = self.highest.wrapping_add(1);
+        let mut left = by;
+        while left > 0 {
+            let i = seq & self.mask;
+            if i % 64 == 0 && left >= 64 {
+                self.bits[(i / 64) as usize] = 0;
+                seq = seq.wrapping_add(64);
+                left -= 64;
+            } else {
+                let (w, b) = self.bit(seq);
+                self.bits[w] &= !b;
+                seq = seq.wrapping_add(1);
+                left -= 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn first_copy_new_second_duplicate_old_too_old_across_wrap() {
+        let mut w = DedupWindow::new(64);
+        let start = u32::MAX - 10;
+        assert_eq!(w.insert(start), Verdict::New);
+        assert_eq!(w.insert(start), Verdict::Duplicate);
+        for i in 1..40u32 {
+            assert_eq!(w.insert(start.wrapping_add(i)), Verdict::New);
+        }
+        assert_eq!(w.insert(start.wrapping_add(5)), Verdict::Duplicate);
+        // 28 is past the wrap to 0.
+        assert_eq!(w.insert(start.wrapping_add(28)), Verdict::Duplicate);
+        assert_eq!(w.insert(start.wrapping_add(200)), Verdict::New);
+        assert_eq!(w.insert(start.wrapping_add(100)), Verdict::TooOld);
+        assert_eq!(w.insert(start.wrapping_add(150)), Verdict::New, "inside the window, never seen");
+    }
+
+    proptest! {
+        /// Against a model that remembers everything: never New twice, and
+        /// always New for a first copy inside the window.
+        #[test]
+        fn matches_a_perfect_memory_inside_the_window(
+            start: u32,
+            steps in prop::collection::vec(-100i64..100, 1..2000),
+        ) {
+            let mut w = DedupWindow::new(128);
+            let mut seen: HashSet<u32> = HashSet::new();
+            let mut highest: Option<u32> = None;
+            let mut cur = start;
+            for step in steps {
+                cur = (cur as i64 + step).rem_euclid(1 << 32) as u32;
+                let verdict = w.insert(cur);
+                let first = !seen.contains(&cur);
+                let inside = highest.is_none_or(|h| {
+                    let ahead = cur.wrapping_sub(h);
+                    (ahead < 1 << 31) || h.wrapping_sub(cur) < 128
+                });
+                match verdict {
+                    Verdict::New => {
+                        prop_assert!(first, "delivered {cur} twice");
+                        seen.insert(cur);
+                        highest = Some(match highest {
+                            Some(h) if cur.wrapping_sub(h) >= 1 << 31 => h,
+                            _ => cur,
+                        });
+                    }
+                    Verdict::Duplicate => prop_assert!(!first),
+                    Verdict::TooOld => prop_assert!(!inside),
+                }
+                if first && inside {
+                    prop_assert_eq!(verdict, Verdict::New);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! What happens to a packet between the ingress and the egress: the
+//! redundancy modes, the ingress encoder, and the egress decoder (dedup,
+//! rebuild, re-order).
+
+pub mod dedup;
+pub mod reorder;
