@@ -4,3 +4,7 @@
 
 pub mod dedup;
 pub mod reorder;
+pub mod coding;
+pub mod mode;
+
+pub use mode::{Mode, ModeError};

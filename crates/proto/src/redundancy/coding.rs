@@ -1,0 +1,206 @@
+//! The codes that rebuild lost packets: XOR parity (one loss per group)
+//! and Reed-Solomon (any n-m losses per group, through the
+//! `reed-solomon-simd` crate: the field arithmetic is not written here).
+//!
+//! Packets of one group differ in length. Inside a code each packet takes
+//! the form `[length:16][payload][zero padding]`, so a rebuilt packet comes
+//! back with its exact length:
+//!
+//! * XOR: the parity payload is `[xor of lengths:16][xor of payloads]`, as
+//!   long as the longest payload plus two bytes. A missing packet is the
+//!   parity XOR every other packet, cut to the XOR of the lengths.
+//! * Reed-Solomon: every shard is `[length:16][payload][padding]`, all of
+//!   one even size (the crate's requirement); repair shards have that size,
+//!   so a receiver learns it from any repair packet.
+
+use reed_solomon_simd::{ReedSolomonDecoder, ReedSolomonEncoder};
+use thiserror::Error;
+
+/// Bytes of the length prefix inside a code.
+pub const LEN_PREFIX: usize = 2;
+
+/// Why a group could not be coded or rebuilt.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CodingError {
+    #[error("rebuilt packet claims {claimed} bytes but the code holds {available}")]
+    BadLength { claimed: usize, available: usize },
+    #[error("payload of {0} bytes is too long to code")]
+    TooLong(usize),
+    #[error("reed-solomon: {0}")]
+    ReedSolomon(String),
+    #[error("repair shard of {0} bytes: must be even and hold a length prefix")]
+    BadShard(usize),
+}
+
+fn rs_err(e: reed_solomon_simd::Error) -> CodingError {
+    CodingError::ReedSolomon(e.to_string())
+}
+
+/// XOR parity over the data packets of one group, built as they pass.
+#[derive(Debug, Clone, Default)]
+pub struct XorParity {
+    acc: Vec<u8>,
+    len_xor: u16,
+}
+
+impl XorParity {
+    pub fn reset(&mut self) {
+        self.acc.clear();
+        self.len_xor = 0;
+    }
+
+    pub fn add(&mut self, payload: &[u8]) -> Result<(), CodingError> {
+        let len = u16::try_from(payload.len()).map_err(|_| CodingError::TooLong(payload.len()))?;
+        if self.acc.len() < payload.len() {
+            self.acc.resize(payload.len(), 0);
+        }
+        for (a, b) in self.acc.iter_mut().zip(payload) {
+            *a ^= b;
+        }
+        self.len_xor ^= len;
+        Ok(())
+    }
+
+    /// The parity packet's payload.
+    pub fn payload(&self) -> Vec<u8> {
+        let mut p = Vec::with_capacity(LEN_PREFIX + self.acc.len());
+        p.extend_from_slice(&self.len_xor.to_be_bytes());
+        p.extend_from_slice(&self.acc);
+        p
+    }
+}
+
+/// Rebuilds the one missing packet of a group from its parity payload and
+/// every other data packet.
+pub fn xor_rebuild<'a>(parity: &[u8], others: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<u8>, CodingError> {
+    if parity.len() < LEN_PREFIX {
+        return Err(CodingError::BadShard(parity.len()));
+    }
+    let mut len = u16::from_be_bytes([parity[0], parity[1]]) as usize;
+    let mut out = parity[LEN_PREFIX..].to_vec();
+    for o in others {
+        len ^= o.len();
+        for (a, b) in out.iter_mut().zip(o) {
+            *a ^= b;
+        }
+    }
+    if len > out.len() {
+        return Err(CodingError::BadLength {
+            claimed: len,
+            available: out.len(),
+        });
+    }
+    out.truncate(len);
+    Ok(out)
+}
+
+/// Shard size for payloads up to `max_payload` bytes.
+pub fn shard_bytes(max_payload: usize) -> usize {
+    (LEN_PREFIX + max_payload + 1) & !1
+}
+
+fn shard(payload: &[u8], size: usize, buf: &mut Vec<u8>) {
+    buf.clear();
+    buf.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+    buf.extend_from_slice(payload);
+    buf.resize(size, 0);
+}
+
+/// Repair payloads for one group of data packets (`repair` of them).
+pub fn rs_encode(encoder: &mut Option<ReedSolomonEncoder>, data: &[&[u8]], repair: usize) -> Result<Vec<Vec<u8>>, CodingError> {
+    let max = data.iter().map(|d| d.len()).max().unwrap_or(0);
+    if max > u16::MAX as usize {
+        return Err(CodingError::TooLong(max));
+    }
+    let size = shard_bytes(max);
+    let enc = match encoder {
+        Some(e) => {
+            e.reset(data.len(), repair, size).map_err(rs_err)?;
+            e
+        }
+        None => encoder.insert(ReedSolomonEncoder::new(data.len(), repair, size).map_err(rs_err)?),
+    };
+    let mut buf = Vec::with_capacity(size);
+    for d in data {
+        shard(d, size, &mut buf);
+        enc.add_original_shard(&buf).map_err(rs_err)?;
+    }
+    let result = enc.encode().map_err(rs_err)?;
+    Ok(result.recovery_iter().map(<[u8]>::to_vec).collect())
+}
+
+/// Rebuilds the missing data packets of a group of `data_count` from the
+/// data packets present (`(index, payload)`) and repair packets present
+/// (`(repair index, payload)`). Returns the rebuilt `(index, payload)`.
+pub fn rs_rebuild(
+    data_count: usize,
+    repair_count: usize,
+    present: &[(usize, &[u8])],
+    repair: &[(usize, &[u8])],
+) -> Result<Vec<(usize, Vec<u8>)>, CodingError> {
+    let size = repair.first().map(|(_, r)| r.len()).unwrap_or(0);
+    if size < LEN_PREFIX || size % 2 != 0 || repair.iter().any(|(_, r)| r.len() != size) {
+        return Err(CodingError::BadShard(size));
+    }
+    let mut dec = ReedSolomonDecoder::new(data_count, repair_count, size).map_err(rs_err)?;
+    let mut buf = Vec::with_capacity(size);
+    for &(i, d) in present {
+        if LEN_PREFIX + d.len() > size {
+            return Err(CodingError::TooLong(d.len()));
+        }
+        shard(d, size, &mut buf);
+        dec.add_original_shard(i, &buf).map_err(rs_err)?;
+    }
+    for &(j, r) in repair {
+        dec.add_recovery_shard(j, r).map_err(rs_err)?;
+    }
+    let result = dec.decode().map_err(rs_err)?;
+    let mut out = Vec::new();
+    for (i, s) in result.restored_original_iter() {
+        let len = u16::from_be_bytes([s[0], s[1]]) as usize;
+        if LEN_PREFIX + len > s.len() {
+            return Err(CodingError::BadLength {
+                claimed: len,
+                available: s.len() - LEN_PREFIX,
+            });
+        }
+        out.push((i, s[LEN_PREFIX..LEN_PREFIX + len].to_vec()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xor_rebuilds_any_one_packet_of_different_lengths() {
+        let data: Vec<Vec<u8>> = vec![b"hello".to_vec(), b"a much longer packet".to_vec(), vec![], b"xyz".to_vec()];
+        let mut p = XorParity::default();
+        for d in &data {
+            p.add(d).unwrap();
+        }
+        let parity = p.payload();
+        for lost in 0..data.len() {
+            let others = data.iter().enumerate().filter(|&(i, _)| i != lost).map(|(_, d)| d.as_slice());
+            assert_eq!(xor_rebuild(&parity, others).unwrap(), data[lost]);
+        }
+    }
+
+    #[test]
+    fn reed_solomon_rebuilds_any_m_of_n() {
+        let data: Vec<Vec<u8>> = (0..4).map(|i| vec![i as u8 + 1; 10 + 7 * i]).collect();
+        let refs: Vec<&[u8]> = data.iter().map(|d| d.as_slice()).collect();
+        let mut enc = None;
+        let repair = rs_encode(&mut enc, &refs, 2).unwrap();
+        assert_eq!(repair.len(), 2);
+        // Lose data 1 and 3; keep both repairs.
+        let present = [(0, refs[0]), (2, refs[2])];
+        let rep: Vec<(usize, &[u8])> = repair.iter().enumerate().map(|(j, r)| (j, r.as_slice())).collect();
+        let mut rebuilt = rs_rebuild(4, 2, &present, &rep).unwrap();
+        rebuilt.sort();
+        assert_eq!(rebuilt, vec![(1, data[1].clone()), (3, data[3].clone())]);
+        // Too few shards: an error, not garbage.
+        assert!(rs_rebuild(4, 2, &present[..1], &rep).is_err());
+    }
+}
