@@ -18,7 +18,6 @@
 //! | [`generate`] | seeded topology generators (random geometric mesh, ...) |
 
 pub mod control;
-pub mod redundancy;
 pub mod generate;
 pub mod graph;
 pub mod linkest;
@@ -27,4 +26,5 @@ pub mod metric;
 pub mod netjson;
 pub mod paths;
 pub mod random;
+pub mod redundancy;
 pub mod time;

@@ -72,7 +72,10 @@ impl XorParity {
 
 /// Rebuilds the one missing packet of a group from its parity payload and
 /// every other data packet.
-pub fn xor_rebuild<'a>(parity: &[u8], others: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<u8>, CodingError> {
+pub fn xor_rebuild<'a>(
+    parity: &[u8],
+    others: impl IntoIterator<Item = &'a [u8]>,
+) -> Result<Vec<u8>, CodingError> {
     if parity.len() < LEN_PREFIX {
         return Err(CodingError::BadShard(parity.len()));
     }
@@ -107,7 +110,11 @@ fn shard(payload: &[u8], size: usize, buf: &mut Vec<u8>) {
 }
 
 /// Repair payloads for one group of data packets (`repair` of them).
-pub fn rs_encode(encoder: &mut Option<ReedSolomonEncoder>, data: &[&[u8]], repair: usize) -> Result<Vec<Vec<u8>>, CodingError> {
+pub fn rs_encode(
+    encoder: &mut Option<ReedSolomonEncoder>,
+    data: &[&[u8]],
+    repair: usize,
+) -> Result<Vec<Vec<u8>>, CodingError> {
     let max = data.iter().map(|d| d.len()).max().unwrap_or(0);
     if max > u16::MAX as usize {
         return Err(CodingError::TooLong(max));
@@ -175,14 +182,23 @@ mod tests {
 
     #[test]
     fn xor_rebuilds_any_one_packet_of_different_lengths() {
-        let data: Vec<Vec<u8>> = vec![b"hello".to_vec(), b"a much longer packet".to_vec(), vec![], b"xyz".to_vec()];
+        let data: Vec<Vec<u8>> = vec![
+            b"hello".to_vec(),
+            b"a much longer packet".to_vec(),
+            vec![],
+            b"xyz".to_vec(),
+        ];
         let mut p = XorParity::default();
         for d in &data {
             p.add(d).unwrap();
         }
         let parity = p.payload();
         for lost in 0..data.len() {
-            let others = data.iter().enumerate().filter(|&(i, _)| i != lost).map(|(_, d)| d.as_slice());
+            let others = data
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != lost)
+                .map(|(_, d)| d.as_slice());
             assert_eq!(xor_rebuild(&parity, others).unwrap(), data[lost]);
         }
     }
@@ -196,7 +212,11 @@ mod tests {
         assert_eq!(repair.len(), 2);
         // Lose data 1 and 3; keep both repairs.
         let present = [(0, refs[0]), (2, refs[2])];
-        let rep: Vec<(usize, &[u8])> = repair.iter().enumerate().map(|(j, r)| (j, r.as_slice())).collect();
+        let rep: Vec<(usize, &[u8])> = repair
+            .iter()
+            .enumerate()
+            .map(|(j, r)| (j, r.as_slice()))
+            .collect();
         let mut rebuilt = rs_rebuild(4, 2, &present, &rep).unwrap();
         rebuilt.sort();
         assert_eq!(rebuilt, vec![(1, data[1].clone()), (3, data[3].clone())]);

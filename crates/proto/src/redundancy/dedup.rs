@@ -149,7 +149,11 @@ mod tests {
         assert_eq!(w.insert(start.wrapping_add(28)), Verdict::Duplicate);
         assert_eq!(w.insert(start.wrapping_add(200)), Verdict::New);
         assert_eq!(w.insert(start.wrapping_add(100)), Verdict::TooOld);
-        assert_eq!(w.insert(start.wrapping_add(150)), Verdict::New, "inside the window, never seen");
+        assert_eq!(
+            w.insert(start.wrapping_add(150)),
+            Verdict::New,
+            "inside the window, never seen"
+        );
     }
 
     proptest! {

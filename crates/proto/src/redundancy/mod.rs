@@ -2,9 +2,17 @@
 //! redundancy modes, the ingress encoder, and the egress decoder (dedup,
 //! rebuild, re-order).
 
-pub mod dedup;
-pub mod reorder;
 pub mod coding;
+pub mod dedup;
 pub mod mode;
+pub mod reorder;
 
 pub use mode::{Mode, ModeError};
+pub mod adaptive;
+pub mod egress;
+pub mod ingress;
+
+pub use egress::{EgressConfig, EgressCounters, EgressSession, PathCounters};
+pub use ingress::{
+    IngressConfig, IngressCounters, IngressSession, Outgoing, PacketMeta, PathState, Payload,
+};

@@ -65,12 +65,20 @@ impl Mode {
                 Err(ModeError::ParityX(x))
             }
             Mode::Erasure { n, m }
-                if m == 0 || m >= n || m > MAX_SHARDS || n - m > MAX_SHARDS
-                    || !reed_solomon_simd::ReedSolomonEncoder::supports(m as usize, (n - m) as usize) =>
+                if m == 0
+                    || m >= n
+                    || m > MAX_SHARDS
+                    || n - m > MAX_SHARDS
+                    || !reed_solomon_simd::ReedSolomonEncoder::supports(
+                        m as usize,
+                        (n - m) as usize,
+                    ) =>
             {
                 Err(ModeError::ErasureShape { n, m })
             }
-            Mode::Adaptive { target } if !(target > 0.0 && target < 1.0) => Err(ModeError::Target(target)),
+            Mode::Adaptive { target } if !(target > 0.0 && target < 1.0) => {
+                Err(ModeError::Target(target))
+            }
             _ => Ok(()),
         }
     }
@@ -135,7 +143,11 @@ impl FromStr for Mode {
             Some((n, a)) => (n, Some(a)),
             None => (s, None),
         };
-        let num = |a: &str| a.trim().parse::<u8>().map_err(|_| ModeError::Number(s.to_string()));
+        let num = |a: &str| {
+            a.trim()
+                .parse::<u8>()
+                .map_err(|_| ModeError::Number(s.to_string()))
+        };
         let mode = match (name.trim(), arg) {
             ("single", None) => Mode::Single,
             ("stripe", None) => Mode::Stripe { pin_flows: false },
@@ -145,12 +157,20 @@ impl FromStr for Mode {
             ("parity", Some(x)) => Mode::Parity(num(x)?),
             ("parity-rotating", Some(x)) => Mode::ParityRotating(num(x)?),
             ("erasure", Some(nm)) => {
-                let (n, m) = nm.split_once(',').ok_or_else(|| ModeError::Number(s.to_string()))?;
-                Mode::Erasure { n: num(n)?, m: num(m)? }
+                let (n, m) = nm
+                    .split_once(',')
+                    .ok_or_else(|| ModeError::Number(s.to_string()))?;
+                Mode::Erasure {
+                    n: num(n)?,
+                    m: num(m)?,
+                }
             }
             ("adaptive", None) => Mode::Adaptive { target: 0.999 },
             ("adaptive", Some(t)) => Mode::Adaptive {
-                target: t.trim().parse().map_err(|_| ModeError::Number(s.to_string()))?,
+                target: t
+                    .trim()
+                    .parse()
+                    .map_err(|_| ModeError::Number(s.to_string()))?,
             },
             _ => return Err(ModeError::Unknown(s.to_string())),
         };
@@ -178,15 +198,42 @@ mod tests {
         ] {
             assert_eq!(s.parse::<Mode>().unwrap().to_string(), s);
         }
-        assert_eq!("adaptive".parse::<Mode>().unwrap(), Mode::Adaptive { target: 0.999 });
-        assert!(matches!("mirror:0".parse::<Mode>(), Err(ModeError::MirrorK(0))));
-        assert!(matches!("parity:1".parse::<Mode>(), Err(ModeError::ParityX(1))));
-        assert!(matches!("parity:17".parse::<Mode>(), Err(ModeError::ParityX(17))));
-        assert!(matches!("erasure:4,4".parse::<Mode>(), Err(ModeError::ErasureShape { .. })));
-        assert!(matches!("erasure:40,20".parse::<Mode>(), Err(ModeError::ErasureShape { .. })));
-        assert!(matches!("adaptive:1.5".parse::<Mode>(), Err(ModeError::Target(_))));
-        assert!(matches!("raid6".parse::<Mode>(), Err(ModeError::Unknown(_))));
-        assert!(matches!("mirror:x".parse::<Mode>(), Err(ModeError::Number(_))));
+        assert_eq!(
+            "adaptive".parse::<Mode>().unwrap(),
+            Mode::Adaptive { target: 0.999 }
+        );
+        assert!(matches!(
+            "mirror:0".parse::<Mode>(),
+            Err(ModeError::MirrorK(0))
+        ));
+        assert!(matches!(
+            "parity:1".parse::<Mode>(),
+            Err(ModeError::ParityX(1))
+        ));
+        assert!(matches!(
+            "parity:17".parse::<Mode>(),
+            Err(ModeError::ParityX(17))
+        ));
+        assert!(matches!(
+            "erasure:4,4".parse::<Mode>(),
+            Err(ModeError::ErasureShape { .. })
+        ));
+        assert!(matches!(
+            "erasure:40,20".parse::<Mode>(),
+            Err(ModeError::ErasureShape { .. })
+        ));
+        assert!(matches!(
+            "adaptive:1.5".parse::<Mode>(),
+            Err(ModeError::Target(_))
+        ));
+        assert!(matches!(
+            "raid6".parse::<Mode>(),
+            Err(ModeError::Unknown(_))
+        ));
+        assert!(matches!(
+            "mirror:x".parse::<Mode>(),
+            Err(ModeError::Number(_))
+        ));
     }
 
     #[test]

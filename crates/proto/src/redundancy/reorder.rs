@@ -126,7 +126,14 @@ impl<P> ReorderBuffer<P> {
 
     /// Takes packet `seq` (already deduplicated); calls `release` with
     /// every packet now due, in order.
-    pub fn push(&mut self, now: Instant, seq: u32, congestion: bool, packet: P, mut release: impl FnMut(P)) {
+    pub fn push(
+        &mut self,
+        now: Instant,
+        seq: u32,
+        congestion: bool,
+        packet: P,
+        mut release: impl FnMut(P),
+    ) {
         let next = *self.next.get_or_insert(seq);
         let offset = seq.wrapping_sub(next);
         if offset >= 1 << 31 {
@@ -329,7 +336,10 @@ mod tests {
             r.push(ms(t + 3), 2 * i, false, 0, &mut sink);
         }
         let t = r.timeout();
-        assert!(t >= Duration::from_millis(3) && t <= Duration::from_millis(8), "{t:?}");
+        assert!(
+            t >= Duration::from_millis(3) && t <= Duration::from_millis(8),
+            "{t:?}"
+        );
     }
 
     proptest! {

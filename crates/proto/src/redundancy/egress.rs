@@ -1,0 +1,309 @@
+//! The egress decoder of one session: delivers each packet at most once,
+//! rebuilds lost packets from parity/repair as soon as enough of their
+//! group has arrived, optionally re-orders, and counts what every path
+//! brought.
+//!
+//! Order of decisions for an arriving packet:
+//! 1. data: the dedup window decides new / duplicate / too old; a new
+//!    packet is delivered at once (or through the re-order buffer) and,
+//!    when it belongs to a group, kept until the group is settled;
+//! 2. repair: kept with its group; its header's group shape is
+//!    authoritative (a flushed group is smaller than planned);
+//! 3. the group is rebuilt when the missing data packets are no more than
+//!    the repair packets at hand (XOR: one; Reed-Solomon: n-m), and every
+//!    rebuilt packet passes the dedup window like any other.
+//!
+//! Bounded: at most `max_groups` open groups per session (the oldest is
+//! dropped, counted), the dedup window, and the re-order buffer.
+
+use std::collections::VecDeque;
+
+use braid_wire::{DataPacket, RedundancyMode};
+
+use super::coding::{rs_rebuild, xor_rebuild};
+use super::dedup::{DedupWindow, Verdict};
+use super::mode::MAX_PATHS;
+use super::reorder::{ReorderBuffer, ReorderConfig, ReorderCounters};
+use crate::time::Instant;
+
+/// Egress settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EgressConfig {
+    /// Sequence numbers the dedup window spans (rounded up to a power of
+    /// two).
+    pub dedup_window: u32,
+    /// Re-order before delivery (off by default: most traffic is better
+    /// served by delivering at once; TCP over striped paths wants it on).
+    pub reorder: Option<ReorderConfig>,
+    /// Groups kept open per session while waiting for repair.
+    pub max_groups: usize,
+}
+
+impl Default for EgressConfig {
+    fn default() -> Self {
+        EgressConfig {
+            dedup_window: 8192,
+            reorder: None,
+            max_groups: 32,
+        }
+    }
+}
+
+/// What one path brought to this egress.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PathCounters {
+    /// Packets (data and repair) that arrived by this path.
+    pub received: u64,
+    /// Data packets whose first copy came by this path.
+    pub delivered: u64,
+    /// Copies that arrived after the packet was already delivered.
+    pub duplicates: u64,
+    /// Repair packets from this path that rebuilt a lost packet.
+    pub repairs_used: u64,
+}
+
+/// Counters of one egress session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EgressCounters {
+    pub delivered: u64,
+    pub duplicates: u64,
+    /// Older than the dedup window: dropped (see `dedup`).
+    pub too_old: u64,
+    pub rebuilt: u64,
+    /// Groups whose rebuild failed (malformed repair): dropped, counted.
+    pub rebuild_failed: u64,
+    pub repair_received: u64,
+    /// Groups dropped unsettled to keep within `max_groups`.
+    pub groups_evicted: u64,
+    pub per_path: [PathCounters; MAX_PATHS],
+}
+
+#[derive(Debug)]
+struct RxGroup {
+    base: u32,
+    mode: RedundancyMode,
+    /// Planned data count (from data headers) until a repair packet says
+    /// the real one.
+    data: u8,
+    repair_count: u8,
+    shape_known: bool,
+    slots: Vec<Option<Vec<u8>>>,
+    repairs: Vec<(u8, u8, Vec<u8>)>,
+    settled: bool,
+}
+
+/// The decoder of one session.
+#[derive(Debug)]
+pub struct EgressSession {
+    config: EgressConfig,
+    dedup: DedupWindow,
+    reorder: Option<ReorderBuffer<Vec<u8>>>,
+    groups: VecDeque<RxGroup>,
+    counters: EgressCounters,
+}
+
+impl EgressSession {
+    pub fn new(config: EgressConfig) -> Self {
+        EgressSession {
+            dedup: DedupWindow::new(config.dedup_window),
+            reorder: config.reorder.map(ReorderBuffer::new),
+            groups: VecDeque::new(),
+            counters: EgressCounters::default(),
+            config,
+        }
+    }
+
+    pub fn counters(&self) -> &EgressCounters {
+        &self.counters
+    }
+
+    pub fn reorder_counters(&self) -> Option<ReorderCounters> {
+        self.reorder.as_ref().map(ReorderBuffer::counters)
+    }
+
+    /// Bytes of state held now (window, open groups, re-order buffer).
+    pub fn memory(&self) -> usize {
+        let groups: usize = self
+            .groups
+            .iter()
+            .map(|g| {
+                g.slots.iter().flatten().map(Vec::capacity).sum::<usize>()
+                    + g.repairs.iter().map(|r| r.2.capacity()).sum::<usize>()
+                    + core::mem::size_of::<RxGroup>()
+            })
+            .sum();
+        self.dedup.memory() + groups + core::mem::size_of::<Self>()
+    }
+
+    /// Takes one arriving packet; calls `deliver` with every payload now
+    /// due (zero, one or several: rebuilt packets, re-ordered runs).
+    pub fn receive(&mut self, now: Instant, pkt: &DataPacket<'_>, deliver: &mut dyn FnMut(&[u8])) {
+        let h = &pkt.header;
+        let path = (h.path as usize).min(MAX_PATHS - 1);
+        self.counters.per_path[path].received += 1;
+        let congestion = h.flags.contains(braid_wire::DataFlags::CONGESTION);
+        if h.group.is_repair() {
+            self.counters.repair_received += 1;
+            let gi = self.group_for(h.seq, h.mode, h.group.data);
+            let g = &mut self.groups[gi];
+            if !g.settled && !g.repairs.iter().any(|r| r.0 == h.group.index) {
+                g.data = h.group.data;
+                g.repair_count = h.group.repair;
+                g.shape_known = true;
+                g.repairs
+                    .push((h.group.index, path as u8, pkt.payload.to_vec()));
+            }
+            self.try_rebuild(now, gi, deliver);
+            return;
+        }
+        match self.dedup.insert(h.seq) {
+            Verdict::Duplicate => {
+                self.counters.duplicates += 1;
+                self.counters.per_path[path].duplicates += 1;
+                return;
+            }
+            Verdict::TooOld => {
+                self.counters.too_old += 1;
+                return;
+            }
+            Verdict::New => {}
+        }
+        self.counters.delivered += 1;
+        self.counters.per_path[path].delivered += 1;
+        Self::release(
+            &mut self.reorder,
+            now,
+            h.seq,
+            congestion,
+            pkt.payload,
+            deliver,
+        );
+        if !h.group.is_none() {
+            let base = h.seq.wrapping_sub(h.group.index as u32);
+            let gi = self.group_for(base, h.mode, h.group.data);
+            let g = &mut self.groups[gi];
+            if !g.settled {
+                if let Some(slot) = g.slots.get_mut(h.group.index as usize) {
+                    *slot = Some(pkt.payload.to_vec());
+                }
+            }
+            self.try_rebuild(now, gi, deliver);
+        }
+    }
+
+    fn release(
+        reorder: &mut Option<ReorderBuffer<Vec<u8>>>,
+        now: Instant,
+        seq: u32,
+        congestion: bool,
+        payload: &[u8],
+        deliver: &mut dyn FnMut(&[u8]),
+    ) {
+        match reorder {
+            Some(r) => r.push(now, seq, congestion, payload.to_vec(), |p| deliver(&p)),
+            None => deliver(payload),
+        }
+    }
+
+    /// The index of the group starting at `base`, opened if new.
+    fn group_for(&mut self, base: u32, mode: RedundancyMode, data: u8) -> usize {
+        if let Some(i) = self.groups.iter().position(|g| g.base == base) {
+            return i;
+        }
+        if self.groups.len() >= self.config.max_groups.max(1) {
+            let old = self.groups.pop_front().expect("non-empty");
+            if !old.settled {
+                self.counters.groups_evicted += 1;
+            }
+        }
+        self.groups.push_back(RxGroup {
+            base,
+            mode,
+            data,
+            repair_count: 0,
+            shape_known: false,
+            slots: vec![None; super::mode::MAX_SHARDS as usize],
+            repairs: Vec::new(),
+            settled: false,
+        });
+        self.groups.len() - 1
+    }
+
+    fn try_rebuild(&mut self, now: Instant, gi: usize, deliver: &mut dyn FnMut(&[u8])) {
+        let g = &mut self.groups[gi];
+        if g.settled {
+            return;
+        }
+        let m = g.data as usize;
+        let missing: Vec<usize> = (0..m).filter(|&i| g.slots[i].is_none()).collect();
+        if missing.is_empty() {
+            if g.shape_known || m > 0 {
+                Self::settle(g);
+            }
+            return;
+        }
+        if !g.shape_known || missing.len() > g.repairs.len() {
+            return;
+        }
+        let rebuilt: Result<Vec<(usize, Vec<u8>)>, _> = match g.mode {
+            RedundancyMode::Erasure => {
+                let present: Vec<(usize, &[u8])> = (0..m)
+                    .filter_map(|i| g.slots[i].as_deref().map(|s| (i, s)))
+                    .collect();
+                let repairs: Vec<(usize, &[u8])> = g
+                    .repairs
+                    .iter()
+                    .map(|(idx, _, p)| (*idx as usize - m, p.as_slice()))
+                    .collect();
+                rs_rebuild(m, g.repair_count as usize, &present, &repairs)
+            }
+            _ => {
+                let others = (0..m).filter_map(|i| g.slots[i].as_deref());
+                xor_rebuild(&g.repairs[0].2, others).map(|p| vec![(missing[0], p)])
+            }
+        };
+        let repair_path = g.repairs[0].1 as usize;
+        let base = g.base;
+        Self::settle(g);
+        let rebuilt = match rebuilt {
+            Ok(r) => r,
+            Err(_) => {
+                self.counters.rebuild_failed += 1;
+                return;
+            }
+        };
+        for (i, payload) in rebuilt {
+            let seq = base.wrapping_add(i as u32);
+            if self.dedup.insert(seq) == Verdict::New {
+                self.counters.rebuilt += 1;
+                self.counters.delivered += 1;
+                self.counters.per_path[repair_path].repairs_used += 1;
+                Self::release(&mut self.reorder, now, seq, false, &payload, deliver);
+            }
+        }
+    }
+
+    fn settle(g: &mut RxGroup) {
+        g.settled = true;
+        g.slots.iter_mut().for_each(|s| *s = None);
+        g.repairs.clear();
+    }
+
+    /// When the re-order buffer next needs [`Self::handle_timeout`].
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.reorder.as_ref().and_then(ReorderBuffer::poll_timeout)
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant, deliver: &mut dyn FnMut(&[u8])) {
+        if let Some(r) = &mut self.reorder {
+            r.handle_timeout(now, |p| deliver(&p));
+        }
+    }
+
+    /// Releases everything the re-order buffer holds.
+    pub fn flush(&mut self, deliver: &mut dyn FnMut(&[u8])) {
+        if let Some(r) = &mut self.reorder {
+            r.flush(|p| deliver(&p));
+        }
+    }
+}

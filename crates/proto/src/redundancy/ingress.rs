@@ -1,0 +1,451 @@
+//! The ingress encoder of one session (ingress, egress, class): gives each
+//! packet its sequence number and decides, by the session's mode, which
+//! paths carry a copy and which parity/repair packets go out.
+//!
+//! Data is never held back ("latency-free"): every data packet leaves the
+//! moment it is encoded. Repair packets leave when their group is full, or
+//! when the flush timer closes a group that stopped filling; a flushed
+//! group's repair packets carry the group's real size, which the egress
+//! takes as authoritative.
+//!
+//! The encoder does not know routes: it names a path slot (0..16); the node
+//! attaches that slot's source route when it sends.
+
+use std::time::Duration;
+
+use braid_wire::{DataFlags, DataHeader, Group, NodeId};
+use reed_solomon_simd::ReedSolomonEncoder;
+
+use super::adaptive;
+use super::coding::{rs_encode, XorParity};
+use super::mode::{Mode, MAX_PATHS};
+use crate::time::Instant;
+
+/// What the ingress knows of one of its paths.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PathState {
+    pub up: bool,
+    /// Capacity estimate (any unit, the same for all paths): the stripe
+    /// weight.
+    pub weight: u32,
+    /// Measured loss ratio in [0, 1] (for the adaptive mode).
+    pub loss: f64,
+}
+
+/// Per-packet facts from the classifier.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PacketMeta {
+    pub flow_hash: u64,
+    pub urgent: bool,
+    pub congestion: bool,
+}
+
+/// The bytes an outgoing packet carries after its header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Payload {
+    /// The packet given to [`IngressSession::encode`], unchanged.
+    Input,
+    /// A parity/repair payload made here.
+    Repair(Vec<u8>),
+}
+
+/// One packet to send: on path slot `path`, with `header`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    pub path: u8,
+    pub header: DataHeader,
+    pub payload: Payload,
+}
+
+/// Encoder settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IngressConfig {
+    /// A group that has not filled within this time is closed and its
+    /// repair packets sent. Data never waits for it.
+    pub flush_after: Duration,
+    pub hop_limit: u8,
+}
+
+impl Default for IngressConfig {
+    fn default() -> Self {
+        IngressConfig {
+            flush_after: Duration::from_millis(20),
+            hop_limit: 32,
+        }
+    }
+}
+
+/// Counters of one ingress session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IngressCounters {
+    pub data_packets: u64,
+    pub copies: u64,
+    pub repair_packets: u64,
+    pub groups_flushed: u64,
+    /// Packets dropped because no path was up.
+    pub no_path: u64,
+    pub mode_changes: u64,
+    pub sent_per_path: [u64; MAX_PATHS],
+}
+
+#[derive(Debug, Clone)]
+struct OpenGroup {
+    base: u32,
+    data: u8,
+    repair: u8,
+    count: u8,
+    parity_path: usize,
+    opened_at: Instant,
+}
+
+/// The encoder of one session.
+pub struct IngressSession {
+    ingress: NodeId,
+    egress: NodeId,
+    class: u8,
+    config: IngressConfig,
+    mode: Mode,
+    active: Mode,
+    seq: u32,
+    paths: Vec<PathState>,
+    wrr: Vec<i64>,
+    group: Option<OpenGroup>,
+    groups: u64,
+    xor: XorParity,
+    rs: Option<ReedSolomonEncoder>,
+    held: Vec<Vec<u8>>,
+    counters: IngressCounters,
+}
+
+impl core::fmt::Debug for IngressSession {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("IngressSession")
+            .field("ingress", &self.ingress)
+            .field("egress", &self.egress)
+            .field("class", &self.class)
+            .field("mode", &self.mode)
+            .field("active", &self.active)
+            .field("seq", &self.seq)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IngressSession {
+    /// A session from `ingress` to `egress` for traffic class `class`;
+    /// sequence numbers start at `first_seq`.
+    pub fn new(
+        ingress: NodeId,
+        egress: NodeId,
+        class: u8,
+        mode: Mode,
+        config: IngressConfig,
+        first_seq: u32,
+    ) -> Self {
+        IngressSession {
+            ingress,
+            egress,
+            class,
+            config,
+            mode,
+            active: if matches!(mode, Mode::Adaptive { .. }) {
+                Mode::Single
+            } else {
+                mode
+            },
+            seq: first_seq,
+            paths: Vec::new(),
+            wrr: Vec::new(),
+            group: None,
+            groups: 0,
+            xor: XorParity::default(),
+            rs: None,
+            held: Vec::new(),
+            counters: IngressCounters::default(),
+        }
+    }
+
+    pub fn counters(&self) -> &IngressCounters {
+        &self.counters
+    }
+
+    /// The configured mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The mode in force (for `adaptive`, the one it chose).
+    pub fn active_mode(&self) -> Mode {
+        self.active
+    }
+
+    /// The next sequence number to be used.
+    pub fn next_seq(&self) -> u32 {
+        self.seq
+    }
+
+    /// Replaces the mode; the open group is closed first (its repair
+    /// packets go out), so no packet is lost or sent twice.
+    pub fn set_mode(&mut self, now: Instant, mode: Mode, out: &mut Vec<Outgoing>) {
+        self.mode = mode;
+        let active = match mode {
+            Mode::Adaptive { target } => adaptive::choose(target, &self.paths),
+            m => m,
+        };
+        self.activate(now, active, out);
+    }
+
+    /// Updates the paths (at most 16: slot i is path index i). For the
+    /// adaptive mode this re-evaluates the choice.
+    pub fn set_paths(&mut self, now: Instant, paths: &[PathState], out: &mut Vec<Outgoing>) {
+        self.paths = paths.iter().take(MAX_PATHS).copied().collect();
+        self.wrr.resize(self.paths.len(), 0);
+        if let Mode::Adaptive { target } = self.mode {
+            let choice = adaptive::choose(target, &self.paths);
+            self.activate(now, choice, out);
+        }
+    }
+
+    fn activate(&mut self, now: Instant, mode: Mode, out: &mut Vec<Outgoing>) {
+        if mode != self.active {
+            self.close_group(now, out);
+            self.active = mode;
+            self.counters.mode_changes += 1;
+        }
+    }
+
+    fn up(&self) -> impl Iterator<Item = usize> + '_ {
+        self.paths
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.up)
+            .map(|(i, _)| i)
+    }
+
+    fn header(&self, meta: PacketMeta, path: usize, seq: u32, group: Group) -> DataHeader {
+        let mut flags = DataFlags::empty();
+        if meta.urgent {
+            flags.insert(DataFlags::URGENT);
+        }
+        if meta.congestion {
+            flags.insert(DataFlags::CONGESTION);
+        }
+        if group.is_repair() {
+            flags.insert(DataFlags::PARITY);
+        }
+        DataHeader {
+            flags,
+            mode: self.active.wire(),
+            path: path as u8,
+            route_ptr: 0,
+            ingress: self.ingress,
+            egress: self.egress,
+            seq,
+            group,
+            hop_limit: self.config.hop_limit,
+            class: self.class,
+        }
+    }
+
+    fn emit(&mut self, out: &mut Vec<Outgoing>, path: usize, header: DataHeader, payload: Payload) {
+        self.counters.sent_per_path[path] += 1;
+        if matches!(payload, Payload::Repair(_)) {
+            self.counters.repair_packets += 1;
+        } else {
+            self.counters.copies += 1;
+        }
+        out.push(Outgoing {
+            path: path as u8,
+            header,
+            payload,
+        });
+    }
+
+    /// Smooth weighted round robin over `among` (deterministic).
+    fn stripe_pick(&mut self, among: &[usize]) -> usize {
+        let total: i64 = among
+            .iter()
+            .map(|&i| self.paths[i].weight.max(1) as i64)
+            .sum();
+        let mut best = among[0];
+        for &i in among {
+            self.wrr[i] += self.paths[i].weight.max(1) as i64;
+            if self.wrr[i] > self.wrr[best] {
+                best = i;
+            }
+        }
+        self.wrr[best] -= total;
+        best
+    }
+
+    /// Encodes one data packet; pushes what to send onto `out` (payload
+    /// `Input` means the packet itself).
+    pub fn encode(
+        &mut self,
+        now: Instant,
+        packet: &[u8],
+        meta: PacketMeta,
+        out: &mut Vec<Outgoing>,
+    ) {
+        let up: Vec<usize> = self.up().collect();
+        if up.is_empty() && self.active != Mode::Tree {
+            self.counters.no_path += 1;
+            return;
+        }
+        let seq = self.seq;
+        self.counters.data_packets += 1;
+        match self.active {
+            Mode::Single | Mode::Adaptive { .. } => {
+                let h = self.header(meta, up[0], seq, Group::NONE);
+                self.emit(out, up[0], h, Payload::Input);
+            }
+            Mode::Tree => {
+                let h = self.header(meta, 0, seq, Group::NONE);
+                self.emit(out, 0, h, Payload::Input);
+            }
+            Mode::Stripe { pin_flows } => {
+                let path = if pin_flows {
+                    let total: u64 = up.iter().map(|&i| self.paths[i].weight.max(1) as u64).sum();
+                    let mut point = meta.flow_hash % total;
+                    *up.iter()
+                        .find(|&&i| {
+                            let w = self.paths[i].weight.max(1) as u64;
+                            let hit = point < w;
+                            point = point.saturating_sub(w);
+                            hit
+                        })
+                        .expect("point < total")
+                } else {
+                    self.stripe_pick(&up)
+                };
+                let h = self.header(meta, path, seq, Group::NONE);
+                self.emit(out, path, h, Payload::Input);
+            }
+            Mode::Mirror(k) => {
+                for &path in up.iter().take(k as usize) {
+                    let h = self.header(meta, path, seq, Group::NONE);
+                    self.emit(out, path, h, Payload::Input);
+                }
+            }
+            Mode::Parity(_) | Mode::ParityRotating(_) | Mode::Erasure { .. } => {
+                self.encode_grouped(now, packet, meta, &up, out);
+            }
+        }
+        self.seq = seq.wrapping_add(1);
+    }
+
+    fn encode_grouped(
+        &mut self,
+        now: Instant,
+        packet: &[u8],
+        meta: PacketMeta,
+        up: &[usize],
+        out: &mut Vec<Outgoing>,
+    ) {
+        if self.group.is_none() {
+            let (data, repair) = self.active.group_shape();
+            let parity_path = match self.active {
+                Mode::Parity(_) => *up.last().expect("non-empty"),
+                Mode::ParityRotating(_) => up[(self.groups % up.len() as u64) as usize],
+                _ => usize::MAX,
+            };
+            self.group = Some(OpenGroup {
+                base: self.seq,
+                data,
+                repair,
+                count: 0,
+                parity_path,
+                opened_at: now,
+            });
+            self.groups += 1;
+            self.xor.reset();
+            self.held.clear();
+        }
+        let g = self.group.clone().expect("opened above");
+        let data_paths: Vec<usize> = if up.len() > 1 {
+            up.iter().copied().filter(|&p| p != g.parity_path).collect()
+        } else {
+            up.to_vec()
+        };
+        let path = self.stripe_pick(&data_paths);
+        let group = Group {
+            data: g.data,
+            repair: g.repair,
+            index: g.count,
+        };
+        let h = self.header(meta, path, self.seq, group);
+        self.emit(out, path, h, Payload::Input);
+        match self.active {
+            Mode::Erasure { .. } => self.held.push(packet.to_vec()),
+            _ => {
+                // A payload too long for the 16-bit length prefix cannot be
+                // protected; it still went out above.
+                let _ = self.xor.add(packet);
+            }
+        }
+        let g = self.group.as_mut().expect("open");
+        g.count += 1;
+        if g.count == g.data {
+            self.close_group(now, out);
+        }
+    }
+
+    /// Sends the open group's repair packets and closes it.
+    fn close_group(&mut self, _now: Instant, out: &mut Vec<Outgoing>) {
+        let Some(g) = self.group.take() else {
+            return;
+        };
+        if g.count == 0 {
+            return;
+        }
+        if g.count < g.data {
+            self.counters.groups_flushed += 1;
+        }
+        let up: Vec<usize> = self.up().collect();
+        if up.is_empty() {
+            return;
+        }
+        let meta = PacketMeta::default();
+        let repair_group = |index| Group {
+            data: g.count,
+            repair: g.repair,
+            index,
+        };
+        match self.active {
+            Mode::Erasure { .. } => {
+                let refs: Vec<&[u8]> = self.held.iter().map(Vec::as_slice).collect();
+                if let Ok(repairs) = rs_encode(&mut self.rs, &refs, g.repair as usize) {
+                    for (j, payload) in repairs.into_iter().enumerate() {
+                        let path = up[(self.groups as usize + j) % up.len()];
+                        let h = self.header(meta, path, g.base, repair_group(g.count + j as u8));
+                        self.emit(out, path, h, Payload::Repair(payload));
+                    }
+                }
+                self.held.clear();
+            }
+            _ => {
+                let path = if self.paths.get(g.parity_path).is_some_and(|p| p.up) {
+                    g.parity_path
+                } else {
+                    *up.last().expect("non-empty")
+                };
+                let h = self.header(meta, path, g.base, repair_group(g.count));
+                let payload = self.xor.payload();
+                self.emit(out, path, h, Payload::Repair(payload));
+            }
+        }
+    }
+
+    /// When the open group must be flushed.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.group
+            .as_ref()
+            .map(|g| g.opened_at + self.config.flush_after)
+    }
+
+    /// Flushes the open group if its time has come.
+    pub fn handle_timeout(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            self.close_group(now, out);
+        }
+    }
+}
