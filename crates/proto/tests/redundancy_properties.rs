@@ -29,6 +29,15 @@ struct Sent {
     data_of: Option<usize>,
 }
 
+/// A group as sent: its shard indexes, those of which a copy arrived, and
+/// the original packets among its data.
+#[derive(Default)]
+struct GroupSeen {
+    shards: HashSet<u8>,
+    arrived: HashSet<u8>,
+    members: Vec<usize>,
+}
+
 struct Run {
     sent: Vec<Sent>,
     delivered: Vec<Vec<u8>>,
@@ -186,38 +195,37 @@ proptest! {
         }
         // Any packet of which one copy arrived is delivered (mirror: if any
         // copy arrives).
-        for i in 0..count {
+        for (i, original) in originals.iter().enumerate() {
             if r.arrived[i] {
-                prop_assert!(seen.contains(&originals[i]), "packet {} arrived but was not delivered", i);
+                prop_assert!(seen.contains(original), "packet {} arrived but was not delivered", i);
             }
         }
         // Without repair, nothing that did not arrive can be delivered.
         let (data, repair) = mode.group_shape();
         if repair == 0 {
-            for i in 0..count {
-                prop_assert_eq!(seen.contains(&originals[i]), r.arrived[i]);
+            for (i, original) in originals.iter().enumerate() {
+                prop_assert_eq!(seen.contains(original), r.arrived[i]);
             }
         } else {
             // Per group: shards lost (no copy arrived); if at most `repair`,
             // the whole group is delivered.
-            let mut groups: BTreeMap<u32, (HashSet<u8>, HashSet<u8>, Vec<usize>, u8)> = BTreeMap::new();
+            let mut groups: BTreeMap<u32, GroupSeen> = BTreeMap::new();
             for (j, s) in r.sent.iter().enumerate() {
                 let h = &s.header;
                 let base = if h.group.is_repair() { h.seq } else { h.seq.wrapping_sub(h.group.index as u32) };
                 let g = groups.entry(base).or_default();
-                g.0.insert(h.group.index);
+                g.shards.insert(h.group.index);
                 if !lost[j % lost.len()] {
-                    g.1.insert(h.group.index);
+                    g.arrived.insert(h.group.index);
                 }
-                if let Some(i) = s.data_of { g.2.push(i); }
-                if h.group.is_repair() { g.3 = h.group.data; }
+                if let Some(i) = s.data_of { g.members.push(i); }
             }
-            for (base, (all, got, members, _)) in &groups {
-                let lost_shards = all.len() - got.len();
+            for (base, g) in &groups {
+                let lost_shards = g.shards.len() - g.arrived.len();
                 if lost_shards <= repair as usize {
-                    for &i in members {
+                    for &i in &g.members {
                         prop_assert!(seen.contains(&originals[i]),
-                            "group {} lost {} of {} shards, packet {} missing ({}, {} data)", base, lost_shards, all.len(), i, mode, data);
+                            "group {} lost {} of {} shards, packet {} missing ({}, {} data)", base, lost_shards, g.shards.len(), i, mode, data);
                     }
                 }
             }

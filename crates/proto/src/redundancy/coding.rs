@@ -146,7 +146,7 @@ pub fn rs_rebuild(
     repair: &[(usize, &[u8])],
 ) -> Result<Vec<(usize, Vec<u8>)>, CodingError> {
     let size = repair.first().map(|(_, r)| r.len()).unwrap_or(0);
-    if size < LEN_PREFIX || size % 2 != 0 || repair.iter().any(|(_, r)| r.len() != size) {
+    if size < LEN_PREFIX || !size.is_multiple_of(2) || repair.iter().any(|(_, r)| r.len() != size) {
         return Err(CodingError::BadShard(size));
     }
     let mut dec = ReedSolomonDecoder::new(data_count, repair_count, size).map_err(rs_err)?;

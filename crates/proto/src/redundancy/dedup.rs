@@ -115,7 +115,7 @@ impl DedupWindow {
         let mut left = by;
         while left > 0 {
             let i = seq & self.mask;
-            if i % 64 == 0 && left >= 64 {
+            if i.is_multiple_of(64) && left >= 64 {
                 self.bits[(i / 64) as usize] = 0;
                 seq = seq.wrapping_add(64);
                 left -= 64;
