@@ -172,9 +172,9 @@ mod tests {
             matches!(light, Mode::Parity(_) | Mode::Erasure { .. }),
             "{light}"
         );
-        let heavy = choose(0.999, &paths(&[0.2, 0.2, 0.2]));
+        let heavy = choose(0.999, &paths(&[0.1, 0.1, 0.1]));
         assert!(
-            delivery_ratio(&heavy, &paths(&[0.2, 0.2, 0.2])) >= 0.999,
+            delivery_ratio(&heavy, &paths(&[0.1, 0.1, 0.1])) >= 0.999,
             "{heavy}"
         );
         assert!(heavy.overhead(3) > light.overhead(3));
