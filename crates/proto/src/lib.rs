@@ -17,6 +17,7 @@
 //! | [`netjson`] | reading a NetJSON NetworkGraph into a graph |
 //! | [`generate`] | seeded topology generators (random geometric mesh, ...) |
 
+pub mod classify;
 pub mod control;
 pub mod generate;
 pub mod graph;

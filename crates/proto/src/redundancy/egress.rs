@@ -37,6 +37,9 @@ pub struct EgressConfig {
     pub reorder: Option<ReorderConfig>,
     /// Groups kept open per session while waiting for repair.
     pub max_groups: usize,
+    /// This many packets in a row older than the window mean the ingress
+    /// restarted its sequence: the window starts over from the next one.
+    pub resync_after: u32,
 }
 
 impl Default for EgressConfig {
@@ -45,6 +48,7 @@ impl Default for EgressConfig {
             dedup_window: 8192,
             reorder: None,
             max_groups: 32,
+            resync_after: 64,
         }
     }
 }
@@ -75,6 +79,8 @@ pub struct EgressCounters {
     pub repair_received: u64,
     /// Groups dropped unsettled to keep within `max_groups`.
     pub groups_evicted: u64,
+    /// Times the window started over after a run of too-old packets.
+    pub resyncs: u64,
     pub per_path: [PathCounters; MAX_PATHS],
 }
 
@@ -99,6 +105,7 @@ pub struct EgressSession {
     dedup: DedupWindow,
     reorder: Option<ReorderBuffer<Vec<u8>>>,
     groups: VecDeque<RxGroup>,
+    too_old_run: u32,
     counters: EgressCounters,
 }
 
@@ -108,6 +115,7 @@ impl EgressSession {
             dedup: DedupWindow::new(config.dedup_window),
             reorder: config.reorder.map(ReorderBuffer::new),
             groups: VecDeque::new(),
+            too_old_run: 0,
             counters: EgressCounters::default(),
             config,
         }
@@ -156,7 +164,24 @@ impl EgressSession {
             self.try_rebuild(now, gi, deliver);
             return;
         }
-        match self.dedup.insert(h.seq) {
+        let mut verdict = self.dedup.insert(h.seq);
+        if verdict == Verdict::TooOld {
+            self.too_old_run += 1;
+            if self.too_old_run >= self.config.resync_after.max(1) {
+                self.counters.resyncs += 1;
+                self.dedup = DedupWindow::new(self.config.dedup_window);
+                self.groups.clear();
+                if let Some(r) = &mut self.reorder {
+                    r.flush(|p| deliver(&p));
+                    *r = ReorderBuffer::new(self.config.reorder.expect("reorder configured"));
+                }
+                verdict = self.dedup.insert(h.seq);
+            }
+        }
+        if verdict != Verdict::TooOld {
+            self.too_old_run = 0;
+        }
+        match verdict {
             Verdict::Duplicate => {
                 self.counters.duplicates += 1;
                 self.counters.per_path[path].duplicates += 1;
@@ -305,5 +330,57 @@ impl EgressSession {
         if let Some(r) = &mut self.reorder {
             r.flush(|p| deliver(&p));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braid_wire::{DataFlags, DataHeader, Group, NodeId};
+
+    fn packet(seq: u32) -> Vec<u8> {
+        let h = DataHeader {
+            flags: DataFlags::empty(),
+            mode: RedundancyMode::Single,
+            path: 0,
+            route_ptr: 0,
+            ingress: NodeId(1),
+            egress: NodeId(2),
+            seq,
+            group: Group::NONE,
+            hop_limit: 8,
+            class: 0,
+        };
+        let mut b = vec![0u8; 20];
+        let n = h.emit(&[], &mut b).unwrap();
+        b.truncate(n);
+        b.extend_from_slice(&seq.to_be_bytes());
+        b
+    }
+
+    #[test]
+    fn a_restarted_ingress_is_followed_after_a_run_of_too_old_packets() {
+        let mut eg = EgressSession::new(EgressConfig::default());
+        let mut n = 0;
+        let mut deliver = |_: &[u8]| n += 1;
+        for seq in 1_000_000..1_000_100u32 {
+            eg.receive(
+                Instant::ZERO,
+                &DataHeader::parse(&packet(seq)).unwrap(),
+                &mut deliver,
+            );
+        }
+        // The ingress restarts from 0: the first 63 are refused as too old,
+        // then the window starts over.
+        for seq in 0..200u32 {
+            eg.receive(
+                Instant::ZERO,
+                &DataHeader::parse(&packet(seq)).unwrap(),
+                &mut deliver,
+            );
+        }
+        let c = eg.counters();
+        assert_eq!((c.too_old, c.resyncs), (63, 1));
+        assert_eq!(n, 100 + 200 - 63);
     }
 }

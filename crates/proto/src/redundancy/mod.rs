@@ -16,3 +16,6 @@ pub use egress::{EgressConfig, EgressCounters, EgressSession, PathCounters};
 pub use ingress::{
     IngressConfig, IngressCounters, IngressSession, Outgoing, PacketMeta, PathState, Payload,
 };
+pub mod sessions;
+
+pub use sessions::{Egress, Ingress, PeerPolicy, Policy, SendError};

@@ -1,0 +1,397 @@
+//! A node's ingress and egress: the sessions it runs, chosen by policy.
+//!
+//! A session is (ingress node, egress node, traffic class). At the ingress
+//! every user packet is classified ([`crate::classify`]); the policy gives
+//! the mode for (egress, class), which makes modes selectable per node
+//! pair, per direction (each node's policy rules its own outgoing
+//! direction) and per class ("duplicate only the traffic that matters,
+//! aggregate the rest"). Both sides bound their session tables; what a
+//! bound refuses is counted.
+
+use std::collections::BTreeMap;
+
+use braid_wire::{DataPacket, NodeId};
+
+use super::egress::{EgressConfig, EgressSession};
+use super::ingress::{IngressConfig, IngressSession, Outgoing, PacketMeta, PathState};
+use super::mode::Mode;
+use crate::classify::{inspect, Classified, Classifier, InspectError};
+use crate::time::Instant;
+
+/// Modes by destination and class. The most specific entry wins:
+/// (egress, class), then egress, then class, then the default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    pub default: Mode,
+    pub classes: BTreeMap<u8, Mode>,
+    pub peers: BTreeMap<NodeId, PeerPolicy>,
+}
+
+/// Modes toward one egress.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PeerPolicy {
+    pub default: Option<Mode>,
+    pub classes: BTreeMap<u8, Mode>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            default: Mode::Single,
+            classes: BTreeMap::new(),
+            peers: BTreeMap::new(),
+        }
+    }
+}
+
+impl Policy {
+    pub fn mode_for(&self, egress: NodeId, class: u8) -> Mode {
+        let peer = self.peers.get(&egress);
+        peer.and_then(|p| p.classes.get(&class).copied())
+            .or_else(|| peer.and_then(|p| p.default))
+            .or_else(|| self.classes.get(&class).copied())
+            .unwrap_or(self.default)
+    }
+}
+
+/// Why the ingress did not take a packet (each is counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    #[error("not an IP packet: {0}")]
+    NotIp(#[from] InspectError),
+    #[error("session table full ({0} sessions)")]
+    TooManySessions(usize),
+}
+
+/// Counters of the ingress as a whole.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IngressTotals {
+    pub not_ip: u64,
+    pub sessions_refused: u64,
+}
+
+/// The ingress side of a node.
+#[derive(Debug)]
+pub struct Ingress {
+    me: NodeId,
+    config: IngressConfig,
+    policy: Policy,
+    classifier: Classifier,
+    sessions: BTreeMap<(NodeId, u8), IngressSession>,
+    paths: BTreeMap<NodeId, Vec<PathState>>,
+    max_sessions: usize,
+    seed: u64,
+    totals: IngressTotals,
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+impl Ingress {
+    /// `seed` picks each session's first sequence number (give a fresh one
+    /// per start, so that a restarted ingress rarely lands inside the
+    /// egress's window).
+    pub fn new(
+        me: NodeId,
+        config: IngressConfig,
+        policy: Policy,
+        classifier: Classifier,
+        max_sessions: usize,
+        seed: u64,
+    ) -> Self {
+        Ingress {
+            me,
+            config,
+            policy,
+            classifier,
+            sessions: BTreeMap::new(),
+            paths: BTreeMap::new(),
+            max_sessions,
+            seed,
+            totals: IngressTotals::default(),
+        }
+    }
+
+    pub fn totals(&self) -> IngressTotals {
+        self.totals
+    }
+
+    pub fn session(&self, egress: NodeId, class: u8) -> Option<&IngressSession> {
+        self.sessions.get(&(egress, class))
+    }
+
+    pub fn sessions(&self) -> impl Iterator<Item = (&(NodeId, u8), &IngressSession)> {
+        self.sessions.iter()
+    }
+
+    /// Classifies and encodes one user packet toward `egress`.
+    pub fn send(
+        &mut self,
+        now: Instant,
+        egress: NodeId,
+        packet: &[u8],
+        congestion: bool,
+        out: &mut Vec<Outgoing>,
+    ) -> Result<Classified, SendError> {
+        let info = inspect(packet).inspect_err(|_| self.totals.not_ip += 1)?;
+        let c = self.classifier.classify(&info);
+        let key = (egress, c.class);
+        if !self.sessions.contains_key(&key) {
+            if self.sessions.len() >= self.max_sessions {
+                self.totals.sessions_refused += 1;
+                return Err(SendError::TooManySessions(self.max_sessions));
+            }
+            let mode = self.policy.mode_for(egress, c.class);
+            let first = splitmix(self.seed ^ ((egress.0 as u64) << 8) ^ c.class as u64) as u32;
+            let mut s = IngressSession::new(self.me, egress, c.class, mode, self.config, first);
+            if let Some(p) = self.paths.get(&egress) {
+                s.set_paths(now, p, out);
+            }
+            self.sessions.insert(key, s);
+        }
+        let meta = PacketMeta {
+            flow_hash: c.flow_hash,
+            urgent: c.urgent,
+            congestion,
+        };
+        self.sessions
+            .get_mut(&key)
+            .expect("inserted")
+            .encode(now, packet, meta, out);
+        Ok(c)
+    }
+
+    /// The paths toward `egress` changed.
+    pub fn set_paths(
+        &mut self,
+        now: Instant,
+        egress: NodeId,
+        paths: &[PathState],
+        out: &mut Vec<Outgoing>,
+    ) {
+        self.paths.insert(egress, paths.to_vec());
+        for ((_, _), s) in self.sessions.range_mut((egress, 0)..=(egress, u8::MAX)) {
+            s.set_paths(now, paths, out);
+        }
+    }
+
+    /// A new policy; sessions whose mode changes close their open group
+    /// first, so nothing is lost or sent twice.
+    pub fn set_policy(&mut self, now: Instant, policy: Policy, out: &mut Vec<Outgoing>) {
+        for (&(egress, class), s) in &mut self.sessions {
+            let mode = policy.mode_for(egress, class);
+            if mode != s.mode() {
+                s.set_mode(now, mode, out);
+            }
+        }
+        self.policy = policy;
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.sessions
+            .values()
+            .filter_map(IngressSession::poll_timeout)
+            .min()
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
+        for s in self.sessions.values_mut() {
+            s.handle_timeout(now, out);
+        }
+    }
+}
+
+/// The egress side of a node.
+#[derive(Debug)]
+pub struct Egress {
+    config: EgressConfig,
+    sessions: BTreeMap<(NodeId, u8), EgressSession>,
+    max_sessions: usize,
+    refused: u64,
+}
+
+impl Egress {
+    pub fn new(config: EgressConfig, max_sessions: usize) -> Self {
+        Egress {
+            config,
+            sessions: BTreeMap::new(),
+            max_sessions,
+            refused: 0,
+        }
+    }
+
+    /// Packets refused because the session table was full.
+    pub fn refused(&self) -> u64 {
+        self.refused
+    }
+
+    pub fn session(&self, ingress: NodeId, class: u8) -> Option<&EgressSession> {
+        self.sessions.get(&(ingress, class))
+    }
+
+    pub fn sessions(&self) -> impl Iterator<Item = (&(NodeId, u8), &EgressSession)> {
+        self.sessions.iter()
+    }
+
+    /// Takes a data packet addressed to this node; `deliver` gets every
+    /// payload now due. Returns false if refused (table full).
+    pub fn receive(
+        &mut self,
+        now: Instant,
+        pkt: &DataPacket<'_>,
+        deliver: &mut dyn FnMut(&[u8]),
+    ) -> bool {
+        let key = (pkt.header.ingress, pkt.header.class);
+        if !self.sessions.contains_key(&key) {
+            if self.sessions.len() >= self.max_sessions {
+                self.refused += 1;
+                return false;
+            }
+            self.sessions.insert(key, EgressSession::new(self.config));
+        }
+        self.sessions
+            .get_mut(&key)
+            .expect("inserted")
+            .receive(now, pkt, deliver);
+        true
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.sessions
+            .values()
+            .filter_map(EgressSession::poll_timeout)
+            .min()
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant, deliver: &mut dyn FnMut(&[u8])) {
+        for s in self.sessions.values_mut() {
+            s.handle_timeout(now, deliver);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::tests::ipv4;
+    use crate::classify::{ClassRule, Match};
+    use braid_wire::DataHeader;
+
+    fn voip_classifier() -> Classifier {
+        Classifier {
+            rules: vec![ClassRule {
+                name: "voip".into(),
+                id: 1,
+                matches: Match {
+                    protocols: vec![17],
+                    dst_ports: vec!["16384-32767".parse().unwrap()],
+                    ..Match::default()
+                },
+                urgent: Some(true),
+            }],
+        }
+    }
+
+    #[test]
+    fn voip_is_mirrored_bulk_is_striped_and_each_direction_has_its_own_policy() {
+        let a = NodeId(1);
+        let b = NodeId(2);
+        // A -> B: VoIP mirror:3, the rest stripe. B -> A: single for all.
+        let mut pa = Policy {
+            default: Mode::Stripe { pin_flows: false },
+            ..Policy::default()
+        };
+        pa.classes.insert(1, Mode::Mirror(3));
+        let pb = Policy::default();
+        let mut ing_a = Ingress::new(a, IngressConfig::default(), pa, voip_classifier(), 16, 1);
+        let mut ing_b = Ingress::new(b, IngressConfig::default(), pb, voip_classifier(), 16, 2);
+        let paths: Vec<PathState> = (0..3)
+            .map(|_| PathState {
+                up: true,
+                weight: 1,
+                loss: 0.0,
+            })
+            .collect();
+        let mut out = Vec::new();
+        let t = Instant::ZERO;
+        ing_a.set_paths(t, b, &paths, &mut out);
+        ing_b.set_paths(t, a, &paths, &mut out);
+
+        let voip = ipv4([198, 18, 0, 2], 46, 17, 5000, 20000);
+        let bulk = ipv4([198, 18, 0, 2], 0, 6, 5000, 443);
+        ing_a.send(t, b, &voip, false, &mut out).unwrap();
+        assert_eq!(out.len(), 3, "VoIP mirrored on three paths");
+        assert!(out
+            .iter()
+            .all(|o| o.header.flags.contains(braid_wire::DataFlags::URGENT)));
+        out.clear();
+        for _ in 0..3 {
+            ing_a.send(t, b, &bulk, false, &mut out).unwrap();
+        }
+        let mut used: Vec<u8> = out.iter().map(|o| o.path).collect();
+        used.sort_unstable();
+        assert_eq!(used, vec![0, 1, 2], "bulk striped, one copy each");
+        out.clear();
+        ing_b.send(t, a, &voip, false, &mut out).unwrap();
+        assert_eq!(out.len(), 1, "the other direction: single");
+
+        // The egress delivers one copy of the mirrored packet.
+        let mut eg = Egress::new(EgressConfig::default(), 16);
+        out.clear();
+        ing_a.send(t, b, &voip, false, &mut out).unwrap();
+        let mut got = 0;
+        for o in &out {
+            let mut buf = vec![0u8; 64];
+            let n = o.header.emit(&[], &mut buf).unwrap();
+            buf.truncate(n);
+            buf.extend_from_slice(&voip);
+            eg.receive(t, &DataHeader::parse(&buf).unwrap(), &mut |_| got += 1);
+        }
+        assert_eq!(got, 1);
+        assert_eq!(eg.session(a, 1).unwrap().counters().duplicates, 2);
+    }
+
+    #[test]
+    fn tables_are_bounded_and_garbage_is_counted() {
+        let mut ing = Ingress::new(
+            NodeId(1),
+            IngressConfig::default(),
+            Policy::default(),
+            Classifier::default(),
+            2,
+            0,
+        );
+        let mut out = Vec::new();
+        let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
+        for egress in 2..6u16 {
+            let _ = ing.send(Instant::ZERO, NodeId(egress), &p, false, &mut out);
+        }
+        assert_eq!(ing.totals().sessions_refused, 2);
+        assert!(matches!(
+            ing.send(Instant::ZERO, NodeId(2), b"junk", false, &mut out),
+            Err(SendError::NotIp(_))
+        ));
+        assert_eq!(ing.totals().not_ip, 1);
+    }
+
+    #[test]
+    fn policy_most_specific_wins() {
+        let mut p = Policy::default();
+        p.classes.insert(1, Mode::Mirror(2));
+        p.peers.insert(
+            NodeId(9),
+            PeerPolicy {
+                default: Some(Mode::Parity(4)),
+                classes: BTreeMap::from([(1, Mode::Mirror(3))]),
+            },
+        );
+        assert_eq!(p.mode_for(NodeId(9), 1), Mode::Mirror(3));
+        assert_eq!(p.mode_for(NodeId(9), 0), Mode::Parity(4));
+        assert_eq!(p.mode_for(NodeId(8), 1), Mode::Mirror(2));
+        assert_eq!(p.mode_for(NodeId(8), 0), Mode::Single);
+    }
+}
