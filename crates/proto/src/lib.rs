@@ -28,4 +28,5 @@ pub mod netjson;
 pub mod paths;
 pub mod random;
 pub mod redundancy;
+pub mod scheduler;
 pub mod time;
