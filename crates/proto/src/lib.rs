@@ -19,6 +19,7 @@
 
 pub mod classify;
 pub mod control;
+pub mod forward;
 pub mod generate;
 pub mod graph;
 pub mod linkest;

@@ -221,6 +221,16 @@ impl Lsdb {
         }
     }
 
+    /// The origins that advertise `prefix` (the access points serving a
+    /// client: during a handoff, more than one), sorted.
+    pub fn origins_serving(&self, prefix: &Prefix) -> Vec<NodeId> {
+        self.records
+            .values()
+            .filter(|r| r.prefixes.contains(prefix))
+            .map(|r| r.origin)
+            .collect()
+    }
+
     /// Drops advertisements that reached the maximum age; returns how many.
     pub fn expire(&mut self, now: Instant) -> usize {
         let max_age = self.config.max_age;
