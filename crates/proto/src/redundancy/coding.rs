@@ -1,6 +1,6 @@
 //! The codes that rebuild lost packets: XOR parity (one loss per group)
 //! and Reed-Solomon (any n-m losses per group, through the
-//! `reed-solomon-simd` crate: the field arithmetic is not written here).
+//! `reed-solomon-erasure` crate: the field arithmetic is not written here).
 //!
 //! Packets of one group differ in length. Inside a code each packet takes
 //! the form `[length:16][payload][zero padding]`, so a rebuilt packet comes
@@ -9,11 +9,11 @@
 //! * XOR: the parity payload is `[xor of lengths:16][xor of payloads]`, as
 //!   long as the longest payload plus two bytes. A missing packet is the
 //!   parity XOR every other packet, cut to the XOR of the lengths.
-//! * Reed-Solomon: every shard is `[length:16][payload][padding]`, all of
-//!   one even size (the crate's requirement); repair shards have that size,
-//!   so a receiver learns it from any repair packet.
+//! * Reed-Solomon: every shard is `[length:16][payload][padding]`, all as
+//!   long as the longest payload plus two bytes; repair shards have that
+//!   size, so a receiver learns it from any repair packet.
 
-use reed_solomon_simd::{ReedSolomonDecoder, ReedSolomonEncoder};
+use reed_solomon_erasure::galois_8::ReedSolomon;
 use thiserror::Error;
 
 /// Bytes of the length prefix inside a code.
@@ -28,11 +28,13 @@ pub enum CodingError {
     TooLong(usize),
     #[error("reed-solomon: {0}")]
     ReedSolomon(String),
-    #[error("repair shard of {0} bytes: must be even and hold a length prefix")]
+    #[error(
+        "repair shard of {0} bytes: too short, of another size than its group's, or misnumbered"
+    )]
     BadShard(usize),
 }
 
-fn rs_err(e: reed_solomon_simd::Error) -> CodingError {
+fn rs_err(e: reed_solomon_erasure::Error) -> CodingError {
     CodingError::ReedSolomon(e.to_string())
 }
 
@@ -99,19 +101,45 @@ pub fn xor_rebuild<'a>(
 
 /// Shard size for payloads up to `max_payload` bytes.
 pub fn shard_bytes(max_payload: usize) -> usize {
-    (LEN_PREFIX + max_payload + 1) & !1
+    LEN_PREFIX + max_payload
 }
 
-fn shard(payload: &[u8], size: usize, buf: &mut Vec<u8>) {
-    buf.clear();
+fn shard(payload: &[u8], size: usize) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(size);
     buf.extend_from_slice(&(payload.len() as u16).to_be_bytes());
     buf.extend_from_slice(payload);
     buf.resize(size, 0);
+    buf
+}
+
+/// A Reed-Solomon codec kept across groups of the same shape (building one
+/// computes its encoding matrix; the crate also caches decode matrices).
+#[derive(Default)]
+pub struct RsCodec(Option<(usize, usize, ReedSolomon)>);
+
+impl core::fmt::Debug for RsCodec {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("RsCodec")
+    }
+}
+
+impl RsCodec {
+    fn get(&mut self, data: usize, repair: usize) -> Result<&ReedSolomon, CodingError> {
+        let fits = matches!(&self.0, Some((d, r, _)) if *d == data && *r == repair);
+        if !fits {
+            self.0 = Some((
+                data,
+                repair,
+                ReedSolomon::new(data, repair).map_err(rs_err)?,
+            ));
+        }
+        Ok(&self.0.as_ref().expect("set above").2)
+    }
 }
 
 /// Repair payloads for one group of data packets (`repair` of them).
 pub fn rs_encode(
-    encoder: &mut Option<ReedSolomonEncoder>,
+    codec: &mut RsCodec,
     data: &[&[u8]],
     repair: usize,
 ) -> Result<Vec<Vec<u8>>, CodingError> {
@@ -120,50 +148,47 @@ pub fn rs_encode(
         return Err(CodingError::TooLong(max));
     }
     let size = shard_bytes(max);
-    let enc = match encoder {
-        Some(e) => {
-            e.reset(data.len(), repair, size).map_err(rs_err)?;
-            e
-        }
-        None => encoder.insert(ReedSolomonEncoder::new(data.len(), repair, size).map_err(rs_err)?),
-    };
-    let mut buf = Vec::with_capacity(size);
-    for d in data {
-        shard(d, size, &mut buf);
-        enc.add_original_shard(&buf).map_err(rs_err)?;
-    }
-    let result = enc.encode().map_err(rs_err)?;
-    Ok(result.recovery_iter().map(<[u8]>::to_vec).collect())
+    let rs = codec.get(data.len(), repair)?;
+    let mut shards: Vec<Vec<u8>> = data.iter().map(|d| shard(d, size)).collect();
+    shards.extend((0..repair).map(|_| vec![0u8; size]));
+    rs.encode(&mut shards).map_err(rs_err)?;
+    Ok(shards.split_off(data.len()))
 }
 
 /// Rebuilds the missing data packets of a group of `data_count` from the
 /// data packets present (`(index, payload)`) and repair packets present
 /// (`(repair index, payload)`). Returns the rebuilt `(index, payload)`.
 pub fn rs_rebuild(
+    codec: &mut RsCodec,
     data_count: usize,
     repair_count: usize,
     present: &[(usize, &[u8])],
     repair: &[(usize, &[u8])],
 ) -> Result<Vec<(usize, Vec<u8>)>, CodingError> {
     let size = repair.first().map(|(_, r)| r.len()).unwrap_or(0);
-    if size < LEN_PREFIX || !size.is_multiple_of(2) || repair.iter().any(|(_, r)| r.len() != size) {
+    if size < LEN_PREFIX
+        || repair
+            .iter()
+            .any(|(j, r)| r.len() != size || *j >= repair_count)
+    {
         return Err(CodingError::BadShard(size));
     }
-    let mut dec = ReedSolomonDecoder::new(data_count, repair_count, size).map_err(rs_err)?;
-    let mut buf = Vec::with_capacity(size);
+    let rs = codec.get(data_count, repair_count)?;
+    let mut shards: Vec<Option<Vec<u8>>> = vec![None; data_count + repair_count];
     for &(i, d) in present {
-        if LEN_PREFIX + d.len() > size {
+        if LEN_PREFIX + d.len() > size || i >= data_count {
             return Err(CodingError::TooLong(d.len()));
         }
-        shard(d, size, &mut buf);
-        dec.add_original_shard(i, &buf).map_err(rs_err)?;
+        shards[i] = Some(shard(d, size));
     }
     for &(j, r) in repair {
-        dec.add_recovery_shard(j, r).map_err(rs_err)?;
+        shards[data_count + j] = Some(r.to_vec());
     }
-    let result = dec.decode().map_err(rs_err)?;
-    let mut out = Vec::new();
-    for (i, s) in result.restored_original_iter() {
+    let missing: Vec<usize> = (0..data_count).filter(|&i| shards[i].is_none()).collect();
+    rs.reconstruct_data(&mut shards).map_err(rs_err)?;
+    let mut out = Vec::with_capacity(missing.len());
+    for i in missing {
+        let s = shards[i].as_ref().expect("reconstructed");
         let len = u16::from_be_bytes([s[0], s[1]]) as usize;
         if LEN_PREFIX + len > s.len() {
             return Err(CodingError::BadLength {
@@ -207,7 +232,8 @@ mod tests {
     fn reed_solomon_rebuilds_any_m_of_n() {
         let data: Vec<Vec<u8>> = (0..4).map(|i| vec![i as u8 + 1; 10 + 7 * i]).collect();
         let refs: Vec<&[u8]> = data.iter().map(|d| d.as_slice()).collect();
-        let mut enc = None;
+        let mut enc = RsCodec::default();
+        let mut dec = RsCodec::default();
         let repair = rs_encode(&mut enc, &refs, 2).unwrap();
         assert_eq!(repair.len(), 2);
         // Lose data 1 and 3; keep both repairs.
@@ -217,10 +243,12 @@ mod tests {
             .enumerate()
             .map(|(j, r)| (j, r.as_slice()))
             .collect();
-        let mut rebuilt = rs_rebuild(4, 2, &present, &rep).unwrap();
+        let mut rebuilt = rs_rebuild(&mut dec, 4, 2, &present, &rep).unwrap();
         rebuilt.sort();
         assert_eq!(rebuilt, vec![(1, data[1].clone()), (3, data[3].clone())]);
         // Too few shards: an error, not garbage.
-        assert!(rs_rebuild(4, 2, &present[..1], &rep).is_err());
+        assert!(rs_rebuild(&mut dec, 4, 2, &present[..1], &rep).is_err());
+        // The decoder is reusable after a failure.
+        assert_eq!(rs_rebuild(&mut dec, 4, 2, &present, &rep).unwrap().len(), 2);
     }
 }

@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 
 use braid_wire::{DataPacket, RedundancyMode};
 
-use super::coding::{rs_rebuild, xor_rebuild};
+use super::coding::{rs_rebuild, xor_rebuild, RsCodec};
 use super::dedup::{DedupWindow, Verdict};
 use super::mode::MAX_PATHS;
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderCounters};
@@ -106,6 +106,7 @@ pub struct EgressSession {
     reorder: Option<ReorderBuffer<Vec<u8>>>,
     groups: VecDeque<RxGroup>,
     too_old_run: u32,
+    rs: RsCodec,
     counters: EgressCounters,
 }
 
@@ -116,6 +117,7 @@ impl EgressSession {
             reorder: config.reorder.map(ReorderBuffer::new),
             groups: VecDeque::new(),
             too_old_run: 0,
+            rs: RsCodec::default(),
             counters: EgressCounters::default(),
             config,
         }
@@ -256,6 +258,7 @@ impl EgressSession {
 
     fn try_rebuild(&mut self, now: Instant, gi: usize, deliver: &mut dyn FnMut(&[u8])) {
         let g = &mut self.groups[gi];
+        let rs = &mut self.rs;
         if g.settled {
             return;
         }
@@ -280,7 +283,7 @@ impl EgressSession {
                     .iter()
                     .map(|(idx, _, p)| (*idx as usize - m, p.as_slice()))
                     .collect();
-                rs_rebuild(m, g.repair_count as usize, &present, &repairs)
+                rs_rebuild(rs, m, g.repair_count as usize, &present, &repairs)
             }
             _ => {
                 let others = (0..m).filter_map(|i| g.slots[i].as_deref());

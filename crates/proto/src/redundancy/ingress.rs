@@ -14,10 +14,9 @@
 use std::time::Duration;
 
 use braid_wire::{DataFlags, DataHeader, Group, NodeId};
-use reed_solomon_simd::ReedSolomonEncoder;
 
 use super::adaptive;
-use super::coding::{rs_encode, XorParity};
+use super::coding::{rs_encode, RsCodec, XorParity};
 use super::mode::{Mode, MAX_PATHS};
 use crate::time::Instant;
 
@@ -99,6 +98,7 @@ struct OpenGroup {
 }
 
 /// The encoder of one session.
+#[derive(Debug)]
 pub struct IngressSession {
     ingress: NodeId,
     egress: NodeId,
@@ -112,22 +112,9 @@ pub struct IngressSession {
     group: Option<OpenGroup>,
     groups: u64,
     xor: XorParity,
-    rs: Option<ReedSolomonEncoder>,
+    rs: RsCodec,
     held: Vec<Vec<u8>>,
     counters: IngressCounters,
-}
-
-impl core::fmt::Debug for IngressSession {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("IngressSession")
-            .field("ingress", &self.ingress)
-            .field("egress", &self.egress)
-            .field("class", &self.class)
-            .field("mode", &self.mode)
-            .field("active", &self.active)
-            .field("seq", &self.seq)
-            .finish_non_exhaustive()
-    }
 }
 
 impl IngressSession {
@@ -158,7 +145,7 @@ impl IngressSession {
             group: None,
             groups: 0,
             xor: XorParity::default(),
-            rs: None,
+            rs: RsCodec::default(),
             held: Vec::new(),
             counters: IngressCounters::default(),
         }

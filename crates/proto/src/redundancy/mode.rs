@@ -64,16 +64,7 @@ impl Mode {
             Mode::Parity(x) | Mode::ParityRotating(x) if !(2..=MAX_SHARDS + 1).contains(&x) => {
                 Err(ModeError::ParityX(x))
             }
-            Mode::Erasure { n, m }
-                if m == 0
-                    || m >= n
-                    || m > MAX_SHARDS
-                    || n - m > MAX_SHARDS
-                    || !reed_solomon_simd::ReedSolomonEncoder::supports(
-                        m as usize,
-                        (n - m) as usize,
-                    ) =>
-            {
+            Mode::Erasure { n, m } if m == 0 || m >= n || m > MAX_SHARDS || n - m > MAX_SHARDS => {
                 Err(ModeError::ErasureShape { n, m })
             }
             Mode::Adaptive { target } if !(target > 0.0 && target < 1.0) => {
