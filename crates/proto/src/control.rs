@@ -291,10 +291,13 @@ impl ControlPlane {
             }
         };
         match msg {
-            Message::Data(_) => {
+            // Data, and path reports (which travel inside data packets from
+            // egress to ingress), are not for the link-local control plane.
+            Message::Data(_) | Message::PathReport(..) => {
+                let found = braid_wire::peek(datagram).map_or(0, |t| t as u8);
                 let e = WireError::WrongType {
                     expected: braid_wire::MessageType::Lsa as u8,
-                    found: braid_wire::MessageType::Data as u8,
+                    found,
                 };
                 *self.counters.rx_errors.entry(e.kind()).or_default() += 1;
                 return Err(e);

@@ -265,3 +265,74 @@ proptest! {
         prop_assert_eq!(delivered.len(), n, "modes seen: {:?}", modes);
     }
 }
+
+/// The egress's path reports tell the ingress what each path lost; the
+/// adaptive mode acts on it.
+#[test]
+fn path_reports_measure_per_path_loss_and_drive_adaptive() {
+    use braid_proto::random::unit_f64;
+    use rand_chacha::rand_core::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let mut ing = IngressSession::new(
+        NodeId(1),
+        NodeId(2),
+        0,
+        Mode::Adaptive { target: 0.999 },
+        IngressConfig::default(),
+        0,
+    );
+    let mut eg = EgressSession::new(EgressConfig::default());
+    let mut out = Vec::new();
+    // The probes see three clean paths, so adaptive starts with `single`.
+    let paths = [PathState {
+        up: true,
+        weight: 1,
+        loss: 0.0,
+    }; 3];
+    ing.set_paths(Instant::ZERO, &paths, &mut out);
+    assert_eq!(ing.active_mode(), Mode::Single);
+    // But path 0 really loses 20% of what it carries.
+    let loss = [0.2, 0.0, 0.0];
+    let mut now = Instant::ZERO;
+    let mut delivered = 0usize;
+    for round in 0..20 {
+        for i in 0..500 {
+            now = now + Duration::from_micros(200);
+            ing.encode(
+                now,
+                &payload(round * 500 + i),
+                PacketMeta::default(),
+                &mut out,
+            );
+            for o in out.drain(..) {
+                if unit_f64(&mut rng) < loss[o.path as usize] {
+                    continue;
+                }
+                let bytes = wire(&o, &payload(round * 500 + i));
+                eg.receive(now, &DataHeader::parse(&bytes).unwrap(), &mut |_| {
+                    delivered += 1
+                });
+            }
+        }
+        ing.on_path_report(now, &eg.path_counts(), &mut out);
+    }
+    let c = ing.counters();
+    let measured = ing.path_loss();
+    assert!(
+        (measured[0] - 0.2).abs() < 0.05,
+        "path 0 measured {:.3}",
+        measured[0]
+    );
+    assert!(measured[1] < 0.01 && measured[2] < 0.01, "{measured:?}");
+    let ratio = c.lost_per_path[0] as f64 / c.sent_per_path[0] as f64;
+    assert!(
+        ratio > 0.1,
+        "lost {} of {} on path 0",
+        c.lost_per_path[0],
+        c.sent_per_path[0]
+    );
+    assert_eq!(c.lost_per_path[1] + c.lost_per_path[2], 0);
+    // Adaptive moved off `single` once path 0's loss was measured.
+    assert_ne!(ing.active_mode(), Mode::Single);
+    assert!(c.mode_changes >= 1);
+}

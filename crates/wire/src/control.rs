@@ -484,6 +484,102 @@ impl<'a> Lsa<'a> {
     }
 }
 
+// ---------------------------------------------------------------- path reports
+
+const PATH_REPORT_FIXED_LEN: usize = 4;
+const PATH_COUNT_LEN: usize = 8;
+
+/// How many packets of a session arrived on one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PathCount {
+    pub path: u8,
+    /// Packets (data and repair) received on this path since the session
+    /// began, wrapping at 2^32.
+    pub received: u32,
+}
+
+/// An egress's report to a session's ingress: what arrived on each path.
+/// The ingress compares it with what it sent to learn each path's loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathReport<'a> {
+    /// The session's ingress (the report's destination).
+    pub ingress: NodeId,
+    pub class: u8,
+    counts: &'a [u8],
+}
+
+impl<'a> PathReport<'a> {
+    pub fn parse(msg: &ControlMessage<'a>) -> Result<Self, WireError> {
+        expect_type(&msg.header, &[MessageType::PathReport])?;
+        let mut r = Reader::new(msg.body);
+        let ingress = NodeId(r.u16()?);
+        let class = r.u8()?;
+        let count = r.u8()? as usize;
+        let counts = r.take(count * PATH_COUNT_LEN)?;
+        let rest = r.rest();
+        if !rest.is_empty() {
+            return Err(WireError::LengthMismatch {
+                field: "path report",
+                declared: count * PATH_COUNT_LEN,
+                available: count * PATH_COUNT_LEN + rest.len(),
+            });
+        }
+        for c in counts.chunks_exact(PATH_COUNT_LEN) {
+            if c[0] > crate::NIBBLE_MAX {
+                return Err(WireError::InvalidField {
+                    field: "path index",
+                    value: c[0] as u32,
+                });
+            }
+        }
+        Ok(PathReport {
+            ingress,
+            class,
+            counts,
+        })
+    }
+
+    pub fn counts(&self) -> impl Iterator<Item = PathCount> + 'a {
+        self.counts.chunks_exact(PATH_COUNT_LEN).map(|b| PathCount {
+            path: b[0],
+            received: u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+        })
+    }
+
+    pub fn emit(
+        header: &ControlHeader,
+        ingress: NodeId,
+        class: u8,
+        counts: &[PathCount],
+        out: &mut [u8],
+    ) -> Result<usize, WireError> {
+        expect_type(header, &[MessageType::PathReport])?;
+        if counts.len() > 16 {
+            return Err(WireError::TooLarge {
+                field: "path counts",
+                value: counts.len(),
+            });
+        }
+        if let Some(c) = counts.iter().find(|c| c.path > crate::NIBBLE_MAX) {
+            return Err(WireError::InvalidField {
+                field: "path index",
+                value: c.path as u32,
+            });
+        }
+        let body_len = PATH_REPORT_FIXED_LEN + counts.len() * PATH_COUNT_LEN;
+        emit_control(header, body_len, out, |w| {
+            w.u16(ingress.0);
+            w.u8(class);
+            w.u8(counts.len() as u8);
+            for c in counts {
+                w.u8(c.path);
+                w.zeros(3);
+                w.u32(c.received);
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -627,6 +723,52 @@ mod tests {
             len: 40
         }
         .check()
+        .is_err());
+    }
+
+    #[test]
+    fn path_report_round_trip_and_bad_index() {
+        let counts = [
+            PathCount {
+                path: 0,
+                received: 10,
+            },
+            PathCount {
+                path: 3,
+                received: u32::MAX,
+            },
+        ];
+        let mut buf = [0u8; 128];
+        let n = PathReport::emit(
+            &hdr(MessageType::PathReport),
+            NodeId(4),
+            2,
+            &counts,
+            &mut buf,
+        )
+        .unwrap();
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        let r = PathReport::parse(&msg).unwrap();
+        assert_eq!((r.ingress, r.class), (NodeId(4), 2));
+        assert_eq!(r.counts().collect::<Vec<_>>(), counts);
+        let mut bad = buf;
+        bad[CONTROL_HEADER_LEN + PATH_REPORT_FIXED_LEN] = 16;
+        let msg = ControlMessage::parse(&bad[..n]).unwrap();
+        assert!(matches!(
+            PathReport::parse(&msg),
+            Err(WireError::InvalidField { .. })
+        ));
+        let too_many = [PathCount {
+            path: 0,
+            received: 0,
+        }; 17];
+        assert!(PathReport::emit(
+            &hdr(MessageType::PathReport),
+            NodeId(4),
+            2,
+            &too_many,
+            &mut buf
+        )
         .is_err());
     }
 }

@@ -20,8 +20,8 @@ pub mod data;
 mod error;
 
 pub use control::{
-    ControlHeader, ControlMessage, Lsa, LsaLink, Prefix, Probe, ProbeKind, ProbeReport,
-    CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
+    ControlHeader, ControlMessage, Lsa, LsaLink, PathCount, PathReport, Prefix, Probe, ProbeKind,
+    ProbeReport, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
 };
 pub use data::{DataFlags, DataHeader, DataPacket, Group, RedundancyMode, Route, DATA_HEADER_LEN};
 pub use error::WireError;
@@ -60,6 +60,8 @@ pub enum MessageType {
     ProbeBig = 2,
     /// Link-state advertisement ([`Lsa`]).
     Lsa = 3,
+    /// An egress's per-path receive counts for one session ([`PathReport`]).
+    PathReport = 4,
 }
 
 impl MessageType {
@@ -69,6 +71,7 @@ impl MessageType {
             1 => MessageType::ProbeSmall,
             2 => MessageType::ProbeBig,
             3 => MessageType::Lsa,
+            4 => MessageType::PathReport,
             other => return Err(WireError::UnknownType(other)),
         })
     }
@@ -97,6 +100,7 @@ pub enum Message<'a> {
     Data(DataPacket<'a>),
     Probe(ControlMessage<'a>, Probe<'a>),
     Lsa(ControlMessage<'a>, Lsa<'a>),
+    PathReport(ControlMessage<'a>, PathReport<'a>),
 }
 
 /// Parses whatever message `buf` holds. The one entry point for bytes that
@@ -111,6 +115,10 @@ pub fn parse_any(buf: &[u8]) -> Result<Message<'_>, WireError> {
         MessageType::Lsa => {
             let msg = ControlMessage::parse(buf)?;
             Ok(Message::Lsa(msg, Lsa::parse(&msg)?))
+        }
+        MessageType::PathReport => {
+            let msg = ControlMessage::parse(buf)?;
+            Ok(Message::PathReport(msg, PathReport::parse(&msg)?))
         }
     }
 }
@@ -238,6 +246,7 @@ mod tests {
         assert_eq!(peek(&[0x20]), Err(WireError::UnsupportedVersion(2)));
         assert_eq!(peek(&[0x00]), Err(WireError::UnsupportedVersion(0)));
         assert_eq!(peek(&[0x1f]), Err(WireError::UnknownType(15)));
+        assert_eq!(peek(&[0x14]), Ok(MessageType::PathReport));
         assert_eq!(peek(&[0x10]), Ok(MessageType::Data));
         assert_eq!(peek(&[0x13]), Ok(MessageType::Lsa));
     }

@@ -148,7 +148,23 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
             buf.truncate(n);
             buf
         });
-    prop_oneof![data, probe, lsa]
+    let report = (
+        control_header(MessageType::PathReport),
+        node(),
+        any::<u8>(),
+        prop::collection::vec((0u8..16, any::<u32>()), 0..16),
+    )
+        .prop_map(|(h, ingress, class, counts)| {
+            let counts: Vec<PathCount> = counts
+                .into_iter()
+                .map(|(path, received)| PathCount { path, received })
+                .collect();
+            let mut buf = vec![0u8; 512];
+            let n = PathReport::emit(&h, ingress, class, &counts, &mut buf).unwrap();
+            buf.truncate(n);
+            buf
+        });
+    prop_oneof![data, probe, lsa, report]
 }
 
 /// Re-emits a parsed message; parsing that again must give the same value.
@@ -184,6 +200,10 @@ fn re_emit(msg: &Message<'_>) -> Vec<u8> {
             )
             .unwrap()
         }
+        Message::PathReport(m, r) => {
+            let counts: Vec<_> = r.counts().collect();
+            PathReport::emit(&m.header, r.ingress, r.class, &counts, &mut buf).unwrap()
+        }
     };
     buf.truncate(n);
     buf
@@ -202,6 +222,11 @@ fn same_value(a: &Message<'_>, b: &Message<'_>) -> bool {
                 && (x.origin, x.age, x.seq) == (y.origin, y.age, y.seq)
                 && x.links().eq(y.links())
                 && x.prefixes().eq(y.prefixes())
+        }
+        (Message::PathReport(mx, x), Message::PathReport(my, y)) => {
+            mx.header == my.header
+                && (x.ingress, x.class) == (y.ingress, y.class)
+                && x.counts().eq(y.counts())
         }
         _ => false,
     }

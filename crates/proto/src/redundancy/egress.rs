@@ -317,6 +317,18 @@ impl EgressSession {
         g.repairs.clear();
     }
 
+    /// What to tell the ingress: packets received per path so far (for
+    /// [`braid_wire::PathReport`]), for every path that brought any.
+    pub fn path_counts(&self) -> Vec<(u8, u32)> {
+        self.counters
+            .per_path
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.received > 0)
+            .map(|(p, c)| (p as u8, c.received as u32))
+            .collect()
+    }
+
     /// When the re-order buffer next needs [`Self::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.reorder.as_ref().and_then(ReorderBuffer::poll_timeout)

@@ -85,6 +85,9 @@ pub struct IngressCounters {
     pub no_path: u64,
     pub mode_changes: u64,
     pub sent_per_path: [u64; MAX_PATHS],
+    /// Packets lost on each path, from the egress's path reports.
+    pub lost_per_path: [u64; MAX_PATHS],
+    pub path_reports: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -114,6 +117,11 @@ pub struct IngressSession {
     xor: XorParity,
     rs: RsCodec,
     held: Vec<Vec<u8>>,
+    /// At the last path report: what we had sent and the egress had
+    /// received, per path.
+    reported: Option<([u64; MAX_PATHS], [u32; MAX_PATHS])>,
+    /// Loss ratio per path measured from path reports (EWMA).
+    measured_loss: [Option<f64>; MAX_PATHS],
     counters: IngressCounters,
 }
 
@@ -147,6 +155,8 @@ impl IngressSession {
             xor: XorParity::default(),
             rs: RsCodec::default(),
             held: Vec::new(),
+            reported: None,
+            measured_loss: [None; MAX_PATHS],
             counters: IngressCounters::default(),
         }
     }
@@ -186,10 +196,61 @@ impl IngressSession {
     pub fn set_paths(&mut self, now: Instant, paths: &[PathState], out: &mut Vec<Outgoing>) {
         self.paths = paths.iter().take(MAX_PATHS).copied().collect();
         self.wrr.resize(self.paths.len(), 0);
+        self.reconsider(now, out);
+    }
+
+    /// Each path's loss as the adaptive mode sees it: measured from path
+    /// reports where there are any, else as given with the path.
+    pub fn path_loss(&self) -> Vec<f64> {
+        self.paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| self.measured_loss[i].unwrap_or(p.loss))
+            .collect()
+    }
+
+    fn reconsider(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
         if let Mode::Adaptive { target } = self.mode {
-            let choice = adaptive::choose(target, &self.paths);
+            let seen: Vec<PathState> = self
+                .paths
+                .iter()
+                .zip(self.path_loss())
+                .map(|(p, loss)| PathState { loss, ..*p })
+                .collect();
+            let choice = adaptive::choose(target, &seen);
             self.activate(now, choice, out);
         }
+    }
+
+    /// Takes an egress's path report (`(path, packets received)` since the
+    /// session began, wrapping). Between two reports, a path lost what was
+    /// sent on it minus what arrived; packets in flight at either report
+    /// cancel out at a steady rate. The loss ratio is smoothed (EWMA, 1/4).
+    pub fn on_path_report(&mut self, now: Instant, counts: &[(u8, u32)], out: &mut Vec<Outgoing>) {
+        self.counters.path_reports += 1;
+        let sent = self.counters.sent_per_path;
+        let mut received = self.reported.map_or([0; MAX_PATHS], |r| r.1);
+        for &(path, count) in counts {
+            if (path as usize) < MAX_PATHS {
+                received[path as usize] = count;
+            }
+        }
+        if let Some((sent_before, received_before)) = self.reported {
+            for p in 0..MAX_PATHS {
+                let d_sent = sent[p] - sent_before[p];
+                if d_sent == 0 {
+                    continue;
+                }
+                let d_received = received[p].wrapping_sub(received_before[p]) as u64;
+                let lost = d_sent.saturating_sub(d_received);
+                self.counters.lost_per_path[p] += lost;
+                let sample = lost as f64 / d_sent as f64;
+                let m = self.measured_loss[p].get_or_insert(sample);
+                *m += (sample - *m) / 4.0;
+            }
+        }
+        self.reported = Some((sent, received));
+        self.reconsider(now, out);
     }
 
     fn activate(&mut self, now: Instant, mode: Mode, out: &mut Vec<Outgoing>) {
