@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use braid_proto::classify::{inspect, ClassRule, Classifier, Match};
+use braid_proto::classify::{inspect, Classifier};
 use braid_proto::redundancy::{
     EgressConfig, EgressSession, IngressConfig, IngressSession, Mode, Outgoing, PacketMeta,
     PathState, Payload,
@@ -148,38 +148,7 @@ fn redundancy(c: &mut Criterion) {
     }
     rebuild.finish();
 
-    let classifier = Classifier {
-        rules: vec![
-            ClassRule {
-                name: "voip".into(),
-                id: 1,
-                matches: Match {
-                    protocols: vec![17],
-                    dst_ports: vec!["16384-32767".parse().unwrap()],
-                    ..Match::default()
-                },
-                urgent: Some(true),
-            },
-            ClassRule {
-                name: "dns".into(),
-                id: 2,
-                matches: Match {
-                    dst_ports: vec!["53".parse().unwrap()],
-                    ..Match::default()
-                },
-                urgent: None,
-            },
-            ClassRule {
-                name: "office".into(),
-                id: 3,
-                matches: Match {
-                    dst: vec!["198.19.0.0/16".parse().unwrap()],
-                    ..Match::default()
-                },
-                urgent: None,
-            },
-        ],
-    };
+    let classifier = Classifier::example();
     let mut ip = vec![0u8; PAYLOAD];
     ip[0] = 0x45;
     ip[9] = 6;

@@ -247,6 +247,49 @@ pub struct Classifier {
 }
 
 impl Classifier {
+    /// The policy operators ask for most, as an example and a test fixture:
+    /// class 1 "voip" (UDP to 5060 or 16384-32767, urgent), class 2 "dns"
+    /// (port 53), class 3 "office" (198.19.0.0/16); everything else class 0.
+    pub fn example() -> Classifier {
+        let ports = |s: &[&str]| {
+            s.iter()
+                .map(|p| p.parse().expect("valid port range"))
+                .collect()
+        };
+        Classifier {
+            rules: vec![
+                ClassRule {
+                    name: "voip".into(),
+                    id: 1,
+                    matches: Match {
+                        protocols: vec![17],
+                        dst_ports: ports(&["5060", "16384-32767"]),
+                        ..Match::default()
+                    },
+                    urgent: Some(true),
+                },
+                ClassRule {
+                    name: "dns".into(),
+                    id: 2,
+                    matches: Match {
+                        dst_ports: ports(&["53"]),
+                        ..Match::default()
+                    },
+                    urgent: None,
+                },
+                ClassRule {
+                    name: "office".into(),
+                    id: 3,
+                    matches: Match {
+                        dst: vec!["198.19.0.0/16".parse().expect("valid prefix")],
+                        ..Match::default()
+                    },
+                    urgent: None,
+                },
+            ],
+        }
+    }
+
     pub fn classify(&self, info: &PacketInfo) -> Classified {
         let rule = self.rules.iter().find(|r| r.matches.matches(info));
         Classified {
@@ -276,44 +319,9 @@ pub(crate) mod tests {
         p
     }
 
-    fn voip_dns_bulk() -> Classifier {
-        Classifier {
-            rules: vec![
-                ClassRule {
-                    name: "voip".into(),
-                    id: 1,
-                    matches: Match {
-                        protocols: vec![17],
-                        dst_ports: vec!["5060".parse().unwrap(), "16384-32767".parse().unwrap()],
-                        ..Match::default()
-                    },
-                    urgent: Some(true),
-                },
-                ClassRule {
-                    name: "dns".into(),
-                    id: 2,
-                    matches: Match {
-                        dst_ports: vec!["53".parse().unwrap()],
-                        ..Match::default()
-                    },
-                    urgent: None,
-                },
-                ClassRule {
-                    name: "office".into(),
-                    id: 3,
-                    matches: Match {
-                        dst: vec!["198.19.0.0/16".parse().unwrap()],
-                        ..Match::default()
-                    },
-                    urgent: None,
-                },
-            ],
-        }
-    }
-
     #[test]
     fn rules_in_order_first_match_wins() {
-        let c = voip_dns_bulk();
+        let c = Classifier::example();
         let class = |p: &[u8]| c.classify(&inspect(p).unwrap());
         assert_eq!(class(&ipv4([198, 19, 1, 1], 0, 17, 4000, 20000)).class, 1);
         assert!(class(&ipv4([198, 19, 1, 1], 0, 17, 4000, 20000)).urgent);

@@ -278,23 +278,7 @@ impl Egress {
 mod tests {
     use super::*;
     use crate::classify::tests::ipv4;
-    use crate::classify::{ClassRule, Match};
     use braid_wire::DataHeader;
-
-    fn voip_classifier() -> Classifier {
-        Classifier {
-            rules: vec![ClassRule {
-                name: "voip".into(),
-                id: 1,
-                matches: Match {
-                    protocols: vec![17],
-                    dst_ports: vec!["16384-32767".parse().unwrap()],
-                    ..Match::default()
-                },
-                urgent: Some(true),
-            }],
-        }
-    }
 
     #[test]
     fn voip_is_mirrored_bulk_is_striped_and_each_direction_has_its_own_policy() {
@@ -307,8 +291,22 @@ mod tests {
         };
         pa.classes.insert(1, Mode::Mirror(3));
         let pb = Policy::default();
-        let mut ing_a = Ingress::new(a, IngressConfig::default(), pa, voip_classifier(), 16, 1);
-        let mut ing_b = Ingress::new(b, IngressConfig::default(), pb, voip_classifier(), 16, 2);
+        let mut ing_a = Ingress::new(
+            a,
+            IngressConfig::default(),
+            pa,
+            Classifier::example(),
+            16,
+            1,
+        );
+        let mut ing_b = Ingress::new(
+            b,
+            IngressConfig::default(),
+            pb,
+            Classifier::example(),
+            16,
+            2,
+        );
         let paths: Vec<PathState> = (0..3)
             .map(|_| PathState {
                 up: true,
