@@ -26,6 +26,7 @@ pub mod linkest;
 pub mod lsdb;
 pub mod metric;
 pub mod netjson;
+pub mod node;
 pub mod paths;
 pub mod random;
 pub mod redundancy;

@@ -231,6 +231,36 @@ impl Lsdb {
             .collect()
     }
 
+    /// The origin serving the longest prefix that covers `dst` (an IPv4
+    /// address in the first four bytes when `v4`); ties go to the lowest
+    /// node id. `None` when no origin serves it.
+    pub fn egress_for(&self, dst: &[u8; 16], v4: bool) -> Option<NodeId> {
+        let covers = |p: &Prefix| -> Option<u8> {
+            let (addr, len): (&[u8], u8) = match p {
+                Prefix::V4 { addr, len } if v4 => (addr, *len),
+                Prefix::V6 { addr, len } if !v4 => (addr, *len),
+                _ => return None,
+            };
+            let full = (len / 8) as usize;
+            let rest = len % 8;
+            let head = addr[..full] == dst[..full];
+            let tail = rest == 0 || {
+                let mask = 0xffu8 << (8 - rest);
+                addr[full] & mask == dst[full] & mask
+            };
+            (head && tail).then_some(len)
+        };
+        self.records
+            .values()
+            .flat_map(|r| {
+                r.prefixes
+                    .iter()
+                    .filter_map(move |p| covers(p).map(|len| (len, r.origin)))
+            })
+            .max_by_key(|&(len, origin)| (len, core::cmp::Reverse(origin)))
+            .map(|(_, origin)| origin)
+    }
+
     /// Drops advertisements that reached the maximum age; returns how many.
     pub fn expire(&mut self, now: Instant) -> usize {
         let max_age = self.config.max_age;

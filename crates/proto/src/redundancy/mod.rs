@@ -18,4 +18,4 @@ pub use ingress::{
 };
 pub mod sessions;
 
-pub use sessions::{Egress, Ingress, PeerPolicy, Policy, SendError};
+pub use sessions::{Egress, Ingress, PeerPolicy, Policy, SendError, CLASS_CONTROL};

@@ -18,6 +18,10 @@ use super::mode::Mode;
 use crate::classify::{inspect, Classified, Classifier, InspectError};
 use crate::time::Instant;
 
+/// The class of braid's own end-to-end messages (path reports), carried in
+/// data packets; the egress hands them to the node, never to a host.
+pub const CLASS_CONTROL: u8 = 255;
+
 /// Modes by destination and class. The most specific entry wins:
 /// (egress, class), then egress, then class, then the default.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,6 +143,21 @@ impl Ingress {
     ) -> Result<Classified, SendError> {
         let info = inspect(packet).inspect_err(|_| self.totals.not_ip += 1)?;
         let c = self.classifier.classify(&info);
+        self.send_classified(now, egress, c, packet, congestion, out)?;
+        Ok(c)
+    }
+
+    /// Encodes a packet whose class is already known (the node's own
+    /// messages, such as path reports, in [`CLASS_CONTROL`]).
+    pub fn send_classified(
+        &mut self,
+        now: Instant,
+        egress: NodeId,
+        c: Classified,
+        packet: &[u8],
+        congestion: bool,
+        out: &mut Vec<Outgoing>,
+    ) -> Result<(), SendError> {
         let key = (egress, c.class);
         if !self.sessions.contains_key(&key) {
             if self.sessions.len() >= self.max_sessions {
@@ -162,7 +181,7 @@ impl Ingress {
             .get_mut(&key)
             .expect("inserted")
             .encode(now, packet, meta, out);
-        Ok(c)
+        Ok(())
     }
 
     /// The paths toward `egress` changed.
@@ -176,6 +195,25 @@ impl Ingress {
         self.paths.insert(egress, paths.to_vec());
         for ((_, _), s) in self.sessions.range_mut((egress, 0)..=(egress, u8::MAX)) {
             s.set_paths(now, paths, out);
+        }
+    }
+
+    /// An egress's path report for the session (`egress`, `class`).
+    /// Returns false when there is no such session.
+    pub fn on_path_report(
+        &mut self,
+        now: Instant,
+        egress: NodeId,
+        class: u8,
+        counts: &[(u8, u32)],
+        out: &mut Vec<Outgoing>,
+    ) -> bool {
+        match self.sessions.get_mut(&(egress, class)) {
+            Some(s) => {
+                s.on_path_report(now, counts, out);
+                true
+            }
+            None => false,
         }
     }
 

@@ -1,0 +1,531 @@
+//! A whole braid node, sans-IO: the one object the simulator and the
+//! daemon drive. It joins the control plane (probes, link state), path
+//! selection (k disjoint paths per egress, damped), the ingress (classify,
+//! encode), forwarding (source routes), and the egress (dedup, rebuild,
+//! re-order), and it sends path reports back to each session's ingress.
+//!
+//! The driver:
+//! * gives user packets from local hosts to [`Node::send`],
+//! * gives datagrams from neighbors to [`Node::handle_datagram`],
+//! * runs [`Node::handle_timeout`] at [`Node::poll_timeout`],
+//! * drains [`Node::poll_transmit`] (to one neighbor, or to all of them for
+//!   control messages) and [`Node::poll_deliver`] (to local hosts).
+//!
+//! Queues toward the driver are bounded; what does not fit is counted.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use braid_wire::data::{forward_in_place, Forward};
+use braid_wire::{
+    ControlHeader, ControlMessage, DataHeader, MessageType, NodeId, PathCount, PathReport,
+    RedundancyMode,
+};
+use rand_core::RngCore;
+
+use crate::classify::{inspect, Classified, Classifier};
+use crate::control::{ConfigError, ControlConfig, ControlPlane};
+use crate::paths::{Damping, DampingConfig, DisjointPaths, Disjointness};
+use crate::redundancy::{
+    Egress, EgressConfig, Ingress, IngressConfig, Outgoing, PathState, Payload, Policy,
+    CLASS_CONTROL,
+};
+use crate::time::Instant;
+
+/// Everything a node is configured with.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    pub control: ControlConfig,
+    pub ingress: IngressConfig,
+    pub egress: EgressConfig,
+    pub policy: Policy,
+    pub classifier: Classifier,
+    /// Paths kept per egress (k).
+    pub max_paths: usize,
+    pub disjoint: Disjointness,
+    pub damping: DampingConfig,
+    /// Sessions per side (ingress, egress).
+    pub max_sessions: usize,
+    /// How often each egress session reports per-path counts to its ingress.
+    pub path_report_interval: Duration,
+    /// Bound of the transmit and deliver queues toward the driver.
+    pub max_queue: usize,
+    /// Picks first sequence numbers (use a fresh value per start).
+    pub seed: u64,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            control: ControlConfig::default(),
+            ingress: IngressConfig::default(),
+            egress: EgressConfig::default(),
+            policy: Policy::default(),
+            classifier: Classifier::default(),
+            max_paths: 3,
+            disjoint: Disjointness::Node,
+            damping: DampingConfig::default(),
+            max_sessions: 1024,
+            path_report_interval: Duration::from_secs(1),
+            max_queue: 4096,
+            seed: 0,
+        }
+    }
+}
+
+/// Where a datagram goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dest {
+    /// Every neighbor (control messages are link-local broadcasts).
+    AllNeighbors,
+    Neighbor(NodeId),
+}
+
+/// A datagram for the driver to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    pub dest: Dest,
+    pub bytes: Vec<u8>,
+}
+
+/// Counters of the node's data path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeCounters {
+    /// User packets handed to `send`.
+    pub user_in: u64,
+    /// User packets whose destination no node serves.
+    pub no_egress: u64,
+    /// User packets whose destination has no path.
+    pub no_path: u64,
+    /// User packets that were not IP.
+    pub not_ip: u64,
+    /// User packets delivered to local hosts.
+    pub delivered: u64,
+    pub forwarded: u64,
+    pub hop_limit_exceeded: u64,
+    pub not_on_route: u64,
+    /// Data datagrams that failed to parse.
+    pub malformed: u64,
+    /// Dropped because the transmit or deliver queue was full.
+    pub queue_full: u64,
+    pub path_reports_sent: u64,
+    pub path_reports_received: u64,
+    pub route_changes: u64,
+}
+
+#[derive(Debug)]
+struct RouteSet {
+    damping: Damping<Vec<Vec<NodeId>>>,
+}
+
+/// A braid node.
+#[derive(Debug)]
+pub struct Node {
+    id: NodeId,
+    config: NodeConfig,
+    control: ControlPlane,
+    ingress: Ingress,
+    egress: Egress,
+    routes: BTreeMap<NodeId, RouteSet>,
+    topology_seen: (u64, u64, u64),
+    outbox: VecDeque<Transmit>,
+    delivered: VecDeque<Vec<u8>>,
+    next_report: Instant,
+    scratch: Vec<Outgoing>,
+    counters: NodeCounters,
+}
+
+impl Node {
+    pub fn new(
+        id: NodeId,
+        config: NodeConfig,
+        now: Instant,
+        rng: &mut dyn RngCore,
+    ) -> Result<Self, ConfigError> {
+        let control = ControlPlane::new(id, config.control.clone(), now, rng)?;
+        Ok(Node {
+            id,
+            ingress: Ingress::new(
+                id,
+                config.ingress,
+                config.policy.clone(),
+                config.classifier.clone(),
+                config.max_sessions,
+                config.seed,
+            ),
+            egress: Egress::new(config.egress, config.max_sessions),
+            control,
+            routes: BTreeMap::new(),
+            topology_seen: (u64::MAX, 0, 0),
+            outbox: VecDeque::new(),
+            delivered: VecDeque::new(),
+            next_report: now + config.path_report_interval,
+            scratch: Vec::new(),
+            counters: NodeCounters::default(),
+            config,
+        })
+    }
+
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+    pub fn control(&self) -> &ControlPlane {
+        &self.control
+    }
+    pub fn ingress(&self) -> &Ingress {
+        &self.ingress
+    }
+    pub fn egress(&self) -> &Egress {
+        &self.egress
+    }
+    pub fn counters(&self) -> &NodeCounters {
+        &self.counters
+    }
+
+    /// The transit nodes of each path in use toward `egress`.
+    pub fn paths_to(&self, egress: NodeId) -> Option<&Vec<Vec<NodeId>>> {
+        self.routes.get(&egress).and_then(|r| r.damping.current())
+    }
+
+    /// A user packet from a local host.
+    pub fn send(&mut self, now: Instant, packet: &[u8]) {
+        self.counters.user_in += 1;
+        let Ok(info) = inspect(packet) else {
+            self.counters.not_ip += 1;
+            return;
+        };
+        let Some(egress) = self.control.lsdb().egress_for(&info.dst, info.v4) else {
+            self.counters.no_egress += 1;
+            return;
+        };
+        if egress == self.id {
+            self.deliver_local(packet.to_vec());
+            return;
+        }
+        if !self.ensure_routes(now, egress) {
+            self.counters.no_path += 1;
+            return;
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        let _ = self.ingress.send(now, egress, packet, false, &mut out);
+        self.emit_all(&mut out, packet);
+        self.scratch = out;
+    }
+
+    /// A datagram from a neighbor.
+    pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        if braid_wire::peek(bytes) == Ok(MessageType::Data) {
+            self.handle_data(now, bytes);
+        } else {
+            // Counted by the control plane when bad.
+            let _ = self.control.handle(now, bytes);
+        }
+    }
+
+    fn handle_data(&mut self, now: Instant, bytes: &[u8]) {
+        let mut buf = bytes.to_vec();
+        match forward_in_place(&mut buf, self.id) {
+            Ok(Forward::Deliver) => {}
+            Ok(Forward::To(next)) => {
+                self.counters.forwarded += 1;
+                self.push_out(Transmit {
+                    dest: Dest::Neighbor(next),
+                    bytes: buf,
+                });
+                return;
+            }
+            Ok(Forward::HopLimitExceeded) => {
+                self.counters.hop_limit_exceeded += 1;
+                return;
+            }
+            Ok(Forward::NotOnRoute) => {
+                self.counters.not_on_route += 1;
+                return;
+            }
+            Err(_) => {
+                self.counters.malformed += 1;
+                return;
+            }
+        }
+        let Ok(pkt) = DataHeader::parse(&buf) else {
+            self.counters.malformed += 1;
+            return;
+        };
+        let class = pkt.header.class;
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        self.egress
+            .receive(now, &pkt, &mut |p| got.push(p.to_vec()));
+        self.take_delivered(now, class, got);
+    }
+
+    fn take_delivered(&mut self, now: Instant, class: u8, got: Vec<Vec<u8>>) {
+        for p in got {
+            if class == CLASS_CONTROL {
+                self.on_node_message(now, &p);
+            } else {
+                self.deliver_local(p);
+            }
+        }
+    }
+
+    fn on_node_message(&mut self, now: Instant, bytes: &[u8]) {
+        let Ok(msg) = ControlMessage::parse(bytes) else {
+            self.counters.malformed += 1;
+            return;
+        };
+        let Ok(report) = PathReport::parse(&msg) else {
+            self.counters.malformed += 1;
+            return;
+        };
+        if report.ingress != self.id {
+            self.counters.malformed += 1;
+            return;
+        }
+        self.counters.path_reports_received += 1;
+        let counts: Vec<(u8, u32)> = report.counts().map(|c| (c.path, c.received)).collect();
+        let mut out = std::mem::take(&mut self.scratch);
+        self.ingress
+            .on_path_report(now, msg.header.sender, report.class, &counts, &mut out);
+        self.emit_all(&mut out, &[]);
+        self.scratch = out;
+    }
+
+    fn deliver_local(&mut self, p: Vec<u8>) {
+        if self.delivered.len() >= self.config.max_queue {
+            self.counters.queue_full += 1;
+            return;
+        }
+        self.counters.delivered += 1;
+        self.delivered.push_back(p);
+    }
+
+    fn push_out(&mut self, t: Transmit) {
+        if self.outbox.len() >= self.config.max_queue {
+            self.counters.queue_full += 1;
+            return;
+        }
+        self.outbox.push_back(t);
+    }
+
+    /// Turns the ingress's output into datagrams: each gets its path's
+    /// source route, then takes its first hop.
+    fn emit_all(&mut self, out: &mut Vec<Outgoing>, input: &[u8]) {
+        for o in out.drain(..) {
+            let route: Vec<NodeId> = if o.header.mode == RedundancyMode::Tree {
+                Vec::new()
+            } else {
+                match self
+                    .paths_to(o.header.egress)
+                    .and_then(|p| p.get(o.path as usize))
+                {
+                    Some(r) => r.clone(),
+                    None => {
+                        self.counters.no_path += 1;
+                        continue;
+                    }
+                }
+            };
+            let body: &[u8] = match &o.payload {
+                Payload::Input => input,
+                Payload::Repair(r) => r,
+            };
+            let mut buf = vec![0u8; DataHeader::encoded_len(route.len()) + body.len()];
+            let Ok(n) = o.header.emit(&route, &mut buf) else {
+                self.counters.malformed += 1;
+                continue;
+            };
+            buf[n..].copy_from_slice(body);
+            match forward_in_place(&mut buf, self.id) {
+                Ok(Forward::To(next)) => self.push_out(Transmit {
+                    dest: Dest::Neighbor(next),
+                    bytes: buf,
+                }),
+                _ => self.counters.not_on_route += 1,
+            }
+        }
+    }
+
+    /// Computes (or re-computes) the paths toward `egress`; false when none.
+    fn ensure_routes(&mut self, now: Instant, egress: NodeId) -> bool {
+        if !self.routes.contains_key(&egress) {
+            self.routes.insert(
+                egress,
+                RouteSet {
+                    damping: Damping::new(self.config.damping),
+                },
+            );
+            self.update_routes(now, &[egress]);
+        }
+        self.paths_to(egress).is_some_and(|p| !p.is_empty())
+    }
+
+    fn update_routes(&mut self, now: Instant, egresses: &[NodeId]) {
+        let ls = self.control.graph();
+        let Some(me) = ls.index_of(self.id) else {
+            return;
+        };
+        let Ok(mut dp) = DisjointPaths::new(&ls.graph, me) else {
+            return;
+        };
+        let k = self
+            .config
+            .max_paths
+            .clamp(1, crate::redundancy::mode::MAX_PATHS);
+        for &egress in egresses {
+            let Some(e) = ls.index_of(egress) else {
+                continue;
+            };
+            let Ok(paths) = dp.to(e, k, self.config.disjoint) else {
+                continue;
+            };
+            let best: Vec<Vec<NodeId>> = paths
+                .iter()
+                .map(|p| p.transit().iter().map(|&v| ls.id_of(v)).collect())
+                .collect();
+            let best_cost: u64 = paths.iter().map(|p| p.cost).sum();
+            let set = self.routes.get_mut(&egress).expect("ensured");
+            // The current set's cost on today's graph (None if broken).
+            let current_cost = set.damping.current().and_then(|cur| {
+                let mut total = 0u64;
+                for transit in cur {
+                    let hops: Vec<NodeId> = std::iter::once(self.id)
+                        .chain(transit.iter().copied())
+                        .chain(std::iter::once(egress))
+                        .collect();
+                    for w in hops.windows(2) {
+                        let (a, b) = (ls.index_of(w[0])?, ls.index_of(w[1])?);
+                        total += ls.graph.arc(ls.graph.find_arc(a, b)?).cost.units() as u64;
+                    }
+                }
+                Some(total)
+            });
+            if best.is_empty() {
+                continue;
+            }
+            let (chosen, changed) = set.damping.offer(now, best, best_cost, current_cost);
+            if changed {
+                let chosen = chosen.clone();
+                self.counters.route_changes += 1;
+                let states: Vec<PathState> = paths
+                    .iter()
+                    .take(chosen.len())
+                    .map(|p| PathState {
+                        up: true,
+                        weight: (1e9 / p.cost.max(1) as f64) as u32,
+                        loss: 0.0,
+                    })
+                    .collect();
+                let mut out = std::mem::take(&mut self.scratch);
+                self.ingress.set_paths(now, egress, &states, &mut out);
+                self.emit_all(&mut out, &[]);
+                self.scratch = out;
+            }
+        }
+    }
+
+    /// Runs every timer due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant, rng: &mut dyn RngCore) {
+        self.control.handle_timeout(now, rng);
+        let mut out = std::mem::take(&mut self.scratch);
+        self.ingress.handle_timeout(now, &mut out);
+        self.emit_all(&mut out, &[]);
+        self.scratch = out;
+        let mut got = Vec::new();
+        self.egress
+            .handle_timeout(now, &mut |p| got.push(p.to_vec()));
+        for p in got {
+            self.deliver_local(p);
+        }
+        // Link state changed: recompute every route in use.
+        let c = self.control.lsdb().counters();
+        let seen = (
+            c.installed,
+            c.expired,
+            self.control.counters().lsas_originated,
+        );
+        if seen != self.topology_seen {
+            self.topology_seen = seen;
+            let egresses: Vec<NodeId> = self.routes.keys().copied().collect();
+            self.update_routes(now, &egresses);
+        }
+        if now >= self.next_report {
+            self.next_report = now + self.config.path_report_interval;
+            self.send_path_reports(now);
+        }
+    }
+
+    fn send_path_reports(&mut self, now: Instant) {
+        let reports: Vec<(NodeId, u8, Vec<(u8, u32)>)> = self
+            .egress
+            .sessions()
+            .filter(|((_, class), _)| *class != CLASS_CONTROL)
+            .map(|(&(ingress, class), s)| (ingress, class, s.path_counts()))
+            .collect();
+        for (ingress, class, counts) in reports {
+            let counts: Vec<PathCount> = counts
+                .into_iter()
+                .map(|(path, received)| PathCount { path, received })
+                .collect();
+            let header = ControlHeader {
+                msg_type: MessageType::PathReport,
+                sender: self.id,
+                key_id: 0,
+                mac_len: 0,
+                replay: 0,
+            };
+            let mut buf = vec![0u8; 16 + 4 + 8 * counts.len()];
+            let Ok(n) = PathReport::emit(&header, ingress, class, &counts, &mut buf) else {
+                continue;
+            };
+            buf.truncate(n);
+            if !self.ensure_routes(now, ingress) {
+                continue;
+            }
+            let c = Classified {
+                class: CLASS_CONTROL,
+                urgent: true,
+                flow_hash: 0,
+            };
+            let mut out = std::mem::take(&mut self.scratch);
+            if self
+                .ingress
+                .send_classified(now, ingress, c, &buf, false, &mut out)
+                .is_ok()
+            {
+                self.counters.path_reports_sent += 1;
+            }
+            self.emit_all(&mut out, &buf);
+            self.scratch = out;
+        }
+    }
+
+    /// When [`Self::handle_timeout`] should next run.
+    pub fn poll_timeout(&self) -> Instant {
+        let mut t = self.control.poll_timeout().min(self.next_report);
+        for x in [self.ingress.poll_timeout(), self.egress.poll_timeout()]
+            .into_iter()
+            .flatten()
+        {
+            t = t.min(x);
+        }
+        t
+    }
+
+    /// The next datagram to send: control messages first.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        let mut buf = vec![0u8; 2048];
+        if let Some(n) = self.control.poll_transmit(now, &mut buf) {
+            buf.truncate(n);
+            return Some(Transmit {
+                dest: Dest::AllNeighbors,
+                bytes: buf,
+            });
+        }
+        self.outbox.pop_front()
+    }
+
+    /// The next packet for a local host.
+    pub fn poll_deliver(&mut self) -> Option<Vec<u8>> {
+        self.delivered.pop_front()
+    }
+}
