@@ -113,6 +113,9 @@ pub struct NodeCounters {
     pub route_changes: u64,
 }
 
+/// One egress session's per-path receive counts: (ingress, class, counts).
+type SessionCounts = (NodeId, u8, Vec<(u8, u32)>);
+
 #[derive(Debug)]
 struct RouteSet {
     damping: Damping<Vec<Vec<NodeId>>>,
@@ -455,7 +458,7 @@ impl Node {
     }
 
     fn send_path_reports(&mut self, now: Instant) {
-        let reports: Vec<(NodeId, u8, Vec<(u8, u32)>)> = self
+        let reports: Vec<SessionCounts> = self
             .egress
             .sessions()
             .filter(|((_, class), _)| *class != CLASS_CONTROL)
