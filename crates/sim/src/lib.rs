@@ -1,0 +1,19 @@
+//! braid's deterministic discrete-event simulator. It runs the real
+//! `braid_proto::node::Node` state machines (no simulator-only protocol
+//! code) over modelled links, in simulated time, from one seeded RNG: the
+//! same scenario and seed give the same results, byte for byte.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`event`] | the event queue, ordered by (time, insertion) |
+//! | [`link`] | link models: loss (Bernoulli, netem Gilbert-Elliott, time-based), delay, jitter, rate and queue, down intervals |
+//! | [`scenario`] | scenario files (TOML) and their errors (file:line: field) |
+//! | [`world`] | one run: topology, nodes, hosts sending CBR UDP, results |
+
+pub mod event;
+pub mod link;
+pub mod scenario;
+pub mod world;
+
+pub use scenario::{Scenario, ScenarioError};
+pub use world::{run_once, FlowResult, RunResult, World};

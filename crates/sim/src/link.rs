@@ -1,0 +1,334 @@
+//! Link models, one per direction: loss (Bernoulli; Gilbert-Elliott with
+//! netem's `loss gemodel p r 1-h 1-k` semantics; a time-based
+//! Gilbert-Elliott), delay and jitter, a rate with a finite drop-tail
+//! queue, and intervals during which the link is down.
+//!
+//! netem's Gilbert-Elliott, per packet: the packet is lost with probability
+//! `1-k` in the Good state and `1-h` in the Bad state, judged in the state
+//! it arrives in; then Good moves to Bad with probability `p` and Bad to
+//! Good with probability `r`. Mean loss = πG(1-k) + πB(1-h), πB = p/(p+r);
+//! mean burst length 1/r packets.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use braid_proto::random::unit_f64;
+use braid_proto::time::Instant;
+use rand_core::RngCore;
+use serde::Serialize;
+
+/// How a link direction loses packets.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LossModel {
+    None,
+    Bernoulli(f64),
+    /// Probabilities in [0, 1]: `p` Good→Bad, `r` Bad→Good, loss in Bad
+    /// (`1-h`) and in Good (`1-k`).
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        loss_bad: f64,
+        loss_good: f64,
+    },
+    /// Good and Bad periods of exponentially distributed length.
+    GilbertElliottTime {
+        good_mean: Duration,
+        bad_mean: Duration,
+        loss_good: f64,
+        loss_bad: f64,
+    },
+}
+
+impl LossModel {
+    /// Gilbert-Elliott for a mean loss and mean burst length (packets):
+    /// r = 1/B, p = L / (B (1 - L)), all loss in Bad.
+    pub fn bursty(loss: f64, burst: f64) -> LossModel {
+        let burst = burst.max(1.0);
+        let r = 1.0 / burst;
+        let p = loss / (burst * (1.0 - loss).max(1e-9));
+        LossModel::GilbertElliott {
+            p: p.min(1.0),
+            r,
+            loss_bad: 1.0,
+            loss_good: 0.0,
+        }
+    }
+
+    /// The long-run loss ratio.
+    pub fn mean_loss(&self) -> f64 {
+        match *self {
+            LossModel::None => 0.0,
+            LossModel::Bernoulli(p) => p,
+            LossModel::GilbertElliott {
+                p,
+                r,
+                loss_bad,
+                loss_good,
+            } => {
+                if p + r == 0.0 {
+                    return loss_good;
+                }
+                let bad = p / (p + r);
+                bad * loss_bad + (1.0 - bad) * loss_good
+            }
+            LossModel::GilbertElliottTime {
+                good_mean,
+                bad_mean,
+                loss_good,
+                loss_bad,
+            } => {
+                let (g, b) = (good_mean.as_secs_f64(), bad_mean.as_secs_f64());
+                if g + b == 0.0 {
+                    return loss_good;
+                }
+                (g * loss_good + b * loss_bad) / (g + b)
+            }
+        }
+    }
+}
+
+/// One direction of a link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkSpec {
+    pub loss: LossModel,
+    pub delay: Duration,
+    /// Each packet's delay varies uniformly by up to ± this much.
+    pub jitter: Duration,
+    /// Bit rate; `None` is unlimited.
+    pub rate_bps: Option<u64>,
+    /// Packets the queue holds before the link (drop-tail).
+    pub queue: usize,
+    /// Intervals during which the link carries nothing.
+    pub down: Vec<(Instant, Instant)>,
+}
+
+impl Default for LinkSpec {
+    fn default() -> Self {
+        LinkSpec {
+            loss: LossModel::None,
+            delay: Duration::from_millis(1),
+            jitter: Duration::ZERO,
+            rate_bps: None,
+            queue: 100,
+            down: Vec::new(),
+        }
+    }
+}
+
+/// What became of a packet offered to a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    Arrives(Instant),
+    Lost,
+    QueueFull,
+    Down,
+}
+
+/// Counts of one link direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct LinkStats {
+    pub offered: u64,
+    pub delivered: u64,
+    pub lost: u64,
+    pub queue_drops: u64,
+    pub down_drops: u64,
+    pub bytes: u64,
+}
+
+/// A link direction in motion: its model and its state.
+#[derive(Debug, Clone)]
+pub struct LinkDir {
+    pub spec: LinkSpec,
+    bad: bool,
+    next_switch: Instant,
+    departures: VecDeque<Instant>,
+    last_departure: Instant,
+    pub stats: LinkStats,
+}
+
+impl LinkDir {
+    pub fn new(spec: LinkSpec) -> Self {
+        LinkDir {
+            spec,
+            bad: false,
+            next_switch: Instant::ZERO,
+            departures: VecDeque::new(),
+            last_departure: Instant::ZERO,
+            stats: LinkStats::default(),
+        }
+    }
+
+    fn is_down(&self, t: Instant) -> bool {
+        self.spec.down.iter().any(|&(a, b)| a <= t && t < b)
+    }
+
+    fn lose(&mut self, now: Instant, rng: &mut dyn RngCore) -> bool {
+        match self.spec.loss {
+            LossModel::None => false,
+            LossModel::Bernoulli(p) => unit_f64(rng) < p,
+            LossModel::GilbertElliott {
+                p,
+                r,
+                loss_bad,
+                loss_good,
+            } => {
+                let lost = unit_f64(rng) < if self.bad { loss_bad } else { loss_good };
+                let flip = unit_f64(rng) < if self.bad { r } else { p };
+                if flip {
+                    self.bad = !self.bad;
+                }
+                lost
+            }
+            LossModel::GilbertElliottTime {
+                good_mean,
+                bad_mean,
+                loss_good,
+                loss_bad,
+            } => {
+                while self.next_switch <= now {
+                    // Enter the other state (the first time: start in
+                    // Good) and stay an exponentially distributed time.
+                    if self.next_switch > Instant::ZERO {
+                        self.bad = !self.bad;
+                    }
+                    let mean = if self.bad { bad_mean } else { good_mean };
+                    let stay = -mean.as_secs_f64() * (1.0 - unit_f64(rng)).ln();
+                    self.next_switch = self.next_switch + Duration::from_secs_f64(stay.max(1e-6));
+                }
+                unit_f64(rng) < if self.bad { loss_bad } else { loss_good }
+            }
+        }
+    }
+
+    /// Offers a packet of `len` bytes at `now`.
+    pub fn send(&mut self, now: Instant, len: usize, rng: &mut dyn RngCore) -> Fate {
+        self.stats.offered += 1;
+        if self.is_down(now) {
+            self.stats.down_drops += 1;
+            return Fate::Down;
+        }
+        let departure = match self.spec.rate_bps {
+            Some(bps) if bps > 0 => {
+                while self.departures.front().is_some_and(|&d| d <= now) {
+                    self.departures.pop_front();
+                }
+                if self.departures.len() >= self.spec.queue.max(1) {
+                    self.stats.queue_drops += 1;
+                    return Fate::QueueFull;
+                }
+                let start = self.last_departure.max(now);
+                let tx = Duration::from_nanos((len as u64 * 8).saturating_mul(1_000_000_000) / bps);
+                let d = start + tx;
+                self.last_departure = d;
+                self.departures.push_back(d);
+                d
+            }
+            _ => now,
+        };
+        if self.lose(now, rng) {
+            self.stats.lost += 1;
+            return Fate::Lost;
+        }
+        let jitter = if self.spec.jitter.is_zero() {
+            0.0
+        } else {
+            (unit_f64(rng) * 2.0 - 1.0) * self.spec.jitter.as_micros() as f64
+        };
+        let delay = (self.spec.delay.as_micros() as f64 + jitter).max(0.0) as u64;
+        self.stats.delivered += 1;
+        self.stats.bytes += len as u64;
+        Fate::Arrives(departure + Duration::from_micros(delay))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::rand_core::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn loss_ratio(model: LossModel, n: usize) -> (f64, f64) {
+        let mut link = LinkDir::new(LinkSpec {
+            loss: model,
+            ..LinkSpec::default()
+        });
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut lost = 0;
+        let mut bursts = 0;
+        let mut prev = false;
+        for i in 0..n {
+            let l = link.send(Instant::from_millis(i as u64), 100, &mut rng) == Fate::Lost;
+            lost += l as usize;
+            if l && !prev {
+                bursts += 1;
+            }
+            prev = l;
+        }
+        (lost as f64 / n as f64, lost as f64 / bursts.max(1) as f64)
+    }
+
+    #[test]
+    fn gilbert_elliott_matches_netem_mean_loss_and_burst_length() {
+        let model = LossModel::bursty(0.05, 4.0);
+        assert!((model.mean_loss() - 0.05).abs() < 1e-9);
+        let (loss, burst) = loss_ratio(model, 400_000);
+        assert!((loss - 0.05).abs() < 0.003, "loss {loss}");
+        assert!((burst - 4.0).abs() < 0.3, "burst {burst}");
+        let (loss, burst) = loss_ratio(LossModel::Bernoulli(0.05), 400_000);
+        assert!((loss - 0.05).abs() < 0.002 && burst < 1.2);
+    }
+
+    #[test]
+    fn time_based_gilbert_elliott_mean() {
+        let m = LossModel::GilbertElliottTime {
+            good_mean: Duration::from_millis(900),
+            bad_mean: Duration::from_millis(100),
+            loss_good: 0.0,
+            loss_bad: 0.5,
+        };
+        assert!((m.mean_loss() - 0.05).abs() < 1e-9);
+        let (loss, _) = loss_ratio(m, 200_000);
+        assert!((loss - 0.05).abs() < 0.01, "loss {loss}");
+    }
+
+    #[test]
+    fn rate_and_queue_delay_and_drop() {
+        let spec = LinkSpec {
+            rate_bps: Some(8_000_000), // 1 byte per µs
+            queue: 3,
+            delay: Duration::from_millis(10),
+            ..LinkSpec::default()
+        };
+        let mut link = LinkDir::new(spec);
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let t0 = Instant::ZERO;
+        assert_eq!(
+            link.send(t0, 1000, &mut rng),
+            Fate::Arrives(Instant(1000 + 10_000))
+        );
+        assert_eq!(
+            link.send(t0, 1000, &mut rng),
+            Fate::Arrives(Instant(2000 + 10_000))
+        );
+        assert_eq!(
+            link.send(t0, 1000, &mut rng),
+            Fate::Arrives(Instant(3000 + 10_000))
+        );
+        assert_eq!(link.send(t0, 1000, &mut rng), Fate::QueueFull);
+        // After the first departs, there is room again.
+        assert!(matches!(
+            link.send(Instant(1500), 1000, &mut rng),
+            Fate::Arrives(_)
+        ));
+        let down = LinkSpec {
+            down: vec![(Instant(0), Instant(100))],
+            ..LinkSpec::default()
+        };
+        let mut link = LinkDir::new(down);
+        assert_eq!(link.send(Instant(50), 10, &mut rng), Fate::Down);
+        assert!(matches!(
+            link.send(Instant(100), 10, &mut rng),
+            Fate::Arrives(_)
+        ));
+    }
+}

@@ -1,0 +1,501 @@
+//! Scenario files (TOML): topology, link models, node settings and traffic.
+//! Every knob has a default (see `docs/simulator.md`); every error names
+//! the file, the line and the field.
+
+use std::path::Path;
+use std::time::Duration;
+
+use braid_proto::redundancy::Mode;
+use serde::Deserialize;
+use thiserror::Error;
+use toml::Spanned;
+
+use crate::link::{LinkSpec, LossModel};
+
+/// Why a scenario cannot run.
+#[derive(Debug, Error)]
+#[error("{file}:{line}: {field}: {message}")]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: Option<String>,
+    description: Option<String>,
+    duration: Option<Spanned<String>>,
+    seed: Option<u64>,
+    runs: Option<u32>,
+    topology: RawTopology,
+    #[serde(default)]
+    link: RawLink,
+    #[serde(default)]
+    links: Vec<RawLinkOverride>,
+    #[serde(default)]
+    node: RawNode,
+    #[serde(default)]
+    flows: Vec<RawFlow>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    kind: Spanned<String>,
+    nodes: Option<usize>,
+    width: Option<usize>,
+    height: Option<usize>,
+    degree: Option<f64>,
+    paths: Option<usize>,
+    hops: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    loss: Option<f64>,
+    burst: Option<f64>,
+    delay: Option<Spanned<String>>,
+    jitter: Option<Spanned<String>>,
+    rate: Option<Spanned<String>>,
+    queue: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLinkOverride {
+    between: Spanned<Vec<String>>,
+    loss: Option<f64>,
+    burst: Option<f64>,
+    delay: Option<Spanned<String>>,
+    jitter: Option<Spanned<String>>,
+    rate: Option<Spanned<String>>,
+    queue: Option<usize>,
+    #[serde(default)]
+    down: Vec<Spanned<Vec<String>>>,
+}
+
+impl RawLinkOverride {
+    fn link(&self) -> RawLink {
+        RawLink {
+            loss: self.loss,
+            burst: self.burst,
+            delay: self.delay.clone(),
+            jitter: self.jitter.clone(),
+            rate: self.rate.clone(),
+            queue: self.queue,
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNode {
+    mode: Option<Spanned<String>>,
+    paths: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlow {
+    name: Option<String>,
+    from: Spanned<String>,
+    to: Spanned<String>,
+    size: Option<usize>,
+    interval: Option<Spanned<String>>,
+    count: Option<u64>,
+    start: Option<Spanned<String>>,
+    mode: Option<Spanned<String>>,
+}
+
+/// A topology generator.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TopologySpec {
+    /// n1 - n2 - ... - nN.
+    Line { nodes: usize },
+    /// A width × height grid.
+    Grid { width: usize, height: usize },
+    /// `paths` node-disjoint paths of `hops` hops between `s` and `t`.
+    Parallel { paths: usize, hops: usize },
+    /// A random geometric mesh (placement from the run's seed).
+    Geometric { nodes: usize, degree: f64 },
+}
+
+/// A per-link override.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkOverride {
+    pub a: String,
+    pub b: String,
+    pub spec: LinkSpec,
+}
+
+/// One traffic flow: constant bit rate UDP from a host behind `from` to a
+/// host behind `to`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowSpec {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    pub size: usize,
+    pub interval: Duration,
+    pub count: u64,
+    pub start: Duration,
+    /// This flow's redundancy mode (its own class at the ingress).
+    pub mode: Option<Mode>,
+}
+
+/// A parsed, checked scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub duration: Duration,
+    pub seed: u64,
+    pub runs: u32,
+    pub topology: TopologySpec,
+    pub link: LinkSpec,
+    pub links: Vec<LinkOverride>,
+    pub mode: Mode,
+    pub paths: usize,
+    pub flows: Vec<FlowSpec>,
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    fn err(
+        &self,
+        span: Option<std::ops::Range<usize>>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_string(),
+            line: span.map_or(1, |s| self.line_of(s.start)),
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn duration(
+        &self,
+        v: &Option<Spanned<String>>,
+        field: &str,
+        default: Duration,
+    ) -> Result<Duration, ScenarioError> {
+        match v {
+            None => Ok(default),
+            Some(s) => humantime::parse_duration(s.get_ref().trim()).map_err(|e| {
+                self.err(
+                    Some(s.span()),
+                    field,
+                    format!(
+                        "\"{}\" is not a duration ({e}); write e.g. \"20ms\" or \"1m 30s\"",
+                        s.get_ref()
+                    ),
+                )
+            }),
+        }
+    }
+
+    fn mode(&self, v: &Spanned<String>, field: &str) -> Result<Mode, ScenarioError> {
+        v.get_ref()
+            .parse()
+            .map_err(|e| self.err(Some(v.span()), field, format!("{e}")))
+    }
+
+    fn rate(&self, v: &Spanned<String>, field: &str) -> Result<u64, ScenarioError> {
+        let s = v.get_ref().trim().to_ascii_lowercase();
+        let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+        let (num, unit) = s.split_at(split);
+        let mult = match unit.trim() {
+            "bit" | "bps" | "" => 1.0,
+            "kbit" | "kbps" => 1e3,
+            "mbit" | "mbps" => 1e6,
+            "gbit" | "gbps" => 1e9,
+            _ => 0.0,
+        };
+        match num.trim().parse::<f64>() {
+            Ok(n) if mult > 0.0 && n > 0.0 && n.is_finite() => Ok((n * mult) as u64),
+            _ => Err(self.err(
+                Some(v.span()),
+                field,
+                format!("\"{}\" is not a rate; write e.g. \"10Mbit\"", v.get_ref()),
+            )),
+        }
+    }
+
+    fn link(&self, raw: &RawLink, base: &LinkSpec, field: &str) -> Result<LinkSpec, ScenarioError> {
+        let mut spec = base.clone();
+        let (loss, burst) = (raw.loss, raw.burst);
+        if let Some(l) = loss {
+            if !(0.0..=1.0).contains(&l) {
+                return Err(self.err(
+                    None,
+                    &format!("{field}.loss"),
+                    format!("{l} is not a probability in [0, 1]"),
+                ));
+            }
+        }
+        if loss.is_some() || burst.is_some() {
+            let l = loss.unwrap_or(base.loss.mean_loss());
+            let b = burst.unwrap_or(1.0);
+            if b < 1.0 {
+                return Err(self.err(
+                    None,
+                    &format!("{field}.burst"),
+                    "mean burst length must be at least 1 packet",
+                ));
+            }
+            spec.loss = if l == 0.0 {
+                LossModel::None
+            } else if b == 1.0 {
+                LossModel::Bernoulli(l)
+            } else {
+                LossModel::bursty(l, b)
+            };
+        }
+        spec.delay = self.duration(&raw.delay, &format!("{field}.delay"), base.delay)?;
+        spec.jitter = self.duration(&raw.jitter, &format!("{field}.jitter"), base.jitter)?;
+        if let Some(r) = &raw.rate {
+            spec.rate_bps = Some(self.rate(r, &format!("{field}.rate"))?);
+        }
+        if let Some(q) = raw.queue {
+            spec.queue = q;
+        }
+        Ok(spec)
+    }
+}
+
+impl Scenario {
+    /// Reads and checks a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            line: 0,
+            field: "file".into(),
+            message: e.to_string(),
+        })?;
+        Scenario::parse(&file, &text)
+    }
+
+    /// Parses scenario text; `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        let cx = Ctx { file, text };
+        let raw: Raw = toml::from_str(text).map_err(|e| {
+            let message = e.message().to_string();
+            let field = message
+                .split('`')
+                .nth(1)
+                .map(str::to_string)
+                .unwrap_or_else(|| "(syntax)".into());
+            cx.err(e.span(), &field, message)
+        })?;
+        let t = &raw.topology;
+        let need = |v: Option<usize>, f: &str| {
+            v.filter(|&n| n > 0).ok_or_else(|| {
+                cx.err(
+                    Some(t.kind.span()),
+                    &format!("topology.{f}"),
+                    format!(
+                        "a {} topology needs {f} (a positive number)",
+                        t.kind.get_ref()
+                    ),
+                )
+            })
+        };
+        let topology = match t.kind.get_ref().as_str() {
+            "line" => TopologySpec::Line {
+                nodes: need(t.nodes, "nodes")?,
+            },
+            "grid" => TopologySpec::Grid {
+                width: need(t.width, "width")?,
+                height: need(t.height, "height")?,
+            },
+            "parallel" => TopologySpec::Parallel {
+                paths: need(t.paths, "paths")?,
+                hops: need(t.hops, "hops")?,
+            },
+            "geometric" => TopologySpec::Geometric {
+                nodes: need(t.nodes, "nodes")?,
+                degree: t.degree.unwrap_or(8.0),
+            },
+            other => {
+                return Err(cx.err(
+                    Some(t.kind.span()),
+                    "topology.kind",
+                    format!("unknown topology \"{other}\" (line, grid, parallel, geometric)"),
+                ))
+            }
+        };
+        let link = cx.link(&raw.link, &LinkSpec::default(), "link")?;
+        let mut links = Vec::new();
+        for (i, o) in raw.links.iter().enumerate() {
+            let field = format!("links[{i}]");
+            let ends = o.between.get_ref();
+            if ends.len() != 2 {
+                return Err(cx.err(
+                    Some(o.between.span()),
+                    &format!("{field}.between"),
+                    "name exactly two nodes",
+                ));
+            }
+            let mut spec = cx.link(&o.link(), &link, &field)?;
+            for d in &o.down {
+                let v = d.get_ref();
+                if v.len() != 2 {
+                    return Err(cx.err(
+                        Some(d.span()),
+                        &format!("{field}.down"),
+                        "each interval is [\"from\", \"until\"]",
+                    ));
+                }
+                let parse = |s: &str| {
+                    humantime::parse_duration(s.trim()).map_err(|e| {
+                        cx.err(
+                            Some(d.span()),
+                            &format!("{field}.down"),
+                            format!("\"{s}\": {e}"),
+                        )
+                    })
+                };
+                let (a, b) = (parse(&v[0])?, parse(&v[1])?);
+                spec.down.push((
+                    braid_proto::time::Instant::ZERO + a,
+                    braid_proto::time::Instant::ZERO + b,
+                ));
+            }
+            links.push(LinkOverride {
+                a: ends[0].clone(),
+                b: ends[1].clone(),
+                spec,
+            });
+        }
+        let mode = match &raw.node.mode {
+            Some(m) => cx.mode(m, "node.mode")?,
+            None => Mode::Single,
+        };
+        let mut flows = Vec::new();
+        for (i, f) in raw.flows.iter().enumerate() {
+            let field = format!("flows[{i}]");
+            flows.push(FlowSpec {
+                name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+                from: f.from.get_ref().clone(),
+                to: f.to.get_ref().clone(),
+                size: f.size.unwrap_or(160).clamp(44, 9000),
+                interval: cx.duration(
+                    &f.interval,
+                    &format!("{field}.interval"),
+                    Duration::from_millis(20),
+                )?,
+                count: f.count.unwrap_or(500),
+                start: cx.duration(&f.start, &format!("{field}.start"), Duration::from_secs(30))?,
+                mode: f
+                    .mode
+                    .as_ref()
+                    .map(|m| cx.mode(m, &format!("{field}.mode")))
+                    .transpose()?,
+            });
+            if flows[i].interval.is_zero() {
+                return Err(cx.err(
+                    f.interval.as_ref().map(|s| s.span()),
+                    &format!("{field}.interval"),
+                    "must be positive",
+                ));
+            }
+        }
+        Ok(Scenario {
+            name: raw.name.unwrap_or_else(|| file.to_string()),
+            description: raw.description.unwrap_or_default(),
+            duration: cx.duration(&raw.duration, "duration", Duration::from_secs(60))?,
+            seed: raw.seed.unwrap_or(1),
+            runs: raw.runs.unwrap_or(1).max(1),
+            topology,
+            link,
+            links,
+            mode,
+            paths: raw.node.paths.unwrap_or(3).clamp(1, 16),
+            flows,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_scenario_parses_with_defaults() {
+        let s = Scenario::parse(
+            "t.toml",
+            r#"
+name = "demo"
+duration = "40s"
+[topology]
+kind = "parallel"
+paths = 3
+hops = 2
+[link]
+loss = 0.05
+burst = 3
+delay = "10ms"
+rate = "10Mbit"
+[[links]]
+between = ["s", "p0h0"]
+loss = 0.2
+down = [["30s", "31s"]]
+[node]
+mode = "mirror:2"
+[[flows]]
+from = "s"
+to = "t"
+mode = "parity:4"
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.topology, TopologySpec::Parallel { paths: 3, hops: 2 });
+        assert!((s.link.loss.mean_loss() - 0.05).abs() < 1e-9);
+        assert_eq!(s.link.rate_bps, Some(10_000_000));
+        assert_eq!(s.links[0].spec.loss, LossModel::Bernoulli(0.2));
+        assert_eq!(s.links[0].spec.down.len(), 1);
+        assert_eq!(s.mode, Mode::Mirror(2));
+        assert_eq!(s.flows[0].interval, Duration::from_millis(20));
+        assert_eq!(s.flows[0].mode, Some(Mode::Parity(4)));
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        let e = |text: &str| Scenario::parse("bad.toml", text).unwrap_err().to_string();
+        assert_eq!(
+            e("[topology]\nkind = \"line\"\nnodes = 3\n[node]\nmode = \"raid6\"\n"),
+            "bad.toml:5: node.mode: unknown redundancy mode \"raid6\" (expected single, stripe, stripe:pinned, mirror:K, tree, parity:X, parity-rotating:X, erasure:N,M or adaptive[:TARGET])"
+        );
+        assert!(e("[topology]\nkind = \"ring\"\n")
+            .starts_with("bad.toml:2: topology.kind: unknown topology"));
+        assert!(
+            e("[topology]\nkind = \"line\"\nnodes = 3\n[link]\ndelay = \"soon\"\n")
+                .starts_with("bad.toml:5: link.delay:")
+        );
+        let unknown = e("[topology]\nkind = \"line\"\nnodes = 3\nspeed = 4\n");
+        assert!(
+            unknown.starts_with("bad.toml:4: speed: unknown field"),
+            "{unknown}"
+        );
+        assert!(e("[topology]\nkind = \"line\"\n").contains("topology.nodes"));
+        assert!(e("[topology\n").starts_with("bad.toml:1:"));
+    }
+}

@@ -1,0 +1,482 @@
+//! One simulation run: real `braid_proto::node::Node`s, joined by modelled
+//! links, with hosts sending constant-bit-rate UDP. Everything happens in
+//! simulated time from one seeded RNG, so a run is a function of its
+//! scenario and seed.
+//!
+//! Every node serves one host address: node index i has 198.18.(i/256).(i%256)
+//! as a /32 (from the benchmarking range). Flow i sends to UDP port 10000+i,
+//! which the nodes classify as class i+1, so each flow can have its own
+//! redundancy mode.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use braid_proto::classify::{ClassRule, Classifier, Match, PortRange};
+use braid_proto::generate::random_geometric;
+use braid_proto::node::{Dest, Node, NodeConfig};
+use braid_proto::redundancy::Policy;
+use braid_proto::time::Instant;
+use braid_wire::{NodeId, Prefix};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::event::EventQueue;
+use crate::link::{Fate, LinkDir, LinkStats};
+use crate::scenario::{Scenario, ScenarioError, TopologySpec};
+
+const FLOW_PORT_BASE: u16 = 10_000;
+const PAYLOAD_OFFSET: usize = 28;
+
+/// Results of one flow in one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FlowResult {
+    pub name: String,
+    pub mode: String,
+    pub sent: u64,
+    pub delivered: u64,
+    pub duplicates: u64,
+    pub lost: u64,
+    pub loss_ratio: f64,
+    pub delay_mean_ms: f64,
+    pub delay_p50_ms: f64,
+    pub delay_p99_ms: f64,
+    /// Bytes braid put on the links per byte of this flow's payload
+    /// (all flows and control traffic included, so read it with one flow).
+    pub overhead: f64,
+}
+
+/// Results of one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunResult {
+    pub seed: u64,
+    pub flows: Vec<FlowResult>,
+    pub events: u64,
+    /// Packets carried across one link.
+    pub packet_hops: u64,
+    pub link_bytes: u64,
+    pub links: BTreeMap<String, LinkStats>,
+}
+
+enum Event {
+    Timer(u32),
+    Arrive { to: u32, bytes: Vec<u8> },
+    FlowTick(u32),
+}
+
+struct Flow {
+    from: u32,
+    to: u32,
+    port: u16,
+    size: usize,
+    interval: Duration,
+    count: u64,
+    sent: u64,
+    delivered: Vec<bool>,
+    duplicates: u64,
+    delays_us: Vec<u64>,
+}
+
+/// A network in simulation.
+pub struct World {
+    names: Vec<String>,
+    nodes: Vec<Node>,
+    links: HashMap<(u32, u32), LinkDir>,
+    neighbors: Vec<Vec<u32>>,
+    queue: EventQueue<Event>,
+    timer_at: Vec<Instant>,
+    flows: Vec<Flow>,
+    rng: ChaCha8Rng,
+    now: Instant,
+    packet_hops: u64,
+}
+
+/// The host address node `i` serves.
+pub fn host_addr(i: u32) -> [u8; 4] {
+    [198, 18 + (i >> 16) as u8, (i >> 8) as u8, i as u8]
+}
+
+fn topology(spec: &TopologySpec, rng: &mut ChaCha8Rng) -> (Vec<String>, Vec<(u32, u32)>) {
+    match *spec {
+        TopologySpec::Line { nodes } => (
+            (1..=nodes).map(|i| format!("n{i}")).collect(),
+            (1..nodes as u32).map(|i| (i - 1, i)).collect(),
+        ),
+        TopologySpec::Grid { width, height } => {
+            let names = (0..width * height).map(|i| format!("n{}", i + 1)).collect();
+            let mut edges = Vec::new();
+            for y in 0..height {
+                for x in 0..width {
+                    let i = (y * width + x) as u32;
+                    if x + 1 < width {
+                        edges.push((i, i + 1));
+                    }
+                    if y + 1 < height {
+                        edges.push((i, i + width as u32));
+                    }
+                }
+            }
+            (names, edges)
+        }
+        TopologySpec::Parallel { paths, hops } => {
+            let mut names = vec!["s".to_string(), "t".to_string()];
+            let mut edges = Vec::new();
+            for p in 0..paths {
+                let mut prev = 0u32;
+                for h in 0..hops.saturating_sub(1) {
+                    names.push(format!("p{p}h{h}"));
+                    let me = names.len() as u32 - 1;
+                    edges.push((prev, me));
+                    prev = me;
+                }
+                edges.push((prev, 1));
+            }
+            (names, edges)
+        }
+        TopologySpec::Geometric { nodes, degree } => {
+            let mesh = random_geometric(nodes, degree, rng);
+            let g = &mesh.graph;
+            let mut edges: Vec<(u32, u32)> = (0..g.arc_count() as u32)
+                .map(|a| g.arc(a))
+                .filter(|a| a.from < a.to)
+                .map(|a| (a.from, a.to))
+                .collect();
+            edges.sort_unstable();
+            edges.dedup();
+            ((1..=nodes).map(|i| format!("n{i}")).collect(), edges)
+        }
+    }
+}
+
+impl World {
+    /// Builds the network of `scenario` for the run with `seed`.
+    pub fn new(scenario: &Scenario, seed: u64) -> Result<World, ScenarioError> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (names, edges) = topology(&scenario.topology, &mut rng);
+        let index: HashMap<&str, u32> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i as u32))
+            .collect();
+        let unknown = |field: String, name: &str| ScenarioError {
+            file: scenario.name.clone(),
+            line: 0,
+            field,
+            message: format!(
+                "no node \"{name}\" in this topology (nodes: {})",
+                names.iter().take(8).cloned().collect::<Vec<_>>().join(", ")
+            ),
+        };
+        let mut links = HashMap::new();
+        let mut neighbors = vec![Vec::new(); names.len()];
+        for &(a, b) in &edges {
+            for (x, y) in [(a, b), (b, a)] {
+                links.insert((x, y), LinkDir::new(scenario.link.clone()));
+                neighbors[x as usize].push(y);
+            }
+        }
+        for (i, o) in scenario.links.iter().enumerate() {
+            let a = *index
+                .get(o.a.as_str())
+                .ok_or_else(|| unknown(format!("links[{i}].between"), &o.a))?;
+            let b = *index
+                .get(o.b.as_str())
+                .ok_or_else(|| unknown(format!("links[{i}].between"), &o.b))?;
+            for key in [(a, b), (b, a)] {
+                match links.get_mut(&key) {
+                    Some(l) => *l = LinkDir::new(o.spec.clone()),
+                    None => {
+                        return Err(ScenarioError {
+                            file: scenario.name.clone(),
+                            line: 0,
+                            field: format!("links[{i}].between"),
+                            message: format!("{} and {} are not linked in this topology", o.a, o.b),
+                        })
+                    }
+                }
+            }
+        }
+        // Each flow has its own class (by destination port) and mode.
+        let mut classifier = Classifier::default();
+        let mut policy = Policy {
+            default: scenario.mode,
+            ..Policy::default()
+        };
+        let mut flows = Vec::new();
+        for (i, f) in scenario.flows.iter().enumerate() {
+            let from = *index
+                .get(f.from.as_str())
+                .ok_or_else(|| unknown(format!("flows[{i}].from"), &f.from))?;
+            let to = *index
+                .get(f.to.as_str())
+                .ok_or_else(|| unknown(format!("flows[{i}].to"), &f.to))?;
+            let port = FLOW_PORT_BASE + i as u16;
+            let class = (i + 1).min(254) as u8;
+            classifier.rules.push(ClassRule {
+                name: f.name.clone(),
+                id: class,
+                matches: Match {
+                    dst_ports: vec![PortRange(port, port)],
+                    ..Match::default()
+                },
+                urgent: None,
+            });
+            if let Some(m) = f.mode {
+                policy.classes.insert(class, m);
+            }
+            flows.push(Flow {
+                from,
+                to,
+                port,
+                size: f.size,
+                interval: f.interval,
+                count: f.count,
+                sent: 0,
+                delivered: vec![false; f.count as usize],
+                duplicates: 0,
+                delays_us: Vec::new(),
+            });
+        }
+        let mut nodes = Vec::with_capacity(names.len());
+        for i in 0..names.len() as u32 {
+            let mut config = NodeConfig {
+                policy: policy.clone(),
+                classifier: classifier.clone(),
+                max_paths: scenario.paths,
+                seed: seed ^ ((i as u64) << 20),
+                ..NodeConfig::default()
+            };
+            config.control.prefixes = vec![Prefix::V4 {
+                addr: host_addr(i),
+                len: 32,
+            }];
+            let node =
+                Node::new(NodeId(i as u16), config, Instant::ZERO, &mut rng).map_err(|e| {
+                    ScenarioError {
+                        file: scenario.name.clone(),
+                        line: 0,
+                        field: "node".into(),
+                        message: e.to_string(),
+                    }
+                })?;
+            nodes.push(node);
+        }
+        let mut world = World {
+            timer_at: vec![Instant(u64::MAX); names.len()],
+            names,
+            nodes,
+            links,
+            neighbors,
+            queue: EventQueue::default(),
+            flows,
+            rng,
+            now: Instant::ZERO,
+            packet_hops: 0,
+        };
+        for i in 0..world.nodes.len() as u32 {
+            world.schedule_timer(i);
+        }
+        for (i, f) in scenario.flows.iter().enumerate() {
+            world
+                .queue
+                .push(Instant::ZERO + f.start, Event::FlowTick(i as u32));
+        }
+        Ok(world)
+    }
+
+    fn schedule_timer(&mut self, i: u32) {
+        let t = self.nodes[i as usize].poll_timeout().max(self.now);
+        if t != self.timer_at[i as usize] {
+            self.timer_at[i as usize] = t;
+            self.queue.push(t, Event::Timer(i));
+        }
+    }
+
+    /// Sends what node `i` has queued and takes what it delivered.
+    fn drain(&mut self, i: u32) {
+        while let Some(t) = self.nodes[i as usize].poll_transmit(self.now) {
+            let targets: Vec<u32> = match t.dest {
+                Dest::AllNeighbors => self.neighbors[i as usize].clone(),
+                Dest::Neighbor(n) => vec![n.0 as u32],
+            };
+            for to in targets {
+                let Some(link) = self.links.get_mut(&(i, to)) else {
+                    continue;
+                };
+                if let Fate::Arrives(at) = link.send(self.now, t.bytes.len(), &mut self.rng) {
+                    self.queue.push(
+                        at,
+                        Event::Arrive {
+                            to,
+                            bytes: t.bytes.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        while let Some(p) = self.nodes[i as usize].poll_deliver() {
+            self.host_receive(i, &p);
+        }
+        self.schedule_timer(i);
+    }
+
+    fn host_receive(&mut self, at: u32, p: &[u8]) {
+        if p.len() < PAYLOAD_OFFSET + 16 {
+            return;
+        }
+        let port = u16::from_be_bytes([p[22], p[23]]);
+        let Some(fi) = port.checked_sub(FLOW_PORT_BASE) else {
+            return;
+        };
+        let Some(f) = self.flows.get_mut(fi as usize) else {
+            return;
+        };
+        if f.to != at {
+            return;
+        }
+        let b = &p[PAYLOAD_OFFSET..];
+        let seq = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize;
+        let sent_us = u64::from_be_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+        match f.delivered.get_mut(seq) {
+            Some(d) if *d => f.duplicates += 1,
+            Some(d) => {
+                *d = true;
+                f.delays_us
+                    .push(self.now.as_micros().saturating_sub(sent_us));
+            }
+            None => {}
+        }
+    }
+
+    fn packet(&self, f: &Flow, seq: u64) -> Vec<u8> {
+        let len = f.size.max(PAYLOAD_OFFSET + 16);
+        let mut p = vec![0u8; len];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&(len as u16).to_be_bytes());
+        p[8] = 64;
+        p[9] = 17;
+        p[12..16].copy_from_slice(&host_addr(f.from));
+        p[16..20].copy_from_slice(&host_addr(f.to));
+        p[20..22].copy_from_slice(&f.port.to_be_bytes());
+        p[22..24].copy_from_slice(&f.port.to_be_bytes());
+        p[24..26].copy_from_slice(&((len - 20) as u16).to_be_bytes());
+        let b = &mut p[PAYLOAD_OFFSET..];
+        b[0..4].copy_from_slice(&(seq as u32).to_be_bytes());
+        b[8..16].copy_from_slice(&self.now.as_micros().to_be_bytes());
+        p
+    }
+
+    /// Runs until `until` (simulated).
+    pub fn run_until(&mut self, until: Instant, mut progress: impl FnMut(Instant)) {
+        let mut next_tick = Instant::ZERO;
+        while let Some((t, e)) = self.queue.pop_until(until) {
+            self.now = t;
+            if t >= next_tick {
+                progress(t);
+                next_tick = t + Duration::from_secs(1);
+            }
+            match e {
+                Event::Timer(i) => {
+                    if self.timer_at[i as usize] != t {
+                        continue; // superseded
+                    }
+                    self.timer_at[i as usize] = Instant(u64::MAX);
+                    self.nodes[i as usize].handle_timeout(t, &mut self.rng);
+                    self.drain(i);
+                }
+                Event::Arrive { to, bytes } => {
+                    self.packet_hops += 1;
+                    self.nodes[to as usize].handle_datagram(t, &bytes);
+                    self.drain(to);
+                }
+                Event::FlowTick(fi) => {
+                    let f = &self.flows[fi as usize];
+                    if f.sent < f.count {
+                        let p = self.packet(f, f.sent);
+                        let (from, interval) = (f.from, f.interval);
+                        self.flows[fi as usize].sent += 1;
+                        self.nodes[from as usize].send(t, &p);
+                        self.drain(from);
+                        self.queue.push(t + interval, Event::FlowTick(fi));
+                    }
+                }
+            }
+        }
+        self.now = until;
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The results so far.
+    pub fn result(&self, scenario: &Scenario, seed: u64) -> RunResult {
+        let link_bytes: u64 = self.links.values().map(|l| l.stats.bytes).sum();
+        let flows = self
+            .flows
+            .iter()
+            .zip(&scenario.flows)
+            .map(|(f, spec)| {
+                let delivered = f.delivered.iter().filter(|&&d| d).count() as u64;
+                let mut d = f.delays_us.clone();
+                d.sort_unstable();
+                let pct = |q: f64| {
+                    d.get(((d.len() as f64 - 1.0) * q).round() as usize)
+                        .map_or(0.0, |&v| v as f64 / 1000.0)
+                };
+                let payload = (f.sent * f.size as u64).max(1);
+                FlowResult {
+                    name: spec.name.clone(),
+                    mode: spec.mode.unwrap_or(scenario.mode).to_string(),
+                    sent: f.sent,
+                    delivered,
+                    duplicates: f.duplicates,
+                    lost: f.sent - delivered,
+                    loss_ratio: if f.sent == 0 {
+                        0.0
+                    } else {
+                        1.0 - delivered as f64 / f.sent as f64
+                    },
+                    delay_mean_ms: if d.is_empty() {
+                        0.0
+                    } else {
+                        d.iter().sum::<u64>() as f64 / d.len() as f64 / 1000.0
+                    },
+                    delay_p50_ms: pct(0.5),
+                    delay_p99_ms: pct(0.99),
+                    overhead: link_bytes as f64 / payload as f64,
+                }
+            })
+            .collect();
+        let mut links = BTreeMap::new();
+        for (&(a, b), l) in &self.links {
+            links.insert(
+                format!("{}->{}", self.names[a as usize], self.names[b as usize]),
+                l.stats,
+            );
+        }
+        RunResult {
+            seed,
+            flows,
+            events: self.queue.processed(),
+            packet_hops: self.packet_hops,
+            link_bytes,
+            links,
+        }
+    }
+}
+
+/// Runs one seed of a scenario to its end.
+pub fn run_once(
+    scenario: &Scenario,
+    seed: u64,
+    progress: impl FnMut(Instant),
+) -> Result<RunResult, ScenarioError> {
+    let mut w = World::new(scenario, seed)?;
+    w.run_until(Instant::ZERO + scenario.duration, progress);
+    Ok(w.result(scenario, seed))
+}

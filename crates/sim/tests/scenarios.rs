@@ -1,0 +1,66 @@
+//! The bundled scenarios run, reproduce what the papers measured within
+//! reason, and are deterministic.
+
+use std::path::PathBuf;
+
+use braid_proto::time::Instant;
+use braid_sim::{run_once, RunResult, Scenario};
+
+fn scenario(name: &str) -> Scenario {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios")
+        .join(name);
+    Scenario::load(&p).unwrap()
+}
+
+fn runs(s: &Scenario) -> Vec<RunResult> {
+    (0..s.runs as u64)
+        .map(|i| run_once(s, s.seed + i, |_| {}).unwrap())
+        .collect()
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = v.collect();
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+#[test]
+fn wispr_5_3_one_lossy_slow_path_versus_braid_over_disjoint_paths() {
+    let single = runs(&scenario("wispr-5.3-single-path.toml"));
+    let braid = runs(&scenario("wispr-5.3-braid.toml"));
+    let lost = |r: &[RunResult]| mean(r.iter().map(|x| x.flows[0].lost as f64));
+    let delay = |r: &[RunResult]| mean(r.iter().map(|x| x.flows[0].delay_mean_ms));
+    let (ls, lb, ds, db) = (lost(&single), lost(&braid), delay(&single), delay(&braid));
+    eprintln!(
+        "single path: {ls:.1} of 500 lost, {ds:.0} ms; braid mirror:3: {lb:.1} lost, {db:.1} ms"
+    );
+    // 5% of 500 = 25 (WISPR: 26.6); 500 ms + 5 ms.
+    assert!((15.0..=35.0).contains(&ls), "single lost {ls}");
+    assert!((495.0..=520.0).contains(&ds), "single delay {ds}");
+    // Mirror over disjoint paths: the first copy comes by a good path.
+    assert!(lb <= 1.0, "braid lost {lb}");
+    assert!(db < 15.0, "braid delay {db}");
+    assert!(
+        braid.iter().all(|r| r.flows[0].duplicates == 0),
+        "a host got a packet twice"
+    );
+}
+
+#[test]
+fn same_seed_same_bytes_of_output() {
+    let s = scenario("wispr-5.3-braid.toml");
+    let a = serde_json::to_string(&run_once(&s, 7, |_| {}).unwrap()).unwrap();
+    let b = serde_json::to_string(&run_once(&s, 7, |_| {}).unwrap()).unwrap();
+    assert_eq!(a, b);
+    let c = serde_json::to_string(&run_once(&s, 8, |_| {}).unwrap()).unwrap();
+    assert_ne!(a, c, "another seed gives another run");
+}
+
+#[test]
+fn progress_is_reported_in_simulated_time() {
+    let s = scenario("wispr-5.3-single-path.toml");
+    let mut ticks = Vec::new();
+    run_once(&s, 1, |t: Instant| ticks.push(t.as_micros() / 1_000_000)).unwrap();
+    assert!(ticks.len() >= 40, "{} ticks", ticks.len());
+    assert!(ticks.windows(2).all(|w| w[0] < w[1]));
+}
