@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod paths;
+mod sim;
 
 /// Resilient multipath routing for wireless mesh networks and WISP backhaul.
 #[derive(Parser)]
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Compute paths (or an entry-point tree) on a NetJSON topology; prints JSON.
     Paths(paths::PathsArgs),
+    /// Run a simulator scenario (TOML) and report per flow.
+    Sim(sim::SimArgs),
 }
 
 /// Exit code for bad input (unreadable files, malformed topologies, unknown
@@ -29,6 +32,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Paths(args) => paths::run(args),
+        Command::Sim(args) => sim::run(args),
     };
     match result {
         Ok(code) => code,

@@ -231,3 +231,26 @@ fn unreachable_destination_prints_empty_paths_and_exits_1() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(json(&out)["paths"], serde_json::json!([]));
 }
+
+#[test]
+fn sim_runs_a_scenario_and_refuses_a_bad_one_with_file_line_field() {
+    let s = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/wispr-5.3-braid.toml");
+    let out = braid(&["sim", s.to_str().unwrap(), "--runs", "2", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["summary"][0]["mode"], "mirror:3");
+    assert_eq!(v["summary"][0]["runs"], 2);
+    assert_eq!(v["summary"][0]["overhead"], 3.0);
+    let bad = write_temp(
+        "bad.toml",
+        "[topology]\nkind = \"line\"\nnodes = 3\n[node]\nmode = \"mirror:99\"\n",
+    );
+    let out = braid(&["sim", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("bad.toml:5: node.mode: mirror:99"), "{err}");
+}

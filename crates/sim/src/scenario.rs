@@ -124,6 +124,29 @@ pub enum TopologySpec {
     Geometric { nodes: usize, degree: f64 },
 }
 
+impl TopologySpec {
+    /// The node names this topology will have.
+    pub fn node_names(&self) -> Vec<String> {
+        match *self {
+            TopologySpec::Line { nodes } | TopologySpec::Geometric { nodes, .. } => {
+                (1..=nodes).map(|i| format!("n{i}")).collect()
+            }
+            TopologySpec::Grid { width, height } => {
+                (1..=width * height).map(|i| format!("n{i}")).collect()
+            }
+            TopologySpec::Parallel { paths, hops } => {
+                let mut names = vec!["s".to_string(), "t".to_string()];
+                for p in 0..paths {
+                    for h in 0..hops.saturating_sub(1) {
+                        names.push(format!("p{p}h{h}"));
+                    }
+                }
+                names
+            }
+        }
+    }
+}
+
 /// A per-link override.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkOverride {
@@ -342,6 +365,46 @@ impl Scenario {
                 ))
             }
         };
+        let names = topology.node_names();
+        let known = |v: &Spanned<String>, field: &str| -> Result<(), ScenarioError> {
+            if names.iter().any(|n| n == v.get_ref()) {
+                Ok(())
+            } else {
+                let some: Vec<&str> = names.iter().take(6).map(String::as_str).collect();
+                Err(cx.err(
+                    Some(v.span()),
+                    field,
+                    format!(
+                        "no node \"{}\" in this topology (nodes: {}{})",
+                        v.get_ref(),
+                        some.join(", "),
+                        if names.len() > 6 { ", ..." } else { "" }
+                    ),
+                ))
+            }
+        };
+        for (i, f) in raw.flows.iter().enumerate() {
+            known(&f.from, &format!("flows[{i}].from"))?;
+            known(&f.to, &format!("flows[{i}].to"))?;
+            if f.from.get_ref() == f.to.get_ref() {
+                return Err(cx.err(
+                    Some(f.to.span()),
+                    &format!("flows[{i}].to"),
+                    "a flow needs two different nodes",
+                ));
+            }
+        }
+        for (i, o) in raw.links.iter().enumerate() {
+            for end in o.between.get_ref() {
+                if !names.contains(end) {
+                    return Err(cx.err(
+                        Some(o.between.span()),
+                        &format!("links[{i}].between"),
+                        format!("no node \"{end}\" in this topology"),
+                    ));
+                }
+            }
+        }
         let link = cx.link(&raw.link, &LinkSpec::default(), "link")?;
         let mut links = Vec::new();
         for (i, o) in raw.links.iter().enumerate() {
@@ -497,5 +560,9 @@ mode = "parity:4"
         );
         assert!(e("[topology]\nkind = \"line\"\n").contains("topology.nodes"));
         assert!(e("[topology\n").starts_with("bad.toml:1:"));
+        assert_eq!(
+            e("[topology]\nkind = \"line\"\nnodes = 3\n[[flows]]\nfrom = \"n1\"\nto = \"n9\"\n"),
+            "bad.toml:6: flows[0].to: no node \"n9\" in this topology (nodes: n1, n2, n3)"
+        );
     }
 }

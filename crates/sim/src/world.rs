@@ -41,8 +41,7 @@ pub struct FlowResult {
     pub delay_mean_ms: f64,
     pub delay_p50_ms: f64,
     pub delay_p99_ms: f64,
-    /// Bytes braid put on the links per byte of this flow's payload
-    /// (all flows and control traffic included, so read it with one flow).
+    /// Packets the ingress sent per data packet (copies and repair).
     pub overhead: f64,
 }
 
@@ -89,6 +88,11 @@ pub struct World {
     rng: ChaCha8Rng,
     now: Instant,
     packet_hops: u64,
+}
+
+/// The traffic class of flow `i` (flows beyond 254 share the last class).
+fn flow_class(i: usize) -> u8 {
+    (i + 1).min(254) as u8
 }
 
 /// The host address node `i` serves.
@@ -211,7 +215,7 @@ impl World {
                 .get(f.to.as_str())
                 .ok_or_else(|| unknown(format!("flows[{i}].to"), &f.to))?;
             let port = FLOW_PORT_BASE + i as u16;
-            let class = (i + 1).min(254) as u8;
+            let class = flow_class(i);
             classifier.rules.push(ClassRule {
                 name: f.name.clone(),
                 id: class,
@@ -420,7 +424,8 @@ impl World {
             .flows
             .iter()
             .zip(&scenario.flows)
-            .map(|(f, spec)| {
+            .enumerate()
+            .map(|(i, (f, spec))| {
                 let delivered = f.delivered.iter().filter(|&&d| d).count() as u64;
                 let mut d = f.delays_us.clone();
                 d.sort_unstable();
@@ -428,7 +433,14 @@ impl World {
                     d.get(((d.len() as f64 - 1.0) * q).round() as usize)
                         .map_or(0.0, |&v| v as f64 / 1000.0)
                 };
-                let payload = (f.sent * f.size as u64).max(1);
+                let class = flow_class(i);
+                let overhead = self.nodes[f.from as usize]
+                    .ingress()
+                    .session(NodeId(f.to as u16), class)
+                    .map_or(0.0, |s| {
+                        let c = s.counters();
+                        (c.copies + c.repair_packets) as f64 / c.data_packets.max(1) as f64
+                    });
                 FlowResult {
                     name: spec.name.clone(),
                     mode: spec.mode.unwrap_or(scenario.mode).to_string(),
@@ -448,7 +460,7 @@ impl World {
                     },
                     delay_p50_ms: pct(0.5),
                     delay_p99_ms: pct(0.99),
-                    overhead: link_bytes as f64 / payload as f64,
+                    overhead,
                 }
             })
             .collect();
