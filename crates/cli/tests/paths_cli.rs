@@ -242,9 +242,11 @@ fn sim_runs_a_scenario_and_refuses_a_bad_one_with_file_line_field() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v = json(&out);
-    assert_eq!(v["summary"][0]["mode"], "mirror:3");
-    assert_eq!(v["summary"][0]["runs"], 2);
-    assert_eq!(v["summary"][0]["overhead"], 3.0);
+    let summary = &v["variants"][0]["summary"][0];
+    assert_eq!(summary["mode"], "mirror:3");
+    assert_eq!(summary["runs"], 2);
+    assert_eq!(summary["overhead"], 3.0);
+    assert_eq!(summary["lost"], 0.0);
     let bad = write_temp(
         "bad.toml",
         "[topology]\nkind = \"line\"\nnodes = 3\n[node]\nmode = \"mirror:99\"\n",

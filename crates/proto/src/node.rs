@@ -113,6 +113,22 @@ pub struct NodeCounters {
     pub route_changes: u64,
 }
 
+/// A path's loss implied by its links' ETX: with ETX = 1/(df·dr) and
+/// similar directions, a link delivers about 1/√ETX of the packets sent on
+/// it. An estimate until the egress's path reports measure the real thing.
+fn etx_path_loss(graph: &crate::graph::Graph, path: &crate::paths::Path) -> f64 {
+    let delivery: f64 = path
+        .arcs
+        .iter()
+        .map(|&a| {
+            (crate::metric::SCALE as f64 / graph.arc(a).cost.units() as f64)
+                .sqrt()
+                .min(1.0)
+        })
+        .product();
+    1.0 - delivery
+}
+
 /// One egress session's per-path receive counts: (ingress, class, counts).
 type SessionCounts = (NodeId, u8, Vec<(u8, u32)>);
 
@@ -409,13 +425,18 @@ impl Node {
             if changed {
                 let chosen = chosen.clone();
                 self.counters.route_changes += 1;
+                let etx = self.config.control.metric == crate::linkest::MetricKind::Etx;
                 let states: Vec<PathState> = paths
                     .iter()
                     .take(chosen.len())
                     .map(|p| PathState {
                         up: true,
                         weight: (1e9 / p.cost.max(1) as f64) as u32,
-                        loss: 0.0,
+                        loss: if etx {
+                            etx_path_loss(&ls.graph, p)
+                        } else {
+                            0.0
+                        },
                     })
                     .collect();
                 let mut out = std::mem::take(&mut self.scratch);

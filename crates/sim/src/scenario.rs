@@ -39,6 +39,15 @@ struct Raw {
     node: RawNode,
     #[serde(default)]
     flows: Vec<RawFlow>,
+    sweep: Option<RawSweep>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    path_loss: Option<Spanned<Vec<f64>>>,
+    #[serde(default)]
+    modes: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,6 +105,8 @@ impl RawLinkOverride {
 struct RawNode {
     mode: Option<Spanned<String>>,
     paths: Option<usize>,
+    flush: Option<Spanned<String>>,
+    reorder: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -183,7 +194,80 @@ pub struct Scenario {
     pub links: Vec<LinkOverride>,
     pub mode: Mode,
     pub paths: usize,
+    /// A parity/repair group not full after this long is closed.
+    pub flush: Duration,
+    /// Re-order at the egress.
+    pub reorder: bool,
     pub flows: Vec<FlowSpec>,
+    pub sweep: Sweep,
+}
+
+/// Parameters a scenario runs over: every combination is one variant.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sweep {
+    /// End-to-end loss of every path of a `parallel` topology (applied on
+    /// each path's first hop; the other hops keep the `[link]` model).
+    pub path_loss: Vec<f64>,
+    /// Each replaces the mode of every flow.
+    pub modes: Vec<Mode>,
+}
+
+/// One point of a sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    pub path_loss: Option<f64>,
+    pub mode: Option<Mode>,
+    pub scenario: Scenario,
+}
+
+impl Scenario {
+    /// The scenario's variants: itself when it sweeps nothing.
+    pub fn variants(&self) -> Vec<Variant> {
+        let losses: Vec<Option<f64>> = if self.sweep.path_loss.is_empty() {
+            vec![None]
+        } else {
+            self.sweep.path_loss.iter().copied().map(Some).collect()
+        };
+        let modes: Vec<Option<Mode>> = if self.sweep.modes.is_empty() {
+            vec![None]
+        } else {
+            self.sweep.modes.iter().copied().map(Some).collect()
+        };
+        let mut out = Vec::new();
+        for &mode in &modes {
+            for &loss in &losses {
+                let mut s = self.clone();
+                s.sweep = Sweep::default();
+                if let Some(m) = mode {
+                    s.mode = m;
+                    for f in &mut s.flows {
+                        f.mode = Some(m);
+                    }
+                }
+                if let (Some(l), TopologySpec::Parallel { paths, .. }) = (loss, &self.topology) {
+                    for p in 0..*paths {
+                        let mut spec = self.link.clone();
+                        spec.loss = if l == 0.0 {
+                            LossModel::None
+                        } else {
+                            LossModel::Bernoulli(l)
+                        };
+                        s.links.push(LinkOverride {
+                            a: "s".into(),
+                            b: format!("p{p}h0"),
+                            spec,
+                        });
+                    }
+                }
+                out.push(Variant {
+                    path_loss: loss,
+                    mode,
+                    scenario: s,
+                });
+            }
+        }
+        out
+    }
 }
 
 struct Ctx<'a> {
@@ -448,6 +532,38 @@ impl Scenario {
                 spec,
             });
         }
+        if let TopologySpec::Parallel { paths, hops } = topology {
+            if hops < 2 && paths > 1 {
+                return Err(cx.err(
+                    Some(t.kind.span()),
+                    "topology.hops",
+                    "parallel paths need at least 2 hops (two nodes have one link between them)",
+                ));
+            }
+        }
+        let mut sweep = Sweep::default();
+        if let Some(sw) = &raw.sweep {
+            if let Some(pl) = &sw.path_loss {
+                if !matches!(topology, TopologySpec::Parallel { .. }) {
+                    return Err(cx.err(
+                        Some(pl.span()),
+                        "sweep.path_loss",
+                        "sweeps path loss of a parallel topology only",
+                    ));
+                }
+                if let Some(bad) = pl.get_ref().iter().find(|l| !(0.0..1.0).contains(*l)) {
+                    return Err(cx.err(
+                        Some(pl.span()),
+                        "sweep.path_loss",
+                        format!("{bad} is not a loss ratio in [0, 1)"),
+                    ));
+                }
+                sweep.path_loss = pl.get_ref().clone();
+            }
+            for (i, m) in sw.modes.iter().enumerate() {
+                sweep.modes.push(cx.mode(m, &format!("sweep.modes[{i}]"))?);
+            }
+        }
         let mode = match &raw.node.mode {
             Some(m) => cx.mode(m, "node.mode")?,
             None => Mode::Single,
@@ -492,7 +608,10 @@ impl Scenario {
             links,
             mode,
             paths: raw.node.paths.unwrap_or(3).clamp(1, 16),
+            flush: cx.duration(&raw.node.flush, "node.flush", Duration::from_millis(20))?,
+            reorder: raw.node.reorder.unwrap_or(false),
             flows,
+            sweep,
         })
     }
 }

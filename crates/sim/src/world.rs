@@ -43,6 +43,8 @@ pub struct FlowResult {
     pub delay_p99_ms: f64,
     /// Packets the ingress sent per data packet (copies and repair).
     pub overhead: f64,
+    /// Longest time between two packets delivered in a row (an outage).
+    pub max_gap_ms: f64,
 }
 
 /// Results of one run.
@@ -74,6 +76,8 @@ struct Flow {
     delivered: Vec<bool>,
     duplicates: u64,
     delays_us: Vec<u64>,
+    last_arrival: Option<Instant>,
+    max_gap_us: u64,
 }
 
 /// A network in simulation.
@@ -239,6 +243,8 @@ impl World {
                 delivered: vec![false; f.count as usize],
                 duplicates: 0,
                 delays_us: Vec::new(),
+                last_arrival: None,
+                max_gap_us: 0,
             });
         }
         let mut nodes = Vec::with_capacity(names.len());
@@ -250,6 +256,11 @@ impl World {
                 seed: seed ^ ((i as u64) << 20),
                 ..NodeConfig::default()
             };
+            config.ingress.flush_after = scenario.flush;
+            if scenario.reorder {
+                config.egress.reorder =
+                    Some(braid_proto::redundancy::reorder::ReorderConfig::default());
+            }
             config.control.prefixes = vec![Prefix::V4 {
                 addr: host_addr(i),
                 len: 32,
@@ -347,6 +358,10 @@ impl World {
                 *d = true;
                 f.delays_us
                     .push(self.now.as_micros().saturating_sub(sent_us));
+                if let Some(last) = f.last_arrival {
+                    f.max_gap_us = f.max_gap_us.max(self.now.since(last).as_micros() as u64);
+                }
+                f.last_arrival = Some(self.now);
             }
             None => {}
         }
@@ -461,6 +476,7 @@ impl World {
                     delay_p50_ms: pct(0.5),
                     delay_p99_ms: pct(0.99),
                     overhead,
+                    max_gap_ms: f.max_gap_us as f64 / 1000.0,
                 }
             })
             .collect();

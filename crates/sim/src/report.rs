@@ -1,0 +1,128 @@
+//! Running a scenario with all its variants and runs, and summarizing:
+//! the one place the CLI and the demo get their numbers from.
+
+use braid_proto::redundancy::adaptive::{choose, delivery_ratio};
+use braid_proto::redundancy::{Mode, PathState};
+use braid_proto::time::Instant;
+use serde::Serialize;
+
+use crate::scenario::{Scenario, ScenarioError, TopologySpec};
+use crate::world::{run_once, RunResult};
+
+/// One flow, averaged over runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowSummary {
+    pub name: String,
+    pub mode: String,
+    pub runs: usize,
+    pub sent: f64,
+    pub lost: f64,
+    pub loss_ratio: f64,
+    /// Expected delivery ratio from the mode's formula, for sweeps over
+    /// path loss (independent losses; see `redundancy::adaptive`).
+    pub theory_delivery: Option<f64>,
+    pub duplicates: f64,
+    pub delay_mean_ms: f64,
+    pub delay_p99_ms: f64,
+    pub overhead: f64,
+    /// Longest time between two packets delivered in a row, mean over runs.
+    pub max_gap_ms: f64,
+}
+
+/// One variant of a scenario (one point of its sweep).
+#[derive(Debug, Clone, Serialize)]
+pub struct VariantReport {
+    pub path_loss: Option<f64>,
+    pub mode: Option<String>,
+    pub summary: Vec<FlowSummary>,
+    pub runs: Vec<RunResult>,
+}
+
+/// A whole scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScenarioReport {
+    pub scenario: String,
+    pub description: String,
+    pub variants: Vec<VariantReport>,
+    pub events: u64,
+    pub packet_hops: u64,
+}
+
+/// Theory for a flow of `mode` over a parallel topology whose every path
+/// loses `loss`.
+fn theory(s: &Scenario, mode: Mode, loss: f64) -> Option<f64> {
+    let TopologySpec::Parallel { paths, .. } = s.topology else {
+        return None;
+    };
+    let states: Vec<PathState> = (0..paths.min(s.paths))
+        .map(|_| PathState {
+            up: true,
+            weight: 1,
+            loss,
+        })
+        .collect();
+    let mode = match mode {
+        Mode::Adaptive { target } => choose(target, &states),
+        m => m,
+    };
+    Some(delivery_ratio(&mode, &states))
+}
+
+fn summarize(s: &Scenario, path_loss: Option<f64>, runs: &[RunResult]) -> Vec<FlowSummary> {
+    let n = runs.len() as f64;
+    let flows = runs.first().map_or(0, |r| r.flows.len());
+    (0..flows)
+        .map(|i| {
+            let avg = |f: &dyn Fn(&RunResult) -> f64| runs.iter().map(f).sum::<f64>() / n;
+            let mode = s.flows[i].mode.unwrap_or(s.mode);
+            FlowSummary {
+                name: runs[0].flows[i].name.clone(),
+                mode: runs[0].flows[i].mode.clone(),
+                runs: runs.len(),
+                sent: avg(&|r| r.flows[i].sent as f64),
+                lost: avg(&|r| r.flows[i].lost as f64),
+                loss_ratio: avg(&|r| r.flows[i].loss_ratio),
+                theory_delivery: path_loss.and_then(|l| theory(s, mode, l)),
+                duplicates: avg(&|r| r.flows[i].duplicates as f64),
+                delay_mean_ms: avg(&|r| r.flows[i].delay_mean_ms),
+                delay_p99_ms: avg(&|r| r.flows[i].delay_p99_ms),
+                overhead: avg(&|r| r.flows[i].overhead),
+                max_gap_ms: avg(&|r| r.flows[i].max_gap_ms),
+            }
+        })
+        .collect()
+}
+
+/// Runs every variant of `scenario`, `runs` runs each from `seed`.
+/// `progress(variant, run, simulated time)` is called as it goes.
+pub fn run_scenario(
+    scenario: &Scenario,
+    seed: u64,
+    runs: u32,
+    mut progress: impl FnMut(usize, u32, Instant),
+) -> Result<ScenarioReport, ScenarioError> {
+    let mut variants = Vec::new();
+    let (mut events, mut hops) = (0, 0);
+    for (vi, v) in scenario.variants().into_iter().enumerate() {
+        let mut results = Vec::with_capacity(runs as usize);
+        for r in 0..runs.max(1) {
+            let result = run_once(&v.scenario, seed + r as u64, |t| progress(vi, r, t))?;
+            events += result.events;
+            hops += result.packet_hops;
+            results.push(result);
+        }
+        variants.push(VariantReport {
+            path_loss: v.path_loss,
+            mode: v.mode.map(|m| m.to_string()),
+            summary: summarize(&v.scenario, v.path_loss, &results),
+            runs: results,
+        });
+    }
+    Ok(ScenarioReport {
+        scenario: scenario.name.clone(),
+        description: scenario.description.clone(),
+        variants,
+        events,
+        packet_hops: hops,
+    })
+}
