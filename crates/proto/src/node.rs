@@ -401,22 +401,26 @@ impl Node {
                 .iter()
                 .map(|p| p.transit().iter().map(|&v| ls.id_of(v)).collect())
                 .collect();
-            let best_cost: u64 = paths.iter().map(|p| p.cost).sum();
+            // Damping weighs the primary path (slot 0: what single-path
+            // traffic rides; the others are ranked behind it). A set with a
+            // broken path counts as gone, so it is replaced at once.
+            let best_cost = paths.first().map_or(u64::MAX, |p| p.cost);
             let set = self.routes.get_mut(&egress).expect("ensured");
-            // The current set's cost on today's graph (None if broken).
             let current_cost = set.damping.current().and_then(|cur| {
-                let mut total = 0u64;
+                let mut primary = None;
                 for transit in cur {
                     let hops: Vec<NodeId> = std::iter::once(self.id)
                         .chain(transit.iter().copied())
                         .chain(std::iter::once(egress))
                         .collect();
+                    let mut total = 0u64;
                     for w in hops.windows(2) {
                         let (a, b) = (ls.index_of(w[0])?, ls.index_of(w[1])?);
                         total += ls.graph.arc(ls.graph.find_arc(a, b)?).cost.units() as u64;
                     }
+                    primary.get_or_insert(total);
                 }
-                Some(total)
+                primary
             });
             if best.is_empty() {
                 continue;

@@ -64,3 +64,42 @@ fn progress_is_reported_in_simulated_time() {
     assert!(ticks.len() >= 40, "{} ticks", ticks.len());
     assert!(ticks.windows(2).all(|w| w[0] < w[1]));
 }
+
+#[test]
+fn loss_sweep_tracks_theory() {
+    let s = scenario("loss-sweep.toml");
+    let report = braid_sim::run_scenario(&s, s.seed, s.runs, |_, _, _| {}).unwrap();
+    assert_eq!(report.variants.len(), 7 * 8);
+    for v in &report.variants {
+        let f = &v.summary[0];
+        let delivered = 1.0 - f.loss_ratio;
+        let theory = f.theory_delivery.expect("a path-loss sweep has theory");
+        // 2 runs x 2000 packets: within 2 points of the formula.
+        assert!(
+            (delivered - theory).abs() < 0.02,
+            "{} at {:?}: measured {delivered:.4}, theory {theory:.4}",
+            f.mode,
+            v.path_loss
+        );
+        assert_eq!(f.duplicates, 0.0);
+    }
+}
+
+#[test]
+fn failure_of_the_active_path() {
+    let s = scenario("failure.toml");
+    let report = braid_sim::run_scenario(&s, s.seed, s.runs, |_, _, _| {}).unwrap();
+    let (single, mirror) = (
+        &report.variants[0].summary[0],
+        &report.variants[1].summary[0],
+    );
+    assert_eq!(single.mode, "single");
+    assert!(
+        single.lost > 0.0 && single.max_gap_ms < 4000.0,
+        "single: {} lost, {} ms outage",
+        single.lost,
+        single.max_gap_ms
+    );
+    assert_eq!(mirror.lost, 0.0, "mirror lost packets");
+    assert!(mirror.max_gap_ms < 100.0);
+}
