@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod demo;
 mod paths;
 mod sim;
 
@@ -22,6 +23,8 @@ enum Command {
     Paths(paths::PathsArgs),
     /// Run a simulator scenario (TOML) and report per flow.
     Sim(sim::SimArgs),
+    /// Run the default experiments and write an HTML report.
+    Demo(demo::DemoArgs),
 }
 
 /// Exit code for bad input (unreadable files, malformed topologies, unknown
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Paths(args) => paths::run(args),
         Command::Sim(args) => sim::run(args),
+        Command::Demo(args) => demo::run_demo(args),
     };
     match result {
         Ok(code) => code,

@@ -6,12 +6,14 @@
 //! | module | owns |
 //! |---|---|
 //! | [`event`] | the event queue, ordered by (time, insertion) |
+//! | [`html`] | the self-contained HTML report: tables and inline SVG charts |
 //! | [`link`] | link models: loss (Bernoulli, netem Gilbert-Elliott, time-based), delay, jitter, rate and queue, down intervals |
 //! | [`scenario`] | scenario files (TOML) and their errors (file:line: field) |
 //! | [`world`] | one run: topology, nodes, hosts sending CBR UDP, results |
 //! | [`report`] | a scenario's variants and runs, summarized (with theory for sweeps) |
 
 pub mod event;
+pub mod html;
 pub mod link;
 pub mod report;
 pub mod scenario;

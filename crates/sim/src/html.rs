@@ -1,0 +1,195 @@
+//! A self-contained HTML report: tables and inline SVG line charts, no
+//! scripts, fonts or network needed to view it.
+//!
+//! The charts are drawn here rather than with `plotters`: its SVG backend
+//! needs the `ttf` feature (system font libraries) to lay out text, which a
+//! fresh machine may not have, and the report needs only polylines, axes
+//! and labels.
+
+use core::fmt::Write;
+
+/// One line of a chart.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    /// Drawn dashed (theory) instead of solid with markers (measured).
+    pub dashed: bool,
+    /// Index into the palette; a measured series and its theory share one.
+    pub color: usize,
+}
+
+const PALETTE: [&str; 10] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+    "#7f7f7f", "#bcbd22",
+];
+
+/// Escapes text for HTML and SVG.
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// An SVG line chart over `x` and `y` ranges.
+pub fn line_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x: (f64, f64),
+    y: (f64, f64),
+    series: &[Series],
+) -> String {
+    let (w, h) = (720.0, 420.0);
+    let (left, right, top, bottom) = (70.0, 190.0, 40.0, 50.0);
+    let pw = w - left - right;
+    let ph = h - top - bottom;
+    let sx = |v: f64| left + (v - x.0) / (x.1 - x.0).max(1e-12) * pw;
+    let sy = |v: f64| top + ph - (v - y.0) / (y.1 - y.0).max(1e-12) * ph;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>"#,
+        left,
+        escape(title)
+    );
+    // Grid and ticks: five steps on each axis.
+    for i in 0..=5 {
+        let fx = x.0 + (x.1 - x.0) * i as f64 / 5.0;
+        let fy = y.0 + (y.1 - y.0) * i as f64 / 5.0;
+        let _ = write!(
+            s,
+            r##"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="#ddd"/><text x="{0:.1}" y="{3:.1}" text-anchor="middle">{4}</text>"##,
+            sx(fx),
+            top,
+            top + ph,
+            top + ph + 18.0,
+            trim(fx)
+        );
+        let _ = write!(
+            s,
+            r##"<line x1="{0:.1}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="#ddd"/><text x="{3:.1}" y="{4:.1}" text-anchor="end">{5}</text>"##,
+            left,
+            sy(fy),
+            left + pw,
+            left - 6.0,
+            sy(fy) + 4.0,
+            trim(fy)
+        );
+    }
+    let _ = write!(
+        s,
+        r##"<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#333"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text transform="translate(18,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"##,
+        left + pw / 2.0,
+        h - 10.0,
+        escape(x_label),
+        top + ph / 2.0,
+        escape(y_label)
+    );
+    for (i, ser) in series.iter().enumerate() {
+        let color = PALETTE[ser.color % PALETTE.len()];
+        let pts: Vec<String> = ser
+            .points
+            .iter()
+            .map(|&(px, py)| format!("{:.1},{:.1}", sx(px), sy(py.clamp(y.0, y.1))))
+            .collect();
+        let dash = if ser.dashed {
+            r#" stroke-dasharray="5,4""#
+        } else {
+            ""
+        };
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
+            pts.join(" ")
+        );
+        if !ser.dashed {
+            for p in &pts {
+                let (cx, cy) = p.split_once(',').expect("x,y");
+                let _ = write!(s, r#"<circle cx="{cx}" cy="{cy}" r="3" fill="{color}"/>"#);
+            }
+        }
+        let ly = top + 14.0 + 16.0 * i as f64;
+        let _ = write!(
+            s,
+            r#"<line x1="{:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"{dash}/><text x="{:.1}" y="{:.1}">{}</text>"#,
+            left + pw + 12.0,
+            left + pw + 36.0,
+            left + pw + 42.0,
+            ly + 4.0,
+            escape(&ser.label)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// An HTML table from a header row and rows of cells (already text).
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = String::from("<table><tr>");
+    for h in header {
+        let _ = write!(s, "<th>{}</th>", escape(h));
+    }
+    s.push_str("</tr>");
+    for r in rows {
+        s.push_str("<tr>");
+        for c in r {
+            let _ = write!(s, "<td>{}</td>", escape(c));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>");
+    s
+}
+
+/// The page around the sections.
+pub fn page(title: &str, intro: &str, sections: &[String]) -> String {
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title><style>\
+body{{font-family:sans-serif;max-width:980px;margin:2em auto;color:#222}}\
+table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #bbb;padding:4px 8px;text-align:right}}\
+th{{background:#f0f0f0}}td:first-child,th:first-child{{text-align:left}}h2{{margin-top:2em}}\
+.note{{color:#555}}</style></head><body><h1>{t}</h1><p>{i}</p>{s}</body></html>\n",
+        t = escape(title),
+        i = intro,
+        s = sections.join("\n")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chart_has_one_polyline_per_series_and_escapes_text() {
+        let series = vec![
+            Series {
+                label: "mirror:2 <measured>".into(),
+                points: vec![(0.0, 1.0), (0.3, 0.9)],
+                dashed: false,
+                color: 0,
+            },
+            Series {
+                label: "theory".into(),
+                points: vec![(0.0, 1.0), (0.3, 0.91)],
+                dashed: true,
+                color: 0,
+            },
+        ];
+        let svg = line_chart("t", "x", "y", (0.0, 0.3), (0.6, 1.0), &series);
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert!(svg.contains("&lt;measured&gt;"));
+        assert!(svg.contains("stroke-dasharray"));
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+    }
+}
