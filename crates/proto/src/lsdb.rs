@@ -7,7 +7,7 @@
 //! `max_age` after its origin issued it, however many hops it crossed.
 //! Every table is bounded: origins, links and prefixes per origin.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use braid_wire::{Lsa, LsaLink, NodeId, Prefix};
@@ -105,6 +105,8 @@ pub fn seq_newer(a: u32, b: u32) -> bool {
 pub struct Lsdb {
     config: LsdbConfig,
     records: BTreeMap<NodeId, LsaRecord>,
+    /// (issued at, origin) of every record: the oldest expires first.
+    by_age: BTreeSet<(Instant, NodeId)>,
     counters: LsdbCounters,
 }
 
@@ -113,6 +115,7 @@ impl Lsdb {
         Lsdb {
             config,
             records: BTreeMap::new(),
+            by_age: BTreeSet::new(),
             counters: LsdbCounters::default(),
         }
     }
@@ -152,16 +155,13 @@ impl Lsdb {
         );
         if outcome == Install::New {
             let issued_at = Instant(now.0.saturating_sub(lsa.age as u64 * 1_000_000));
-            self.records.insert(
-                lsa.origin,
-                LsaRecord {
-                    origin: lsa.origin,
-                    seq: lsa.seq,
-                    links: lsa.links().collect(),
-                    prefixes: lsa.prefixes().collect(),
-                    issued_at,
-                },
-            );
+            self.put(LsaRecord {
+                origin: lsa.origin,
+                seq: lsa.seq,
+                links: lsa.links().collect(),
+                prefixes: lsa.prefixes().collect(),
+                issued_at,
+            });
         }
         outcome
     }
@@ -176,9 +176,16 @@ impl Lsdb {
             record.prefixes.len(),
         );
         if outcome == Install::New {
-            self.records.insert(record.origin, record);
+            self.put(record);
         }
         outcome
+    }
+
+    fn put(&mut self, record: LsaRecord) {
+        self.by_age.insert((record.issued_at, record.origin));
+        if let Some(old) = self.records.insert(record.origin, record) {
+            self.by_age.remove(&(old.issued_at, old.origin));
+        }
     }
 
     fn check(
@@ -264,9 +271,15 @@ impl Lsdb {
     /// Drops advertisements that reached the maximum age; returns how many.
     pub fn expire(&mut self, now: Instant) -> usize {
         let max_age = self.config.max_age;
-        let before = self.records.len();
-        self.records.retain(|_, r| now.since(r.issued_at) < max_age);
-        let gone = before - self.records.len();
+        let mut gone = 0;
+        while let Some(&(issued, origin)) = self.by_age.first() {
+            if now.since(issued) < max_age {
+                break;
+            }
+            self.by_age.pop_first();
+            self.records.remove(&origin);
+            gone += 1;
+        }
         self.counters.expired += gone as u64;
         gone
     }

@@ -50,6 +50,9 @@ pub struct NodeConfig {
     pub path_report_interval: Duration,
     /// Bound of the transmit and deliver queues toward the driver.
     pub max_queue: usize,
+    /// After the link state changes, routes are recomputed at most this
+    /// often (SPF throttling): a burst of LSAs costs one computation.
+    pub route_delay: Duration,
     /// Picks first sequence numbers (use a fresh value per start).
     pub seed: u64,
 }
@@ -68,6 +71,7 @@ impl Default for NodeConfig {
             max_sessions: 1024,
             path_report_interval: Duration::from_secs(1),
             max_queue: 4096,
+            route_delay: Duration::from_millis(200),
             seed: 0,
         }
     }
@@ -147,6 +151,9 @@ pub struct Node {
     egress: Egress,
     routes: BTreeMap<NodeId, RouteSet>,
     topology_seen: (u64, u64, u64),
+    /// When routes are next due for recomputation (the topology changed).
+    routes_due: Option<Instant>,
+    routes_computed: Instant,
     outbox: VecDeque<Transmit>,
     delivered: VecDeque<Vec<u8>>,
     next_report: Instant,
@@ -176,6 +183,8 @@ impl Node {
             control,
             routes: BTreeMap::new(),
             topology_seen: (u64::MAX, 0, 0),
+            routes_due: None,
+            routes_computed: now,
             outbox: VecDeque::new(),
             delivered: VecDeque::new(),
             next_report: now + config.path_report_interval,
@@ -238,6 +247,7 @@ impl Node {
         } else {
             // Counted by the control plane when bad.
             let _ = self.control.handle(now, bytes);
+            self.note_topology(now);
         }
     }
 
@@ -464,7 +474,22 @@ impl Node {
         for p in got {
             self.deliver_local(p);
         }
-        // Link state changed: recompute every route in use.
+        self.note_topology(now);
+        if self.routes_due.is_some_and(|t| t <= now) {
+            self.routes_due = None;
+            self.routes_computed = now;
+            let egresses: Vec<NodeId> = self.routes.keys().copied().collect();
+            self.update_routes(now, &egresses);
+        }
+        if now >= self.next_report {
+            self.next_report = now + self.config.path_report_interval;
+            self.send_path_reports(now);
+        }
+    }
+
+    /// Notes a link-state change and schedules the route recomputation
+    /// (at once if the last one was long enough ago).
+    fn note_topology(&mut self, now: Instant) {
         let c = self.control.lsdb().counters();
         let seen = (
             c.installed,
@@ -473,12 +498,9 @@ impl Node {
         );
         if seen != self.topology_seen {
             self.topology_seen = seen;
-            let egresses: Vec<NodeId> = self.routes.keys().copied().collect();
-            self.update_routes(now, &egresses);
-        }
-        if now >= self.next_report {
-            self.next_report = now + self.config.path_report_interval;
-            self.send_path_reports(now);
+            if self.routes_due.is_none() && !self.routes.is_empty() {
+                self.routes_due = Some(now.max(self.routes_computed + self.config.route_delay));
+            }
         }
     }
 
@@ -530,6 +552,9 @@ impl Node {
     /// When [`Self::handle_timeout`] should next run.
     pub fn poll_timeout(&self) -> Instant {
         let mut t = self.control.poll_timeout().min(self.next_report);
+        if let Some(due) = self.routes_due {
+            t = t.min(due);
+        }
         for x in [self.ingress.poll_timeout(), self.egress.poll_timeout()]
             .into_iter()
             .flatten()

@@ -300,11 +300,16 @@ impl<'g> DisjointPaths<'g> {
                         );
                     }
                 }
-                if mode == Disjointness::Node
-                    && v != source
-                    && v != target
-                    && self.node_flow[v as usize] > 0
-                {
+                // Back to in(v): in node mode only to undo v's use; in edge
+                // mode the split is only bookkeeping and both ways are free
+                // (a path may cancel one used arc into v and then another).
+                let back = match mode {
+                    Disjointness::Node => {
+                        v != source && v != target && self.node_flow[v as usize] > 0
+                    }
+                    Disjointness::Edge => v != target,
+                };
+                if back {
                     relax(state_in(v), 0, Step::Leave, self);
                 }
             }
@@ -330,11 +335,15 @@ impl<'g> DisjointPaths<'g> {
                     x = state_in(g.arc(a).to);
                 }
                 Step::Enter => {
-                    self.node_flow[node_of(x) as usize] += 1;
+                    if mode == Disjointness::Node {
+                        self.node_flow[node_of(x) as usize] += 1;
+                    }
                     x -= 1;
                 }
                 Step::Leave => {
-                    self.node_flow[node_of(x) as usize] -= 1;
+                    if mode == Disjointness::Node {
+                        self.node_flow[node_of(x) as usize] -= 1;
+                    }
                     x += 1;
                 }
                 Step::None => unreachable!("augmenting path broken at state {x}"),
@@ -496,6 +505,28 @@ mod tests {
         assert!(edge.iter().all(|p| !p.shared && p.nodes.contains(&2)));
         assert!(!edge[0].shares_with(&g, &edge[1], Disjointness::Edge));
         assert_eq!(edge[0].cost + edge[1].cost, 6);
+    }
+
+    /// Found by the property test: the optimum needs an augmenting path
+    /// that cancels two used arcs in a row through node 1 (edge mode).
+    #[test]
+    fn edge_mode_cancels_consecutive_arcs() {
+        let mut b = GraphBuilder::new(7);
+        let m = |c| Some(Metric::from_units(c));
+        b.add_link(3, 4, m(1), m(4));
+        b.add_link(1, 3, m(1), m(1));
+        b.add_link(0, 4, m(9), m(9));
+        b.add_link(3, 6, m(1), m(1));
+        b.add_link(0, 2, m(1), m(1));
+        b.add_link(2, 6, m(6), m(6));
+        b.add_link(1, 2, m(1), m(1));
+        let g = b.build();
+        let paths = DisjointPaths::new(&g, 0)
+            .unwrap()
+            .to(6, 2, Disjointness::Edge)
+            .unwrap();
+        assert_eq!(nodes(&paths), vec![vec![0, 2, 6], vec![0, 4, 3, 6]]);
+        assert_eq!(paths.iter().map(|p| p.cost).sum::<u64>(), 21);
     }
 
     #[test]
