@@ -286,11 +286,7 @@ impl Lsdb {
 
     /// When the oldest advertisement will expire.
     pub fn next_expiry(&self) -> Option<Instant> {
-        self.records
-            .values()
-            .map(|r| r.issued_at)
-            .min()
-            .map(|t| t + self.config.max_age)
+        self.by_age.first().map(|&(t, _)| t + self.config.max_age)
     }
 
     /// Builds the graph of everything known. Each link's direction takes
@@ -433,6 +429,12 @@ mod tests {
         assert_eq!(db.next_expiry(), Some(t + Duration::from_secs(10)));
         assert_eq!(db.expire(t + Duration::from_secs(10)), 1);
         assert!(db.get(NodeId(1)).is_none() && db.get(NodeId(2)).is_some());
+        // A newer LSA from 2 replaces its place in the expiry order.
+        assert_eq!(offer(&mut db, t + Duration::from_secs(30), 2, 2, 0, &[]), Install::New);
+        assert_eq!(db.next_expiry(), Some(t + Duration::from_secs(90)));
+        assert_eq!(db.expire(t + Duration::from_secs(89)), 0);
+        assert_eq!(db.expire(t + Duration::from_secs(90)), 1);
+        assert!(db.is_empty() && db.next_expiry().is_none());
     }
 
     #[test]
