@@ -107,6 +107,10 @@ pub struct Lsdb {
     records: BTreeMap<NodeId, LsaRecord>,
     /// (issued at, origin) of every record: the oldest expires first.
     by_age: BTreeSet<(Instant, NodeId)>,
+    /// Moves when the network the database describes changes (an origin
+    /// appears or expires, or its links or prefixes change), not on a
+    /// refresh that repeats what was known.
+    version: u64,
     counters: LsdbCounters,
 }
 
@@ -116,6 +120,7 @@ impl Lsdb {
             config,
             records: BTreeMap::new(),
             by_age: BTreeSet::new(),
+            version: 0,
             counters: LsdbCounters::default(),
         }
     }
@@ -183,9 +188,21 @@ impl Lsdb {
 
     fn put(&mut self, record: LsaRecord) {
         self.by_age.insert((record.issued_at, record.origin));
+        let changed = match self.records.get(&record.origin) {
+            Some(old) => old.links != record.links || old.prefixes != record.prefixes,
+            None => true,
+        };
+        if changed {
+            self.version += 1;
+        }
         if let Some(old) = self.records.insert(record.origin, record) {
             self.by_age.remove(&(old.issued_at, old.origin));
         }
+    }
+
+    /// The topology version: equal versions describe the same network.
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     fn check(
@@ -278,6 +295,7 @@ impl Lsdb {
             }
             self.by_age.pop_first();
             self.records.remove(&origin);
+            self.version += 1;
             gone += 1;
         }
         self.counters.expired += gone as u64;
@@ -435,6 +453,21 @@ mod tests {
         assert_eq!(db.expire(t + Duration::from_secs(89)), 0);
         assert_eq!(db.expire(t + Duration::from_secs(90)), 1);
         assert!(db.is_empty() && db.next_expiry().is_none());
+    }
+
+    #[test]
+    fn version_moves_with_the_network_not_with_refreshes() {
+        let mut db = Lsdb::new(LsdbConfig::default());
+        let t = Instant::ZERO;
+        offer(&mut db, t, 1, 1, 0, &[link(2, 1000, 1000)]);
+        let v = db.version();
+        offer(&mut db, t, 1, 2, 0, &[link(2, 1000, 1000)]);
+        assert_eq!(db.version(), v, "a refresh with the same links");
+        offer(&mut db, t, 1, 3, 0, &[link(2, 1500, 1000)]);
+        assert!(db.version() > v, "a metric changed");
+        let v = db.version();
+        db.expire(t + Duration::from_secs(61));
+        assert!(db.version() > v, "an origin expired");
     }
 
     #[test]

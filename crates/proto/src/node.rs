@@ -150,7 +150,7 @@ pub struct Node {
     ingress: Ingress,
     egress: Egress,
     routes: BTreeMap<NodeId, RouteSet>,
-    topology_seen: (u64, u64, u64),
+    topology_seen: u64,
     /// When routes are next due for recomputation (the topology changed).
     routes_due: Option<Instant>,
     routes_computed: Instant,
@@ -182,7 +182,7 @@ impl Node {
             egress: Egress::new(config.egress, config.max_sessions),
             control,
             routes: BTreeMap::new(),
-            topology_seen: (u64::MAX, 0, 0),
+            topology_seen: u64::MAX,
             routes_due: None,
             routes_computed: now,
             outbox: VecDeque::new(),
@@ -490,12 +490,7 @@ impl Node {
     /// Notes a link-state change and schedules the route recomputation
     /// (at once if the last one was long enough ago).
     fn note_topology(&mut self, now: Instant) {
-        let c = self.control.lsdb().counters();
-        let seen = (
-            c.installed,
-            c.expired,
-            self.control.counters().lsas_originated,
-        );
+        let seen = self.control.lsdb().version();
         if seen != self.topology_seen {
             self.topology_seen = seen;
             if self.routes_due.is_none() && !self.routes.is_empty() {
