@@ -187,7 +187,6 @@ impl Lsdb {
     }
 
     fn put(&mut self, record: LsaRecord) {
-        self.by_age.insert((record.issued_at, record.origin));
         let changed = match self.records.get(&record.origin) {
             Some(old) => old.links != record.links || old.prefixes != record.prefixes,
             None => true,
@@ -195,9 +194,13 @@ impl Lsdb {
         if changed {
             self.version += 1;
         }
-        if let Some(old) = self.records.insert(record.origin, record) {
+        // Remove the old entry before adding the new: both may have been
+        // issued at the same instant.
+        if let Some(old) = self.records.get(&record.origin) {
             self.by_age.remove(&(old.issued_at, old.origin));
         }
+        self.by_age.insert((record.issued_at, record.origin));
+        self.records.insert(record.origin, record);
     }
 
     /// The topology version: equal versions describe the same network.
