@@ -193,6 +193,7 @@ pub struct ControlPlane {
     lsdb: Lsdb,
     streams: Vec<Stream>,
     own_seq: u32,
+    flooded_own: bool,
     advertised: Vec<LsaLink>,
     last_lsa_at: Option<Instant>,
     next_refresh: Instant,
@@ -237,6 +238,7 @@ impl ControlPlane {
             lsdb: Lsdb::new(config.lsdb.clone()),
             streams,
             own_seq: 0,
+            flooded_own: false,
             advertised: Vec::new(),
             last_lsa_at: None,
             next_refresh: now,
@@ -476,8 +478,14 @@ impl ControlPlane {
             prefixes: self.config.prefixes.clone(),
             issued_at: now,
         };
-        if self.lsdb.install_own(record) == Install::New {
+        // Until the node has a link, nobody can hear its advertisement:
+        // keep it in the local database (its own prefixes) but do not send
+        // it. Once it has flooded one, it floods every later one, so a node
+        // that loses its last link withdraws its links everywhere.
+        let worth_sending = !links.is_empty() || self.flooded_own;
+        if self.lsdb.install_own(record) == Install::New && worth_sending {
             self.pending_floods.insert(self.id);
+            self.flooded_own = true;
         }
         self.advertised = links;
         self.last_lsa_at = Some(now);

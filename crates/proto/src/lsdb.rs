@@ -349,7 +349,13 @@ impl Lsdb {
                     (&mut entry.1, &mut entry.0)
                 };
                 set(fwd, l.metric_out, true);
-                set(back, l.metric_in, false);
+                // The far end's own advertisement is authoritative for its
+                // direction: if it has one that does not list this link,
+                // the link is gone that way (a stale LSA of a dead node must
+                // not keep links toward it alive).
+                if !self.records.contains_key(&l.neighbor) {
+                    set(back, l.metric_in, false);
+                }
             }
         }
         let index = |id: NodeId| ids.binary_search(&id).expect("collected above") as NodeIx;
@@ -451,7 +457,10 @@ mod tests {
         assert_eq!(db.expire(t + Duration::from_secs(10)), 1);
         assert!(db.get(NodeId(1)).is_none() && db.get(NodeId(2)).is_some());
         // A newer LSA from 2 replaces its place in the expiry order.
-        assert_eq!(offer(&mut db, t + Duration::from_secs(30), 2, 2, 0, &[]), Install::New);
+        assert_eq!(
+            offer(&mut db, t + Duration::from_secs(30), 2, 2, 0, &[]),
+            Install::New
+        );
         assert_eq!(db.next_expiry(), Some(t + Duration::from_secs(90)));
         assert_eq!(db.expire(t + Duration::from_secs(89)), 0);
         assert_eq!(db.expire(t + Duration::from_secs(90)), 1);
@@ -530,8 +539,26 @@ mod tests {
         let mut overrides = BTreeMap::new();
         overrides.insert((NodeId(1), NodeId(2)), Metric::from_units(9000));
         assert_eq!(cost(&db.graph(&overrides), 1, 2), 9000);
+        // 2 stops listing 1 (its link died): 1's stale metric_in does not
+        // keep the direction 2 -> 1 alive.
+        offer(&mut db, t, 2, 2, 0, &[]);
+        let g = db.graph(&BTreeMap::new());
+        assert!(g
+            .graph
+            .find_arc(
+                g.index_of(NodeId(2)).unwrap(),
+                g.index_of(NodeId(1)).unwrap()
+            )
+            .is_none());
+        assert!(g
+            .graph
+            .find_arc(
+                g.index_of(NodeId(1)).unwrap(),
+                g.index_of(NodeId(2)).unwrap()
+            )
+            .is_some());
         // An infinite metric removes that direction.
-        offer(&mut db, t, 2, 2, 0, &[link(1, u32::MAX, 1000)]);
+        offer(&mut db, t, 2, 3, 0, &[link(1, u32::MAX, 1000)]);
         let g = db.graph(&BTreeMap::new());
         assert!(g
             .graph

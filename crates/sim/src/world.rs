@@ -61,7 +61,11 @@ pub struct RunResult {
 
 enum Event {
     Timer(u32),
-    Arrive { to: u32, bytes: Vec<u8> },
+    /// One buffer shared by every receiver of a broadcast.
+    Arrive {
+        to: u32,
+        bytes: std::rc::Rc<[u8]>,
+    },
     FlowTick(u32),
 }
 
@@ -310,6 +314,7 @@ impl World {
     /// Sends what node `i` has queued and takes what it delivered.
     fn drain(&mut self, i: u32) {
         while let Some(t) = self.nodes[i as usize].poll_transmit(self.now) {
+            let bytes: std::rc::Rc<[u8]> = t.bytes.into();
             let targets: Vec<u32> = match t.dest {
                 Dest::AllNeighbors => self.neighbors[i as usize].clone(),
                 Dest::Neighbor(n) => vec![n.0 as u32],
@@ -318,12 +323,12 @@ impl World {
                 let Some(link) = self.links.get_mut(&(i, to)) else {
                     continue;
                 };
-                if let Fate::Arrives(at) = link.send(self.now, t.bytes.len(), &mut self.rng) {
+                if let Fate::Arrives(at) = link.send(self.now, bytes.len(), &mut self.rng) {
                     self.queue.push(
                         at,
                         Event::Arrive {
                             to,
-                            bytes: t.bytes.clone(),
+                            bytes: bytes.clone(),
                         },
                     );
                 }
