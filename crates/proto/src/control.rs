@@ -71,9 +71,12 @@ pub struct ControlConfig {
     pub links: LinkEstConfig,
     pub lsdb: LsdbConfig,
     pub metric: MetricKind,
-    /// Mean interval at which the node re-issues its advertisement even
-    /// when nothing changed (jittered down by up to 25%). Must be well below
-    /// `lsdb.max_age`.
+    /// Interval at which the node re-issues its advertisement even when
+    /// nothing changed (jittered down by up to 25%: 22-30 s by default).
+    /// Must be under half of `lsdb.max_age`. Changes are advertised at
+    /// once (within `lsa_min_interval`); the refresh only repairs what
+    /// flooding lost, and every refresh is flooded to every node, so its
+    /// cost grows with the square of the network's size.
     pub lsa_refresh: Duration,
     /// Least time between two advertisements of this node.
     pub lsa_min_interval: Duration,
@@ -93,7 +96,7 @@ impl Default for ControlConfig {
             links: LinkEstConfig::default(),
             lsdb: LsdbConfig::default(),
             metric: MetricKind::Etx,
-            lsa_refresh: Duration::from_secs(20),
+            lsa_refresh: Duration::from_secs(30),
             lsa_min_interval: Duration::from_secs(1),
             change_threshold: 0.1,
             prefixes: Vec::new(),
@@ -566,7 +569,7 @@ mod tests {
             Err(ConfigError::Interval { .. })
         ));
         let bad = ControlConfig {
-            lsa_refresh: Duration::from_secs(40),
+            lsa_refresh: Duration::from_secs(50),
             ..ControlConfig::default()
         };
         assert!(matches!(

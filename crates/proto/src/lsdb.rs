@@ -26,7 +26,8 @@ pub struct LsdbConfig {
     /// Most prefixes one advertisement may list.
     pub max_prefixes: usize,
     /// An advertisement this old is dropped (its origin refreshes well
-    /// before: see `ControlConfig::lsa_refresh`).
+    /// before: see `ControlConfig::lsa_refresh`). 90 s: two refreshes in a
+    /// row may be lost before an origin's links vanish from the network.
     pub max_age: Duration,
 }
 
@@ -36,7 +37,7 @@ impl Default for LsdbConfig {
             max_origins: 4096,
             max_links: 512,
             max_prefixes: 256,
-            max_age: Duration::from_secs(60),
+            max_age: Duration::from_secs(90),
         }
     }
 }
@@ -417,6 +418,13 @@ mod tests {
         db.install(now, &Lsa::parse(&msg).unwrap())
     }
 
+    fn sixty_seconds() -> LsdbConfig {
+        LsdbConfig {
+            max_age: Duration::from_secs(60),
+            ..LsdbConfig::default()
+        }
+    }
+
     fn link(to: u16, out: u32, inn: u32) -> LsaLink {
         LsaLink {
             neighbor: NodeId(to),
@@ -447,7 +455,7 @@ mod tests {
 
     #[test]
     fn advertisements_age_out_counting_the_age_they_arrived_with() {
-        let mut db = Lsdb::new(LsdbConfig::default());
+        let mut db = Lsdb::new(sixty_seconds());
         let t = Instant::from_millis(100_000);
         assert_eq!(offer(&mut db, t, 1, 1, 50, &[]), Install::New);
         assert_eq!(offer(&mut db, t, 2, 1, 0, &[]), Install::New);
@@ -469,7 +477,7 @@ mod tests {
 
     #[test]
     fn version_moves_with_the_network_not_with_refreshes() {
-        let mut db = Lsdb::new(LsdbConfig::default());
+        let mut db = Lsdb::new(sixty_seconds());
         let t = Instant::ZERO;
         offer(&mut db, t, 1, 1, 0, &[link(2, 1000, 1000)]);
         let v = db.version();

@@ -158,6 +158,8 @@ pub struct Node {
     delivered: VecDeque<Vec<u8>>,
     next_report: Instant,
     scratch: Vec<Outgoing>,
+    /// Reused for control messages (the largest is a full LSA).
+    control_buf: Vec<u8>,
     counters: NodeCounters,
 }
 
@@ -189,6 +191,7 @@ impl Node {
             delivered: VecDeque::new(),
             next_report: now + config.path_report_interval,
             scratch: Vec::new(),
+            control_buf: vec![0u8; 65_535],
             counters: NodeCounters::default(),
             config,
         })
@@ -561,12 +564,11 @@ impl Node {
 
     /// The next datagram to send: control messages first.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
-        let mut buf = vec![0u8; 2048];
-        if let Some(n) = self.control.poll_transmit(now, &mut buf) {
-            buf.truncate(n);
+        if let Some(n) = self.control.poll_transmit(now, &mut self.control_buf) {
+            let bytes = self.control_buf[..n].to_vec();
             return Some(Transmit {
                 dest: Dest::AllNeighbors,
-                bytes: buf,
+                bytes,
             });
         }
         self.outbox.pop_front()
