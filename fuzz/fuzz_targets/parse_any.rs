@@ -11,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(Message::Data(pkt)) = parse_any(data) {
         let route: Vec<NodeId> = pkt.route.iter().collect();
-        let mut out = vec![0u8; 64];
+        let mut out = vec![0u8; DataHeader::encoded_len(63)];
         let n = pkt.header.emit(&route, &mut out).expect("a parsed header re-emits");
         let again = DataHeader::parse(&out[..n]).expect("re-emitted bytes parse");
         assert_eq!(again.header, pkt.header);

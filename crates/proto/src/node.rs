@@ -133,6 +133,14 @@ fn etx_path_loss(graph: &crate::graph::Graph, path: &crate::paths::Path) -> f64 
     1.0 - delivery
 }
 
+/// The largest control message this node can emit: an LSA at the
+/// database's bounds (12-byte links, prefixes of at most 18 bytes) plus the
+/// control header and the largest MAC, or a big probe.
+fn max_control_message(c: &ControlConfig) -> usize {
+    let lsa = 16 + 12 + 12 * c.lsdb.max_links + 18 * c.lsdb.max_prefixes + 255;
+    lsa.max(c.probes.big_probe_bytes + 255).min(65_535)
+}
+
 /// One egress session's per-path receive counts: (ingress, class, counts).
 type SessionCounts = (NodeId, u8, Vec<(u8, u32)>);
 
@@ -191,7 +199,7 @@ impl Node {
             delivered: VecDeque::new(),
             next_report: now + config.path_report_interval,
             scratch: Vec::new(),
-            control_buf: vec![0u8; 65_535],
+            control_buf: vec![0u8; max_control_message(&config.control)],
             counters: NodeCounters::default(),
             config,
         })

@@ -4,7 +4,7 @@
 //! node, then the encapsulated packet:
 //!
 //! ```text
-//!  0: ver:4 type:4 | 1: flags | 2: mode:4 path:4 | 3: rlen:4 rptr:4
+//!  0: ver:4 type:4 | 1-3: C U P R mode:4 path:4 rlen:6 rptr:6
 //!  4: ingress:16             | 6: egress:16
 //!  8: sequence:32
 //! 12: data:4 repair:4 | 13: shard | 14: hop limit | 15: class
@@ -17,8 +17,9 @@ use crate::{first_byte, MessageType, NodeId, Reader, WireError, Writer, NIBBLE_M
 
 /// Length of the fixed part of the data header.
 pub const DATA_HEADER_LEN: usize = 16;
-/// Most transit nodes a source route can list.
-pub const MAX_ROUTE_LEN: usize = NIBBLE_MAX as usize;
+/// Most transit nodes a source route can list (a route of 64 hops).
+pub const MAX_ROUTE_LEN: usize = 63;
+const ROUTE_FIELD: u8 = 0x3f;
 /// Most shards of one kind (data or repair) in a redundancy group.
 pub const MAX_GROUP_SHARDS: u8 = NIBBLE_MAX;
 
@@ -205,13 +206,15 @@ impl DataHeader {
                 found: ty as u8,
             });
         }
-        let flags = DataFlags::from_bits_truncate(r.u8()?);
+        // Bytes 1-3: C U P R | mode:4 | path:4 | rlen:6 | rptr:6.
+        let b1 = r.u8()?;
         let b2 = r.u8()?;
-        let mode = RedundancyMode::from_code(b2 >> 4)?;
-        let path = b2 & NIBBLE_MAX;
         let b3 = r.u8()?;
-        let route_len = b3 >> 4;
-        let route_ptr = b3 & NIBBLE_MAX;
+        let flags = DataFlags::from_bits_truncate(b1);
+        let mode = RedundancyMode::from_code(b1 & NIBBLE_MAX)?;
+        let path = b2 >> 4;
+        let route_len = ((b2 & NIBBLE_MAX) << 2) | (b3 >> 6);
+        let route_ptr = b3 & ROUTE_FIELD;
         if route_ptr > route_len {
             return Err(WireError::InvalidField {
                 field: "route pointer",
@@ -283,9 +286,10 @@ impl DataHeader {
         let mut w = Writer::new(out);
         w.reserve(Self::encoded_len(route.len()))?;
         w.u8(first_byte(MessageType::Data));
-        w.u8(self.flags.bits());
-        w.u8(((self.mode as u8) << 4) | self.path);
-        w.u8(((route.len() as u8) << 4) | self.route_ptr);
+        let rlen = route.len() as u8;
+        w.u8(self.flags.bits() | self.mode as u8);
+        w.u8((self.path << 4) | (rlen >> 2));
+        w.u8(((rlen & 0x03) << 6) | self.route_ptr);
         w.u16(self.ingress.0);
         w.u16(self.egress.0);
         w.u32(self.seq);
@@ -345,8 +349,7 @@ pub fn forward_in_place(buf: &mut [u8], me: NodeId) -> Result<Forward, WireError
         Some(hop) => (hop, ptr + 1),
         None => (h.egress, ptr),
     };
-    let route_len = pkt.route.len() as u8;
-    buf[3] = (route_len << 4) | new_ptr as u8;
+    buf[3] = (buf[3] & !ROUTE_FIELD) | new_ptr as u8;
     buf[14] = h.hop_limit - 1;
     Ok(Forward::To(next))
 }
@@ -384,12 +387,32 @@ mod tests {
     }
 
     #[test]
+    fn long_routes_up_to_63_transit_nodes() {
+        let route: Vec<NodeId> = (100..163).map(NodeId).collect();
+        let mut buf = vec![0u8; 256];
+        let n = header().emit(&route, &mut buf).unwrap();
+        assert_eq!(n, 16 + 2 * 63);
+        let pkt = DataHeader::parse(&buf[..n]).unwrap();
+        assert_eq!(pkt.route.len(), 63);
+        let mut at = NodeId(1);
+        let mut hops = 0;
+        let mut h = header();
+        h.hop_limit = 255;
+        h.emit(&route, &mut buf).unwrap();
+        while let Forward::To(next) = forward_in_place(&mut buf[..n], at).unwrap() {
+            at = next;
+            hops += 1;
+        }
+        assert_eq!((at, hops), (NodeId(9), 64));
+    }
+
+    #[test]
     fn known_bytes() {
         let mut buf = [0u8; 16];
         header().emit(&[], &mut buf).unwrap();
         assert_eq!(
             buf,
-            [0x10, 0x40, 0x22, 0x00, 0, 1, 0, 9, 0xde, 0xad, 0xbe, 0xef, 0, 0, 16, 3]
+            [0x10, 0x42, 0x20, 0x00, 0, 1, 0, 9, 0xde, 0xad, 0xbe, 0xef, 0, 0, 16, 3]
         );
     }
 
@@ -425,7 +448,7 @@ mod tests {
         let mut buf = [0u8; 16];
         header().emit(&[], &mut buf).unwrap();
         let mut bad_mode = buf;
-        bad_mode[2] = 0x72;
+        bad_mode[1] = 0x47; // urgent, mode 7
         assert!(matches!(
             DataHeader::parse(&bad_mode),
             Err(WireError::InvalidField {
@@ -434,7 +457,7 @@ mod tests {
             })
         ));
         let mut bad_ptr = buf;
-        bad_ptr[3] = 0x12; // rlen 1, rptr 2
+        bad_ptr[3] = 0x42; // rlen 1, rptr 2
         assert!(matches!(
             DataHeader::parse(&bad_ptr),
             Err(WireError::InvalidField {
@@ -450,7 +473,7 @@ mod tests {
             Err(WireError::Truncated { need: 16, have: 15 })
         );
         let mut route_missing = buf;
-        route_missing[3] = 0x20;
+        route_missing[3] = 0x80; // rlen 2
         assert_eq!(
             DataHeader::parse(&route_missing),
             Err(WireError::Truncated { need: 20, have: 16 })
@@ -460,7 +483,7 @@ mod tests {
     #[test]
     fn emit_refuses_what_the_format_cannot_carry() {
         let mut buf = [0u8; 64];
-        let long = [NodeId(1); 16];
+        let long = [NodeId(1); 64];
         assert!(matches!(
             header().emit(&long, &mut buf),
             Err(WireError::TooLarge { .. })

@@ -46,7 +46,7 @@ fn data_packet() -> impl Strategy<Value = (DataHeader, Vec<NodeId>, Vec<u8>)> {
         group_and_flags(),
         0usize..7,
         0u8..=15,
-        prop::collection::vec(node(), 0..=15),
+        prop::collection::vec(node(), 0..=63),
         (node(), node(), any::<u32>(), any::<u8>(), any::<u8>()),
         prop::collection::vec(any::<u8>(), 0..64),
     )
@@ -113,7 +113,7 @@ fn link() -> impl Strategy<Value = LsaLink> {
 /// Any valid message, emitted.
 fn valid_message() -> impl Strategy<Value = Vec<u8>> {
     let data = data_packet().prop_map(|(h, route, payload)| {
-        let mut buf = vec![0u8; 64 + payload.len()];
+        let mut buf = vec![0u8; DataHeader::encoded_len(63) + payload.len()];
         let n = h.emit(&route, &mut buf).unwrap();
         buf.truncate(n);
         buf.extend_from_slice(&payload);
@@ -237,7 +237,7 @@ proptest! {
 
     #[test]
     fn data_round_trip((h, route, payload) in data_packet()) {
-        let mut buf = vec![0u8; 64 + payload.len()];
+        let mut buf = vec![0u8; DataHeader::encoded_len(63) + payload.len()];
         let n = h.emit(&route, &mut buf).unwrap();
         prop_assert_eq!(n, DataHeader::encoded_len(route.len()));
         buf[n..n + payload.len()].copy_from_slice(&payload);
