@@ -40,6 +40,18 @@ struct Raw {
     #[serde(default)]
     flows: Vec<RawFlow>,
     sweep: Option<RawSweep>,
+    random_flows: Option<RawRandomFlows>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRandomFlows {
+    flows: usize,
+    size: Option<usize>,
+    interval: Option<Spanned<String>>,
+    count: Option<u64>,
+    start: Option<Spanned<String>>,
+    mode: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -569,8 +581,50 @@ impl Scenario {
             None => Mode::Single,
         };
         let mut flows = Vec::new();
+        if let Some(rf) = &raw.random_flows {
+            // Pairs from the scenario's seed: every run compares the same pairs.
+            use rand_chacha::rand_core::{RngCore, SeedableRng};
+            let mut rng =
+                rand_chacha::ChaCha8Rng::seed_from_u64(raw.seed.unwrap_or(1) ^ 0x0f10_f10f);
+            if names.len() < 2 {
+                return Err(cx.err(
+                    None,
+                    "random_flows",
+                    "needs a topology of at least two nodes",
+                ));
+            }
+            let interval = cx.duration(
+                &rf.interval,
+                "random_flows.interval",
+                Duration::from_millis(20),
+            )?;
+            let start = cx.duration(&rf.start, "random_flows.start", Duration::from_secs(30))?;
+            let mode = rf
+                .mode
+                .as_ref()
+                .map(|m| cx.mode(m, "random_flows.mode"))
+                .transpose()?;
+            for i in 0..rf.flows {
+                let a = (rng.next_u64() % names.len() as u64) as usize;
+                let mut b = (rng.next_u64() % (names.len() as u64 - 1)) as usize;
+                if b >= a {
+                    b += 1;
+                }
+                flows.push(FlowSpec {
+                    name: format!("random{i}"),
+                    from: names[a].clone(),
+                    to: names[b].clone(),
+                    size: rf.size.unwrap_or(160).clamp(44, 9000),
+                    interval: interval.max(Duration::from_micros(1)),
+                    count: rf.count.unwrap_or(500),
+                    start,
+                    mode,
+                });
+            }
+        }
         for (i, f) in raw.flows.iter().enumerate() {
             let field = format!("flows[{i}]");
+            let i = flows.len();
             flows.push(FlowSpec {
                 name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
                 from: f.from.get_ref().clone(),
@@ -657,6 +711,22 @@ mode = "parity:4"
         assert_eq!(s.mode, Mode::Mirror(2));
         assert_eq!(s.flows[0].interval, Duration::from_millis(20));
         assert_eq!(s.flows[0].mode, Some(Mode::Parity(4)));
+    }
+
+    #[test]
+    fn random_flows_are_the_same_pairs_every_time() {
+        let text = "seed = 4\n[topology]\nkind = \"grid\"\nwidth = 5\nheight = 5\n[random_flows]\nflows = 30\nmode = \"mirror:2\"\n";
+        let a = Scenario::parse("r.toml", text).unwrap();
+        let b = Scenario::parse("r.toml", text).unwrap();
+        assert_eq!(a.flows, b.flows);
+        assert_eq!(a.flows.len(), 30);
+        let names = a.topology.node_names();
+        for f in &a.flows {
+            assert!(names.contains(&f.from) && names.contains(&f.to) && f.from != f.to);
+            assert_eq!(f.mode, Some(Mode::Mirror(2)));
+        }
+        let other = Scenario::parse("r.toml", &text.replace("seed = 4", "seed = 5")).unwrap();
+        assert_ne!(a.flows, other.flows, "another seed, other pairs");
     }
 
     #[test]
