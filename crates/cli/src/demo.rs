@@ -53,7 +53,11 @@ fn load(dir: &Path, name: &str) -> Result<Scenario> {
         return Ok(Scenario::load(&path)?);
     }
     let (_, text) = BUILT_IN.iter().find(|(n, _)| *n == name).expect("built in");
-    Ok(Scenario::parse(&format!("(built-in) {name}"), text)?)
+    Ok(Scenario::parse_in(
+        &format!("(built-in) {name}"),
+        text,
+        dir,
+    )?)
 }
 
 fn run(dir: &Path, name: &str, out: &Path) -> Result<ScenarioReport> {
@@ -226,6 +230,34 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
         "<h2>6. A link on the active path fails</h2><p>{}</p>{}",
         escape("VoIP (160 B / 20 ms) over two disjoint paths; the active path's first link dies at 40 s. Outage: the longest time between two packets delivered in a row."),
         table(&["mode", "packets lost (of 1500)", "outage"], &rows)
+    ));
+
+    // Rain fade on the bundled WISP backhaul (NetJSON topology).
+    let fade = run(dir, "rain-fade.toml", &args.out)?;
+    let rows: Vec<Vec<String>> = fade
+        .variants
+        .iter()
+        .map(|v| {
+            let f = &v.summary[0];
+            vec![
+                f.mode.clone(),
+                format!("{:.1}", f.lost),
+                format!("{:.2} s", f.max_gap_ms / 1000.0),
+            ]
+        })
+        .collect();
+    headline.push([
+        "Rain fade on a backhaul link (0 -> 60% -> 0 loss)".into(),
+        "WISPR: adapt to weather".into(),
+        rows.iter()
+            .map(|r| format!("{}: {} lost", r[0], r[1]))
+            .collect::<Vec<_>>()
+            .join("; "),
+    ]);
+    sections.push(format!(
+        "<h2>Rain fade on the WISP backhaul</h2><p>{}</p>{}",
+        escape("scenarios/topologies/wisp-backhaul.json; the church-clinic link's loss ramps from 0 to 60% and back over 30 s. VoIP (160 B / 20 ms, 2000 packets) from the gateway to the clinic, 3 runs."),
+        table(&["mode", "packets lost (of 2000)", "longest gap"], &rows)
     ));
 
     sections.push(format!(

@@ -100,6 +100,10 @@ pub struct LinkSpec {
     pub queue: usize,
     /// Intervals during which the link carries nothing.
     pub down: Vec<(Instant, Instant)>,
+    /// Time-varying extra loss (a rain fade): points (time, loss), linear
+    /// in between, 0 before the first and after the last point. Applied
+    /// on top of `loss`, independently.
+    pub fade: Vec<(Instant, f64)>,
 }
 
 impl Default for LinkSpec {
@@ -111,6 +115,7 @@ impl Default for LinkSpec {
             rate_bps: None,
             queue: 100,
             down: Vec::new(),
+            fade: Vec::new(),
         }
     }
 }
@@ -162,7 +167,27 @@ impl LinkDir {
         self.spec.down.iter().any(|&(a, b)| a <= t && t < b)
     }
 
+    /// The fade's extra loss at `t`.
+    pub fn fade_at(&self, t: Instant) -> f64 {
+        let f = &self.spec.fade;
+        let i = f.partition_point(|&(at, _)| at <= t);
+        if i == 0 || i == f.len() {
+            return 0.0;
+        }
+        let ((t0, l0), (t1, l1)) = (f[i - 1], f[i]);
+        let span = t1.since(t0).as_secs_f64();
+        if span == 0.0 {
+            return l1;
+        }
+        l0 + (l1 - l0) * t.since(t0).as_secs_f64() / span
+    }
+
     fn lose(&mut self, now: Instant, rng: &mut dyn RngCore) -> bool {
+        let base = self.lose_base(now, rng);
+        base || (!self.spec.fade.is_empty() && unit_f64(rng) < self.fade_at(now))
+    }
+
+    fn lose_base(&mut self, now: Instant, rng: &mut dyn RngCore) -> bool {
         match self.spec.loss {
             LossModel::None => false,
             LossModel::Bernoulli(p) => unit_f64(rng) < p,
@@ -289,6 +314,30 @@ mod tests {
         assert!((m.mean_loss() - 0.05).abs() < 1e-9);
         let (loss, _) = loss_ratio(m, 200_000);
         assert!((loss - 0.05).abs() < 0.01, "loss {loss}");
+    }
+
+    #[test]
+    fn a_rain_fade_ramps_loss_up_and_down() {
+        let s = |x: u64| Instant::from_millis(x * 1000);
+        let spec = LinkSpec {
+            fade: vec![(s(10), 0.0), (s(20), 0.5), (s(30), 0.0)],
+            ..LinkSpec::default()
+        };
+        let link = LinkDir::new(spec.clone());
+        assert_eq!(link.fade_at(s(5)), 0.0);
+        assert!((link.fade_at(s(15)) - 0.25).abs() < 1e-9);
+        assert!((link.fade_at(s(20)) - 0.5).abs() < 1e-9);
+        assert_eq!(link.fade_at(s(35)), 0.0);
+        let mut link = LinkDir::new(spec);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let lost_at = |link: &mut LinkDir, rng: &mut ChaCha8Rng, t: u64| {
+            (0..4000)
+                .filter(|_| link.send(s(t), 100, rng) == Fate::Lost)
+                .count() as f64
+                / 4000.0
+        };
+        assert!(lost_at(&mut link, &mut rng, 5) == 0.0);
+        assert!((lost_at(&mut link, &mut rng, 20) - 0.5).abs() < 0.03);
     }
 
     #[test]

@@ -41,6 +41,8 @@ struct Raw {
     flows: Vec<RawFlow>,
     sweep: Option<RawSweep>,
     random_flows: Option<RawRandomFlows>,
+    #[serde(default)]
+    nodes: Vec<RawNodeEvent>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,6 +68,7 @@ struct RawSweep {
 #[serde(deny_unknown_fields)]
 struct RawTopology {
     kind: Spanned<String>,
+    file: Option<Spanned<String>>,
     nodes: Option<usize>,
     width: Option<usize>,
     height: Option<usize>,
@@ -95,6 +98,16 @@ struct RawLinkOverride {
     jitter: Option<Spanned<String>>,
     rate: Option<Spanned<String>>,
     queue: Option<usize>,
+    #[serde(default)]
+    down: Vec<Spanned<Vec<String>>>,
+    #[serde(default)]
+    fade: Vec<Spanned<(String, f64)>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNodeEvent {
+    name: Spanned<String>,
     #[serde(default)]
     down: Vec<Spanned<Vec<String>>>,
 }
@@ -145,6 +158,12 @@ pub enum TopologySpec {
     Parallel { paths: usize, hops: usize },
     /// A random geometric mesh (placement from the run's seed).
     Geometric { nodes: usize, degree: f64 },
+    /// A NetJSON NetworkGraph: its node ids and links (costs are not used:
+    /// the simulated link models decide each link's fate).
+    NetJson {
+        names: Vec<String>,
+        edges: Vec<(u32, u32)>,
+    },
 }
 
 impl TopologySpec {
@@ -166,6 +185,7 @@ impl TopologySpec {
                 }
                 names
             }
+            TopologySpec::NetJson { ref names, .. } => names.clone(),
         }
     }
 }
@@ -212,6 +232,16 @@ pub struct Scenario {
     pub reorder: bool,
     pub flows: Vec<FlowSpec>,
     pub sweep: Sweep,
+    /// Nodes that fail (and restart with empty state) at given times.
+    pub node_failures: Vec<NodeFailure>,
+}
+
+/// A node that is down from `from` until `until`, then restarts afresh.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeFailure {
+    pub name: String,
+    pub from: Duration,
+    pub until: Duration,
 }
 
 /// Parameters a scenario runs over: every combination is one variant.
@@ -409,11 +439,17 @@ impl Scenario {
             field: "file".into(),
             message: e.to_string(),
         })?;
-        Scenario::parse(&file, &text)
+        Scenario::parse_in(&file, &text, path.parent().unwrap_or(Path::new(".")))
     }
 
-    /// Parses scenario text; `file` names it in errors.
+    /// Parses scenario text; `file` names it in errors. Relative paths in
+    /// it are taken from the current directory.
     pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse_in(file, text, Path::new("."))
+    }
+
+    /// Parses scenario text whose relative paths start at `dir`.
+    pub fn parse_in(file: &str, text: &str, dir: &Path) -> Result<Scenario, ScenarioError> {
         let cx = Ctx { file, text };
         let raw: Raw = toml::from_str(text).map_err(|e| {
             let message = e.message().to_string();
@@ -437,30 +473,66 @@ impl Scenario {
                 )
             })
         };
-        let topology = match t.kind.get_ref().as_str() {
-            "line" => TopologySpec::Line {
-                nodes: need(t.nodes, "nodes")?,
-            },
-            "grid" => TopologySpec::Grid {
-                width: need(t.width, "width")?,
-                height: need(t.height, "height")?,
-            },
-            "parallel" => TopologySpec::Parallel {
-                paths: need(t.paths, "paths")?,
-                hops: need(t.hops, "hops")?,
-            },
-            "geometric" => TopologySpec::Geometric {
-                nodes: need(t.nodes, "nodes")?,
-                degree: t.degree.unwrap_or(8.0),
-            },
-            other => {
-                return Err(cx.err(
+        let topology =
+            match t.kind.get_ref().as_str() {
+                "line" => TopologySpec::Line {
+                    nodes: need(t.nodes, "nodes")?,
+                },
+                "grid" => TopologySpec::Grid {
+                    width: need(t.width, "width")?,
+                    height: need(t.height, "height")?,
+                },
+                "parallel" => TopologySpec::Parallel {
+                    paths: need(t.paths, "paths")?,
+                    hops: need(t.hops, "hops")?,
+                },
+                "geometric" => TopologySpec::Geometric {
+                    nodes: need(t.nodes, "nodes")?,
+                    degree: t.degree.unwrap_or(8.0),
+                },
+                "netjson" => {
+                    let f = t.file.as_ref().ok_or_else(|| {
+                        cx.err(
+                            Some(t.kind.span()),
+                            "topology.file",
+                            "a netjson topology needs file = \"PATH\"",
+                        )
+                    })?;
+                    let path = dir.join(f.get_ref());
+                    let text = std::fs::read_to_string(&path).map_err(|e| {
+                        cx.err(
+                            Some(f.span()),
+                            "topology.file",
+                            format!("{}: {e}", path.display()),
+                        )
+                    })?;
+                    let topo = braid_proto::netjson::parse(&text).map_err(|e| {
+                        cx.err(
+                            Some(f.span()),
+                            "topology.file",
+                            format!("{}: {e}", path.display()),
+                        )
+                    })?;
+                    let g = &topo.graph;
+                    let mut edges: Vec<(u32, u32)> = (0..g.arc_count() as u32)
+                        .map(|a| g.arc(a))
+                        .map(|a| (a.from.min(a.to), a.from.max(a.to)))
+                        .collect();
+                    edges.sort_unstable();
+                    edges.dedup();
+                    TopologySpec::NetJson {
+                        names: topo.names().to_vec(),
+                        edges,
+                    }
+                }
+                other => return Err(cx.err(
                     Some(t.kind.span()),
                     "topology.kind",
-                    format!("unknown topology \"{other}\" (line, grid, parallel, geometric)"),
-                ))
-            }
-        };
+                    format!(
+                        "unknown topology \"{other}\" (line, grid, parallel, geometric, netjson)"
+                    ),
+                )),
+            };
         let names = topology.node_names();
         let known = |v: &Spanned<String>, field: &str| -> Result<(), ScenarioError> {
             if names.iter().any(|n| n == v.get_ref()) {
@@ -538,6 +610,27 @@ impl Scenario {
                     braid_proto::time::Instant::ZERO + b,
                 ));
             }
+            let mut last = None;
+            for f in &o.fade {
+                let (at, loss) = f.get_ref();
+                let at = humantime::parse_duration(at.trim()).map_err(|e| {
+                    cx.err(
+                        Some(f.span()),
+                        &format!("{field}.fade"),
+                        format!("\"{at}\": {e}"),
+                    )
+                })?;
+                if !(0.0..=1.0).contains(loss) || last.is_some_and(|l| at < l) {
+                    return Err(cx.err(
+                        Some(f.span()),
+                        &format!("{field}.fade"),
+                        "points are [\"time\", loss in 0..1], in time order",
+                    ));
+                }
+                last = Some(at);
+                spec.fade
+                    .push((braid_proto::time::Instant::ZERO + at, *loss));
+            }
             links.push(LinkOverride {
                 a: ends[0].clone(),
                 b: ends[1].clone(),
@@ -574,6 +667,34 @@ impl Scenario {
             }
             for (i, m) in sw.modes.iter().enumerate() {
                 sweep.modes.push(cx.mode(m, &format!("sweep.modes[{i}]"))?);
+            }
+        }
+        let mut node_failures = Vec::new();
+        for (i, n) in raw.nodes.iter().enumerate() {
+            known(&n.name, &format!("nodes[{i}].name"))?;
+            for d in &n.down {
+                let v = d.get_ref();
+                let field = format!("nodes[{i}].down");
+                if v.len() != 2 {
+                    return Err(cx.err(
+                        Some(d.span()),
+                        &field,
+                        "each interval is [\"from\", \"until\"]",
+                    ));
+                }
+                let parse = |s: &str| {
+                    humantime::parse_duration(s.trim())
+                        .map_err(|e| cx.err(Some(d.span()), &field, format!("\"{s}\": {e}")))
+                };
+                let (from, until) = (parse(&v[0])?, parse(&v[1])?);
+                if until <= from {
+                    return Err(cx.err(Some(d.span()), &field, "until must be after from"));
+                }
+                node_failures.push(NodeFailure {
+                    name: n.name.get_ref().clone(),
+                    from,
+                    until,
+                });
             }
         }
         let mode = match &raw.node.mode {
@@ -666,6 +787,7 @@ impl Scenario {
             reorder: raw.node.reorder.unwrap_or(false),
             flows,
             sweep,
+            node_failures,
         })
     }
 }

@@ -61,6 +61,11 @@ pub struct RunResult {
 
 enum Event {
     Timer(u32),
+    /// A node fails (`up = false`) or restarts with empty state.
+    NodePower {
+        node: u32,
+        up: bool,
+    },
     /// One buffer shared by every receiver of a broadcast.
     Arrive {
         to: u32,
@@ -88,6 +93,8 @@ struct Flow {
 pub struct World {
     names: Vec<String>,
     nodes: Vec<Node>,
+    configs: Vec<NodeConfig>,
+    down: Vec<bool>,
     links: HashMap<(u32, u32), LinkDir>,
     neighbors: Vec<Vec<u32>>,
     queue: EventQueue<Event>,
@@ -145,6 +152,10 @@ fn topology(spec: &TopologySpec, rng: &mut ChaCha8Rng) -> (Vec<String>, Vec<(u32
             }
             (names, edges)
         }
+        TopologySpec::NetJson {
+            ref names,
+            ref edges,
+        } => (names.clone(), edges.clone()),
         TopologySpec::Geometric { nodes, degree } => {
             let mesh = random_geometric(nodes, degree, rng);
             let g = &mesh.graph;
@@ -252,6 +263,7 @@ impl World {
             });
         }
         let mut nodes = Vec::with_capacity(names.len());
+        let mut configs = Vec::with_capacity(names.len());
         for i in 0..names.len() as u32 {
             let mut config = NodeConfig {
                 policy: policy.clone(),
@@ -269,6 +281,7 @@ impl World {
                 addr: host_addr(i),
                 len: 32,
             }];
+            configs.push(config.clone());
             let node =
                 Node::new(NodeId(i as u16), config, Instant::ZERO, &mut rng).map_err(|e| {
                     ScenarioError {
@@ -280,10 +293,19 @@ impl World {
                 })?;
             nodes.push(node);
         }
+        let mut failures = Vec::new();
+        for nf in &scenario.node_failures {
+            let node = *index
+                .get(nf.name.as_str())
+                .ok_or_else(|| unknown("nodes".into(), &nf.name))?;
+            failures.push((node, nf.from, nf.until));
+        }
         let mut world = World {
             timer_at: vec![Instant(u64::MAX); names.len()],
+            down: vec![false; names.len()],
             names,
             nodes,
+            configs,
             links,
             neighbors,
             queue: EventQueue::default(),
@@ -299,6 +321,14 @@ impl World {
             world
                 .queue
                 .push(Instant::ZERO + f.start, Event::FlowTick(i as u32));
+        }
+        for (node, from, until) in failures {
+            world
+                .queue
+                .push(Instant::ZERO + from, Event::NodePower { node, up: false });
+            world
+                .queue
+                .push(Instant::ZERO + until, Event::NodePower { node, up: true });
         }
         Ok(world)
     }
@@ -400,9 +430,23 @@ impl World {
                 next_tick = t + Duration::from_secs(1);
             }
             match e {
+                Event::NodePower { node, up } => {
+                    let i = node as usize;
+                    self.down[i] = !up;
+                    if up {
+                        // A restart: the node comes back with empty state.
+                        let mut config = self.configs[i].clone();
+                        config.seed ^= t.as_micros();
+                        if let Ok(n) = Node::new(NodeId(node as u16), config, t, &mut self.rng) {
+                            self.nodes[i] = n;
+                        }
+                        self.timer_at[i] = Instant(u64::MAX);
+                        self.schedule_timer(node);
+                    }
+                }
                 Event::Timer(i) => {
-                    if self.timer_at[i as usize] != t {
-                        continue; // superseded
+                    if self.timer_at[i as usize] != t || self.down[i as usize] {
+                        continue; // superseded, or the node is down
                     }
                     self.timer_at[i as usize] = Instant(u64::MAX);
                     self.nodes[i as usize].handle_timeout(t, &mut self.rng);
@@ -410,6 +454,9 @@ impl World {
                 }
                 Event::Arrive { to, bytes } => {
                     self.packet_hops += 1;
+                    if self.down[to as usize] {
+                        continue;
+                    }
                     self.nodes[to as usize].handle_datagram(t, &bytes);
                     self.drain(to);
                 }
@@ -419,8 +466,10 @@ impl World {
                         let p = self.packet(f, f.sent);
                         let (from, interval) = (f.from, f.interval);
                         self.flows[fi as usize].sent += 1;
-                        self.nodes[from as usize].send(t, &p);
-                        self.drain(from);
+                        if !self.down[from as usize] {
+                            self.nodes[from as usize].send(t, &p);
+                            self.drain(from);
+                        }
                         self.queue.push(t + interval, Event::FlowTick(fi));
                     }
                 }

@@ -103,3 +103,66 @@ fn failure_of_the_active_path() {
     assert_eq!(mirror.lost, 0.0, "mirror lost packets");
     assert!(mirror.max_gap_ms < 100.0);
 }
+
+#[test]
+fn rain_fade_on_a_netjson_backhaul() {
+    let s = scenario("rain-fade.toml");
+    assert!(s.topology.node_names().contains(&"clinic".to_string()));
+    let report = braid_sim::run_scenario(&s, s.seed, s.runs, |_, _, _| {}).unwrap();
+    let (single, mirror) = (
+        &report.variants[0].summary[0],
+        &report.variants[1].summary[0],
+    );
+    eprintln!(
+        "rain fade: single lost {:.1}, mirror:2 lost {:.1}",
+        single.lost, mirror.lost
+    );
+    // The single path is church-clinic (cheapest) until the fade makes
+    // its ETX worse; some packets die before the route moves.
+    assert!(single.lost > 5.0, "single lost {}", single.lost);
+    assert!(
+        mirror.lost < single.lost / 5.0,
+        "mirror lost {} vs single {}",
+        mirror.lost,
+        single.lost
+    );
+}
+
+#[test]
+fn a_node_that_fails_and_restarts_is_routed_around_then_rejoins() {
+    let text = r#"
+duration = "90s"
+[topology]
+kind = "parallel"
+paths = 2
+hops = 2
+[[nodes]]
+name = "p0h0"
+down = [["40s", "60s"]]
+[[flows]]
+from = "s"
+to = "t"
+count = 2500
+start = "30s"
+"#;
+    let s = Scenario::parse("inline.toml", text).unwrap();
+    let mut w = braid_sim::World::new(&s, 1).unwrap();
+    w.run_until(Instant::from_millis(55_000), |_| {});
+    // While p0h0 is down, traffic moved to the other path.
+    let r = w.result(&s, 1);
+    assert!(
+        r.flows[0].max_gap_ms < 5_000.0,
+        "outage {} ms",
+        r.flows[0].max_gap_ms
+    );
+    w.run_until(Instant::from_millis(90_000), |_| {});
+    let r = w.result(&s, 1);
+    assert!(r.flows[0].loss_ratio < 0.1, "{:?}", r.flows[0]);
+    // The restarted node is back in everyone's link state.
+    let s_node = &w.nodes()[0];
+    let back = s_node.control().lsdb().get(braid_wire::NodeId(2));
+    assert!(
+        back.is_some_and(|rec| !rec.links.is_empty()),
+        "p0h0 rejoined"
+    );
+}
