@@ -69,6 +69,9 @@ struct RawSweep {
 struct RawTopology {
     kind: Spanned<String>,
     file: Option<Spanned<String>>,
+    edges: Option<usize>,
+    cross: Option<usize>,
+    max_loss: Option<f64>,
     nodes: Option<usize>,
     width: Option<usize>,
     height: Option<usize>,
@@ -158,6 +161,21 @@ pub enum TopologySpec {
     Parallel { paths: usize, hops: usize },
     /// A random geometric mesh (placement from the run's seed).
     Geometric { nodes: usize, degree: f64 },
+    /// A WISP: a gateway `gw`, a random tree of relay towers `r1..`, edge
+    /// sites `e1..` hanging off relays, and `cross` extra relay-to-relay
+    /// links (Mendocino-like by default: 64 nodes, 41 edges).
+    Wisp {
+        nodes: usize,
+        edges: usize,
+        cross: usize,
+    },
+    /// A CityMesh-like rooftop mesh: a random geometric mesh whose links
+    /// lose more the longer they are, up to `max_loss` at the edge of range.
+    CityMesh {
+        nodes: usize,
+        degree: f64,
+        max_loss: f64,
+    },
     /// A NetJSON NetworkGraph: its node ids and links (costs are not used:
     /// the simulated link models decide each link's fate).
     NetJson {
@@ -186,6 +204,14 @@ impl TopologySpec {
                 names
             }
             TopologySpec::NetJson { ref names, .. } => names.clone(),
+            TopologySpec::CityMesh { nodes, .. } => (1..=nodes).map(|i| format!("n{i}")).collect(),
+            TopologySpec::Wisp { nodes, edges, .. } => {
+                let relays = nodes.saturating_sub(1 + edges);
+                std::iter::once("gw".to_string())
+                    .chain((1..=relays).map(|i| format!("r{i}")))
+                    .chain((1..=edges).map(|i| format!("e{i}")))
+                    .collect()
+            }
         }
     }
 }
@@ -490,6 +516,20 @@ impl Scenario {
                     nodes: need(t.nodes, "nodes")?,
                     degree: t.degree.unwrap_or(8.0),
                 },
+                "wisp" => {
+                    let (nodes, edges) = (t.nodes.unwrap_or(64), t.edges.unwrap_or(41));
+                    if nodes < 2 || edges + 1 >= nodes {
+                        return Err(cx.err(Some(t.kind.span()), "topology.edges", format!("a WISP of {nodes} nodes has room for at most {} edge sites besides the gateway and one relay", nodes.saturating_sub(2))));
+                    }
+                    TopologySpec::Wisp { nodes, edges, cross: t.cross.unwrap_or(8) }
+                }
+                "citymesh" => {
+                    let max_loss = t.max_loss.unwrap_or(0.5);
+                    if !(0.0..1.0).contains(&max_loss) {
+                        return Err(cx.err(Some(t.kind.span()), "topology.max_loss", format!("{max_loss} is not a loss ratio in [0, 1)")));
+                    }
+                    TopologySpec::CityMesh { nodes: t.nodes.unwrap_or(40), degree: t.degree.unwrap_or(6.0), max_loss }
+                }
                 "netjson" => {
                     let f = t.file.as_ref().ok_or_else(|| {
                         cx.err(
@@ -529,7 +569,7 @@ impl Scenario {
                     Some(t.kind.span()),
                     "topology.kind",
                     format!(
-                        "unknown topology \"{other}\" (line, grid, parallel, geometric, netjson)"
+                        "unknown topology \"{other}\" (line, grid, parallel, geometric, citymesh, wisp, netjson)"
                     ),
                 )),
             };
