@@ -27,7 +27,7 @@ pub struct DemoArgs {
     out: PathBuf,
 }
 
-/// Built-in copies of the demo's scenarios.
+/// Built-in copies of the demo's scenarios (and the topology one uses).
 const BUILT_IN: &[(&str, &str)] = &[
     (
         "wispr-5.3-single-path.toml",
@@ -45,19 +45,42 @@ const BUILT_IN: &[(&str, &str)] = &[
         "failure.toml",
         include_str!("../../../scenarios/failure.toml"),
     ),
+    (
+        "rain-fade.toml",
+        include_str!("../../../scenarios/rain-fade.toml"),
+    ),
+    (
+        "topologies/wisp-backhaul.json",
+        include_str!("../../../scenarios/topologies/wisp-backhaul.json"),
+    ),
 ];
 
-fn load(dir: &Path, name: &str) -> Result<Scenario> {
-    let path = dir.join(name);
-    if path.exists() {
-        return Ok(Scenario::load(&path)?);
+/// The scenario directory to use: `dir` if it holds the demo's scenarios,
+/// else the built-in copies written under `out/scenarios` (so the report
+/// sits beside the exact inputs it was made from).
+fn scenario_dir(dir: &Path, out: &Path) -> Result<PathBuf> {
+    if BUILT_IN.iter().all(|(name, _)| dir.join(name).exists()) {
+        return Ok(dir.to_path_buf());
     }
-    let (_, text) = BUILT_IN.iter().find(|(n, _)| *n == name).expect("built in");
-    Ok(Scenario::parse_in(
-        &format!("(built-in) {name}"),
-        text,
-        dir,
-    )?)
+    let copy = out.join("scenarios");
+    for (name, text) in BUILT_IN {
+        let path = copy.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    eprintln!(
+        "braid demo: {} does not hold all the demo's scenarios; using the built-in copies, written to {}",
+        dir.display(),
+        copy.display()
+    );
+    Ok(copy)
+}
+
+fn load(dir: &Path, name: &str) -> Result<Scenario> {
+    Ok(Scenario::load(&dir.join(name))?)
 }
 
 fn run(dir: &Path, name: &str, out: &Path) -> Result<ScenarioReport> {
@@ -80,7 +103,7 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
     let started = WallClock::now();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let dir = &args.scenarios;
+    let dir = &scenario_dir(&args.scenarios, &args.out)?;
     let mut headline: Vec<[String; 3]> = Vec::new();
     let mut sections = Vec::new();
 
