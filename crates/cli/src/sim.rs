@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use braid_sim::{run_scenario, Scenario, ScenarioReport};
+use braid_sim::{run_scenario_capturing, Scenario, ScenarioReport};
 use clap::Args;
 
 #[derive(Args)]
@@ -24,14 +24,28 @@ pub struct SimArgs {
     /// Also write results.json and flows.csv into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Capture the link between two nodes during the first run, as a pcap
+    /// file (into --out, else the current directory).
+    #[arg(long, value_name = "A,B", value_delimiter = ',', num_args = 1)]
+    pcap: Option<Vec<String>>,
 }
 
 /// Runs a scenario, with progress on stderr when it is a terminal.
 pub fn execute(scenario: &Scenario, seed: u64, runs: u32) -> Result<ScenarioReport> {
+    execute_capturing(scenario, seed, runs, None)
+}
+
+/// As [`execute`], capturing one link during the first run.
+pub fn execute_capturing(
+    scenario: &Scenario,
+    seed: u64,
+    runs: u32,
+    capture: Option<(&str, &str)>,
+) -> Result<ScenarioReport> {
     let tty = std::io::stderr().is_terminal();
     let variants = scenario.variants().len();
     let total = scenario.duration.as_secs().max(1);
-    let report = run_scenario(scenario, seed, runs, |v, r, t| {
+    let report = run_scenario_capturing(scenario, seed, runs, capture, |v, r, t| {
         if tty {
             eprint!(
                 "\r{}: variant {}/{} run {}/{} {:>4}/{} s ",
@@ -127,7 +141,20 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
     let scenario = Scenario::load(&args.file)?;
     let seed = args.seed.unwrap_or(scenario.seed);
     let runs = args.runs.unwrap_or(scenario.runs).max(1);
-    let report = execute(&scenario, seed, runs)?;
+    let capture = match &args.pcap {
+        Some(ends) if ends.len() == 2 => Some((ends[0].as_str(), ends[1].as_str())),
+        Some(_) => anyhow::bail!("--pcap takes two node names: --pcap A,B"),
+        None => None,
+    };
+    let report = execute_capturing(&scenario, seed, runs, capture)?;
+    if let (Some((a, b)), Some(bytes)) = (capture, &report.pcap) {
+        let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("."));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let file = dir.join(format!("{a}-{b}.pcap"));
+        std::fs::write(&file, bytes).with_context(|| format!("cannot write {}", file.display()))?;
+        eprintln!("capture of {a} <-> {b}: {}", file.display());
+    }
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         std::fs::write(

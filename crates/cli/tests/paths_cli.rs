@@ -298,3 +298,31 @@ fn demo_prints_headlines_and_writes_a_self_contained_report() {
     assert!(elsewhere.status.success());
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn sim_writes_a_pcap_of_a_link_on_request() {
+    let s = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/wispr-5.3-braid.toml");
+    let out = std::env::temp_dir().join(format!("braid-pcap-test-{}", std::process::id()));
+    let run = braid(&[
+        "sim",
+        s.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--pcap",
+        "s,p0h0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let pcap = std::fs::read(out.join("s-p0h0.pcap")).unwrap();
+    assert_eq!(&pcap[..4], &0xa1b2_c3d4u32.to_le_bytes(), "libpcap magic");
+    assert!(pcap.len() > 24 + 100 * 16, "many packets captured");
+    let bad = braid(&["sim", s.to_str().unwrap(), "--runs", "1", "--pcap", "s,t"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not linked"));
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -10,15 +10,19 @@
 //! | [`link`] | link models: loss (Bernoulli, netem Gilbert-Elliott, time-based), delay, jitter, rate and queue, down intervals |
 //! | [`scenario`] | scenario files (TOML) and their errors (file:line: field) |
 //! | [`world`] | one run: topology, nodes, hosts sending CBR UDP, results |
+//! | [`pcap`] | captures of a simulated link for tcpdump and Wireshark |
 //! | [`report`] | a scenario's variants and runs, summarized (with theory for sweeps) |
 
 pub mod event;
 pub mod html;
 pub mod link;
+pub mod pcap;
 pub mod report;
 pub mod scenario;
 pub mod world;
 
-pub use report::{run_scenario, FlowSummary, ScenarioReport, VariantReport};
+pub use report::{
+    run_scenario, run_scenario_capturing, FlowSummary, ScenarioReport, VariantReport,
+};
 pub use scenario::{Scenario, ScenarioError};
 pub use world::{run_once, FlowResult, RunResult, World};

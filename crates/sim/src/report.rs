@@ -7,7 +7,7 @@ use braid_proto::time::Instant;
 use serde::Serialize;
 
 use crate::scenario::{Scenario, ScenarioError, TopologySpec};
-use crate::world::{run_once, RunResult};
+use crate::world::{run_once, RunResult, World};
 
 /// One flow, averaged over runs.
 #[derive(Debug, Clone, Serialize)]
@@ -41,6 +41,10 @@ pub struct VariantReport {
 /// A whole scenario.
 #[derive(Debug, Clone, Serialize)]
 pub struct ScenarioReport {
+    /// The capture asked for (first run of the first variant), as a pcap
+    /// file's bytes.
+    #[serde(skip)]
+    pub pcap: Option<Vec<u8>>,
     pub scenario: String,
     pub description: String,
     pub variants: Vec<VariantReport>,
@@ -99,14 +103,42 @@ pub fn run_scenario(
     scenario: &Scenario,
     seed: u64,
     runs: u32,
+    progress: impl FnMut(usize, u32, Instant),
+) -> Result<ScenarioReport, ScenarioError> {
+    run_scenario_capturing(scenario, seed, runs, None, progress)
+}
+
+/// As [`run_scenario`], capturing the link between the two named nodes
+/// during the first run of the first variant.
+pub fn run_scenario_capturing(
+    scenario: &Scenario,
+    seed: u64,
+    runs: u32,
+    capture: Option<(&str, &str)>,
     mut progress: impl FnMut(usize, u32, Instant),
 ) -> Result<ScenarioReport, ScenarioError> {
     let mut variants = Vec::new();
     let (mut events, mut hops) = (0, 0);
+    let mut pcap = None;
     for (vi, v) in scenario.variants().into_iter().enumerate() {
         let mut results = Vec::with_capacity(runs as usize);
         for r in 0..runs.max(1) {
-            let result = run_once(&v.scenario, seed + r as u64, |t| progress(vi, r, t))?;
+            let run_seed = seed + r as u64;
+            let result = match capture.filter(|_| vi == 0 && r == 0) {
+                Some((a, b)) => {
+                    let mut w = World::new(&v.scenario, run_seed)?;
+                    w.capture(a, b).map_err(|message| ScenarioError {
+                        file: scenario.name.clone(),
+                        line: 0,
+                        field: "--pcap".into(),
+                        message,
+                    })?;
+                    w.run_until(Instant::ZERO + v.scenario.duration, |t| progress(vi, r, t));
+                    pcap = w.pcap().map(|c| c.bytes().to_vec());
+                    w.result(&v.scenario, run_seed)
+                }
+                None => run_once(&v.scenario, run_seed, |t| progress(vi, r, t))?,
+            };
             events += result.events;
             hops += result.packet_hops;
             results.push(result);
@@ -119,6 +151,7 @@ pub fn run_scenario(
         });
     }
     Ok(ScenarioReport {
+        pcap,
         scenario: scenario.name.clone(),
         description: scenario.description.clone(),
         variants,

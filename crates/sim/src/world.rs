@@ -103,6 +103,7 @@ pub struct World {
     rng: ChaCha8Rng,
     now: Instant,
     packet_hops: u64,
+    capture: Option<crate::pcap::Capture>,
 }
 
 /// The traffic class of flow `i` (flows beyond 254 share the last class).
@@ -391,6 +392,7 @@ impl World {
             rng,
             now: Instant::ZERO,
             packet_hops: 0,
+            capture: None,
         };
         for i in 0..world.nodes.len() as u32 {
             world.schedule_timer(i);
@@ -432,6 +434,9 @@ impl World {
                     continue;
                 };
                 if let Fate::Arrives(at) = link.send(self.now, bytes.len(), &mut self.rng) {
+                    if let Some(c) = self.capture.as_mut().filter(|c| c.covers(i, to)) {
+                        c.record(at.as_micros(), i, to, &bytes);
+                    }
                     self.queue.push(
                         at,
                         Event::Arrive {
@@ -554,6 +559,29 @@ impl World {
             }
         }
         self.now = until;
+    }
+
+    /// Captures every datagram that crosses the link between the nodes
+    /// named `a` and `b` from now on (see [`crate::pcap`]).
+    pub fn capture(&mut self, a: &str, b: &str) -> Result<(), String> {
+        let find = |n: &str| {
+            self.names
+                .iter()
+                .position(|x| x == n)
+                .map(|i| i as u32)
+                .ok_or_else(|| format!("no node \"{n}\""))
+        };
+        let (ia, ib) = (find(a)?, find(b)?);
+        if !self.links.contains_key(&(ia, ib)) {
+            return Err(format!("{a} and {b} are not linked"));
+        }
+        self.capture = Some(crate::pcap::Capture::new(ia, ib));
+        Ok(())
+    }
+
+    /// The capture so far, if one was asked for.
+    pub fn pcap(&self) -> Option<&crate::pcap::Capture> {
+        self.capture.as_ref()
     }
 
     pub fn names(&self) -> &[String] {
