@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::time::Instant as WallClock;
 
 use anyhow::{Context, Result};
-use braid_sim::html::{escape, line_chart, page, table, Series};
+use braid_sim::html::{delivery_chart, escape, page, table};
 use braid_sim::{Scenario, ScenarioReport};
 use clap::Args;
 
@@ -148,45 +148,10 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             }
         }
     }
-    let mut series = Vec::new();
     let mut over_rows = Vec::new();
-    for (ci, m) in modes.iter().enumerate() {
-        let vs: Vec<_> = sweep
-            .variants
-            .iter()
-            .filter(|v| v.mode.as_ref() == Some(m))
-            .collect();
-        let measured: Vec<(f64, f64)> = vs
-            .iter()
-            .map(|v| {
-                (
-                    100.0 * v.path_loss.unwrap_or(0.0),
-                    100.0 * (1.0 - v.summary[0].loss_ratio),
-                )
-            })
-            .collect();
-        let theory: Vec<(f64, f64)> = vs
-            .iter()
-            .filter_map(|v| {
-                v.summary[0]
-                    .theory_delivery
-                    .map(|t| (100.0 * v.path_loss.unwrap_or(0.0), 100.0 * t))
-            })
-            .collect();
-        series.push(Series {
-            label: m.clone(),
-            points: measured,
-            dashed: false,
-            color: ci,
-        });
-        series.push(Series {
-            label: format!("{m} theory"),
-            points: theory,
-            dashed: true,
-            color: ci,
-        });
+    for m in &modes {
         let mut row = vec![m.clone()];
-        for v in &vs {
+        for v in sweep.variants.iter().filter(|v| v.mode.as_ref() == Some(m)) {
             row.push(format!(
                 "{} ({:.2}x)",
                 pct(1.0 - v.summary[0].loss_ratio),
@@ -223,7 +188,7 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
     sections.push(format!(
         "<h2>2. Delivered fraction versus per-path loss</h2><p>{}</p>{}{}",
         escape("Three disjoint paths, every one losing the given fraction of packets (Bernoulli), 2 runs of 2000 packets per point. Solid: measured; dashed: the mode's formula for independent losses (the same formulas the adaptive mode decides by). Cells: delivered fraction (packets sent per data packet). With the same loss on every path, single and stripe coincide, and so do parity and parity-rotating; their lines lie on top of each other."),
-        line_chart("Delivered vs per-path loss", "loss on each path (%)", "delivered (%)", (0.0, 30.0), (60.0, 100.0), &series),
+        delivery_chart(&sweep).unwrap_or_default(),
         table(&header, &over_rows)
     ));
 

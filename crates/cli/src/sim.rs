@@ -21,7 +21,8 @@ pub struct SimArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// Also write results.json and flows.csv into this directory.
+    /// Also write results.json, flows.csv and (for path-loss sweeps)
+    /// delivery.svg into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Capture the link between two nodes during the first run, as a pcap
@@ -162,6 +163,9 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
             serde_json::to_string_pretty(&report)?,
         )?;
         std::fs::write(dir.join("flows.csv"), csv(&report))?;
+        if let Some(svg) = braid_sim::html::delivery_chart(&report) {
+            std::fs::write(dir.join("delivery.svg"), svg)?;
+        }
     }
     if args.json {
         println!("{}", serde_json::to_string(&report)?);

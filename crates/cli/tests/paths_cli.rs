@@ -326,3 +326,28 @@ fn sim_writes_a_pcap_of_a_link_on_request() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not linked"));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn sim_out_writes_a_chart_for_a_loss_sweep() {
+    let s = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/loss-sweep.toml");
+    let out = std::env::temp_dir().join(format!("braid-sweep-test-{}", std::process::id()));
+    let run = braid(&[
+        "sim",
+        s.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let svg = std::fs::read_to_string(out.join("delivery.svg")).unwrap();
+    // One measured and one theory line per mode in the sweep (8 modes).
+    assert_eq!(svg.matches("<polyline").count(), 16);
+    let csv = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 7 * 8);
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -134,6 +134,66 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// For a scenario swept over path loss: delivered fraction against loss,
+/// one solid line per mode (measured, first flow) and a dashed one for its
+/// theory. `None` when the scenario does not sweep path loss.
+pub fn delivery_chart(report: &crate::report::ScenarioReport) -> Option<String> {
+    if report.variants.iter().all(|v| v.path_loss.is_none()) {
+        return None;
+    }
+    let mut modes: Vec<Option<String>> = Vec::new();
+    for v in &report.variants {
+        if !modes.contains(&v.mode) {
+            modes.push(v.mode.clone());
+        }
+    }
+    let mut series = Vec::new();
+    let mut lowest: f64 = 100.0;
+    let mut widest: f64 = 0.0;
+    for (ci, m) in modes.iter().enumerate() {
+        let vs: Vec<_> = report.variants.iter().filter(|v| &v.mode == m).collect();
+        let point = |v: &&crate::report::VariantReport, y: f64| {
+            (100.0 * v.path_loss.unwrap_or(0.0), 100.0 * y)
+        };
+        let measured: Vec<(f64, f64)> = vs
+            .iter()
+            .map(|v| point(v, 1.0 - v.summary[0].loss_ratio))
+            .collect();
+        let theory: Vec<(f64, f64)> = vs
+            .iter()
+            .filter_map(|v| v.summary[0].theory_delivery.map(|t| point(v, t)))
+            .collect();
+        for &(x, y) in measured.iter().chain(&theory) {
+            lowest = lowest.min(y);
+            widest = widest.max(x);
+        }
+        let label = m.clone().unwrap_or_else(|| vs[0].summary[0].mode.clone());
+        series.push(Series {
+            label: label.clone(),
+            points: measured,
+            dashed: false,
+            color: ci,
+        });
+        if !theory.is_empty() {
+            series.push(Series {
+                label: format!("{label} theory"),
+                points: theory,
+                dashed: true,
+                color: ci,
+            });
+        }
+    }
+    let floor = ((lowest - 5.0) / 10.0).floor().max(0.0) * 10.0;
+    Some(line_chart(
+        &format!("{}: delivered vs per-path loss", report.scenario),
+        "loss on each path (%)",
+        "delivered (%)",
+        (0.0, widest.max(1.0)),
+        (floor, 100.0),
+        &series,
+    ))
+}
+
 /// An HTML table from a header row and rows of cells (already text).
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut s = String::from("<table><tr>");
