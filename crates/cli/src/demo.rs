@@ -95,6 +95,23 @@ fn run(dir: &Path, name: &str, out: &Path) -> Result<ScenarioReport> {
     Ok(report)
 }
 
+/// Per variant: mode, packets lost (first flow, mean over runs), and the
+/// longest delivery gap.
+fn loss_and_outage_rows(report: &ScenarioReport) -> Vec<Vec<String>> {
+    report
+        .variants
+        .iter()
+        .map(|v| {
+            let f = &v.summary[0];
+            vec![
+                f.mode.clone(),
+                format!("{:.1}", f.lost),
+                format!("{:.2} s", f.max_gap_ms / 1000.0),
+            ]
+        })
+        .collect()
+}
+
 fn pct(v: f64) -> String {
     format!("{:.2}%", v * 100.0)
 }
@@ -194,18 +211,7 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
 
     // 6. Failure.
     let failure = run(dir, "failure.toml", &args.out)?;
-    let rows: Vec<Vec<String>> = failure
-        .variants
-        .iter()
-        .map(|v| {
-            let f = &v.summary[0];
-            vec![
-                f.mode.clone(),
-                format!("{:.1}", f.lost),
-                format!("{:.2} s", f.max_gap_ms / 1000.0),
-            ]
-        })
-        .collect();
+    let rows = loss_and_outage_rows(&failure);
     headline.push([
         "Failure of the active path's link".into(),
         "babeld: 5-19 s outage (issue text)".into(),
@@ -222,18 +228,7 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
 
     // Rain fade on the bundled WISP backhaul (NetJSON topology).
     let fade = run(dir, "rain-fade.toml", &args.out)?;
-    let rows: Vec<Vec<String>> = fade
-        .variants
-        .iter()
-        .map(|v| {
-            let f = &v.summary[0];
-            vec![
-                f.mode.clone(),
-                format!("{:.1}", f.lost),
-                format!("{:.2} s", f.max_gap_ms / 1000.0),
-            ]
-        })
-        .collect();
+    let rows = loss_and_outage_rows(&fade);
     headline.push([
         "Rain fade on a backhaul link (0 -> 60% -> 0 loss)".into(),
         "WISPR: adapt to weather".into(),
