@@ -69,11 +69,11 @@ pub fn execute_capturing(
 
 /// The report as CSV, one row per variant and flow.
 pub fn csv(report: &ScenarioReport) -> String {
-    let mut out = String::from("path_loss,mode,flow,runs,sent,lost,loss_ratio,theory_delivery,duplicates,delay_mean_ms,delay_p99_ms,overhead,max_gap_ms\n");
+    let mut out = String::from("path_loss,mode,flow,runs,sent,lost,loss_ratio,theory_delivery,duplicates,delay_mean_ms,delay_p99_ms,overhead,max_gap_ms,goodput_mbps\n");
     for v in &report.variants {
         for f in &v.summary {
             out += &format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 v.path_loss.map_or(String::new(), |l| l.to_string()),
                 f.mode,
                 f.name,
@@ -86,7 +86,8 @@ pub fn csv(report: &ScenarioReport) -> String {
                 f.delay_mean_ms,
                 f.delay_p99_ms,
                 f.overhead,
-                f.max_gap_ms
+                f.max_gap_ms,
+                f.goodput_mbps
             );
         }
     }
@@ -100,7 +101,7 @@ pub fn table(report: &ScenarioReport) -> String {
         out += &format!("{}\n", report.description);
     }
     out += &format!(
-        "{:>9} {:<18} {:<10} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>9}\n",
+        "{:>9} {:<18} {:<10} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>9} {:>8}\n",
         "path loss",
         "mode",
         "flow",
@@ -111,12 +112,13 @@ pub fn table(report: &ScenarioReport) -> String {
         "delay ms",
         "p99 ms",
         "overhead",
-        "gap ms"
+        "gap ms",
+        "TCP Mb/s"
     );
     for v in &report.variants {
         for f in &v.summary {
             out += &format!(
-                "{:>9} {:<18} {:<10} {:>7.0} {:>8.1} {:>8.2} {:>8} {:>9.1} {:>9.1} {:>8.2} {:>9.0}\n",
+                "{:>9} {:<18} {:<10} {:>7.0} {:>8.1} {:>8.2} {:>8} {:>9.1} {:>9.1} {:>8.2} {:>9.0} {:>8.2}\n",
                 v.path_loss.map_or("-".into(), |l| format!("{:.0}%", l * 100.0)),
                 f.mode,
                 f.name,
@@ -127,7 +129,8 @@ pub fn table(report: &ScenarioReport) -> String {
                 f.delay_mean_ms,
                 f.delay_p99_ms,
                 f.overhead,
-                f.max_gap_ms
+                f.max_gap_ms,
+                f.goodput_mbps
             );
         }
     }
@@ -163,8 +166,17 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
             serde_json::to_string_pretty(&report)?,
         )?;
         std::fs::write(dir.join("flows.csv"), csv(&report))?;
-        if let Some(svg) = braid_sim::html::delivery_chart(&report) {
-            std::fs::write(dir.join("delivery.svg"), svg)?;
+        let tcp = report
+            .variants
+            .iter()
+            .any(|v| v.summary.iter().any(|f| f.goodput_mbps > 0.0));
+        let chart = if tcp {
+            braid_sim::html::goodput_chart(&report).map(|svg| ("goodput.svg", svg))
+        } else {
+            braid_sim::html::delivery_chart(&report).map(|svg| ("delivery.svg", svg))
+        };
+        if let Some((name, svg)) = chart {
+            std::fs::write(dir.join(name), svg)?;
         }
     }
     if args.json {

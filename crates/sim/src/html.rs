@@ -138,6 +138,35 @@ fn trim(v: f64) -> String {
 /// one solid line per mode (measured, first flow) and a dashed one for its
 /// theory. `None` when the scenario does not sweep path loss.
 pub fn delivery_chart(report: &crate::report::ScenarioReport) -> Option<String> {
+    sweep_chart(
+        report,
+        "delivered vs per-path loss",
+        "delivered (%)",
+        |f| 100.0 * (1.0 - f.loss_ratio),
+        |f| f.theory_delivery.map(|t| 100.0 * t),
+    )
+}
+
+/// TCP goodput (Mbit/s) against per-path loss, one line per mode.
+pub fn goodput_chart(report: &crate::report::ScenarioReport) -> Option<String> {
+    sweep_chart(
+        report,
+        "TCP goodput vs per-path loss",
+        "goodput (Mbit/s)",
+        |f| f.goodput_mbps,
+        |_| None,
+    )
+}
+
+/// A chart over a path-loss sweep: `value` of each mode's first flow per
+/// loss (solid), and `theory` where it has one (dashed).
+fn sweep_chart(
+    report: &crate::report::ScenarioReport,
+    what: &str,
+    y_label: &str,
+    value: impl Fn(&crate::report::FlowSummary) -> f64,
+    theory: impl Fn(&crate::report::FlowSummary) -> Option<f64>,
+) -> Option<String> {
     if report.variants.iter().all(|v| v.path_loss.is_none()) {
         return None;
     }
@@ -148,24 +177,19 @@ pub fn delivery_chart(report: &crate::report::ScenarioReport) -> Option<String> 
         }
     }
     let mut series = Vec::new();
-    let mut lowest: f64 = 100.0;
-    let mut widest: f64 = 0.0;
+    let (mut lo, mut hi, mut widest): (f64, f64, f64) = (f64::MAX, f64::MIN, 0.0);
     for (ci, m) in modes.iter().enumerate() {
         let vs: Vec<_> = report.variants.iter().filter(|v| &v.mode == m).collect();
-        let point = |v: &&crate::report::VariantReport, y: f64| {
-            (100.0 * v.path_loss.unwrap_or(0.0), 100.0 * y)
-        };
-        let measured: Vec<(f64, f64)> = vs
-            .iter()
-            .map(|v| point(v, 1.0 - v.summary[0].loss_ratio))
-            .collect();
+        let x = |v: &&crate::report::VariantReport| 100.0 * v.path_loss.unwrap_or(0.0);
+        let measured: Vec<(f64, f64)> = vs.iter().map(|v| (x(v), value(&v.summary[0]))).collect();
         let theory: Vec<(f64, f64)> = vs
             .iter()
-            .filter_map(|v| v.summary[0].theory_delivery.map(|t| point(v, t)))
+            .filter_map(|v| theory(&v.summary[0]).map(|t| (x(v), t)))
             .collect();
-        for &(x, y) in measured.iter().chain(&theory) {
-            lowest = lowest.min(y);
-            widest = widest.max(x);
+        for &(px, py) in measured.iter().chain(&theory) {
+            lo = lo.min(py);
+            hi = hi.max(py);
+            widest = widest.max(px);
         }
         let label = m.clone().unwrap_or_else(|| vs[0].summary[0].mode.clone());
         series.push(Series {
@@ -183,13 +207,18 @@ pub fn delivery_chart(report: &crate::report::ScenarioReport) -> Option<String> 
             });
         }
     }
-    let floor = ((lowest - 5.0) / 10.0).floor().max(0.0) * 10.0;
+    // Percent charts start at a round floor; others at zero.
+    let (y0, y1) = if y_label.contains('%') {
+        (((lo - 5.0) / 10.0).floor().max(0.0) * 10.0, 100.0)
+    } else {
+        (0.0, (hi * 1.1).max(1e-9))
+    };
     Some(line_chart(
-        &format!("{}: delivered vs per-path loss", report.scenario),
+        &format!("{}: {what}", report.scenario),
         "loss on each path (%)",
-        "delivered (%)",
+        y_label,
         (0.0, widest.max(1.0)),
-        (floor, 100.0),
+        (y0, y1),
         &series,
     ))
 }

@@ -19,6 +19,7 @@ pub mod link;
 pub mod pcap;
 pub mod report;
 pub mod scenario;
+pub mod tcp;
 pub mod world;
 
 pub use report::{

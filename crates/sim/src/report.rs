@@ -27,6 +27,8 @@ pub struct FlowSummary {
     pub overhead: f64,
     /// Longest time between two packets delivered in a row, mean over runs.
     pub max_gap_ms: f64,
+    /// TCP flows: goodput in Mbit/s, mean over runs (0 for CBR flows).
+    pub goodput_mbps: f64,
 }
 
 /// One variant of a scenario (one point of its sweep).
@@ -92,6 +94,7 @@ fn summarize(s: &Scenario, path_loss: Option<f64>, runs: &[RunResult]) -> Vec<Fl
                 delay_p99_ms: avg(&|r| r.flows[i].delay_p99_ms),
                 overhead: avg(&|r| r.flows[i].overhead),
                 max_gap_ms: avg(&|r| r.flows[i].max_gap_ms),
+                goodput_mbps: avg(&|r| r.flows[i].goodput_mbps),
             }
         })
         .collect()

@@ -141,6 +141,8 @@ struct RawNode {
 #[serde(deny_unknown_fields)]
 struct RawFlow {
     name: Option<String>,
+    kind: Option<Spanned<String>>,
+    bytes: Option<u64>,
     from: Spanned<String>,
     to: Spanned<String>,
     size: Option<usize>,
@@ -237,6 +239,9 @@ pub struct FlowSpec {
     pub start: Duration,
     /// This flow's redundancy mode (its own class at the ingress).
     pub mode: Option<Mode>,
+    /// `Some(bytes)`: a TCP transfer of that many bytes (real TCP, smoltcp)
+    /// instead of constant bit rate UDP.
+    pub tcp_bytes: Option<u64>,
 }
 
 /// A parsed, checked scenario.
@@ -780,11 +785,23 @@ impl Scenario {
                     count: rf.count.unwrap_or(500),
                     start,
                     mode,
+                    tcp_bytes: None,
                 });
             }
         }
         for (i, f) in raw.flows.iter().enumerate() {
             let field = format!("flows[{i}]");
+            let tcp_bytes = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
+                None | Some("cbr") => None,
+                Some("tcp") => Some(f.bytes.unwrap_or(1 << 30)),
+                Some(other) => {
+                    return Err(cx.err(
+                        f.kind.as_ref().map(|k| k.span()),
+                        &format!("{field}.kind"),
+                        format!("unknown flow kind \"{other}\" (cbr, tcp)"),
+                    ))
+                }
+            };
             let i = flows.len();
             flows.push(FlowSpec {
                 name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
@@ -803,6 +820,7 @@ impl Scenario {
                     .as_ref()
                     .map(|m| cx.mode(m, &format!("{field}.mode")))
                     .transpose()?,
+                tcp_bytes,
             });
             if flows[i].interval.is_zero() {
                 return Err(cx.err(

@@ -45,6 +45,8 @@ pub struct FlowResult {
     pub overhead: f64,
     /// Longest time between two packets delivered in a row (an outage).
     pub max_gap_ms: f64,
+    /// TCP flows: bytes received in order per second of the flow, Mbit/s.
+    pub goodput_mbps: f64,
 }
 
 /// Results of one run.
@@ -72,6 +74,11 @@ enum Event {
         bytes: std::rc::Rc<[u8]>,
     },
     FlowTick(u32),
+    /// A TCP host's timer (`receiver`: which end of flow `flow`).
+    TcpTimer {
+        flow: u32,
+        receiver: bool,
+    },
 }
 
 struct Flow {
@@ -87,6 +94,17 @@ struct Flow {
     delays_us: Vec<u64>,
     last_arrival: Option<Instant>,
     max_gap_us: u64,
+    /// For TCP flows: the two ends, once started, and their next timers.
+    tcp: Option<Box<TcpPair>>,
+    tcp_bytes: Option<u64>,
+    started: Instant,
+}
+
+struct TcpPair {
+    sender: crate::tcp::TcpHost,
+    receiver: crate::tcp::TcpHost,
+    sender_at: Option<Instant>,
+    receiver_at: Option<Instant>,
 }
 
 /// A network in simulation.
@@ -339,6 +357,9 @@ impl World {
                 delays_us: Vec::new(),
                 last_arrival: None,
                 max_gap_us: 0,
+                tcp: None,
+                tcp_bytes: f.tcp_bytes,
+                started: Instant::ZERO + f.start,
             });
         }
         let mut nodes = Vec::with_capacity(names.len());
@@ -423,6 +444,21 @@ impl World {
 
     /// Sends what node `i` has queued and takes what it delivered.
     fn drain(&mut self, i: u32) {
+        loop {
+            self.drain_transmits(i);
+            let mut delivered = false;
+            while let Some(p) = self.nodes[i as usize].poll_deliver() {
+                delivered = true;
+                self.host_receive(i, &p);
+            }
+            if !delivered {
+                break;
+            }
+        }
+        self.schedule_timer(i);
+    }
+
+    fn drain_transmits(&mut self, i: u32) {
         while let Some(t) = self.nodes[i as usize].poll_transmit(self.now) {
             let bytes: std::rc::Rc<[u8]> = t.bytes.into();
             let targets: Vec<u32> = match t.dest {
@@ -447,13 +483,13 @@ impl World {
                 }
             }
         }
-        while let Some(p) = self.nodes[i as usize].poll_deliver() {
-            self.host_receive(i, &p);
-        }
-        self.schedule_timer(i);
     }
 
     fn host_receive(&mut self, at: u32, p: &[u8]) {
+        if p.len() >= 24 && p[9] == 6 {
+            self.tcp_receive(at, p);
+            return;
+        }
         if p.len() < PAYLOAD_OFFSET + 16 {
             return;
         }
@@ -483,6 +519,75 @@ impl World {
             }
             None => {}
         }
+    }
+
+    /// A TCP segment delivered to the host behind node `at`.
+    fn tcp_receive(&mut self, at: u32, p: &[u8]) {
+        let (sport, dport) = (
+            u16::from_be_bytes([p[20], p[21]]),
+            u16::from_be_bytes([p[22], p[23]]),
+        );
+        let Some(fi) = self
+            .flows
+            .iter()
+            .position(|f| f.tcp.is_some() && f.port == dport && f.port == sport)
+        else {
+            return;
+        };
+        let f = &self.flows[fi];
+        let receiver = if at == f.to {
+            true
+        } else if at == f.from {
+            false
+        } else {
+            return;
+        };
+        if let Some(pair) = self.flows[fi].tcp.as_mut() {
+            if receiver {
+                pair.receiver.deliver(p);
+            } else {
+                pair.sender.deliver(p);
+            }
+        }
+        self.tcp_poll(fi as u32, receiver);
+    }
+
+    /// Runs one TCP end now: its packets enter braid at its node, and its
+    /// next timer is scheduled.
+    fn tcp_poll(&mut self, fi: u32, receiver: bool) {
+        let now = self.now;
+        let f = &mut self.flows[fi as usize];
+        let node = if receiver { f.to } else { f.from };
+        let Some(pair) = f.tcp.as_mut() else {
+            return;
+        };
+        let host = if receiver {
+            &mut pair.receiver
+        } else {
+            &mut pair.sender
+        };
+        let out = host.poll(now);
+        let next = host.poll_at(now);
+        let slot = if receiver {
+            &mut pair.receiver_at
+        } else {
+            &mut pair.sender_at
+        };
+        let schedule = next.filter(|&t| *slot != Some(t));
+        if let Some(t) = schedule {
+            *slot = Some(t);
+        }
+        if let Some(t) = schedule {
+            self.queue
+                .push(t.max(now), Event::TcpTimer { flow: fi, receiver });
+        }
+        if self.down[node as usize] {
+            return;
+        }
+        for pkt in out {
+            self.nodes[node as usize].send(now, &pkt);
+        }
+        self.drain_transmits(node);
     }
 
     fn packet(&self, f: &Flow, seq: u64) -> Vec<u8> {
@@ -543,6 +648,54 @@ impl World {
                     self.nodes[to as usize].handle_datagram(t, &bytes);
                     self.drain(to);
                 }
+                Event::TcpTimer { flow, receiver } => {
+                    let due = self.flows[flow as usize].tcp.as_ref().and_then(|p| {
+                        if receiver {
+                            p.receiver_at
+                        } else {
+                            p.sender_at
+                        }
+                    });
+                    if due != Some(t) {
+                        continue; // superseded
+                    }
+                    if let Some(p) = self.flows[flow as usize].tcp.as_mut() {
+                        if receiver {
+                            p.receiver_at = None;
+                        } else {
+                            p.sender_at = None;
+                        }
+                    }
+                    self.tcp_poll(flow, receiver);
+                    let node = if receiver {
+                        self.flows[flow as usize].to
+                    } else {
+                        self.flows[flow as usize].from
+                    };
+                    self.drain(node);
+                }
+                Event::FlowTick(fi) if self.flows[fi as usize].tcp_bytes.is_some() => {
+                    let f = &mut self.flows[fi as usize];
+                    let bytes = f.tcp_bytes.expect("checked");
+                    f.started = t;
+                    f.tcp = Some(Box::new(TcpPair {
+                        sender: crate::tcp::TcpHost::sender(
+                            host_addr(f.from),
+                            host_addr(f.to),
+                            f.port,
+                            bytes,
+                            t,
+                        ),
+                        receiver: crate::tcp::TcpHost::receiver(host_addr(f.to), f.port, t),
+                        sender_at: None,
+                        receiver_at: None,
+                    }));
+                    let (from, to) = (f.from, f.to);
+                    self.tcp_poll(fi, true);
+                    self.tcp_poll(fi, false);
+                    self.drain(from);
+                    self.drain(to);
+                }
                 Event::FlowTick(fi) => {
                     let f = &self.flows[fi as usize];
                     if f.sent < f.count {
@@ -601,6 +754,20 @@ impl World {
             .zip(&scenario.flows)
             .enumerate()
             .map(|(i, (f, spec))| {
+                if let (Some(bytes), Some(pair)) = (f.tcp_bytes, f.tcp.as_ref()) {
+                    let secs = self.now.since(f.started).as_secs_f64().max(1e-9);
+                    let got = pair.receiver.received;
+                    return FlowResult {
+                        name: spec.name.clone(),
+                        mode: spec.mode.unwrap_or(scenario.mode).to_string(),
+                        sent: bytes,
+                        delivered: got,
+                        lost: bytes.saturating_sub(got),
+                        loss_ratio: 0.0,
+                        goodput_mbps: got as f64 * 8.0 / secs / 1e6,
+                        ..FlowResult::default()
+                    };
+                }
                 let delivered = f.delivered.iter().filter(|&&d| d).count() as u64;
                 let mut d = f.delays_us.clone();
                 d.sort_unstable();
@@ -637,6 +804,7 @@ impl World {
                     delay_p99_ms: pct(0.99),
                     overhead,
                     max_gap_ms: f.max_gap_us as f64 / 1000.0,
+                    goodput_mbps: 0.0,
                 }
             })
             .collect();

@@ -166,3 +166,34 @@ start = "30s"
         "p0h0 rejoined"
     );
 }
+
+#[test]
+fn real_tcp_goodput_single_stripe_mirror() {
+    let mut s = scenario("tcp-goodput.toml");
+    s.sweep.path_loss = vec![0.0, 0.1];
+    s.runs = 1;
+    let report = braid_sim::run_scenario(&s, s.seed, s.runs, |_, _, _| {}).unwrap();
+    let g = |mode: &str, loss: f64| {
+        report
+            .variants
+            .iter()
+            .find(|v| v.mode.as_deref() == Some(mode) && v.path_loss == Some(loss))
+            .unwrap()
+            .summary[0]
+            .goodput_mbps
+    };
+    eprintln!(
+        "tcp: single {:.2}/{:.2}, stripe {:.2}/{:.2}, mirror {:.2}/{:.2}",
+        g("single", 0.0),
+        g("single", 0.1),
+        g("stripe", 0.0),
+        g("stripe", 0.1),
+        g("mirror:2", 0.0),
+        g("mirror:2", 0.1)
+    );
+    // A 10 Mbit/s path carries a few Mbit/s of TCP; striping two adds up.
+    assert!((4.0..10.0).contains(&g("single", 0.0)));
+    assert!(g("stripe", 0.0) > 1.5 * g("single", 0.0));
+    // At 10% loss per path, mirroring keeps TCP alive where one path does not.
+    assert!(g("mirror:2", 0.1) > 5.0 * g("single", 0.1));
+}
