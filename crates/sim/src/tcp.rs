@@ -86,7 +86,7 @@ fn ipv4(a: [u8; 4]) -> Ipv4Address {
 }
 
 impl TcpHost {
-    fn new(me: [u8; 4], now: Instant) -> (Interface, Queues) {
+    fn interface(me: [u8; 4], now: Instant) -> (Interface, Queues) {
         let mut dev = Queues::default();
         let mut iface = Interface::new(Config::new(HardwareAddress::Ip), &mut dev, at(now));
         iface.update_ip_addrs(|addrs| {
@@ -107,7 +107,7 @@ impl TcpHost {
     /// The sending end: connects from `me:port` to `peer:port` and sends
     /// `bytes` bytes.
     pub fn sender(me: [u8; 4], peer: [u8; 4], port: u16, bytes: u64, now: Instant) -> TcpHost {
-        let (mut iface, dev) = Self::new(me, now);
+        let (mut iface, dev) = Self::interface(me, now);
         let mut sockets = SocketSet::new(Vec::new());
         let mut s = Self::socket();
         let _ = s.connect(iface.context(), (IpAddress::Ipv4(ipv4(peer)), port), port);
@@ -125,7 +125,7 @@ impl TcpHost {
 
     /// The receiving end: listens on `port`.
     pub fn receiver(me: [u8; 4], port: u16, now: Instant) -> TcpHost {
-        let (iface, dev) = Self::new(me, now);
+        let (iface, dev) = Self::interface(me, now);
         let mut sockets = SocketSet::new(Vec::new());
         let mut s = Self::socket();
         let _ = s.listen(port);
