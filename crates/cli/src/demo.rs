@@ -50,6 +50,10 @@ const BUILT_IN: &[(&str, &str)] = &[
         include_str!("../../../scenarios/rain-fade.toml"),
     ),
     (
+        "tcp-goodput.toml",
+        include_str!("../../../scenarios/tcp-goodput.toml"),
+    ),
+    (
         "topologies/wisp-backhaul.json",
         include_str!("../../../scenarios/topologies/wisp-backhaul.json"),
     ),
@@ -80,6 +84,10 @@ fn scenario_dir(dir: &Path, out: &Path) -> Result<PathBuf> {
 }
 
 fn load(dir: &Path, name: &str) -> Result<Scenario> {
+    debug_assert!(
+        BUILT_IN.iter().any(|(n, _)| *n == name),
+        "{name} is run by the demo but has no built-in copy"
+    );
     Ok(Scenario::load(&dir.join(name))?)
 }
 
