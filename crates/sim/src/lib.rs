@@ -9,7 +9,8 @@
 //! | [`html`] | the self-contained HTML report: tables and inline SVG charts |
 //! | [`link`] | link models: loss (Bernoulli, netem Gilbert-Elliott, time-based), delay, jitter, rate and queue, down intervals |
 //! | [`scenario`] | scenario files (TOML) and their errors (file:line: field) |
-//! | [`world`] | one run: topology, nodes, hosts sending CBR UDP, results |
+//! | [`tcp`] | real TCP ends (smoltcp) in simulated time |
+//! | [`world`] | one run: topology, nodes, hosts sending CBR UDP or TCP, results |
 //! | [`pcap`] | captures of a simulated link for tcpdump and Wireshark |
 //! | [`report`] | a scenario's variants and runs, summarized (with theory for sweeps) |
 
