@@ -388,11 +388,11 @@ impl ControlPlane {
                 self.emit_probe(now, i, buf)
                     .inspect(|_| self.counters.tx_probes += 1)
             } else if let Some(origin) = self.pending_floods.pop_first() {
-                match self.lsdb.get(origin) {
-                    Some(record) => self.emit_lsa(now, record.clone(), buf),
-                    None => continue,
+                if self.lsdb.get(origin).is_none() {
+                    continue;
                 }
-                .inspect(|_| self.counters.tx_lsas += 1)
+                self.emit_lsa(now, origin, buf)
+                    .inspect(|_| self.counters.tx_lsas += 1)
             } else {
                 return None;
             };
@@ -430,8 +430,16 @@ impl ControlPlane {
         result
     }
 
-    fn emit_lsa(&mut self, now: Instant, r: LsaRecord, buf: &mut [u8]) -> Result<usize, WireError> {
+    /// Writes `origin`'s LSA from the database, without copying the record
+    /// (floods are most of a large network's control traffic).
+    fn emit_lsa(
+        &mut self,
+        now: Instant,
+        origin: NodeId,
+        buf: &mut [u8],
+    ) -> Result<usize, WireError> {
         let header = self.next_header(braid_wire::MessageType::Lsa);
+        let r = self.lsdb.get(origin).expect("checked by the caller");
         braid_wire::Lsa::emit(
             &header,
             r.origin,

@@ -107,37 +107,39 @@ impl TcpHost {
     /// The sending end: connects from `me:port` to `peer:port` and sends
     /// `bytes` bytes.
     pub fn sender(me: [u8; 4], peer: [u8; 4], port: u16, bytes: u64, now: Instant) -> TcpHost {
-        let (mut iface, dev) = Self::interface(me, now);
-        let mut sockets = SocketSet::new(Vec::new());
-        let mut s = Self::socket();
-        let _ = s.connect(iface.context(), (IpAddress::Ipv4(ipv4(peer)), port), port);
-        let handle = sockets.add(s);
-        TcpHost {
-            iface,
-            sockets,
-            handle,
-            dev,
-            to_send: bytes,
-            received: 0,
-            sender: true,
-        }
+        Self::new(me, now, bytes, |s, iface| {
+            let _ = s.connect(iface.context(), (IpAddress::Ipv4(ipv4(peer)), port), port);
+        })
     }
 
     /// The receiving end: listens on `port`.
     pub fn receiver(me: [u8; 4], port: u16, now: Instant) -> TcpHost {
-        let (iface, dev) = Self::interface(me, now);
-        let mut sockets = SocketSet::new(Vec::new());
+        Self::new(me, now, 0, |s, _| {
+            let _ = s.listen(port);
+        })
+    }
+
+    /// A host at `me` whose one socket `open` connects or listens; a
+    /// sender when it has `to_send` bytes.
+    fn new(
+        me: [u8; 4],
+        now: Instant,
+        to_send: u64,
+        open: impl FnOnce(&mut tcp::Socket<'static>, &mut Interface),
+    ) -> TcpHost {
+        let (mut iface, dev) = Self::interface(me, now);
         let mut s = Self::socket();
-        let _ = s.listen(port);
+        open(&mut s, &mut iface);
+        let mut sockets = SocketSet::new(Vec::new());
         let handle = sockets.add(s);
         TcpHost {
             iface,
             sockets,
             handle,
             dev,
-            to_send: 0,
+            to_send,
             received: 0,
-            sender: false,
+            sender: to_send > 0,
         }
     }
 
