@@ -69,11 +69,12 @@ pub fn execute_capturing(
 
 /// The report as CSV, one row per variant and flow.
 pub fn csv(report: &ScenarioReport) -> String {
-    let mut out = String::from("path_loss,mode,flow,runs,sent,lost,loss_ratio,theory_delivery,duplicates,delay_mean_ms,delay_p99_ms,overhead,max_gap_ms,goodput_mbps\n");
+    let mut out = String::from("variant,path_loss,mode,flow,runs,sent,lost,loss_ratio,theory_delivery,duplicates,delay_mean_ms,delay_p99_ms,overhead,max_gap_ms,goodput_mbps,retransmits\n");
     for v in &report.variants {
         for f in &v.summary {
             out += &format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                v.name.as_deref().unwrap_or(""),
                 v.path_loss.map_or(String::new(), |l| l.to_string()),
                 f.mode,
                 f.name,
@@ -87,7 +88,8 @@ pub fn csv(report: &ScenarioReport) -> String {
                 f.delay_p99_ms,
                 f.overhead,
                 f.max_gap_ms,
-                f.goodput_mbps
+                f.goodput_mbps,
+                f.retransmits
             );
         }
     }
@@ -101,7 +103,8 @@ pub fn table(report: &ScenarioReport) -> String {
         out += &format!("{}\n", report.description);
     }
     out += &format!(
-        "{:>9} {:<18} {:<10} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>9} {:>8}\n",
+        "{:<22} {:>9} {:<18} {:<10} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>9} {:>8} {:>6}\n",
+        "variant",
         "path loss",
         "mode",
         "flow",
@@ -113,12 +116,14 @@ pub fn table(report: &ScenarioReport) -> String {
         "p99 ms",
         "overhead",
         "gap ms",
-        "TCP Mb/s"
+        "Mbit/s",
+        "retx"
     );
     for v in &report.variants {
         for f in &v.summary {
             out += &format!(
-                "{:>9} {:<18} {:<10} {:>7.0} {:>8.1} {:>8.2} {:>8} {:>9.1} {:>9.1} {:>8.2} {:>9.0} {:>8.2}\n",
+                "{:<22} {:>9} {:<18} {:<10} {:>7.0} {:>8.1} {:>8.2} {:>8} {:>9.1} {:>9.1} {:>8.2} {:>9.0} {:>8.2} {:>6.1}\n",
+                v.name.as_deref().unwrap_or("-"),
                 v.path_loss.map_or("-".into(), |l| format!("{:.0}%", l * 100.0)),
                 f.mode,
                 f.name,
@@ -130,7 +135,8 @@ pub fn table(report: &ScenarioReport) -> String {
                 f.delay_p99_ms,
                 f.overhead,
                 f.max_gap_ms,
-                f.goodput_mbps
+                f.goodput_mbps,
+                f.retransmits
             );
         }
     }

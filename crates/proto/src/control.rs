@@ -177,6 +177,8 @@ pub struct ControlCounters {
     /// Messages that did not fit the caller's buffer (dropped).
     pub tx_errors: u64,
     pub lsas_originated: u64,
+    /// Links the driver reported failed.
+    pub links_failed: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -195,6 +197,8 @@ pub struct ControlPlane {
     links: LinkEstimator,
     lsdb: Lsdb,
     streams: Vec<Stream>,
+    /// Bit-rate the last message from `poll_transmit` must be sent at.
+    last_tx_rate: Option<u16>,
     own_seq: u32,
     flooded_own: bool,
     advertised: Vec<LsaLink>,
@@ -240,6 +244,7 @@ impl ControlPlane {
             links: LinkEstimator::new(id, config.links.clone()),
             lsdb: Lsdb::new(config.lsdb.clone()),
             streams,
+            last_tx_rate: None,
             own_seq: 0,
             flooded_own: false,
             advertised: Vec::new(),
@@ -359,6 +364,33 @@ impl ControlPlane {
         }
     }
 
+    /// The link to `neighbor` failed (the driver says so: a frame not
+    /// acknowledged after every retry, or carrier lost). It is unusable
+    /// until `until` or [`Self::link_restored`], and the change is
+    /// advertised at once: bad news is not throttled by
+    /// `lsa_min_interval` (a link can fail at most once per hold).
+    pub fn link_failed(
+        &mut self,
+        now: Instant,
+        neighbor: NodeId,
+        until: Instant,
+        rng: &mut dyn RngCore,
+    ) {
+        if !self.links.mark_failed(neighbor, until) {
+            return;
+        }
+        self.counters.links_failed += 1;
+        let current = self.current_links(now);
+        if self.links_changed(&current) {
+            self.originate(now, current, rng);
+        }
+    }
+
+    /// The driver reports a failed link back (carrier regained).
+    pub fn link_restored(&mut self, neighbor: NodeId) {
+        self.links.clear_failed(neighbor);
+    }
+
     /// When [`Self::handle_timeout`] should next run. Call
     /// [`Self::poll_transmit`] first: it may have messages ready now.
     pub fn poll_timeout(&self) -> Instant {
@@ -371,9 +403,13 @@ impl ControlPlane {
                 t = t.min(last + self.config.lsa_min_interval);
             }
         }
-        for e in [self.links.next_expiry(), self.lsdb.next_expiry()]
-            .into_iter()
-            .flatten()
+        for e in [
+            self.links.next_expiry(),
+            self.lsdb.next_expiry(),
+            self.links.next_failure_end(),
+        ]
+        .into_iter()
+        .flatten()
         {
             t = t.min(e);
         }
@@ -384,7 +420,12 @@ impl ControlPlane {
     /// `None` when nothing is waiting. Send it to every neighbor.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         loop {
+            self.last_tx_rate = None;
             let result = if let Some(i) = self.pending_probes.pop_front() {
+                let rate = self.streams[i].rate;
+                if self.streams[i].kind == ProbeKind::Big && rate != RATE_UNSPECIFIED {
+                    self.last_tx_rate = Some(rate);
+                }
                 self.emit_probe(now, i, buf)
                     .inspect(|_| self.counters.tx_probes += 1)
             } else if let Some(origin) = self.pending_floods.pop_first() {
@@ -401,6 +442,13 @@ impl ControlPlane {
                 Err(_) => self.counters.tx_errors += 1,
             }
         }
+    }
+
+    /// The bit-rate (100 kbit/s units) the message last returned by
+    /// [`Self::poll_transmit`] must be sent at: big probes measure one rate
+    /// each. `None`: the radio's own choice (broadcasts at its base rate).
+    pub fn last_tx_rate(&self) -> Option<u16> {
+        self.last_tx_rate
     }
 
     fn next_header(&mut self, kind: braid_wire::MessageType) -> ControlHeader {

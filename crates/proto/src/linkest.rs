@@ -150,6 +150,8 @@ struct Neighbor {
     last_heard: Instant,
     /// Throughput the caller supplies for real radios, bit/s.
     supplied_rate: Option<u64>,
+    /// The driver reported the link failed: unusable until then.
+    failed_until: Option<Instant>,
 }
 
 /// Both directions of one link, as estimated here.
@@ -232,6 +234,7 @@ impl LinkEstimator {
                     reported_at: now,
                     last_heard: now,
                     supplied_rate: None,
+                    failed_until: None,
                 },
             );
         }
@@ -280,6 +283,32 @@ impl LinkEstimator {
         }
     }
 
+    /// Marks the link to `neighbor` failed until `until` (a link-layer
+    /// failure, or lost carrier when `until` is far away): its metric is
+    /// infinite meanwhile, whatever the probes say. Returns false when the
+    /// neighbor is unknown.
+    pub fn mark_failed(&mut self, neighbor: NodeId, until: Instant) -> bool {
+        match self.neighbors.get_mut(&neighbor) {
+            Some(n) => {
+                n.failed_until = Some(until);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Clears a failure mark (the driver reports the link back).
+    pub fn clear_failed(&mut self, neighbor: NodeId) {
+        if let Some(n) = self.neighbors.get_mut(&neighbor) {
+            n.failed_until = None;
+        }
+    }
+
+    /// When the next failure mark runs out.
+    pub fn next_failure_end(&self) -> Option<Instant> {
+        self.neighbors.values().filter_map(|n| n.failed_until).min()
+    }
+
     /// Forgets neighbors silent for longer than the expiry, and reports
     /// that are as old.
     pub fn expire(&mut self, now: Instant) {
@@ -291,6 +320,9 @@ impl LinkEstimator {
         for n in self.neighbors.values_mut() {
             if now.since(n.reported_at) >= expiry {
                 n.reported.clear();
+            }
+            if n.failed_until.is_some_and(|t| t <= now) {
+                n.failed_until = None;
             }
         }
     }
@@ -343,7 +375,8 @@ impl LinkEstimator {
         } else {
             f64::INFINITY
         };
-        let usable = etx.is_finite();
+        let failed = n.failed_until.is_some_and(|t| now < t);
+        let usable = etx.is_finite() && !failed;
         let bits = self.config.ett_packet_bytes as f64 * 8.0;
         // Best throughput in one direction: over the big-probe streams,
         // rate × delivery ratio; or the supplied rate × delivery ratio.

@@ -12,6 +12,20 @@
 //!   control messages) and [`Node::poll_deliver`] (to local hosts).
 //!
 //! Queues toward the driver are bounded; what does not fit is counted.
+//!
+//! Late binding (seed 003, on by default): data this node originates
+//! waits above the binding point in a per-egress [`Scheduler`], queued by
+//! traffic class, and is bound to one of the egress's paths only when that
+//! path's first hop holds fewer than `bound` datagrams in the driver. The
+//! contract: with late binding on, the driver reports every unicast
+//! datagram leaving its queue (sent or dropped) with [`Node::on_sent`].
+//! When a path breaks, what waits for it moves to the remaining paths;
+//! only the at most `bound` datagrams in the driver can be lost.
+//!
+//! Link failures the driver sees (a frame unacknowledged after every
+//! link-layer retry, or carrier lost) come in by [`Node::tx_failed`] and
+//! [`Node::link_down`]; the first is ignored by default (SrcRR's
+//! IGNORE-FAIL: transient bursts must not move routes).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -30,6 +44,7 @@ use crate::redundancy::{
     Egress, EgressConfig, Ingress, IngressConfig, Outgoing, PathState, Payload, Policy,
     CLASS_CONTROL,
 };
+use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::time::Instant;
 
 /// Everything a node is configured with.
@@ -55,6 +70,41 @@ pub struct NodeConfig {
     pub route_delay: Duration,
     /// Picks first sequence numbers (use a fresh value per start).
     pub seed: u64,
+    /// Late binding: at most this many datagrams per next hop in the
+    /// driver, the rest above the binding point. `None`: early binding
+    /// (everything goes to the driver at once).
+    pub late_binding: Option<LateBinding>,
+    /// Ignore link-layer transmission failures (SrcRR IGNORE-FAIL): the
+    /// probes' long-term measure decides. Otherwise a failed link is
+    /// treated as down for `tx_failure_hold`.
+    pub ignore_tx_failures: bool,
+    pub tx_failure_hold: Duration,
+}
+
+/// Late-binding settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LateBinding {
+    /// Datagrams per next hop below the binding point (the seed: 2).
+    pub bound: usize,
+    /// Limits of each egress's queue above the binding point.
+    pub scheduler: SchedulerConfig,
+}
+
+impl Default for LateBinding {
+    fn default() -> Self {
+        LateBinding {
+            bound: 2,
+            scheduler: SchedulerConfig {
+                // The scheduler's own binding holds one packet per path;
+                // the bound toward the driver is `bound`.
+                bound_per_path: 1,
+                max_packets: 1024,
+                max_bytes: 1 << 20,
+                flow_buckets: 32,
+                quantum: 1514,
+            },
+        }
+    }
 }
 
 impl Default for NodeConfig {
@@ -73,6 +123,9 @@ impl Default for NodeConfig {
             max_queue: 4096,
             route_delay: Duration::from_millis(200),
             seed: 0,
+            late_binding: Some(LateBinding::default()),
+            ignore_tx_failures: true,
+            tx_failure_hold: Duration::from_secs(10),
         }
     }
 }
@@ -90,6 +143,9 @@ pub enum Dest {
 pub struct Transmit {
     pub dest: Dest,
     pub bytes: Vec<u8>,
+    /// Bit-rate to send at, 100 kbit/s units (big probes measure one rate
+    /// each); `None`: the radio's own choice.
+    pub rate: Option<u16>,
 }
 
 /// Counters of the node's data path.
@@ -115,6 +171,10 @@ pub struct NodeCounters {
     pub path_reports_sent: u64,
     pub path_reports_received: u64,
     pub route_changes: u64,
+    /// Link-layer failures the driver reported.
+    pub tx_failures: u64,
+    /// Dropped above the binding point to stay within its bounds.
+    pub binding_overflow: u64,
 }
 
 /// A path's loss implied by its links' ETX: with ETX = 1/(df·dr) and
@@ -144,9 +204,25 @@ fn max_control_message(c: &ControlConfig) -> usize {
 /// One egress session's per-path receive counts: (ingress, class, counts).
 type SessionCounts = (NodeId, u8, Vec<(u8, u32)>);
 
+/// A datagram above the binding point: everything but its path.
+#[derive(Debug)]
+struct Pending {
+    header: DataHeader,
+    body: Vec<u8>,
+}
+
 #[derive(Debug)]
 struct RouteSet {
     damping: Damping<Vec<Vec<NodeId>>>,
+    /// Late binding: what waits for one of these paths.
+    waiting: Option<Scheduler<Pending>>,
+}
+
+/// How a datagram from the ingress is to be queued.
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowKey {
+    hash: u64,
+    urgent: bool,
 }
 
 /// A braid node.
@@ -168,6 +244,10 @@ pub struct Node {
     scratch: Vec<Outgoing>,
     /// Reused for control messages (the largest is a full LSA).
     control_buf: Vec<u8>,
+    /// Late binding: unicast datagrams in the driver, per next hop.
+    in_driver: BTreeMap<NodeId, usize>,
+    /// Egresses with datagrams above the binding point.
+    backlog: std::collections::BTreeSet<NodeId>,
     counters: NodeCounters,
 }
 
@@ -200,6 +280,8 @@ impl Node {
             next_report: now + config.path_report_interval,
             scratch: Vec::new(),
             control_buf: vec![0u8; max_control_message(&config.control)],
+            in_driver: BTreeMap::new(),
+            backlog: Default::default(),
             counters: NodeCounters::default(),
             config,
         })
@@ -246,8 +328,14 @@ impl Node {
             return;
         }
         let mut out = std::mem::take(&mut self.scratch);
-        let _ = self.ingress.send(now, egress, packet, false, &mut out);
-        self.emit_all(&mut out, packet);
+        let key = match self.ingress.send(now, egress, packet, false, &mut out) {
+            Ok(c) => FlowKey {
+                hash: c.flow_hash,
+                urgent: c.urgent,
+            },
+            Err(_) => FlowKey::default(),
+        };
+        self.emit_all(&mut out, packet, key);
         self.scratch = out;
     }
 
@@ -271,6 +359,7 @@ impl Node {
                 self.push_out(Transmit {
                     dest: Dest::Neighbor(next),
                     bytes: buf,
+                    rate: None,
                 });
                 return;
             }
@@ -326,7 +415,7 @@ impl Node {
         let mut out = std::mem::take(&mut self.scratch);
         self.ingress
             .on_path_report(now, msg.header.sender, report.class, &counts, &mut out);
-        self.emit_all(&mut out, &[]);
+        self.emit_all(&mut out, &[], FlowKey::default());
         self.scratch = out;
     }
 
@@ -347,42 +436,187 @@ impl Node {
         self.outbox.push_back(t);
     }
 
-    /// Turns the ingress's output into datagrams: each gets its path's
-    /// source route, then takes its first hop.
-    fn emit_all(&mut self, out: &mut Vec<Outgoing>, input: &[u8]) {
+    /// Turns the ingress's output into datagrams: with late binding, each
+    /// waits above the binding point for its path; otherwise it gets its
+    /// path's source route and goes to the driver now.
+    fn emit_all(&mut self, out: &mut Vec<Outgoing>, input: &[u8], key: FlowKey) {
         for o in out.drain(..) {
-            let route: Vec<NodeId> = if o.header.mode == RedundancyMode::Tree {
-                Vec::new()
-            } else {
-                match self
-                    .paths_to(o.header.egress)
-                    .and_then(|p| p.get(o.path as usize))
-                {
-                    Some(r) => r.clone(),
-                    None => {
-                        self.counters.no_path += 1;
-                        continue;
-                    }
-                }
-            };
             let body: &[u8] = match &o.payload {
                 Payload::Input => input,
                 Payload::Repair(r) => r,
             };
-            let mut buf = vec![0u8; DataHeader::encoded_len(route.len()) + body.len()];
-            let Ok(n) = o.header.emit(&route, &mut buf) else {
-                self.counters.malformed += 1;
+            let late = self
+                .config
+                .late_binding
+                .filter(|_| o.header.mode != RedundancyMode::Tree);
+            let Some(late) = late else {
+                self.emit_on_path(o.header, o.path as usize, body);
                 continue;
             };
-            buf[n..].copy_from_slice(body);
-            match forward_in_place(&mut buf, self.id) {
-                Ok(Forward::To(next)) => self.push_out(Transmit {
-                    dest: Dest::Neighbor(next),
-                    bytes: buf,
-                }),
-                _ => self.counters.not_on_route += 1,
+            let egress = o.header.egress;
+            let Some(set) = self.routes.get_mut(&egress) else {
+                self.counters.no_path += 1;
+                continue;
+            };
+            let paths = set.damping.current().map_or(0, Vec::len);
+            let waiting = set.waiting.get_or_insert_with(|| {
+                let mut s = Scheduler::new(late.scheduler, crate::redundancy::mode::MAX_PATHS);
+                for p in paths..s.paths() {
+                    s.set_path_up(p, false);
+                }
+                s
+            });
+            let urgent = key.urgent || o.header.flags.contains(braid_wire::DataFlags::URGENT);
+            let dropped = waiting.enqueue(
+                Pending {
+                    header: o.header,
+                    body: body.to_vec(),
+                },
+                body.len(),
+                key.hash ^ o.header.class as u64,
+                urgent,
+                1 << o.path,
+            );
+            self.counters.binding_overflow += dropped.len() as u64;
+            self.backlog.insert(egress);
+        }
+    }
+
+    /// Gives a datagram its path's source route and sends it to the first
+    /// hop. Returns the first hop, or `None` when the path is gone.
+    fn route_datagram(
+        &mut self,
+        mut header: DataHeader,
+        path: usize,
+        body: &[u8],
+    ) -> Option<Transmit> {
+        let route: Vec<NodeId> = if header.mode == RedundancyMode::Tree {
+            Vec::new()
+        } else {
+            match self.paths_to(header.egress).and_then(|p| p.get(path)) {
+                Some(r) => r.clone(),
+                None => {
+                    self.counters.no_path += 1;
+                    return None;
+                }
+            }
+        };
+        header.path = path as u8;
+        let mut buf = vec![0u8; DataHeader::encoded_len(route.len()) + body.len()];
+        let Ok(n) = header.emit(&route, &mut buf) else {
+            self.counters.malformed += 1;
+            return None;
+        };
+        buf[n..].copy_from_slice(body);
+        match forward_in_place(&mut buf, self.id) {
+            Ok(Forward::To(next)) => Some(Transmit {
+                dest: Dest::Neighbor(next),
+                bytes: buf,
+                rate: None,
+            }),
+            _ => {
+                self.counters.not_on_route += 1;
+                None
             }
         }
+    }
+
+    fn emit_on_path(&mut self, header: DataHeader, path: usize, body: &[u8]) {
+        if let Some(t) = self.route_datagram(header, path, body) {
+            self.push_out(t);
+        }
+    }
+
+    /// Late binding: the next datagram whose path's first hop has room in
+    /// the driver.
+    fn pull_bound(&mut self) -> Option<Transmit> {
+        let bound = self.config.late_binding?.bound.max(1);
+        let egresses: Vec<NodeId> = self.backlog.iter().copied().collect();
+        for egress in egresses {
+            let Some(set) = self.routes.get_mut(&egress) else {
+                self.backlog.remove(&egress);
+                continue;
+            };
+            let first_hops: Vec<NodeId> = set
+                .damping
+                .current()
+                .map(|paths| {
+                    paths
+                        .iter()
+                        .map(|t| t.first().copied().unwrap_or(egress))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let Some(waiting) = set.waiting.as_mut() else {
+                self.backlog.remove(&egress);
+                continue;
+            };
+            for (p, hop) in first_hops.iter().enumerate() {
+                if self.in_driver.get(hop).copied().unwrap_or(0) >= bound {
+                    continue;
+                }
+                if let Some(pending) = waiting.pull(p) {
+                    if let Some(t) = self.route_datagram(pending.header, p, &pending.body) {
+                        return Some(t);
+                    }
+                    return self.pull_bound();
+                }
+            }
+            let waiting = self.routes[&egress].waiting.as_ref().expect("checked");
+            if waiting.queued() == 0 && (0..waiting.paths()).all(|p| waiting.bound(p) == 0) {
+                self.backlog.remove(&egress);
+            }
+        }
+        None
+    }
+
+    /// The driver's report that a unicast datagram to `neighbor` left its
+    /// queue (sent, or dropped): room for the next one (late binding).
+    pub fn on_sent(&mut self, neighbor: NodeId) {
+        if let Some(n) = self.in_driver.get_mut(&neighbor) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.in_driver.remove(&neighbor);
+            }
+        }
+    }
+
+    /// The driver's report that a frame to `neighbor` was not acknowledged
+    /// after every link-layer retry.
+    pub fn tx_failed(&mut self, now: Instant, neighbor: NodeId, rng: &mut dyn RngCore) {
+        self.counters.tx_failures += 1;
+        if !self.config.ignore_tx_failures {
+            let until = now + self.config.tx_failure_hold;
+            self.link_failed(now, neighbor, until, rng);
+        }
+    }
+
+    /// The driver lost the link to `neighbor` (carrier or association
+    /// lost): routes move off it at once.
+    pub fn link_down(&mut self, now: Instant, neighbor: NodeId, rng: &mut dyn RngCore) {
+        self.link_failed(now, neighbor, Instant(u64::MAX), rng);
+    }
+
+    /// The driver has the link to `neighbor` back; probes decide when it
+    /// is used again.
+    pub fn link_up(&mut self, neighbor: NodeId) {
+        self.control.link_restored(neighbor);
+    }
+
+    fn link_failed(
+        &mut self,
+        now: Instant,
+        neighbor: NodeId,
+        until: Instant,
+        rng: &mut dyn RngCore,
+    ) {
+        self.control.link_failed(now, neighbor, until, rng);
+        self.note_topology(now);
+        // A local failure is not throttled: recompute now.
+        self.routes_due = None;
+        self.routes_computed = now;
+        let egresses: Vec<NodeId> = self.routes.keys().copied().collect();
+        self.update_routes(now, &egresses);
     }
 
     /// Computes (or re-computes) the paths toward `egress`; false when none.
@@ -392,6 +626,7 @@ impl Node {
                 egress,
                 RouteSet {
                     damping: Damping::new(self.config.damping),
+                    waiting: None,
                 },
             );
             self.update_routes(now, &[egress]);
@@ -464,9 +699,30 @@ impl Node {
                         },
                     })
                     .collect();
+                let count = states.len();
+                if let Some(waiting) = self
+                    .routes
+                    .get_mut(&egress)
+                    .and_then(|s| s.waiting.as_mut())
+                {
+                    // Paths are re-numbered: what was bound to one goes
+                    // back above the binding point.
+                    for p in 0..waiting.paths() {
+                        for pending in waiting.set_path_up(p, false) {
+                            let len = pending.body.len();
+                            let urgent =
+                                pending.header.flags.contains(braid_wire::DataFlags::URGENT);
+                            let class = pending.header.class as u64;
+                            waiting.enqueue(pending, len, class, urgent, 1 << p);
+                        }
+                    }
+                    for p in 0..count.min(waiting.paths()) {
+                        waiting.set_path_up(p, true);
+                    }
+                }
                 let mut out = std::mem::take(&mut self.scratch);
                 self.ingress.set_paths(now, egress, &states, &mut out);
-                self.emit_all(&mut out, &[]);
+                self.emit_all(&mut out, &[], FlowKey::default());
                 self.scratch = out;
             }
         }
@@ -477,7 +733,7 @@ impl Node {
         self.control.handle_timeout(now, rng);
         let mut out = std::mem::take(&mut self.scratch);
         self.ingress.handle_timeout(now, &mut out);
-        self.emit_all(&mut out, &[]);
+        self.emit_all(&mut out, &[], FlowKey::default());
         self.scratch = out;
         let mut got = Vec::new();
         self.egress
@@ -550,7 +806,11 @@ impl Node {
             {
                 self.counters.path_reports_sent += 1;
             }
-            self.emit_all(&mut out, &buf);
+            let key = FlowKey {
+                hash: 0,
+                urgent: true,
+            };
+            self.emit_all(&mut out, &buf, key);
             self.scratch = out;
         }
     }
@@ -570,16 +830,25 @@ impl Node {
         t
     }
 
-    /// The next datagram to send: control messages first.
+    /// The next datagram to send: control messages first, then datagrams
+    /// already bound, then (late binding) datagrams whose path has room.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         if let Some(n) = self.control.poll_transmit(now, &mut self.control_buf) {
             let bytes = self.control_buf[..n].to_vec();
             return Some(Transmit {
                 dest: Dest::AllNeighbors,
                 bytes,
+                rate: self.control.last_tx_rate(),
             });
         }
-        self.outbox.pop_front()
+        let t = match self.outbox.pop_front() {
+            Some(t) => t,
+            None => self.pull_bound()?,
+        };
+        if let (Some(_), Dest::Neighbor(n)) = (self.config.late_binding, t.dest) {
+            *self.in_driver.entry(n).or_default() += 1;
+        }
+        Some(t)
     }
 
     /// The next packet for a local host.

@@ -86,6 +86,10 @@ impl Net {
             for from in 0..self.nodes.len() {
                 while let Some(t) = self.nodes[from].poll_transmit(self.now) {
                     sent = true;
+                    // Links without a queue: every datagram leaves at once.
+                    if let Dest::Neighbor(n) = t.dest {
+                        self.nodes[from].on_sent(n);
+                    }
                     let targets: Vec<usize> = match t.dest {
                         Dest::AllNeighbors => self
                             .links

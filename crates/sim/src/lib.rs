@@ -11,6 +11,7 @@
 //! | [`scenario`] | scenario files (TOML) and their errors (file:line: field) |
 //! | [`tcp`] | real TCP ends (smoltcp) in simulated time |
 //! | [`world`] | one run: topology, nodes, hosts sending CBR UDP or TCP, results |
+//! | [`radio`] | radios: bit-rates with per-rate loss, retries, one transmitter per node, a shared medium |
 //! | [`pcap`] | captures of a simulated link for tcpdump and Wireshark |
 //! | [`report`] | a scenario's variants and runs, summarized (with theory for sweeps) |
 
@@ -18,6 +19,7 @@ pub mod event;
 pub mod html;
 pub mod link;
 pub mod pcap;
+pub mod radio;
 pub mod report;
 pub mod scenario;
 pub mod tcp;

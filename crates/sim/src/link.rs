@@ -8,6 +8,12 @@
 //! it arrives in; then Good moves to Bad with probability `p` and Bad to
 //! Good with probability `r`. Mean loss = πG(1-k) + πB(1-h), πB = p/(p+r);
 //! mean burst length 1/r packets.
+//!
+//! Link-layer retries: a unicast frame is tried up to `1 + retries` times
+//! (802.11 used 7 retries, WISP links often 1), each attempt lost
+//! independently by the models above and occupying the transmitter; a
+//! broadcast frame is tried once. A frame lost on every attempt is a
+//! transmission failure the sender's driver sees.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -104,6 +110,15 @@ pub struct LinkSpec {
     /// in between, 0 before the first and after the last point. Applied
     /// on top of `loss`, independently.
     pub fade: Vec<(Instant, f64)>,
+    /// Link-layer retries of a unicast frame.
+    pub retries: u32,
+    /// On radio links: the loss at each of the radio's bit-rates (see
+    /// [`crate::radio`]), on top of `loss`.
+    pub rate_loss: Vec<f64>,
+    /// When the link goes down, both ends' drivers see it (a radio losing
+    /// its association); otherwise the failure is silent (a blackhole
+    /// that only the probes reveal).
+    pub carrier: bool,
 }
 
 impl Default for LinkSpec {
@@ -116,6 +131,9 @@ impl Default for LinkSpec {
             queue: 100,
             down: Vec::new(),
             fade: Vec::new(),
+            retries: 0,
+            rate_loss: Vec::new(),
+            carrier: false,
         }
     }
 }
@@ -129,6 +147,16 @@ pub enum Fate {
     Down,
 }
 
+/// What became of a frame, and when it left the transmitter (when the
+/// driver's queue has room again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub fate: Fate,
+    pub departure: Instant,
+    /// A unicast frame lost on every attempt: the sender's driver knows.
+    pub failed: bool,
+}
+
 /// Counts of one link direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct LinkStats {
@@ -138,6 +166,8 @@ pub struct LinkStats {
     pub queue_drops: u64,
     pub down_drops: u64,
     pub bytes: u64,
+    /// Transmission attempts beyond the first (link-layer retries).
+    pub retries: u64,
 }
 
 /// A link direction in motion: its model and its state.
@@ -163,8 +193,66 @@ impl LinkDir {
         }
     }
 
-    fn is_down(&self, t: Instant) -> bool {
+    pub fn is_down(&self, t: Instant) -> bool {
         self.spec.down.iter().any(|&(a, b)| a <= t && t < b)
+    }
+
+    /// Whether the link goes down after `now` and by `t`: a frame still
+    /// queued then is lost with the link.
+    fn goes_down_by(&self, now: Instant, t: Instant) -> bool {
+        self.spec.down.iter().any(|&(a, _)| now < a && a <= t)
+    }
+
+    /// Tries a frame once (broadcast) or up to `1 + retries` times
+    /// (unicast), each attempt also lost with probability `extra_loss`
+    /// (a radio's per-rate loss). Returns (attempts, delivered).
+    pub fn attempts(
+        &mut self,
+        now: Instant,
+        extra_loss: f64,
+        unicast: bool,
+        rng: &mut dyn RngCore,
+    ) -> (u32, bool) {
+        let tries = if unicast { 1 + self.spec.retries } else { 1 };
+        for n in 1..=tries {
+            let lost = self.lose(now, rng) || (extra_loss > 0.0 && unit_f64(rng) < extra_loss);
+            if !lost {
+                self.stats.retries += n as u64 - 1;
+                return (n, true);
+            }
+        }
+        self.stats.retries += tries as u64 - 1;
+        (tries, false)
+    }
+
+    /// Counts a frame offered and what became of it, and gives its
+    /// arrival time (delay and jitter after `departure`).
+    pub fn settle(
+        &mut self,
+        now: Instant,
+        departure: Instant,
+        len: usize,
+        delivered: bool,
+        rng: &mut dyn RngCore,
+    ) -> Fate {
+        self.stats.offered += 1;
+        if self.is_down(now) || self.goes_down_by(now, departure) {
+            self.stats.down_drops += 1;
+            return Fate::Down;
+        }
+        if !delivered {
+            self.stats.lost += 1;
+            return Fate::Lost;
+        }
+        let jitter = if self.spec.jitter.is_zero() {
+            0.0
+        } else {
+            (unit_f64(rng) * 2.0 - 1.0) * self.spec.jitter.as_micros() as f64
+        };
+        let delay = (self.spec.delay.as_micros() as f64 + jitter).max(0.0) as u64;
+        self.stats.delivered += 1;
+        self.stats.bytes += len as u64;
+        Fate::Arrives(departure + Duration::from_micros(delay))
     }
 
     /// The fade's extra loss at `t`.
@@ -225,12 +313,29 @@ impl LinkDir {
         }
     }
 
-    /// Offers a packet of `len` bytes at `now`.
+    /// Offers a packet of `len` bytes at `now` (a wired link: its own
+    /// transmitter, rate and drop-tail queue), as a broadcast.
     pub fn send(&mut self, now: Instant, len: usize, rng: &mut dyn RngCore) -> Fate {
-        self.stats.offered += 1;
+        self.transmit(now, len, false, rng).fate
+    }
+
+    /// Offers a frame; `unicast` frames get the link-layer retries.
+    pub fn transmit(
+        &mut self,
+        now: Instant,
+        len: usize,
+        unicast: bool,
+        rng: &mut dyn RngCore,
+    ) -> Outcome {
+        let immediate = |fate| Outcome {
+            fate,
+            departure: now,
+            failed: false,
+        };
         if self.is_down(now) {
+            self.stats.offered += 1;
             self.stats.down_drops += 1;
-            return Fate::Down;
+            return immediate(Fate::Down);
         }
         let departure = match self.spec.rate_bps {
             Some(bps) if bps > 0 => {
@@ -238,31 +343,30 @@ impl LinkDir {
                     self.departures.pop_front();
                 }
                 if self.departures.len() >= self.spec.queue.max(1) {
+                    self.stats.offered += 1;
                     self.stats.queue_drops += 1;
-                    return Fate::QueueFull;
+                    return immediate(Fate::QueueFull);
                 }
-                let start = self.last_departure.max(now);
-                let tx = Duration::from_nanos((len as u64 * 8).saturating_mul(1_000_000_000) / bps);
-                let d = start + tx;
-                self.last_departure = d;
-                self.departures.push_back(d);
-                d
+                None
             }
-            _ => now,
+            _ => Some(now),
         };
-        if self.lose(now, rng) {
-            self.stats.lost += 1;
-            return Fate::Lost;
+        let (attempts, delivered) = self.attempts(now, 0.0, unicast, rng);
+        let departure = departure.unwrap_or_else(|| {
+            let bps = self.spec.rate_bps.unwrap_or(1).max(1);
+            let start = self.last_departure.max(now);
+            let bits = (len as u64 * 8).saturating_mul(attempts as u64);
+            let d = start + Duration::from_nanos(bits.saturating_mul(1_000_000_000) / bps);
+            self.last_departure = d;
+            self.departures.push_back(d);
+            d
+        });
+        let fate = self.settle(now, departure, len, delivered, rng);
+        Outcome {
+            fate,
+            departure,
+            failed: unicast && fate == Fate::Lost,
         }
-        let jitter = if self.spec.jitter.is_zero() {
-            0.0
-        } else {
-            (unit_f64(rng) * 2.0 - 1.0) * self.spec.jitter.as_micros() as f64
-        };
-        let delay = (self.spec.delay.as_micros() as f64 + jitter).max(0.0) as u64;
-        self.stats.delivered += 1;
-        self.stats.bytes += len as u64;
-        Fate::Arrives(departure + Duration::from_micros(delay))
     }
 }
 

@@ -27,13 +27,17 @@ pub struct FlowSummary {
     pub overhead: f64,
     /// Longest time between two packets delivered in a row, mean over runs.
     pub max_gap_ms: f64,
-    /// TCP flows: goodput in Mbit/s, mean over runs (0 for CBR flows).
+    /// Goodput in Mbit/s (in order, for TCP), mean over runs.
     pub goodput_mbps: f64,
+    /// TCP: segments sent again, mean over runs.
+    pub retransmits: f64,
 }
 
 /// One variant of a scenario (one point of its sweep).
 #[derive(Debug, Clone, Serialize)]
 pub struct VariantReport {
+    /// The `[[variants]]` entry's name.
+    pub name: Option<String>,
     pub path_loss: Option<f64>,
     pub mode: Option<String>,
     pub summary: Vec<FlowSummary>,
@@ -95,6 +99,7 @@ fn summarize(s: &Scenario, path_loss: Option<f64>, runs: &[RunResult]) -> Vec<Fl
                 overhead: avg(&|r| r.flows[i].overhead),
                 max_gap_ms: avg(&|r| r.flows[i].max_gap_ms),
                 goodput_mbps: avg(&|r| r.flows[i].goodput_mbps),
+                retransmits: avg(&|r| r.flows[i].retransmits as f64),
             }
         })
         .collect()
@@ -147,6 +152,7 @@ pub fn run_scenario_capturing(
             results.push(result);
         }
         variants.push(VariantReport {
+            name: v.name.clone(),
             path_loss: v.path_loss,
             mode: v.mode.map(|m| m.to_string()),
             summary: summarize(&v.scenario, v.path_loss, &results),

@@ -10,7 +10,13 @@ use serde::Deserialize;
 use thiserror::Error;
 use toml::Spanned;
 
+use braid_proto::linkest::MetricKind;
+
 use crate::link::{LinkSpec, LossModel};
+use crate::radio::RadioSpec;
+
+/// Late binding's default bound per next hop (the seed's 2).
+pub const LATE_BINDING_BOUND: usize = 2;
 
 /// Why a scenario cannot run.
 #[derive(Debug, Error)]
@@ -43,12 +49,33 @@ struct Raw {
     random_flows: Option<RawRandomFlows>,
     #[serde(default)]
     nodes: Vec<RawNodeEvent>,
+    radio: Option<RawRadio>,
+    #[serde(default)]
+    variants: Vec<RawVariant>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRadio {
+    rates: Option<Spanned<Vec<String>>>,
+    queue: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    name: Spanned<String>,
+    #[serde(flatten)]
+    node: RawNode,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRandomFlows {
     flows: usize,
+    kind: Option<Spanned<String>>,
+    every: Option<Spanned<String>>,
+    duration: Option<Spanned<String>>,
     size: Option<usize>,
     interval: Option<Spanned<String>>,
     count: Option<u64>,
@@ -78,6 +105,7 @@ struct RawTopology {
     degree: Option<f64>,
     paths: Option<usize>,
     hops: Option<usize>,
+    links: Option<Spanned<Vec<Vec<String>>>>,
 }
 
 #[derive(Debug, Default, Deserialize, Clone)]
@@ -89,6 +117,11 @@ struct RawLink {
     jitter: Option<Spanned<String>>,
     rate: Option<Spanned<String>>,
     queue: Option<usize>,
+    retries: Option<u32>,
+    rate_loss: Option<Spanned<Vec<f64>>>,
+    fades_every: Option<Spanned<String>>,
+    fades_last: Option<Spanned<String>>,
+    fades_loss: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,6 +134,12 @@ struct RawLinkOverride {
     jitter: Option<Spanned<String>>,
     rate: Option<Spanned<String>>,
     queue: Option<usize>,
+    retries: Option<u32>,
+    rate_loss: Option<Spanned<Vec<f64>>>,
+    fades_every: Option<Spanned<String>>,
+    fades_last: Option<Spanned<String>>,
+    fades_loss: Option<f64>,
+    carrier: Option<bool>,
     #[serde(default)]
     down: Vec<Spanned<Vec<String>>>,
     #[serde(default)]
@@ -124,6 +163,11 @@ impl RawLinkOverride {
             jitter: self.jitter.clone(),
             rate: self.rate.clone(),
             queue: self.queue,
+            retries: self.retries,
+            rate_loss: self.rate_loss.clone(),
+            fades_every: self.fades_every.clone(),
+            fades_last: self.fades_last.clone(),
+            fades_loss: self.fades_loss,
         }
     }
 }
@@ -135,6 +179,11 @@ struct RawNode {
     paths: Option<usize>,
     flush: Option<Spanned<String>>,
     reorder: Option<bool>,
+    metric: Option<Spanned<String>>,
+    damping: Option<bool>,
+    ignore_tx_failures: Option<bool>,
+    binding: Option<Spanned<String>>,
+    bound: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -150,6 +199,8 @@ struct RawFlow {
     count: Option<u64>,
     start: Option<Spanned<String>>,
     mode: Option<Spanned<String>>,
+    duration: Option<Spanned<String>>,
+    rate: Option<Spanned<String>>,
 }
 
 /// A topology generator.
@@ -179,7 +230,8 @@ pub enum TopologySpec {
         max_loss: f64,
     },
     /// A NetJSON NetworkGraph: its node ids and links (costs are not used:
-    /// the simulated link models decide each link's fate).
+    /// the simulated link models decide each link's fate). Also the
+    /// `links` topology: named links written in the scenario.
     NetJson {
         names: Vec<String>,
         edges: Vec<(u32, u32)>,
@@ -242,6 +294,8 @@ pub struct FlowSpec {
     /// `Some(bytes)`: a TCP transfer of that many bytes (real TCP, smoltcp)
     /// instead of constant bit rate UDP.
     pub tcp_bytes: Option<u64>,
+    /// A TCP flow stops after this long; its goodput is measured over it.
+    pub duration: Option<Duration>,
 }
 
 /// A parsed, checked scenario.
@@ -261,6 +315,14 @@ pub struct Scenario {
     pub flush: Duration,
     /// Re-order at the egress.
     pub reorder: bool,
+    pub metric: MetricKind,
+    pub damping: bool,
+    pub ignore_tx_failures: bool,
+    /// Late binding's bound per next hop; `None`: early binding.
+    pub bound: Option<usize>,
+    pub radio: Option<RadioSpec>,
+    /// Named node settings to compare (each its own variant).
+    pub node_variants: Vec<NodeVariant>,
     pub flows: Vec<FlowSpec>,
     pub sweep: Sweep,
     /// Nodes that fail (and restart with empty state) at given times.
@@ -276,6 +338,44 @@ pub struct NodeFailure {
 }
 
 /// Parameters a scenario runs over: every combination is one variant.
+/// Node settings a variant changes; `None` keeps the scenario's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeSettings {
+    pub mode: Option<Mode>,
+    pub paths: Option<usize>,
+    pub flush: Option<Duration>,
+    pub reorder: Option<bool>,
+    pub metric: Option<MetricKind>,
+    pub damping: Option<bool>,
+    pub ignore_tx_failures: Option<bool>,
+    pub bound: Option<Option<usize>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeVariant {
+    pub name: String,
+    pub settings: NodeSettings,
+}
+
+impl Scenario {
+    /// Applies node settings (a variant's, or the `[node]` table's).
+    fn apply(&mut self, n: &NodeSettings) {
+        if let Some(m) = n.mode {
+            self.mode = m;
+            for f in &mut self.flows {
+                f.mode = Some(m);
+            }
+        }
+        self.paths = n.paths.unwrap_or(self.paths);
+        self.flush = n.flush.unwrap_or(self.flush);
+        self.reorder = n.reorder.unwrap_or(self.reorder);
+        self.metric = n.metric.unwrap_or(self.metric);
+        self.damping = n.damping.unwrap_or(self.damping);
+        self.ignore_tx_failures = n.ignore_tx_failures.unwrap_or(self.ignore_tx_failures);
+        self.bound = n.bound.unwrap_or(self.bound);
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sweep {
     /// End-to-end loss of every path of a `parallel` topology (applied on
@@ -290,6 +390,8 @@ pub struct Sweep {
 pub struct Variant {
     pub path_loss: Option<f64>,
     pub mode: Option<Mode>,
+    /// The name of the `[[variants]]` entry.
+    pub name: Option<String>,
     pub scenario: Scenario,
 }
 
@@ -306,37 +408,50 @@ impl Scenario {
         } else {
             self.sweep.modes.iter().copied().map(Some).collect()
         };
+        let named: Vec<Option<&NodeVariant>> = if self.node_variants.is_empty() {
+            vec![None]
+        } else {
+            self.node_variants.iter().map(Some).collect()
+        };
         let mut out = Vec::new();
-        for &mode in &modes {
-            for &loss in &losses {
-                let mut s = self.clone();
-                s.sweep = Sweep::default();
-                if let Some(m) = mode {
-                    s.mode = m;
-                    for f in &mut s.flows {
-                        f.mode = Some(m);
+        for nv in named {
+            for &mode in &modes {
+                for &loss in &losses {
+                    let mut s = self.clone();
+                    s.sweep = Sweep::default();
+                    s.node_variants = Vec::new();
+                    if let Some(nv) = nv {
+                        s.apply(&nv.settings);
                     }
-                }
-                if let (Some(l), TopologySpec::Parallel { paths, .. }) = (loss, &self.topology) {
-                    for p in 0..*paths {
-                        let mut spec = self.link.clone();
-                        spec.loss = if l == 0.0 {
-                            LossModel::None
-                        } else {
-                            LossModel::Bernoulli(l)
-                        };
-                        s.links.push(LinkOverride {
-                            a: "s".into(),
-                            b: format!("p{p}h0"),
-                            spec,
-                        });
+                    if let Some(m) = mode {
+                        s.mode = m;
+                        for f in &mut s.flows {
+                            f.mode = Some(m);
+                        }
                     }
+                    if let (Some(l), TopologySpec::Parallel { paths, .. }) = (loss, &self.topology)
+                    {
+                        for p in 0..*paths {
+                            let mut spec = self.link.clone();
+                            spec.loss = if l == 0.0 {
+                                LossModel::None
+                            } else {
+                                LossModel::Bernoulli(l)
+                            };
+                            s.links.push(LinkOverride {
+                                a: "s".into(),
+                                b: format!("p{p}h0"),
+                                spec,
+                            });
+                        }
+                    }
+                    out.push(Variant {
+                        path_loss: loss,
+                        mode,
+                        name: nv.map(|v| v.name.clone()),
+                        scenario: s,
+                    });
                 }
-                out.push(Variant {
-                    path_loss: loss,
-                    mode,
-                    scenario: s,
-                });
             }
         }
         out
@@ -456,7 +571,106 @@ impl Ctx<'_> {
         if let Some(q) = raw.queue {
             spec.queue = q;
         }
+        if let Some(r) = raw.retries {
+            if r > 100 {
+                return Err(self.err(
+                    None,
+                    &format!("{field}.retries"),
+                    format!("{r} retries: at most 100 (802.11 uses 7, SrcRR's 40 exceeded TCP's timeout)"),
+                ));
+            }
+            spec.retries = r;
+        }
+        if let Some(rl) = &raw.rate_loss {
+            if let Some(bad) = rl.get_ref().iter().find(|l| !(0.0..=1.0).contains(*l)) {
+                return Err(self.err(
+                    Some(rl.span()),
+                    &format!("{field}.rate_loss"),
+                    format!("{bad} is not a probability in [0, 1]"),
+                ));
+            }
+            spec.rate_loss = rl.get_ref().clone();
+        }
+        if raw.fades_every.is_some() || raw.fades_last.is_some() || raw.fades_loss.is_some() {
+            let every = self.duration(
+                &raw.fades_every,
+                &format!("{field}.fades_every"),
+                Duration::from_secs(30),
+            )?;
+            let last = self.duration(
+                &raw.fades_last,
+                &format!("{field}.fades_last"),
+                Duration::from_millis(500),
+            )?;
+            let loss = raw.fades_loss.unwrap_or(0.9);
+            if !(0.0..=1.0).contains(&loss) || every.is_zero() || last.is_zero() {
+                return Err(self.err(
+                    raw.fades_every.as_ref().map(|s| s.span()),
+                    &format!("{field}.fades_loss"),
+                    "transient fades need positive fades_every and fades_last and a loss in [0, 1]",
+                ));
+            }
+            spec.loss = LossModel::GilbertElliottTime {
+                good_mean: every,
+                bad_mean: last,
+                loss_good: spec.loss.mean_loss(),
+                loss_bad: loss,
+            };
+        }
         Ok(spec)
+    }
+
+    fn node(&self, raw: &RawNode, field: &str) -> Result<NodeSettings, ScenarioError> {
+        let metric = match &raw.metric {
+            None => None,
+            Some(m) => Some(match m.get_ref().as_str() {
+                "hop" | "hops" | "hop-count" => MetricKind::HopCount,
+                "etx" => MetricKind::Etx,
+                "ett" => MetricKind::Ett,
+                other => {
+                    return Err(self.err(
+                        Some(m.span()),
+                        &format!("{field}.metric"),
+                        format!("unknown metric \"{other}\" (hop, etx, ett)"),
+                    ))
+                }
+            }),
+        };
+        let bound = match (&raw.binding, raw.bound) {
+            (None, None) => None,
+            (b, n) => {
+                let kind = b.as_ref().map_or("late", |b| b.get_ref().as_str());
+                match kind {
+                    "late" => Some(Some(n.unwrap_or(2).max(1))),
+                    "early" => Some(None),
+                    other => {
+                        return Err(self.err(
+                            b.as_ref().map(|b| b.span()),
+                            &format!("{field}.binding"),
+                            format!("unknown binding \"{other}\" (late, early)"),
+                        ))
+                    }
+                }
+            }
+        };
+        Ok(NodeSettings {
+            mode: raw
+                .mode
+                .as_ref()
+                .map(|m| self.mode(m, &format!("{field}.mode")))
+                .transpose()?,
+            paths: raw.paths.map(|p| p.clamp(1, 16)),
+            flush: raw
+                .flush
+                .as_ref()
+                .map(|_| self.duration(&raw.flush, &format!("{field}.flush"), Duration::ZERO))
+                .transpose()?,
+            reorder: raw.reorder,
+            metric,
+            damping: raw.damping,
+            ignore_tx_failures: raw.ignore_tx_failures,
+            bound,
+        })
     }
 }
 
@@ -570,11 +784,39 @@ impl Scenario {
                         edges,
                     }
                 }
+                "links" => {
+                    let l = t.links.as_ref().ok_or_else(|| {
+                        cx.err(Some(t.kind.span()), "topology.links", "a links topology needs links = [[\"a\", \"b\"], ...]")
+                    })?;
+                    let mut names: Vec<String> = Vec::new();
+                    let mut edges = Vec::new();
+                    for pair in l.get_ref() {
+                        if pair.len() != 2 || pair[0] == pair[1] {
+                            return Err(cx.err(Some(l.span()), "topology.links", "each link names two different nodes"));
+                        }
+                        let mut ends = [0u32; 2];
+                        for (e, name) in ends.iter_mut().zip(pair) {
+                            *e = match names.iter().position(|n| n == name) {
+                                Some(i) => i as u32,
+                                None => {
+                                    names.push(name.clone());
+                                    names.len() as u32 - 1
+                                }
+                            };
+                        }
+                        let e = (ends[0].min(ends[1]), ends[0].max(ends[1]));
+                        if edges.contains(&e) {
+                            return Err(cx.err(Some(l.span()), "topology.links", format!("{} and {} are linked twice", pair[0], pair[1])));
+                        }
+                        edges.push(e);
+                    }
+                    TopologySpec::NetJson { names, edges }
+                }
                 other => return Err(cx.err(
                     Some(t.kind.span()),
                     "topology.kind",
                     format!(
-                        "unknown topology \"{other}\" (line, grid, parallel, geometric, citymesh, wisp, netjson)"
+                        "unknown topology \"{other}\" (line, grid, parallel, geometric, citymesh, wisp, netjson, links)"
                     ),
                 )),
             };
@@ -631,6 +873,7 @@ impl Scenario {
                 ));
             }
             let mut spec = cx.link(&o.link(), &link, &field)?;
+            spec.carrier = o.carrier.unwrap_or(false);
             for d in &o.down {
                 let v = d.get_ref();
                 if v.len() != 2 {
@@ -742,10 +985,79 @@ impl Scenario {
                 });
             }
         }
-        let mode = match &raw.node.mode {
-            Some(m) => cx.mode(m, "node.mode")?,
-            None => Mode::Single,
+        let node = cx.node(&raw.node, "node")?;
+        let mode = node.mode.unwrap_or(Mode::Single);
+        let mut node_variants = Vec::new();
+        for (i, v) in raw.variants.iter().enumerate() {
+            let name = v.name.get_ref().clone();
+            if node_variants.iter().any(|n: &NodeVariant| n.name == name) {
+                return Err(cx.err(
+                    Some(v.name.span()),
+                    &format!("variants[{i}].name"),
+                    format!("two variants are named \"{name}\""),
+                ));
+            }
+            node_variants.push(NodeVariant {
+                name,
+                settings: cx.node(&v.node, &format!("variants[{i}]"))?,
+            });
+        }
+        if !node_variants.is_empty() && raw.sweep.as_ref().is_some_and(|s| !s.modes.is_empty()) {
+            return Err(cx.err(
+                None,
+                "variants",
+                "use either [[variants]] or sweep.modes, not both (a variant can set mode)",
+            ));
+        }
+        let radio = match &raw.radio {
+            None => None,
+            Some(r) => {
+                let mut spec = RadioSpec::default();
+                if let Some(rates) = &r.rates {
+                    let mut bps = Vec::new();
+                    for (k, text) in rates.get_ref().iter().enumerate() {
+                        let v = Spanned::new(rates.span(), text.clone());
+                        bps.push(cx.rate(&v, &format!("radio.rates[{k}]"))?);
+                    }
+                    if bps.is_empty() || bps.windows(2).any(|w| w[0] >= w[1]) || bps.len() > 16 {
+                        return Err(cx.err(
+                            Some(rates.span()),
+                            "radio.rates",
+                            "1 to 16 bit-rates, lowest first",
+                        ));
+                    }
+                    spec.rates_bps = bps;
+                }
+                if let Some(q) = r.queue {
+                    spec.queue = q.max(1);
+                }
+                let n = spec.rates_bps.len();
+                for (field, l) in std::iter::once(("link".to_string(), &link)).chain(
+                    links
+                        .iter()
+                        .enumerate()
+                        .map(|(i, o)| (format!("links[{i}]"), &o.spec)),
+                ) {
+                    if !l.rate_loss.is_empty() && l.rate_loss.len() != n {
+                        return Err(cx.err(
+                            None,
+                            &format!("{field}.rate_loss"),
+                            format!("one loss per radio rate: {n} values"),
+                        ));
+                    }
+                }
+                Some(spec)
+            }
         };
+        if radio.is_none()
+            && (!link.rate_loss.is_empty() || links.iter().any(|o| !o.spec.rate_loss.is_empty()))
+        {
+            return Err(cx.err(
+                None,
+                "link.rate_loss",
+                "rate_loss needs a [radio] section naming the rates",
+            ));
+        }
         let mut flows = Vec::new();
         if let Some(rf) = &raw.random_flows {
             // Pairs from the scenario's seed: every run compares the same pairs.
@@ -765,6 +1077,23 @@ impl Scenario {
                 Duration::from_millis(20),
             )?;
             let start = cx.duration(&rf.start, "random_flows.start", Duration::from_secs(30))?;
+            let every = cx.duration(&rf.every, "random_flows.every", Duration::ZERO)?;
+            let duration = rf
+                .duration
+                .as_ref()
+                .map(|_| cx.duration(&rf.duration, "random_flows.duration", Duration::ZERO))
+                .transpose()?;
+            let tcp = match rf.kind.as_ref().map(|k| k.get_ref().as_str()) {
+                None | Some("cbr") => false,
+                Some("tcp") => true,
+                Some(other) => {
+                    return Err(cx.err(
+                        rf.kind.as_ref().map(|k| k.span()),
+                        "random_flows.kind",
+                        format!("unknown flow kind \"{other}\" (cbr, tcp)"),
+                    ))
+                }
+            };
             let mode = rf
                 .mode
                 .as_ref()
@@ -783,37 +1112,84 @@ impl Scenario {
                     size: rf.size.unwrap_or(160).clamp(44, 9000),
                     interval: interval.max(Duration::from_micros(1)),
                     count: rf.count.unwrap_or(500),
-                    start,
+                    // Flow i starts `every` after flow i-1 (one at a time,
+                    // as SrcRR measured its pairs), or all together.
+                    start: start + every * i as u32,
                     mode,
-                    tcp_bytes: None,
+                    tcp_bytes: tcp.then_some(1 << 30),
+                    duration,
                 });
             }
         }
         for (i, f) in raw.flows.iter().enumerate() {
             let field = format!("flows[{i}]");
-            let tcp_bytes = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
-                None | Some("cbr") => None,
-                Some("tcp") => Some(f.bytes.unwrap_or(1 << 30)),
-                Some(other) => {
+            let kind = f.kind.as_ref().map_or("cbr", |k| k.get_ref().as_str());
+            let tcp_bytes = match kind {
+                "cbr" | "udp" => None,
+                "tcp" => Some(f.bytes.unwrap_or(1 << 30)),
+                other => {
                     return Err(cx.err(
                         f.kind.as_ref().map(|k| k.span()),
                         &format!("{field}.kind"),
-                        format!("unknown flow kind \"{other}\" (cbr, tcp)"),
+                        format!("unknown flow kind \"{other}\" (cbr, udp, tcp)"),
                     ))
                 }
             };
+            let duration = f
+                .duration
+                .as_ref()
+                .map(|_| cx.duration(&f.duration, &format!("{field}.duration"), Duration::ZERO))
+                .transpose()?;
+            let size = f
+                .size
+                .unwrap_or(if kind == "udp" { 1400 } else { 160 })
+                .clamp(44, 9000);
+            let (mut interval, mut count) = (
+                cx.duration(
+                    &f.interval,
+                    &format!("{field}.interval"),
+                    Duration::from_millis(20),
+                )?,
+                f.count.unwrap_or(500),
+            );
+            if kind == "udp" {
+                // iperf3-style UDP at a rate: above the path's capacity,
+                // it saturates it.
+                let rate = f.rate.as_ref().ok_or_else(|| {
+                    cx.err(
+                        f.kind.as_ref().map(|k| k.span()),
+                        &format!("{field}.rate"),
+                        "a udp flow needs rate = \"10Mbit\" (and duration)",
+                    )
+                })?;
+                let bps = cx.rate(rate, &format!("{field}.rate"))?;
+                let lasts = duration.unwrap_or(Duration::from_secs(10));
+                interval = Duration::from_nanos(
+                    ((size as u64 * 8).saturating_mul(1_000_000_000) / bps).max(1),
+                );
+                count = (lasts.as_nanos() / interval.as_nanos().max(1)) as u64;
+                if count > 10_000_000 {
+                    return Err(cx.err(
+                        Some(rate.span()),
+                        &format!("{field}.rate"),
+                        "more than 10 million packets: lower the rate or the duration",
+                    ));
+                }
+            } else if f.rate.is_some() {
+                return Err(cx.err(
+                    f.rate.as_ref().map(|r| r.span()),
+                    &format!("{field}.rate"),
+                    "rate is for udp flows (cbr flows set size and interval)",
+                ));
+            }
             let i = flows.len();
             flows.push(FlowSpec {
                 name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
                 from: f.from.get_ref().clone(),
                 to: f.to.get_ref().clone(),
-                size: f.size.unwrap_or(160).clamp(44, 9000),
-                interval: cx.duration(
-                    &f.interval,
-                    &format!("{field}.interval"),
-                    Duration::from_millis(20),
-                )?,
-                count: f.count.unwrap_or(500),
+                size,
+                interval,
+                count,
                 start: cx.duration(&f.start, &format!("{field}.start"), Duration::from_secs(30))?,
                 mode: f
                     .mode
@@ -821,6 +1197,7 @@ impl Scenario {
                     .map(|m| cx.mode(m, &format!("{field}.mode")))
                     .transpose()?,
                 tcp_bytes,
+                duration,
             });
             if flows[i].interval.is_zero() {
                 return Err(cx.err(
@@ -840,9 +1217,15 @@ impl Scenario {
             link,
             links,
             mode,
-            paths: raw.node.paths.unwrap_or(3).clamp(1, 16),
-            flush: cx.duration(&raw.node.flush, "node.flush", Duration::from_millis(20))?,
-            reorder: raw.node.reorder.unwrap_or(false),
+            paths: node.paths.unwrap_or(3),
+            flush: node.flush.unwrap_or(Duration::from_millis(20)),
+            reorder: node.reorder.unwrap_or(false),
+            metric: node.metric.unwrap_or_default(),
+            damping: node.damping.unwrap_or(true),
+            ignore_tx_failures: node.ignore_tx_failures.unwrap_or(true),
+            bound: node.bound.unwrap_or(Some(LATE_BINDING_BOUND)),
+            radio,
+            node_variants,
             flows,
             sweep,
             node_failures,

@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use braid_proto::classify::{ClassRule, Classifier, Match, PortRange};
 use braid_proto::generate::random_geometric;
-use braid_proto::node::{Dest, Node, NodeConfig};
+use braid_proto::linkest::MetricKind;
+use braid_proto::node::{Dest, LateBinding, Node, NodeConfig};
+use braid_proto::paths::{DampingConfig, Margin};
 use braid_proto::redundancy::Policy;
 use braid_proto::time::Instant;
 use braid_wire::{NodeId, Prefix};
@@ -22,7 +24,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::event::EventQueue;
-use crate::link::{Fate, LinkDir, LinkStats};
+use crate::link::{Fate, LinkDir, LinkStats, Outcome};
+use crate::radio::{Radio, RadioSpec};
 use crate::scenario::{Scenario, ScenarioError, TopologySpec};
 
 const FLOW_PORT_BASE: u16 = 10_000;
@@ -45,8 +48,10 @@ pub struct FlowResult {
     pub overhead: f64,
     /// Longest time between two packets delivered in a row (an outage).
     pub max_gap_ms: f64,
-    /// TCP flows: bytes received in order per second of the flow, Mbit/s.
+    /// Bytes received (in order, for TCP) per second of the flow, Mbit/s.
     pub goodput_mbps: f64,
+    /// TCP: segments the sender sent again.
+    pub retransmits: u64,
 }
 
 /// Results of one run.
@@ -74,10 +79,29 @@ enum Event {
         bytes: std::rc::Rc<[u8]>,
     },
     FlowTick(u32),
+    /// A TCP flow stops (its `duration` is over).
+    FlowStop(u32),
     /// A TCP host's timer (`receiver`: which end of flow `flow`).
     TcpTimer {
         flow: u32,
         receiver: bool,
+    },
+    /// A unicast datagram left `node`'s driver queue toward `to`.
+    Sent {
+        node: u32,
+        to: u32,
+    },
+    /// A frame from `node` to `to` was lost on every link-layer attempt.
+    TxFailed {
+        node: u32,
+        to: u32,
+    },
+    /// The link between `a` and `b` loses (or regains) its carrier, and
+    /// both drivers see it.
+    Carrier {
+        a: u32,
+        b: u32,
+        up: bool,
     },
 }
 
@@ -98,6 +122,14 @@ struct Flow {
     tcp: Option<Box<TcpPair>>,
     tcp_bytes: Option<u64>,
     started: Instant,
+    /// TCP: the flow stops this long after it starts.
+    duration: Option<Duration>,
+    /// TCP: when it stopped, and the bytes received in order by then.
+    stopped: Option<(Instant, u64)>,
+    /// TCP: segments the sender sent again (seen on the wire).
+    retransmits: u64,
+    /// TCP: the highest sequence number sent so far (end of segment).
+    sent_up_to: Option<u32>,
 }
 
 struct TcpPair {
@@ -122,6 +154,8 @@ pub struct World {
     now: Instant,
     packet_hops: u64,
     capture: Option<crate::pcap::Capture>,
+    radio: Option<RadioSpec>,
+    radios: Vec<Radio>,
 }
 
 /// The traffic class of flow `i` (flows beyond 254 share the last class).
@@ -134,16 +168,13 @@ pub fn host_addr(i: u32) -> [u8; 4] {
     [198, 18 + (i >> 16) as u8, (i >> 8) as u8, i as u8]
 }
 
-/// Node names, links, and for some generators each link's own loss.
+/// Node names, links, and for the city mesh each link's length (1 = the
+/// edge of radio range).
 type Generated = (Vec<String>, Vec<(u32, u32)>, Vec<Option<f64>>);
 
 fn topology(spec: &TopologySpec, rng: &mut ChaCha8Rng) -> Generated {
     let (names, edges) = match *spec {
-        TopologySpec::CityMesh {
-            nodes,
-            degree,
-            max_loss,
-        } => {
+        TopologySpec::CityMesh { nodes, degree, .. } => {
             let mesh = random_geometric(nodes, degree, rng);
             let mut edges = Vec::new();
             let mut loss = Vec::new();
@@ -157,7 +188,7 @@ fn topology(spec: &TopologySpec, rng: &mut ChaCha8Rng) -> Generated {
                     );
                     let d = ((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt() / mesh.radius;
                     edges.push((arc.from, arc.to));
-                    loss.push(Some(max_loss * d * d));
+                    loss.push(Some(d));
                 }
             }
             return ((1..=nodes).map(|i| format!("n{i}")).collect(), edges, loss);
@@ -268,7 +299,7 @@ impl World {
     /// Builds the network of `scenario` for the run with `seed`.
     pub fn new(scenario: &Scenario, seed: u64) -> Result<World, ScenarioError> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let (names, edges, edge_loss) = topology(&scenario.topology, &mut rng);
+        let (names, edges, edge_length) = topology(&scenario.topology, &mut rng);
         let index: HashMap<&str, u32> = names
             .iter()
             .enumerate()
@@ -285,13 +316,17 @@ impl World {
         };
         let mut links = HashMap::new();
         let mut neighbors = vec![Vec::new(); names.len()];
-        for (&(a, b), loss) in edges.iter().zip(&edge_loss) {
-            let mut spec = scenario.link.clone();
-            if let Some(l) = loss {
-                spec.loss = crate::link::LossModel::Bernoulli(*l);
-            }
+        for (&(a, b), length) in edges.iter().zip(&edge_length) {
             for (x, y) in [(a, b), (b, a)] {
-                links.insert((x, y), LinkDir::new(spec.clone()));
+                let mut spec = scenario.link.clone();
+                match (length, &scenario.radio, &scenario.topology) {
+                    (Some(d), Some(radio), _) => spec.rate_loss = radio.citymesh_loss(*d, &mut rng),
+                    (Some(d), None, TopologySpec::CityMesh { max_loss, .. }) => {
+                        spec.loss = crate::link::LossModel::Bernoulli(max_loss * d * d)
+                    }
+                    _ => {}
+                }
+                links.insert((x, y), LinkDir::new(spec));
                 neighbors[x as usize].push(y);
             }
         }
@@ -360,6 +395,10 @@ impl World {
                 tcp: None,
                 tcp_bytes: f.tcp_bytes,
                 started: Instant::ZERO + f.start,
+                duration: f.duration,
+                stopped: None,
+                retransmits: 0,
+                sent_up_to: None,
             });
         }
         let mut nodes = Vec::with_capacity(names.len());
@@ -370,8 +409,32 @@ impl World {
                 classifier: classifier.clone(),
                 max_paths: scenario.paths,
                 seed: seed ^ ((i as u64) << 20),
+                ignore_tx_failures: scenario.ignore_tx_failures,
+                late_binding: scenario.bound.map(|bound| LateBinding {
+                    bound,
+                    ..LateBinding::default()
+                }),
                 ..NodeConfig::default()
             };
+            config.control.metric = scenario.metric;
+            if !scenario.damping {
+                config.damping = DampingConfig {
+                    margin: Margin::Absolute(0),
+                    hold: Duration::ZERO,
+                };
+            } else if scenario.metric == MetricKind::Ett {
+                // One expected transmission is ETX's margin; for air time
+                // the same idea is relative.
+                config.damping.margin = Margin::Percent(10);
+            }
+            if let Some(radio) = &scenario.radio {
+                // Big probes at every rate, so that ETT sees each one.
+                config.control.probes.big_rates = radio
+                    .rates_bps
+                    .iter()
+                    .map(|&r| (r / 100_000).clamp(1, u16::MAX as u64 - 1) as u16)
+                    .collect();
+            }
             config.ingress.flush_after = scenario.flush;
             if scenario.reorder {
                 config.egress.reorder =
@@ -400,7 +463,17 @@ impl World {
                 .ok_or_else(|| unknown("nodes".into(), &nf.name))?;
             failures.push((node, nf.from, nf.until));
         }
+        let mut carrier = Vec::new();
+        for o in scenario.links.iter().filter(|o| o.spec.carrier) {
+            let (a, b) = (index[o.a.as_str()], index[o.b.as_str()]);
+            for &(from, until) in &o.spec.down {
+                carrier.push((from, Event::Carrier { a, b, up: false }));
+                carrier.push((until, Event::Carrier { a, b, up: true }));
+            }
+        }
         let mut world = World {
+            radios: vec![Radio::default(); names.len()],
+            radio: scenario.radio.clone(),
             timer_at: vec![Instant(u64::MAX); names.len()],
             down: vec![false; names.len()],
             names,
@@ -422,6 +495,9 @@ impl World {
             world
                 .queue
                 .push(Instant::ZERO + f.start, Event::FlowTick(i as u32));
+        }
+        for (at, e) in carrier {
+            world.queue.push(at, e);
         }
         for (node, from, until) in failures {
             world
@@ -461,26 +537,129 @@ impl World {
     fn drain_transmits(&mut self, i: u32) {
         while let Some(t) = self.nodes[i as usize].poll_transmit(self.now) {
             let bytes: std::rc::Rc<[u8]> = t.bytes.into();
-            let targets: Vec<u32> = match t.dest {
-                Dest::AllNeighbors => self.neighbors[i as usize].clone(),
-                Dest::Neighbor(n) => vec![n.0 as u32],
-            };
+            match t.dest {
+                Dest::AllNeighbors => self.broadcast(i, &bytes, t.rate),
+                Dest::Neighbor(n) => self.unicast(i, n.0 as u32, &bytes, t.rate),
+            }
+        }
+    }
+
+    /// Schedules the arrival of a frame that crossed the link `from`→`to`.
+    fn arrive(&mut self, from: u32, to: u32, fate: Fate, bytes: &std::rc::Rc<[u8]>) {
+        if let Fate::Arrives(at) = fate {
+            if let Some(c) = self.capture.as_mut().filter(|c| c.covers(from, to)) {
+                c.record(at.as_micros(), from, to, bytes);
+            }
+            self.queue.push(
+                at,
+                Event::Arrive {
+                    to,
+                    bytes: bytes.clone(),
+                },
+            );
+        }
+    }
+
+    fn broadcast(&mut self, i: u32, bytes: &std::rc::Rc<[u8]>, rate: Option<u16>) {
+        let now = self.now;
+        let targets = self.neighbors[i as usize].clone();
+        let Some(radio) = &self.radio else {
             for to in targets {
-                let Some(link) = self.links.get_mut(&(i, to)) else {
-                    continue;
-                };
-                if let Fate::Arrives(at) = link.send(self.now, bytes.len(), &mut self.rng) {
-                    if let Some(c) = self.capture.as_mut().filter(|c| c.covers(i, to)) {
-                        c.record(at.as_micros(), i, to, &bytes);
-                    }
-                    self.queue.push(
-                        at,
-                        Event::Arrive {
-                            to,
-                            bytes: bytes.clone(),
-                        },
-                    );
+                if let Some(link) = self.links.get_mut(&(i, to)) {
+                    let fate = link.send(now, bytes.len(), &mut self.rng);
+                    self.arrive(i, to, fate, bytes);
                 }
+            }
+            return;
+        };
+        // One transmission on the air, heard (or not) by every neighbor.
+        let k = rate.map_or(0, |r| radio.index_of(r));
+        let air = radio.airtime(bytes.len(), radio.rates_bps[k], 1, false);
+        let Some(end) = self.radios[i as usize].reserve(now, air, radio.queue) else {
+            for to in targets {
+                if let Some(link) = self.links.get_mut(&(i, to)) {
+                    link.stats.offered += 1;
+                    link.stats.queue_drops += 1;
+                }
+            }
+            return;
+        };
+        for &to in &targets {
+            self.radios[to as usize].defer_until(end);
+        }
+        for to in targets {
+            let Some(link) = self.links.get_mut(&(i, to)) else {
+                continue;
+            };
+            let loss = link.spec.rate_loss.get(k).copied().unwrap_or(0.0);
+            let (_, ok) = link.attempts(now, loss, false, &mut self.rng);
+            let fate = link.settle(now, end, bytes.len(), ok, &mut self.rng);
+            self.arrive(i, to, fate, bytes);
+        }
+    }
+
+    fn unicast(&mut self, i: u32, to: u32, bytes: &std::rc::Rc<[u8]>, rate: Option<u16>) {
+        let now = self.now;
+        let out = match self.links.get_mut(&(i, to)) {
+            None => Outcome {
+                fate: Fate::Down,
+                departure: now,
+                failed: false,
+            },
+            Some(link) => match &self.radio {
+                None => link.transmit(now, bytes.len(), true, &mut self.rng),
+                Some(radio) => {
+                    let k = rate.map_or_else(
+                        || radio.best_rate(&link.spec.rate_loss),
+                        |r| radio.index_of(r),
+                    );
+                    let loss = link.spec.rate_loss.get(k).copied().unwrap_or(0.0);
+                    if link.is_down(now) {
+                        let fate = link.settle(now, now, bytes.len(), false, &mut self.rng);
+                        Outcome {
+                            fate,
+                            departure: now,
+                            failed: false,
+                        }
+                    } else {
+                        let (tries, ok) = link.attempts(now, loss, true, &mut self.rng);
+                        let air = radio.airtime(bytes.len(), radio.rates_bps[k], tries, true);
+                        match self.radios[i as usize].reserve(now, air, radio.queue) {
+                            None => {
+                                link.stats.offered += 1;
+                                link.stats.queue_drops += 1;
+                                Outcome {
+                                    fate: Fate::QueueFull,
+                                    departure: now,
+                                    failed: false,
+                                }
+                            }
+                            Some(end) => {
+                                let fate = link.settle(now, end, bytes.len(), ok, &mut self.rng);
+                                for &n in &self.neighbors[i as usize] {
+                                    self.radios[n as usize].defer_until(end);
+                                }
+                                Outcome {
+                                    fate,
+                                    departure: end,
+                                    failed: fate == Fate::Lost,
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+        };
+        self.arrive(i, to, out.fate, bytes);
+        if out.failed {
+            self.queue
+                .push(out.departure, Event::TxFailed { node: i, to });
+        }
+        if self.configs[i as usize].late_binding.is_some() {
+            if out.departure <= now {
+                self.nodes[i as usize].on_sent(NodeId(to as u16));
+            } else {
+                self.queue.push(out.departure, Event::Sent { node: i, to });
             }
         }
     }
@@ -584,10 +763,37 @@ impl World {
         if self.down[node as usize] {
             return;
         }
+        if !receiver {
+            for pkt in &out {
+                self.count_retransmit(fi, pkt);
+            }
+        }
         for pkt in out {
             self.nodes[node as usize].send(now, &pkt);
         }
         self.drain_transmits(node);
+    }
+
+    /// Counts a TCP segment that carries data sent before (a
+    /// retransmission, as the kernel's TCPRetransSegs counts them).
+    fn count_retransmit(&mut self, fi: u32, p: &[u8]) {
+        let ihl = (p.first().map_or(0, |b| b & 0x0f) as usize) * 4;
+        if p.len() < ihl + 20 {
+            return;
+        }
+        let total = u16::from_be_bytes([p[2], p[3]]) as usize;
+        let doff = (p[ihl + 12] >> 4) as usize * 4;
+        let len = total.saturating_sub(ihl + doff) as u32;
+        if len == 0 {
+            return;
+        }
+        let seq = u32::from_be_bytes([p[ihl + 4], p[ihl + 5], p[ihl + 6], p[ihl + 7]]);
+        let end = seq.wrapping_add(len);
+        let f = &mut self.flows[fi as usize];
+        match f.sent_up_to {
+            Some(top) if (end.wrapping_sub(top) as i32) <= 0 => f.retransmits += 1,
+            _ => f.sent_up_to = Some(end),
+        }
     }
 
     fn packet(&self, f: &Flow, seq: u64) -> Vec<u8> {
@@ -674,6 +880,37 @@ impl World {
                     };
                     self.drain(node);
                 }
+                Event::FlowStop(fi) => {
+                    let f = &mut self.flows[fi as usize];
+                    if let Some(pair) = f.tcp.take() {
+                        f.stopped = Some((t, pair.receiver.received));
+                    }
+                }
+                Event::Sent { node, to } => {
+                    if !self.down[node as usize] {
+                        self.nodes[node as usize].on_sent(NodeId(to as u16));
+                        self.drain(node);
+                    }
+                }
+                Event::TxFailed { node, to } => {
+                    if !self.down[node as usize] {
+                        self.nodes[node as usize].tx_failed(t, NodeId(to as u16), &mut self.rng);
+                        self.drain(node);
+                    }
+                }
+                Event::Carrier { a, b, up } => {
+                    for (x, y) in [(a, b), (b, a)] {
+                        if self.down[x as usize] {
+                            continue;
+                        }
+                        if up {
+                            self.nodes[x as usize].link_up(NodeId(y as u16));
+                        } else {
+                            self.nodes[x as usize].link_down(t, NodeId(y as u16), &mut self.rng);
+                        }
+                        self.drain(x);
+                    }
+                }
                 Event::FlowTick(fi) if self.flows[fi as usize].tcp_bytes.is_some() => {
                     let f = &mut self.flows[fi as usize];
                     let bytes = f.tcp_bytes.expect("checked");
@@ -691,6 +928,9 @@ impl World {
                         receiver_at: None,
                     }));
                     let (from, to) = (f.from, f.to);
+                    if let Some(d) = f.duration {
+                        self.queue.push(t + d, Event::FlowStop(fi));
+                    }
                     self.tcp_poll(fi, true);
                     self.tcp_poll(fi, false);
                     self.drain(from);
@@ -754,16 +994,25 @@ impl World {
             .zip(&scenario.flows)
             .enumerate()
             .map(|(i, (f, spec))| {
-                if let (Some(bytes), Some(pair)) = (f.tcp_bytes, f.tcp.as_ref()) {
-                    let secs = self.now.since(f.started).as_secs_f64().max(1e-9);
-                    let got = pair.receiver.received;
+                let tcp_state = match (&f.stopped, f.tcp.as_ref()) {
+                    (Some((at, got)), _) => Some((*at, *got)),
+                    (None, Some(pair)) => Some((self.now, pair.receiver.received)),
+                    (None, None) => None,
+                };
+                if let (Some(bytes), Some((until, got))) = (f.tcp_bytes, tcp_state) {
+                    let secs = until.since(f.started).as_secs_f64().max(1e-9);
                     return FlowResult {
                         name: spec.name.clone(),
                         mode: spec.mode.unwrap_or(scenario.mode).to_string(),
-                        sent: bytes,
+                        sent: if f.duration.is_some() { got } else { bytes },
                         delivered: got,
-                        lost: bytes.saturating_sub(got),
+                        lost: if f.duration.is_some() {
+                            0
+                        } else {
+                            bytes.saturating_sub(got)
+                        },
                         loss_ratio: 0.0,
+                        retransmits: f.retransmits,
                         goodput_mbps: got as f64 * 8.0 / secs / 1e6,
                         ..FlowResult::default()
                     };
@@ -804,7 +1053,11 @@ impl World {
                     delay_p99_ms: pct(0.99),
                     overhead,
                     max_gap_ms: f.max_gap_us as f64 / 1000.0,
-                    goodput_mbps: 0.0,
+                    retransmits: 0,
+                    goodput_mbps: {
+                        let secs = (f.interval * f.count.max(1) as u32).as_secs_f64().max(1e-9);
+                        (delivered * f.size as u64) as f64 * 8.0 / secs / 1e6
+                    },
                 }
             })
             .collect();
@@ -891,12 +1144,28 @@ mod tests {
             degree: 6.0,
             max_loss: 0.5,
         };
-        let (names, edges, loss) = topology(&spec, &mut ChaCha8Rng::seed_from_u64(2));
+        let (names, edges, length) = topology(&spec, &mut ChaCha8Rng::seed_from_u64(2));
         assert_eq!(names.len(), 40);
-        assert_eq!(edges.len(), loss.len());
-        let l: Vec<f64> = loss.iter().map(|l| l.unwrap()).collect();
-        assert!(l.iter().all(|&x| (0.0..=0.5).contains(&x)));
-        let spread = l.iter().cloned().fold(0.0, f64::max) - l.iter().cloned().fold(1.0, f64::min);
-        assert!(spread > 0.3, "mixed link quality, spread {spread}");
+        assert_eq!(edges.len(), length.len());
+        let d: Vec<f64> = length.iter().map(|l| l.unwrap()).collect();
+        assert!(d.iter().all(|&x| (0.0..=1.0).contains(&x)));
+        let spread = d.iter().cloned().fold(0.0, f64::max) - d.iter().cloned().fold(1.0, f64::min);
+        assert!(spread > 0.5, "mixed link lengths, spread {spread}");
+        // Without radios, loss grows as max_loss × d²; with radios, each
+        // direction has a loss per rate, higher for longer links.
+        let text = "[topology]\nkind = \"citymesh\"\nnodes = 30\n";
+        let plain = Scenario::parse("c.toml", text).unwrap();
+        let w = World::new(&plain, 2).unwrap();
+        let losses: Vec<f64> = w.links.values().map(|l| l.spec.loss.mean_loss()).collect();
+        assert!(losses.iter().all(|&l| (0.0..=0.5).contains(&l)));
+        assert!(losses.iter().any(|&l| l > 0.2) && losses.iter().any(|&l| l < 0.05));
+        let radio = Scenario::parse("c.toml", &format!("{text}[radio]\n")).unwrap();
+        let w = World::new(&radio, 2).unwrap();
+        assert!(w.links.values().all(|l| l.spec.rate_loss.len() == 4));
+        let top: Vec<f64> = w.links.values().map(|l| l.spec.rate_loss[3]).collect();
+        assert!(
+            top.iter().any(|&l| l > 0.9) && top.iter().any(|&l| l < 0.1),
+            "{top:?}"
+        );
     }
 }
