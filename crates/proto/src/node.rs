@@ -681,6 +681,13 @@ impl Node {
             if best.is_empty() {
                 continue;
             }
+            // The same primary with other extra paths (one appeared or
+            // broke): nothing to damp, take the new set at once.
+            let same_primary = set
+                .damping
+                .current()
+                .is_some_and(|cur| cur.first() == best.first() && *cur != best);
+            let current_cost = current_cost.filter(|_| !same_primary);
             let (chosen, changed) = set.damping.offer(now, best, best_cost, current_cost);
             if changed {
                 let chosen = chosen.clone();

@@ -221,3 +221,56 @@ fn parity_rebuilds_and_runs_are_deterministic() {
     // 2 data + 1 parity over 3 paths of 2 hops at 5%: about 99.1%.
     assert!(a.0 >= 580, "parity:3 delivered {} of 600", a.0);
 }
+
+/// Late binding: with a driver that has not sent anything yet, the node
+/// hands it only `bound` datagrams per next hop; when that link goes,
+/// everything still above the binding point leaves by another path.
+#[test]
+fn late_binding_strands_only_what_the_driver_holds() {
+    let mut net = Net::diamond(Mode::Single, 0.0, 5);
+    net.run_until(secs(30));
+    assert_eq!(net.stream(5), 5);
+    let first = net.nodes[0].paths_to(NodeId(5)).unwrap()[0][0];
+    let now = net.now;
+    for i in 0..20 {
+        net.nodes[0].send(now, &ip([198, 18, 5, 9], 100 + i));
+    }
+    // The driver holds everything it is given (no `on_sent` yet).
+    let mut to: BTreeMap<NodeId, usize> = BTreeMap::new();
+    let drain = |node: &mut Node, to: &mut BTreeMap<NodeId, usize>| {
+        while let Some(t) = node.poll_transmit(now) {
+            if let Dest::Neighbor(n) = t.dest {
+                *to.entry(n).or_default() += 1;
+            }
+        }
+    };
+    drain(&mut net.nodes[0], &mut to);
+    assert_eq!(
+        to.get(&first),
+        Some(&2),
+        "two below the binding point: {to:?}"
+    );
+    assert_eq!(to.len(), 1, "single path: one next hop");
+    // The link to the first hop goes: its 2 are lost with it, the other
+    // 18 take another path (2 at a time, as the driver sends them).
+    net.nodes[0].link_down(now, first, &mut net.rng);
+    let moved = net.nodes[0].paths_to(NodeId(5)).unwrap()[0][0];
+    assert_ne!(moved, first, "routes leave a link that is down at once");
+    let mut sent_elsewhere = 0;
+    for _ in 0..20 {
+        let mut batch = BTreeMap::new();
+        drain(&mut net.nodes[0], &mut batch);
+        assert!(!batch.contains_key(&first), "nothing more to a dead link");
+        assert!(batch.values().all(|&n| n <= 2), "{batch:?}");
+        for (&n, &k) in &batch {
+            sent_elsewhere += k;
+            for _ in 0..k {
+                net.nodes[0].on_sent(n);
+            }
+        }
+    }
+    assert_eq!(
+        sent_elsewhere, 18,
+        "nothing above the binding point is lost"
+    );
+}

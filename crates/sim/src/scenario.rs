@@ -51,7 +51,7 @@ struct Raw {
     nodes: Vec<RawNodeEvent>,
     radio: Option<RawRadio>,
     #[serde(default)]
-    variants: Vec<RawVariant>,
+    variants: Vec<RawNode>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -59,14 +59,6 @@ struct Raw {
 struct RawRadio {
     rates: Option<Spanned<Vec<String>>>,
     queue: Option<usize>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawVariant {
-    name: Spanned<String>,
-    #[serde(flatten)]
-    node: RawNode,
 }
 
 #[derive(Debug, Deserialize)]
@@ -175,6 +167,8 @@ impl RawLinkOverride {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawNode {
+    /// Variants only: the variant's name.
+    name: Option<Spanned<String>>,
     mode: Option<Spanned<String>>,
     paths: Option<usize>,
     flush: Option<Spanned<String>>,
@@ -985,21 +979,34 @@ impl Scenario {
                 });
             }
         }
+        if let Some(n) = &raw.node.name {
+            return Err(cx.err(
+                Some(n.span()),
+                "node.name",
+                "[node] has no name: a name is for [[variants]]",
+            ));
+        }
         let node = cx.node(&raw.node, "node")?;
         let mode = node.mode.unwrap_or(Mode::Single);
         let mut node_variants = Vec::new();
         for (i, v) in raw.variants.iter().enumerate() {
-            let name = v.name.get_ref().clone();
-            if node_variants.iter().any(|n: &NodeVariant| n.name == name) {
+            let field = format!("variants[{i}]");
+            let Some(name) = &v.name else {
+                return Err(cx.err(None, &format!("{field}.name"), "each variant needs a name"));
+            };
+            if node_variants
+                .iter()
+                .any(|n: &NodeVariant| &n.name == name.get_ref())
+            {
                 return Err(cx.err(
-                    Some(v.name.span()),
-                    &format!("variants[{i}].name"),
-                    format!("two variants are named \"{name}\""),
+                    Some(name.span()),
+                    &format!("{field}.name"),
+                    format!("two variants are named \"{}\"", name.get_ref()),
                 ));
             }
             node_variants.push(NodeVariant {
-                name,
-                settings: cx.node(&v.node, &format!("variants[{i}]"))?,
+                name: name.get_ref().clone(),
+                settings: cx.node(v, &field)?,
             });
         }
         if !node_variants.is_empty() && raw.sweep.as_ref().is_some_and(|s| !s.modes.is_empty()) {
@@ -1290,6 +1297,58 @@ mode = "parity:4"
         }
         let other = Scenario::parse("r.toml", &text.replace("seed = 4", "seed = 5")).unwrap();
         assert_ne!(a.flows, other.flows, "another seed, other pairs");
+    }
+
+    #[test]
+    fn radios_variants_and_new_flow_kinds_parse_and_refuse_bad_values() {
+        let base = "[topology]\nkind = \"links\"\nlinks = [[\"a\", \"b\"]]\n";
+        let ok = Scenario::parse(
+            "v.toml",
+            &format!("{base}[radio]\nrates = [\"6Mbit\", \"54Mbit\"]\n[link]\nretries = 1\nrate_loss = [0.0, 0.3]\n[[flows]]\nkind = \"udp\"\nfrom = \"a\"\nto = \"b\"\nrate = \"1Mbit\"\nduration = \"2s\"\n[[variants]]\nname = \"x\"\nmetric = \"ett\"\nbinding = \"early\"\n[[variants]]\nname = \"y\"\nbound = 4\n"),
+        )
+        .unwrap();
+        assert_eq!(
+            ok.radio.as_ref().unwrap().rates_bps,
+            vec![6_000_000, 54_000_000]
+        );
+        assert_eq!(ok.link.rate_loss, vec![0.0, 0.3]);
+        // 1400-byte packets at 1 Mbit/s for 2 s.
+        assert_eq!(ok.flows[0].interval, Duration::from_micros(11_200));
+        assert_eq!(ok.flows[0].count, 178);
+        let v = ok.variants();
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            (v[0].scenario.metric, v[0].scenario.bound),
+            (MetricKind::Ett, None)
+        );
+        assert_eq!(v[1].scenario.bound, Some(4));
+        assert_eq!(v[1].name.as_deref(), Some("y"));
+        let e = |text: &str| {
+            Scenario::parse("bad.toml", &format!("{base}{text}"))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            e("[link]\nrate_loss = [0.1]\n").contains("link.rate_loss: rate_loss needs a [radio]")
+        );
+        assert!(e("[radio]\n[link]\nrate_loss = [0.1]\n").contains("one loss per radio rate: 4"));
+        assert!(e("[radio]\nrates = [\"11Mbit\", \"1Mbit\"]\n")
+            .contains("radio.rates: 1 to 16 bit-rates, lowest first"));
+        assert!(e("[[flows]]\nkind = \"udp\"\nfrom = \"a\"\nto = \"b\"\n")
+            .contains("flows[0].rate: a udp flow needs rate"));
+        assert!(e("[[variants]]\nmetric = \"etx\"\n")
+            .contains("variants[0].name: each variant needs a name"));
+        assert!(e("[node]\nmetric = \"speed\"\n")
+            .starts_with("bad.toml:5: node.metric: unknown metric"));
+        assert!(e("[node]\nbinding = \"soon\"\n").contains("node.binding: unknown binding"));
+        assert!(e("[link]\nretries = 1000\n").contains("link.retries"));
+        assert!(Scenario::parse(
+            "l.toml",
+            "[topology]\nkind = \"links\"\nlinks = [[\"a\", \"a\"]]\n"
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("two different nodes"));
     }
 
     #[test]

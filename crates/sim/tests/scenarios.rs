@@ -197,3 +197,129 @@ fn real_tcp_goodput_single_stripe_mirror() {
     // At 10% loss per path, mirroring keeps TCP alive where one path does not.
     assert!(g("mirror:2", 0.1) > 5.0 * g("single", 0.1));
 }
+
+/// Each `[[variants]]` entry of a scenario, run for `seeds` seeds.
+fn variant_runs(s: &Scenario, seeds: u64) -> Vec<(String, Vec<RunResult>)> {
+    s.variants()
+        .into_iter()
+        .map(|v| {
+            let runs = (0..seeds)
+                .map(|i| run_once(&v.scenario, s.seed + i, |_| {}).unwrap())
+                .collect();
+            (v.name.unwrap_or_default(), runs)
+        })
+        .collect()
+}
+
+#[test]
+fn handoff_late_binding_loses_at_most_what_is_bound_and_copies_lose_nothing() {
+    let s = scenario("handoff.toml");
+    let v = variant_runs(&s, 2);
+    let stat = |i: usize, f: &dyn Fn(&RunResult) -> f64| mean(v[i].1.iter().map(f));
+    let voip_lost = |i| stat(i, &|r| r.flows[0].lost as f64);
+    let voip_p99 = |i| stat(i, &|r| r.flows[0].delay_p99_ms);
+    let retx = |i| stat(i, &|r| r.flows[1].retransmits as f64);
+    for (i, (name, _)) in v.iter().enumerate() {
+        eprintln!(
+            "{name}: voip lost {:.1}, p99 {:.1} ms; tcp retransmits {:.1}",
+            voip_lost(i),
+            voip_p99(i),
+            retx(i)
+        );
+    }
+    assert_eq!(v.len(), 3);
+    // Early binding: the 50-packet driver queue toward ap1 dies with the
+    // link, and the call waits behind the upload in it.
+    assert!(retx(0) >= 20.0, "early binding retransmits {}", retx(0));
+    assert!(voip_lost(0) >= 1.0 && voip_p99(0) > 50.0);
+    // Late binding: at most 2 packets were below the binding point.
+    assert!(voip_lost(1) <= 2.0 && retx(1) <= 4.0, "late binding");
+    assert!(voip_p99(1) < 30.0, "the call does not queue behind bulk");
+    // Copies through both access points: the move loses nothing.
+    assert_eq!(voip_lost(2), 0.0);
+    assert!(retx(2) <= retx(1));
+    // Every TCP upload kept going after the move.
+    for (_, runs) in &v {
+        for r in runs {
+            assert!(r.flows[1].goodput_mbps > 3.0, "{}", r.flows[1].goodput_mbps);
+        }
+    }
+}
+
+/// A triangle: a direct link that works only at the base rate, and a
+/// two-hop detour at 11 Mbit/s.
+const TRIANGLE: &str = r#"
+duration = "40s"
+[topology]
+kind = "links"
+links = [["a", "c"], ["a", "b"], ["b", "c"]]
+[radio]
+[link]
+retries = 7
+rate_loss = [0.0, 0.0, 0.0, 0.02]
+[[links]]
+between = ["a", "c"]
+retries = 7
+rate_loss = [0.05, 0.3, 0.9, 0.98]
+[node]
+paths = 1
+[[flows]]
+kind = "tcp"
+from = "a"
+to = "c"
+start = "20s"
+duration = "15s"
+[[variants]]
+name = "hop"
+metric = "hop"
+[[variants]]
+name = "ett"
+metric = "ett"
+"#;
+
+#[test]
+fn ett_takes_the_fast_detour_that_hop_count_misses() {
+    let s = Scenario::parse("triangle.toml", TRIANGLE).unwrap();
+    let v = variant_runs(&s, 1);
+    let goodput = |i: usize| v[i].1[0].flows[0].goodput_mbps;
+    let hops = |i: usize| v[i].1[0].links["b->c"].delivered;
+    eprintln!(
+        "hop count {:.2} Mbit/s, ETT {:.2} Mbit/s",
+        goodput(0),
+        goodput(1)
+    );
+    assert!(hops(0) < 100, "hop count takes the direct link");
+    assert!(hops(1) > 1000, "ETT takes the detour");
+    // 1 Mbit/s with retries against two hops at 11 Mbit/s.
+    assert!(goodput(0) < 1.2 && goodput(1) > 1.6 * goodput(0));
+}
+
+#[test]
+fn transient_failures_move_routes_only_without_ignore_fail() {
+    let text = format!(
+        "{}\n[link]\nretries = 1\nfades_every = \"2s\"\nfades_last = \"200ms\"\nfades_loss = 1.0\n",
+        "duration = \"60s\"\n[topology]\nkind = \"grid\"\nwidth = 3\nheight = 3\n[node]\npaths = 1\n[[flows]]\nfrom = \"n1\"\nto = \"n9\"\ninterval = \"10ms\"\ncount = 3000\nstart = \"20s\"\n[[variants]]\nname = \"react\"\nignore_tx_failures = false\n[[variants]]\nname = \"ignore\"\nignore_tx_failures = true\n"
+    );
+    let s = Scenario::parse("fades.toml", &text).unwrap();
+    let mut changes = Vec::new();
+    for v in s.variants() {
+        let mut w = braid_sim::World::new(&v.scenario, 3).unwrap();
+        w.run_until(Instant::ZERO + v.scenario.duration, |_| {});
+        let failures: u64 = w.nodes().iter().map(|n| n.counters().tx_failures).sum();
+        let moved: u64 = w.nodes().iter().map(|n| n.counters().route_changes).sum();
+        let withdrawn: u64 = w
+            .nodes()
+            .iter()
+            .map(|n| n.control().counters().links_failed)
+            .sum();
+        eprintln!(
+            "{:?}: {failures} failures, {withdrawn} links withdrawn, {moved} route changes",
+            v.name
+        );
+        assert!(failures > 10, "the fades make frames fail");
+        changes.push((withdrawn, moved));
+    }
+    assert!(changes[0].0 > 10, "reacting withdraws the failed links");
+    assert_eq!(changes[1].0, 0, "ignore-fail withdraws nothing");
+    assert!(changes[0].1 > changes[1].1 + 5, "{changes:?}");
+}
