@@ -172,10 +172,7 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
             serde_json::to_string_pretty(&report)?,
         )?;
         std::fs::write(dir.join("flows.csv"), csv(&report))?;
-        let tcp = report
-            .variants
-            .iter()
-            .any(|v| v.summary.iter().any(|f| f.goodput_mbps > 0.0));
+        let tcp = scenario.flows.iter().any(|f| f.tcp_bytes.is_some());
         let chart = if tcp {
             braid_sim::html::goodput_chart(&report).map(|svg| ("goodput.svg", svg))
         } else {

@@ -223,6 +223,41 @@ fn sweep_chart(
     ))
 }
 
+/// Horizontal bars, one per label, with the value printed beside each.
+pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
+    let (w, row, left) = (640.0, 26.0, 230.0);
+    let h = 40.0 + row * bars.len() as f64;
+    let max = bars.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-9);
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\
+         <text x=\"{}\" y=\"16\" text-anchor=\"middle\" font-size=\"14\">{}</text>",
+        w / 2.0,
+        escape(title)
+    );
+    for (i, (label, v)) in bars.iter().enumerate() {
+        let y = 30.0 + row * i as f64;
+        let len = (w - left - 90.0) * (v / max).max(0.0);
+        let _ = write!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\
+             <rect x=\"{left}\" y=\"{y}\" width=\"{len:.1}\" height=\"{}\" fill=\"{}\"/>\
+             <text x=\"{:.1}\" y=\"{}\">{} {}</text>",
+            left - 6.0,
+            y + 14.0,
+            escape(label),
+            row - 8.0,
+            PALETTE[i % PALETTE.len()],
+            left + len + 6.0,
+            y + 14.0,
+            trim(*v),
+            escape(unit)
+        );
+    }
+    svg + "</svg>"
+}
+
 /// An HTML table from a header row and rows of cells (already text).
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut s = String::from("<table><tr>");
@@ -258,6 +293,14 @@ th{{background:#f0f0f0}}td:first-child,th:first-child{{text-align:left}}h2{{marg
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bar_chart_has_one_bar_per_value_scaled_to_the_largest() {
+        let svg = bar_chart("t<", "KB/s", &[("a".into(), 10.0), ("b&".into(), 20.0)]);
+        assert_eq!(svg.matches("<rect").count(), 2);
+        assert!(svg.contains("t&lt;") && svg.contains("b&amp;"));
+        assert!(svg.contains("width=\"160.0\"") && svg.contains("width=\"320.0\""));
+    }
 
     #[test]
     fn chart_has_one_polyline_per_series_and_escapes_text() {
