@@ -573,11 +573,10 @@ impl Node {
     /// The driver's report that a unicast datagram to `neighbor` left its
     /// queue (sent, or dropped): room for the next one (late binding).
     pub fn on_sent(&mut self, neighbor: NodeId) {
+        // Entries stay at zero (one per next hop ever used: bounded by the
+        // neighbors) so that the hot path does not allocate.
         if let Some(n) = self.in_driver.get_mut(&neighbor) {
             *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.in_driver.remove(&neighbor);
-            }
         }
     }
 
