@@ -530,44 +530,49 @@ impl Node {
     /// Late binding: the next datagram whose path's first hop has room in
     /// the driver.
     fn pull_bound(&mut self) -> Option<Transmit> {
+        use std::ops::Bound::{Excluded, Unbounded};
         let bound = self.config.late_binding?.bound.max(1);
-        let egresses: Vec<NodeId> = self.backlog.iter().copied().collect();
-        for egress in egresses {
-            let Some(set) = self.routes.get_mut(&egress) else {
-                self.backlog.remove(&egress);
-                continue;
-            };
-            let first_hops: Vec<NodeId> = set
-                .damping
-                .current()
-                .map(|paths| {
-                    paths
-                        .iter()
-                        .map(|t| t.first().copied().unwrap_or(egress))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let Some(waiting) = set.waiting.as_mut() else {
-                self.backlog.remove(&egress);
-                continue;
-            };
-            for (p, hop) in first_hops.iter().enumerate() {
-                if self.in_driver.get(hop).copied().unwrap_or(0) >= bound {
-                    continue;
-                }
-                if let Some(pending) = waiting.pull(p) {
-                    if let Some(t) = self.route_datagram(pending.header, p, &pending.body) {
-                        return Some(t);
+        let mut after: Option<NodeId> = None;
+        loop {
+            let egress = match after {
+                None => self.backlog.first().copied(),
+                Some(e) => self.backlog.range((Excluded(e), Unbounded)).next().copied(),
+            }?;
+            after = Some(egress);
+            let (pulled, idle) = match self.routes.get_mut(&egress) {
+                Some(RouteSet {
+                    damping,
+                    waiting: Some(waiting),
+                }) => {
+                    let mut pulled = None;
+                    for (p, transit) in damping.current().into_iter().flatten().enumerate() {
+                        let hop = transit.first().copied().unwrap_or(egress);
+                        if self.in_driver.get(&hop).copied().unwrap_or(0) >= bound {
+                            continue;
+                        }
+                        if let Some(pending) = waiting.pull(p) {
+                            pulled = Some((p, pending));
+                            break;
+                        }
                     }
-                    return self.pull_bound();
+                    let idle = pulled.is_none()
+                        && waiting.queued() == 0
+                        && (0..waiting.paths()).all(|p| waiting.bound(p) == 0);
+                    (pulled, idle)
                 }
-            }
-            let waiting = self.routes[&egress].waiting.as_ref().expect("checked");
-            if waiting.queued() == 0 && (0..waiting.paths()).all(|p| waiting.bound(p) == 0) {
+                _ => (None, true),
+            };
+            if idle {
                 self.backlog.remove(&egress);
+            }
+            if let Some((p, pending)) = pulled {
+                if let Some(t) = self.route_datagram(pending.header, p, &pending.body) {
+                    return Some(t);
+                }
+                // Counted by `route_datagram`; try this egress again.
+                after = None;
             }
         }
-        None
     }
 
     /// The driver's report that a unicast datagram to `neighbor` left its
@@ -719,7 +724,8 @@ impl Node {
                             let urgent =
                                 pending.header.flags.contains(braid_wire::DataFlags::URGENT);
                             let class = pending.header.class as u64;
-                            waiting.enqueue(pending, len, class, urgent, 1 << p);
+                            let dropped = waiting.enqueue(pending, len, class, urgent, 1 << p);
+                            self.counters.binding_overflow += dropped.len() as u64;
                         }
                     }
                     for p in 0..count.min(waiting.paths()) {

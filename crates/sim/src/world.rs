@@ -561,10 +561,22 @@ impl World {
     }
 
     fn broadcast(&mut self, i: u32, bytes: &std::rc::Rc<[u8]>, rate: Option<u16>) {
+        // Borrowed out and put back: no copy of the neighbor list per frame.
+        let targets = std::mem::take(&mut self.neighbors[i as usize]);
+        self.broadcast_to(i, &targets, bytes, rate);
+        self.neighbors[i as usize] = targets;
+    }
+
+    fn broadcast_to(
+        &mut self,
+        i: u32,
+        targets: &[u32],
+        bytes: &std::rc::Rc<[u8]>,
+        rate: Option<u16>,
+    ) {
         let now = self.now;
-        let targets = self.neighbors[i as usize].clone();
         let Some(radio) = &self.radio else {
-            for to in targets {
+            for &to in targets {
                 if let Some(link) = self.links.get_mut(&(i, to)) {
                     let fate = link.send(now, bytes.len(), &mut self.rng);
                     self.arrive(i, to, fate, bytes);
@@ -576,7 +588,7 @@ impl World {
         let k = rate.map_or(0, |r| radio.index_of(r));
         let air = radio.airtime(bytes.len(), radio.rates_bps[k], 1, false);
         let Some(end) = self.radios[i as usize].reserve(now, air, radio.queue) else {
-            for to in targets {
+            for &to in targets {
                 if let Some(link) = self.links.get_mut(&(i, to)) {
                     link.stats.offered += 1;
                     link.stats.queue_drops += 1;
@@ -584,10 +596,10 @@ impl World {
             }
             return;
         };
-        for &to in &targets {
+        for &to in targets {
             self.radios[to as usize].defer_until(end);
         }
-        for to in targets {
+        for &to in targets {
             let Some(link) = self.links.get_mut(&(i, to)) else {
                 continue;
             };
