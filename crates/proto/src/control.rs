@@ -15,18 +15,20 @@
 //! pending are at most one per stream, floods pending at most one per
 //! origin in the database.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use fixedbitset::FixedBitSet;
 use std::time::Duration;
 
 use braid_wire::{
     parse_any, ControlHeader, LsaLink, Message, NodeId, Prefix, Probe, ProbeKind, ProbeReport,
-    WireError, RATE_SMALL, RATE_UNSPECIFIED,
+    WireError, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
 };
 use rand_core::RngCore;
 use thiserror::Error;
 
 use crate::linkest::{LinkEstConfig, LinkEstimate, LinkEstimator, MetricKind};
-use crate::lsdb::{seq_newer, Install, LsGraph, LsaRecord, Lsdb, LsdbConfig};
+use crate::lsdb::{seq_newer, Install, LsGraph, LsaRecord, LsaStore, Lsdb, LsdbConfig};
 use crate::metric::Metric;
 use crate::random::uniform;
 use crate::time::Instant;
@@ -83,6 +85,16 @@ pub struct ControlConfig {
     /// A link metric change larger than this fraction triggers a new
     /// advertisement (smaller changes wait for the refresh).
     pub change_threshold: f64,
+    /// Least time between two flooding messages of this node. A lone
+    /// advertisement goes out at once; advertisements that arrive within
+    /// the gap wait and leave together in one message (up to
+    /// `flood_bundle_bytes`), so a burst (a network coming up, a refresh
+    /// wave) costs a few frames instead of one per advertisement.
+    pub flood_gap: Duration,
+    /// Most body bytes of one flooding message (a single advertisement
+    /// larger than this is still sent, alone). 1200 keeps a message with
+    /// its UDP/IPv4 underlay headers under 1280 bytes.
+    pub flood_bundle_bytes: usize,
     /// Prefixes and clients this node serves.
     pub prefixes: Vec<Prefix>,
     /// Operator's cost overrides, per direction.
@@ -99,6 +111,8 @@ impl Default for ControlConfig {
             lsa_refresh: Duration::from_secs(30),
             lsa_min_interval: Duration::from_secs(1),
             change_threshold: 0.1,
+            flood_gap: Duration::from_millis(5),
+            flood_bundle_bytes: 1200,
             prefixes: Vec::new(),
             overrides: BTreeMap::new(),
         }
@@ -118,6 +132,8 @@ pub enum ConfigError {
         refresh: Duration,
         max_age: Duration,
     },
+    #[error("the maximum LSA age must be 2 s to 65535 s (the wire's age field), got {0:?}")]
+    MaxAge(Duration),
     #[error("probe jitter must be in [0, 0.9], got {0}")]
     Jitter(f64),
     #[error("window must be 1..=64 probes, got {0}")]
@@ -140,6 +156,10 @@ impl ControlConfig {
             if value < Duration::from_millis(1) || value.as_millis() > u16::MAX as u128 {
                 return Err(ConfigError::Interval { field, value });
             }
+        }
+        let max_age = self.lsdb.max_age;
+        if max_age < Duration::from_secs(2) || max_age > Duration::from_secs(u16::MAX as u64) {
+            return Err(ConfigError::MaxAge(max_age));
         }
         if self.lsa_refresh * 2 >= self.lsdb.max_age || self.lsa_refresh.is_zero() {
             return Err(ConfigError::Refresh {
@@ -173,7 +193,9 @@ pub struct ControlCounters {
     /// Datagrams refused, by [`WireError::kind`].
     pub rx_errors: BTreeMap<&'static str, u64>,
     pub tx_probes: u64,
+    /// Advertisements flooded, and the messages that carried them.
     pub tx_lsas: u64,
+    pub tx_lsa_messages: u64,
     /// Messages that did not fit the caller's buffer (dropped).
     pub tx_errors: u64,
     pub lsas_originated: u64,
@@ -206,18 +228,33 @@ pub struct ControlPlane {
     next_refresh: Instant,
     lsa_wanted: bool,
     pending_probes: VecDeque<usize>,
-    pending_floods: BTreeSet<NodeId>,
+    /// Origins whose advertisement is waiting to be flooded, by id.
+    pending_floods: FixedBitSet,
+    last_flood_at: Option<Instant>,
     replay: u64,
     counters: ControlCounters,
     reports: Vec<ProbeReport>,
 }
 
 impl ControlPlane {
+    /// A control plane with a link-state store of its own.
     pub fn new(
         id: NodeId,
         config: ControlConfig,
         now: Instant,
         rng: &mut dyn RngCore,
+    ) -> Result<Self, ConfigError> {
+        Self::with_lsa_store(id, config, now, rng, LsaStore::new())
+    }
+
+    /// A control plane whose link-state records are interned in `store`
+    /// (shared with other nodes in one process: a simulation).
+    pub fn with_lsa_store(
+        id: NodeId,
+        config: ControlConfig,
+        now: Instant,
+        rng: &mut dyn RngCore,
+        store: LsaStore,
     ) -> Result<Self, ConfigError> {
         config.validate(id)?;
         let mut streams = vec![Stream {
@@ -242,7 +279,7 @@ impl ControlPlane {
         Ok(ControlPlane {
             id,
             links: LinkEstimator::new(id, config.links.clone()),
-            lsdb: Lsdb::new(config.lsdb.clone()),
+            lsdb: Lsdb::with_store(config.lsdb.clone(), store),
             streams,
             last_tx_rate: None,
             own_seq: 0,
@@ -252,7 +289,8 @@ impl ControlPlane {
             next_refresh: now,
             lsa_wanted: true,
             pending_probes: VecDeque::new(),
-            pending_floods: BTreeSet::new(),
+            pending_floods: FixedBitSet::new(),
+            last_flood_at: None,
             replay: 0,
             counters: ControlCounters::default(),
             reports: Vec::new(),
@@ -319,17 +357,20 @@ impl ControlPlane {
                 self.counters.rx_probes += 1;
                 self.links.on_probe(now, m.header.sender, &probe);
             }
-            Message::Lsa(_, lsa) => {
-                self.counters.rx_lsas += 1;
-                if lsa.origin == self.id {
-                    // Our own advertisement from before a restart: continue
-                    // numbering above it so that ours is newer everywhere.
-                    if seq_newer(lsa.seq, self.own_seq) {
-                        self.own_seq = lsa.seq;
-                        self.lsa_wanted = true;
+            Message::Lsa(_, bundle) => {
+                for lsa in bundle.iter() {
+                    self.counters.rx_lsas += 1;
+                    if lsa.origin == self.id {
+                        // Our own advertisement from before a restart:
+                        // continue numbering above it so that ours is
+                        // newer everywhere.
+                        if seq_newer(lsa.seq, self.own_seq) {
+                            self.own_seq = lsa.seq;
+                            self.lsa_wanted = true;
+                        }
+                    } else if self.lsdb.install(now, &lsa) == Install::New {
+                        self.want_flood(lsa.origin);
                     }
-                } else if self.lsdb.install(now, &lsa) == Install::New {
-                    self.pending_floods.insert(lsa.origin);
                 }
             }
         }
@@ -351,7 +392,6 @@ impl ControlPlane {
         }
         self.links.expire(now);
         self.lsdb.expire(now);
-        self.pending_floods.retain(|o| self.lsdb.get(*o).is_some());
         let current = self.current_links(now);
         if self.links_changed(&current) {
             self.lsa_wanted = true;
@@ -407,6 +447,7 @@ impl ControlPlane {
             self.links.next_expiry(),
             self.lsdb.next_expiry(),
             self.links.next_failure_end(),
+            self.next_flood(),
         ]
         .into_iter()
         .flatten()
@@ -416,9 +457,10 @@ impl ControlPlane {
         t
     }
 
-    /// Writes the next control message into `buf`; returns its length, or
-    /// `None` when nothing is waiting. Send it to every neighbor.
-    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+    /// Writes the next control message into `buf` (grown when a message
+    /// needs more room, never shrunk); returns its length, or `None` when
+    /// nothing is waiting. Send it to every neighbor.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<usize> {
         loop {
             self.last_tx_rate = None;
             let result = if let Some(i) = self.pending_probes.pop_front() {
@@ -428,12 +470,12 @@ impl ControlPlane {
                 }
                 self.emit_probe(now, i, buf)
                     .inspect(|_| self.counters.tx_probes += 1)
-            } else if let Some(origin) = self.pending_floods.pop_first() {
-                if self.lsdb.get(origin).is_none() {
-                    continue;
+            } else if self.next_flood().is_some_and(|t| t <= now) {
+                self.last_flood_at = Some(now);
+                match self.emit_floods(now, buf) {
+                    Ok(0) => continue,
+                    result => result,
                 }
-                self.emit_lsa(now, origin, buf)
-                    .inspect(|_| self.counters.tx_lsas += 1)
             } else {
                 return None;
             };
@@ -462,7 +504,12 @@ impl ControlPlane {
         }
     }
 
-    fn emit_probe(&mut self, now: Instant, i: usize, buf: &mut [u8]) -> Result<usize, WireError> {
+    fn emit_probe(
+        &mut self,
+        now: Instant,
+        i: usize,
+        buf: &mut Vec<u8>,
+    ) -> Result<usize, WireError> {
         let s = self.streams[i];
         self.streams[i].seq = s.seq.wrapping_add(1);
         let header = self.next_header(s.kind.message_type());
@@ -473,30 +520,88 @@ impl ControlPlane {
             ProbeKind::Small => 0,
             ProbeKind::Big => self.config.probes.big_probe_bytes,
         };
+        // 12 fixed bytes and 6 per report (docs/protocol.md), or the padding.
+        fit(
+            buf,
+            pad_to.max(CONTROL_HEADER_LEN + 12 + 6 * reports.len()) + MAX_MAC,
+        );
         let result = Probe::emit(&header, s.seq, interval, s.rate, &reports, pad_to, buf);
         self.reports = reports;
         result
     }
 
-    /// Writes `origin`'s LSA from the database, without copying the record
-    /// (floods are most of a large network's control traffic).
-    fn emit_lsa(
-        &mut self,
-        now: Instant,
-        origin: NodeId,
-        buf: &mut [u8],
-    ) -> Result<usize, WireError> {
-        let header = self.next_header(braid_wire::MessageType::Lsa);
-        let r = self.lsdb.get(origin).expect("checked by the caller");
-        braid_wire::Lsa::emit(
-            &header,
-            r.origin,
-            r.age(now),
-            r.seq,
-            &r.links,
-            &r.prefixes,
-            buf,
-        )
+    fn want_flood(&mut self, origin: NodeId) {
+        let i = origin.0 as usize;
+        if i >= self.pending_floods.len() {
+            self.pending_floods.grow(i + 1);
+        }
+        self.pending_floods.insert(i);
+    }
+
+    /// When the advertisements waiting to be flooded may go: at once
+    /// after a quiet `flood_gap`, else when it has passed.
+    fn next_flood(&self) -> Option<Instant> {
+        if self.pending_floods.is_clear() {
+            return None;
+        }
+        Some(match self.last_flood_at {
+            Some(t) => t + self.config.flood_gap,
+            None => Instant::ZERO,
+        })
+    }
+
+    /// Writes the waiting advertisements, lowest origin id first, as many
+    /// as fit in `flood_bundle_bytes` (at least one), straight from the
+    /// database (floods are most of a large network's control traffic).
+    /// Returns 0 when none of them is still held (expired meanwhile).
+    fn emit_floods(&mut self, now: Instant, buf: &mut Vec<u8>) -> Result<usize, WireError> {
+        let mut entries = Vec::new();
+        let mut bytes = 0;
+        let mut taken = Vec::new();
+        for i in self.pending_floods.ones() {
+            let origin = NodeId(i as u16);
+            let Some(r) = self.lsdb.get(origin) else {
+                taken.push(i);
+                continue;
+            };
+            let entry = braid_wire::LsaEntry {
+                origin,
+                age: self.lsdb.age(origin, now).unwrap_or(0),
+                seq: r.seq,
+                links: &r.links,
+                prefixes: &r.prefixes,
+            };
+            let len = entry.encoded_len();
+            if !entries.is_empty() && bytes + len > self.config.flood_bundle_bytes {
+                break;
+            }
+            bytes += len;
+            entries.push(entry);
+            taken.push(i);
+        }
+        let sent = entries.len() as u64;
+        let result = if entries.is_empty() {
+            Ok(0)
+        } else {
+            self.replay += 1;
+            let header = ControlHeader {
+                msg_type: braid_wire::MessageType::Lsa,
+                sender: self.id,
+                key_id: 0,
+                mac_len: 0,
+                replay: self.replay,
+            };
+            fit(buf, CONTROL_HEADER_LEN + bytes + MAX_MAC);
+            braid_wire::Lsa::emit_bundle(&header, &entries, buf)
+        };
+        for i in taken {
+            self.pending_floods.set(i, false);
+        }
+        if result.as_ref().is_ok_and(|&n| n > 0) {
+            self.counters.tx_lsas += sent;
+            self.counters.tx_lsa_messages += 1;
+        }
+        result
     }
 
     fn current_links(&self, now: Instant) -> Vec<LsaLink> {
@@ -533,17 +638,16 @@ impl ControlPlane {
         let record = LsaRecord {
             origin: self.id,
             seq: self.own_seq,
-            links: links.clone(),
-            prefixes: self.config.prefixes.clone(),
-            issued_at: now,
+            links: links.as_slice().into(),
+            prefixes: self.config.prefixes.as_slice().into(),
         };
         // Until the node has a link, nobody can hear its advertisement:
         // keep it in the local database (its own prefixes) but do not send
         // it. Once it has flooded one, it floods every later one, so a node
         // that loses its last link withdraws its links everywhere.
         let worth_sending = !links.is_empty() || self.flooded_own;
-        if self.lsdb.install_own(record) == Install::New && worth_sending {
-            self.pending_floods.insert(self.id);
+        if self.lsdb.install_own(now, record) == Install::New && worth_sending {
+            self.want_flood(self.id);
             self.flooded_own = true;
         }
         self.advertised = links;
@@ -551,6 +655,16 @@ impl ControlPlane {
         self.lsa_wanted = false;
         self.next_refresh = now + self.config.lsa_refresh.mul_f64(uniform(rng, 0.75, 1.0));
         self.counters.lsas_originated += 1;
+    }
+}
+
+/// Room kept for a MAC trailer (its length is one byte).
+const MAX_MAC: usize = 255;
+
+/// Grows `buf` to at least `len` bytes.
+fn fit(buf: &mut Vec<u8>, len: usize) {
+    if buf.len() < len {
+        buf.resize(len, 0);
     }
 }
 
@@ -573,7 +687,7 @@ mod tests {
         let mut cp =
             ControlPlane::new(NodeId(1), ControlConfig::default(), Instant::ZERO, &mut rng)
                 .unwrap();
-        let mut buf = [0u8; 2048];
+        let mut buf = Vec::new();
         let mut times = Vec::new();
         let end = Instant::from_millis(secs * 1000);
         loop {

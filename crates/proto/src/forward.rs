@@ -64,13 +64,15 @@ mod tests {
             } else {
                 vec![]
             };
-            db.install_own(LsaRecord {
-                origin: NodeId(node),
-                seq: 1,
-                links: mine,
-                prefixes,
-                issued_at: Instant::ZERO,
-            });
+            db.install_own(
+                Instant::ZERO,
+                LsaRecord {
+                    origin: NodeId(node),
+                    seq: 1,
+                    links: mine,
+                    prefixes: prefixes.into(),
+                },
+            );
         }
         db
     }

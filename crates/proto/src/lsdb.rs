@@ -6,8 +6,19 @@
 //! may wrap. An advertisement's age travels with it: a receiver expires it
 //! `max_age` after its origin issued it, however many hops it crossed.
 //! Every table is bounded: origins, links and prefixes per origin.
+//!
+//! Storage is shaped for large networks, where every node holds every
+//! origin's advertisement (n² records network-wide). A record's contents are
+//! immutable and reference-counted; an [`LsaStore`] interns them, so
+//! databases that hold the same advertisement and share a store (the
+//! simulator's nodes) hold one copy. Per origin a database keeps only a
+//! pointer and the second it was issued, modulo 2^16 (10 bytes), in pages
+//! of 64 origins indexed by node id: ages are below `max_age`, at most
+//! 65535 s (the wire's age field), so the full second is always the latest
+//! one with those low bits. Expiry is tracked per issued second.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use braid_wire::{Lsa, LsaLink, NodeId, Prefix};
@@ -28,13 +39,14 @@ pub struct LsdbConfig {
     /// An advertisement this old is dropped (its origin refreshes well
     /// before: see `ControlConfig::lsa_refresh`). 90 s: two refreshes in a
     /// row may be lost before an origin's links vanish from the network.
+    /// At most 65535 s (ages travel as 16-bit seconds).
     pub max_age: Duration,
 }
 
 impl Default for LsdbConfig {
     fn default() -> Self {
         LsdbConfig {
-            max_origins: 4096,
+            max_origins: 16384,
             max_links: 512,
             max_prefixes: 256,
             max_age: Duration::from_secs(90),
@@ -78,21 +90,24 @@ pub struct LsdbCounters {
     pub expired: u64,
 }
 
-/// One origin's advertisement as held.
+/// One origin's advertisement: what it says, shared by every database
+/// that holds it (when it was issued is each holder's own business).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LsaRecord {
     pub origin: NodeId,
     pub seq: u32,
-    pub links: Vec<LsaLink>,
-    pub prefixes: Vec<Prefix>,
-    /// When the origin issued it, on our clock (receipt time minus age).
-    pub issued_at: Instant,
+    pub links: Box<[LsaLink]>,
+    pub prefixes: Box<[Prefix]>,
 }
 
 impl LsaRecord {
-    /// Age in whole seconds as of `now`, for re-flooding.
-    pub fn age(&self, now: Instant) -> u16 {
-        now.since(self.issued_at).as_secs().min(u16::MAX as u64) as u16
+    fn matches(&self, lsa: &Lsa<'_>) -> bool {
+        self.origin == lsa.origin
+            && self.seq == lsa.seq
+            && self.links.len() == lsa.link_count()
+            && self.prefixes.len() == lsa.prefix_count()
+            && self.links.iter().copied().eq(lsa.links())
+            && self.prefixes.iter().copied().eq(lsa.prefixes())
     }
 }
 
@@ -101,13 +116,129 @@ pub fn seq_newer(a: u32, b: u32) -> bool {
     a != b && a.wrapping_sub(b) < 1 << 31
 }
 
+/// Interns advertisement records: an advertisement offered to several
+/// databases sharing one store is held once. A cheap handle (clones share
+/// the store); it keeps weak references only, so records live exactly as
+/// long as some database holds them. Two different advertisements with the
+/// same origin and sequence number (an origin restarted and reused a
+/// number) are never confused: contents are compared before sharing.
+#[derive(Debug, Clone, Default)]
+pub struct LsaStore {
+    inner: Arc<Mutex<StoreInner>>,
+}
+
+#[derive(Debug, Default)]
+struct StoreInner {
+    records: HashMap<(NodeId, u32), Weak<LsaRecord>>,
+    /// Dead entries are swept when the table reaches this size.
+    sweep_at: usize,
+}
+
+impl LsaStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records the store can share (some database holds them).
+    pub fn live(&self) -> usize {
+        let inner = self.lock();
+        inner
+            .records
+            .values()
+            .filter(|w| w.strong_count() > 0)
+            .count()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, StoreInner> {
+        // A panic elsewhere while holding the lock leaves the table
+        // consistent (every update is a single insert), so go on.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn intern_parsed(&self, lsa: &Lsa<'_>) -> Arc<LsaRecord> {
+        let mut inner = self.lock();
+        let key = (lsa.origin, lsa.seq);
+        if let Some(held) = inner.records.get(&key).and_then(Weak::upgrade) {
+            if held.matches(lsa) {
+                return held;
+            }
+        }
+        let record = Arc::new(LsaRecord {
+            origin: lsa.origin,
+            seq: lsa.seq,
+            links: lsa.links().collect(),
+            prefixes: lsa.prefixes().collect(),
+        });
+        inner.insert(key, &record);
+        record
+    }
+
+    fn intern(&self, record: LsaRecord) -> Arc<LsaRecord> {
+        let record = Arc::new(record);
+        self.lock().insert((record.origin, record.seq), &record);
+        record
+    }
+}
+
+impl StoreInner {
+    fn insert(&mut self, key: (NodeId, u32), record: &Arc<LsaRecord>) {
+        if self.records.len() >= self.sweep_at {
+            self.records.retain(|_, w| w.strong_count() > 0);
+            self.sweep_at = (self.records.len() * 2).max(64);
+        }
+        self.records.insert(key, Arc::downgrade(record));
+    }
+}
+
+/// Origins per page of the database's table.
+const PAGE: usize = 64;
+
+/// 64 consecutive origin ids: what each advertised, and the second
+/// (on our clock) it was issued, modulo 2^16.
+#[derive(Debug, Clone)]
+struct Page {
+    records: [Option<Arc<LsaRecord>>; PAGE],
+    issued: [u16; PAGE],
+}
+
+impl Page {
+    fn new() -> Box<Self> {
+        Box::new(Page {
+            records: std::array::from_fn(|_| None),
+            issued: [0; PAGE],
+        })
+    }
+}
+
+fn slot_of(origin: NodeId) -> (usize, usize) {
+    (origin.0 as usize / PAGE, origin.0 as usize % PAGE)
+}
+
+fn whole_seconds(t: Instant) -> u32 {
+    (t.0 / 1_000_000).min(u32::MAX as u64) as u32
+}
+
+fn at_second(s: u32) -> Instant {
+    Instant(s as u64 * 1_000_000)
+}
+
+/// The full second whose low 16 bits are `low`, latest at or before `now`
+/// (exact for anything issued less than 65536 s ago).
+fn full_second(low: u16, now: Instant) -> u32 {
+    let now_s = whole_seconds(now);
+    now_s.saturating_sub((now_s as u16).wrapping_sub(low) as u32)
+}
+
 /// The database.
 #[derive(Debug, Clone)]
 pub struct Lsdb {
     config: LsdbConfig,
-    records: BTreeMap<NodeId, LsaRecord>,
-    /// (issued at, origin) of every record: the oldest expires first.
-    by_age: BTreeSet<(Instant, NodeId)>,
+    store: LsaStore,
+    pages: Vec<Option<Box<Page>>>,
+    held: usize,
+    /// How many records were issued in each second: the oldest second
+    /// tells when the next record expires.
+    issued_per_second: BTreeMap<u32, u32>,
     /// Moves when the network the database describes changes (an origin
     /// appears or expires, or its links or prefixes change), not on a
     /// refresh that repeats what was known.
@@ -116,11 +247,19 @@ pub struct Lsdb {
 }
 
 impl Lsdb {
+    /// A database with a store of its own.
     pub fn new(config: LsdbConfig) -> Self {
+        Self::with_store(config, LsaStore::new())
+    }
+
+    /// A database whose records are interned in `store`.
+    pub fn with_store(config: LsdbConfig, store: LsaStore) -> Self {
         Lsdb {
             config,
-            records: BTreeMap::new(),
-            by_age: BTreeSet::new(),
+            store,
+            pages: Vec::new(),
+            held: 0,
+            issued_per_second: BTreeMap::new(),
             version: 0,
             counters: LsdbCounters::default(),
         }
@@ -135,19 +274,34 @@ impl Lsdb {
     }
 
     pub fn len(&self) -> usize {
-        self.records.len()
+        self.held
     }
 
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.held == 0
     }
 
     pub fn get(&self, origin: NodeId) -> Option<&LsaRecord> {
-        self.records.get(&origin)
+        let (page, i) = slot_of(origin);
+        self.pages.get(page)?.as_ref()?.records[i].as_deref()
     }
 
+    /// How old `origin`'s advertisement is as of `now`, in whole seconds
+    /// (what re-flooding sends).
+    pub fn age(&self, origin: NodeId, now: Instant) -> Option<u16> {
+        let (page, i) = slot_of(origin);
+        let page = self.pages.get(page)?.as_ref()?;
+        page.records[i].as_ref()?;
+        let issued = at_second(full_second(page.issued[i], now));
+        Some(now.since(issued).as_secs().min(u16::MAX as u64) as u16)
+    }
+
+    /// Every record held, by origin id.
     pub fn records(&self) -> impl Iterator<Item = &LsaRecord> {
-        self.records.values()
+        self.pages
+            .iter()
+            .flatten()
+            .flat_map(|p| p.records.iter().flatten().map(|r| &**r))
     }
 
     /// Offers a received advertisement.
@@ -161,19 +315,15 @@ impl Lsdb {
         );
         if outcome == Install::New {
             let issued_at = Instant(now.0.saturating_sub(lsa.age as u64 * 1_000_000));
-            self.put(LsaRecord {
-                origin: lsa.origin,
-                seq: lsa.seq,
-                links: lsa.links().collect(),
-                prefixes: lsa.prefixes().collect(),
-                issued_at,
-            });
+            let record = self.store.intern_parsed(lsa);
+            self.put(now, record, issued_at);
         }
         outcome
     }
 
-    /// Installs a record this node made itself (its own advertisement).
-    pub fn install_own(&mut self, record: LsaRecord) -> Install {
+    /// Installs a record this node made itself (its own advertisement),
+    /// issued `now`.
+    pub fn install_own(&mut self, now: Instant, record: LsaRecord) -> Install {
         let outcome = self.check(
             record.origin,
             record.seq,
@@ -182,26 +332,36 @@ impl Lsdb {
             record.prefixes.len(),
         );
         if outcome == Install::New {
-            self.put(record);
+            let record = self.store.intern(record);
+            self.put(now, record, now);
         }
         outcome
     }
 
-    fn put(&mut self, record: LsaRecord) {
-        let changed = match self.records.get(&record.origin) {
-            Some(old) => old.links != record.links || old.prefixes != record.prefixes,
-            None => true,
+    fn put(&mut self, now: Instant, record: Arc<LsaRecord>, issued_at: Instant) {
+        let (page, i) = slot_of(record.origin);
+        if self.pages.len() <= page {
+            self.pages.resize_with(page + 1, || None);
+        }
+        let page = self.pages[page].get_or_insert_with(Page::new);
+        let issued = whole_seconds(issued_at);
+        let old_issued = full_second(page.issued[i], now);
+        page.issued[i] = issued as u16;
+        let changed = match page.records[i].replace(record) {
+            Some(old) => {
+                let new = page.records[i].as_ref().expect("just set");
+                forget_second(&mut self.issued_per_second, old_issued);
+                old.links != new.links || old.prefixes != new.prefixes
+            }
+            None => {
+                self.held += 1;
+                true
+            }
         };
+        *self.issued_per_second.entry(issued).or_default() += 1;
         if changed {
             self.version += 1;
         }
-        // Remove the old entry before adding the new: both may have been
-        // issued at the same instant.
-        if let Some(old) = self.records.get(&record.origin) {
-            self.by_age.remove(&(old.issued_at, old.origin));
-        }
-        self.by_age.insert((record.issued_at, record.origin));
-        self.records.insert(record.origin, record);
     }
 
     /// The topology version: equal versions describe the same network.
@@ -217,6 +377,7 @@ impl Lsdb {
         links: usize,
         prefixes: usize,
     ) -> Install {
+        let held_seq = self.get(origin).map(|r| r.seq);
         let c = &mut self.counters;
         if Duration::from_secs(age as u64) >= self.config.max_age {
             c.too_old += 1;
@@ -228,16 +389,16 @@ impl Lsdb {
             c.refused_prefixes += 1;
             Install::Refused(Refusal::TooManyPrefixes)
         } else {
-            match self.records.get(&origin) {
-                Some(held) if held.seq == seq => {
+            match held_seq {
+                Some(held) if held == seq => {
                     c.duplicate += 1;
                     Install::Duplicate
                 }
-                Some(held) if !seq_newer(seq, held.seq) => {
+                Some(held) if !seq_newer(seq, held) => {
                     c.stale += 1;
                     Install::Stale
                 }
-                None if self.records.len() >= self.config.max_origins => {
+                None if self.held >= self.config.max_origins => {
                     c.refused_origins += 1;
                     Install::Refused(Refusal::TooManyOrigins)
                 }
@@ -252,8 +413,7 @@ impl Lsdb {
     /// The origins that advertise `prefix` (the access points serving a
     /// client: during a handoff, more than one), sorted.
     pub fn origins_serving(&self, prefix: &Prefix) -> Vec<NodeId> {
-        self.records
-            .values()
+        self.records()
             .filter(|r| r.prefixes.contains(prefix))
             .map(|r| r.origin)
             .collect()
@@ -278,8 +438,7 @@ impl Lsdb {
             };
             (head && tail).then_some(len)
         };
-        self.records
-            .values()
+        self.records()
             .flat_map(|r| {
                 r.prefixes
                     .iter()
@@ -291,24 +450,45 @@ impl Lsdb {
 
     /// Drops advertisements that reached the maximum age; returns how many.
     pub fn expire(&mut self, now: Instant) -> usize {
-        let max_age = self.config.max_age;
-        let mut gone = 0;
-        while let Some(&(issued, origin)) = self.by_age.first() {
-            if now.since(issued) < max_age {
-                break;
-            }
-            self.by_age.pop_first();
-            self.records.remove(&origin);
-            self.version += 1;
-            gone += 1;
+        let due = |s: u32| now.since(at_second(s)) >= self.config.max_age;
+        if !self
+            .issued_per_second
+            .keys()
+            .next()
+            .is_some_and(|&s| due(s))
+        {
+            return 0;
         }
+        // One pass drops what is due and recounts the rest per second.
+        let mut gone = 0;
+        let mut per_second = BTreeMap::new();
+        for page in self.pages.iter_mut().flatten() {
+            for i in 0..PAGE {
+                if page.records[i].is_none() {
+                    continue;
+                }
+                let s = full_second(page.issued[i], now);
+                if due(s) {
+                    page.records[i] = None;
+                    gone += 1;
+                } else {
+                    *per_second.entry(s).or_insert(0u32) += 1;
+                }
+            }
+        }
+        self.issued_per_second = per_second;
+        self.held -= gone;
+        self.version += gone as u64;
         self.counters.expired += gone as u64;
         gone
     }
 
     /// When the oldest advertisement will expire.
     pub fn next_expiry(&self) -> Option<Instant> {
-        self.by_age.first().map(|&(t, _)| t + self.config.max_age)
+        self.issued_per_second
+            .keys()
+            .next()
+            .map(|&s| at_second(s) + self.config.max_age)
     }
 
     /// Builds the graph of everything known. Each link's direction takes
@@ -318,8 +498,8 @@ impl Lsdb {
     /// operator's setting). Nodes are sorted by id, so the graph and every
     /// path computed on it are the same for the same database.
     pub fn graph(&self, overrides: &BTreeMap<(NodeId, NodeId), Metric>) -> LsGraph {
-        let mut ids: Vec<NodeId> = self.records.keys().copied().collect();
-        for r in self.records.values() {
+        let mut ids: Vec<NodeId> = self.records().map(|r| r.origin).collect();
+        for r in self.records() {
             ids.extend(r.links.iter().map(|l| l.neighbor));
         }
         ids.sort_unstable();
@@ -337,8 +517,8 @@ impl Lsdb {
                 *slot = Some((Metric::from_units(m), own));
             }
         };
-        for r in self.records.values() {
-            for l in &r.links {
+        for r in self.records() {
+            for l in r.links.iter() {
                 if l.neighbor == r.origin {
                     continue;
                 }
@@ -354,7 +534,7 @@ impl Lsdb {
                 // direction: if it has one that does not list this link,
                 // the link is gone that way (a stale LSA of a dead node must
                 // not keep links toward it alive).
-                if !self.records.contains_key(&l.neighbor) {
+                if self.get(l.neighbor).is_none() {
                     set(back, l.metric_in, false);
                 }
             }
@@ -370,6 +550,15 @@ impl Lsdb {
         LsGraph {
             graph: b.build(),
             ids,
+        }
+    }
+}
+
+fn forget_second(per_second: &mut BTreeMap<u32, u32>, s: u32) {
+    if let Some(n) = per_second.get_mut(&s) {
+        *n -= 1;
+        if *n == 0 {
+            per_second.remove(&s);
         }
     }
 }
@@ -460,7 +649,7 @@ mod tests {
         assert_eq!(offer(&mut db, t, 1, 1, 50, &[]), Install::New);
         assert_eq!(offer(&mut db, t, 2, 1, 0, &[]), Install::New);
         assert_eq!(offer(&mut db, t, 3, 1, 60, &[]), Install::TooOld);
-        assert_eq!(db.get(NodeId(1)).unwrap().age(t), 50);
+        assert_eq!(db.age(NodeId(1), t), Some(50));
         assert_eq!(db.next_expiry(), Some(t + Duration::from_secs(10)));
         assert_eq!(db.expire(t + Duration::from_secs(10)), 1);
         assert!(db.get(NodeId(1)).is_none() && db.get(NodeId(2)).is_some());
@@ -473,6 +662,51 @@ mod tests {
         assert_eq!(db.expire(t + Duration::from_secs(89)), 0);
         assert_eq!(db.expire(t + Duration::from_secs(90)), 1);
         assert!(db.is_empty() && db.next_expiry().is_none());
+    }
+
+    #[test]
+    fn ages_stay_exact_across_the_16_bit_second_wrap() {
+        let mut db = Lsdb::new(sixty_seconds());
+        let t = Instant::from_millis(65_530_000);
+        assert_eq!(offer(&mut db, t, 1, 1, 20, &[]), Install::New);
+        let later = t + Duration::from_secs(10);
+        assert_eq!(db.age(NodeId(1), later), Some(30), "issued at 65510 s");
+        assert_eq!(db.next_expiry(), Some(Instant::from_millis(65_570_000)));
+        assert_eq!(db.expire(Instant::from_millis(65_569_000)), 0);
+        assert_eq!(db.expire(Instant::from_millis(65_570_000)), 1);
+        assert!(db.is_empty() && db.next_expiry().is_none());
+    }
+
+    #[test]
+    fn databases_sharing_a_store_hold_one_copy_and_never_confuse_contents() {
+        let store = LsaStore::new();
+        let mut a = Lsdb::with_store(LsdbConfig::default(), store.clone());
+        let mut b = Lsdb::with_store(LsdbConfig::default(), store.clone());
+        let t = Instant::from_millis(100_000);
+        offer(&mut a, t, 1, 5, 0, &[link(2, 1000, 1000)]);
+        offer(&mut b, t, 1, 5, 3, &[link(2, 1000, 1000)]);
+        assert!(std::ptr::eq(
+            a.get(NodeId(1)).unwrap(),
+            b.get(NodeId(1)).unwrap()
+        ));
+        assert_eq!(store.live(), 1);
+        assert_eq!(
+            (a.age(NodeId(1), t), b.age(NodeId(1), t)),
+            (Some(0), Some(3))
+        );
+        // Same origin and number, different links (an origin that restarted
+        // and reused a number): a separate record.
+        let mut c = Lsdb::with_store(LsdbConfig::default(), store.clone());
+        offer(&mut c, t, 1, 5, 0, &[link(3, 1000, 1000)]);
+        assert_eq!(c.get(NodeId(1)).unwrap().links[0].neighbor, NodeId(3));
+        assert_eq!(a.get(NodeId(1)).unwrap().links[0].neighbor, NodeId(2));
+        assert_eq!(store.live(), 1, "the latest of the two is the one shared");
+        // Records live only while a database holds them.
+        offer(&mut a, t, 1, 6, 0, &[]);
+        offer(&mut b, t, 1, 6, 0, &[]);
+        assert_eq!(store.live(), 2, "seq 6 (shared) and c's seq 5");
+        drop(c);
+        assert_eq!(store.live(), 1);
     }
 
     #[test]

@@ -39,6 +39,7 @@ use rand_core::RngCore;
 
 use crate::classify::{inspect, Classified, Classifier};
 use crate::control::{ConfigError, ControlConfig, ControlPlane};
+use crate::lsdb::LsaStore;
 use crate::paths::{Damping, DampingConfig, DisjointPaths, Disjointness};
 use crate::redundancy::{
     Egress, EgressConfig, Ingress, IngressConfig, Outgoing, PathState, Payload, Policy,
@@ -193,14 +194,6 @@ fn etx_path_loss(graph: &crate::graph::Graph, path: &crate::paths::Path) -> f64 
     1.0 - delivery
 }
 
-/// The largest control message this node can emit: an LSA at the
-/// database's bounds (12-byte links, prefixes of at most 18 bytes) plus the
-/// control header and the largest MAC, or a big probe.
-fn max_control_message(c: &ControlConfig) -> usize {
-    let lsa = 16 + 12 + 12 * c.lsdb.max_links + 18 * c.lsdb.max_prefixes + 255;
-    lsa.max(c.probes.big_probe_bytes + 255).min(65_535)
-}
-
 /// One egress session's per-path receive counts: (ingress, class, counts).
 type SessionCounts = (NodeId, u8, Vec<(u8, u32)>);
 
@@ -242,7 +235,7 @@ pub struct Node {
     delivered: VecDeque<Vec<u8>>,
     next_report: Instant,
     scratch: Vec<Outgoing>,
-    /// Reused for control messages (the largest is a full LSA).
+    /// Reused for control messages; grows to the largest sent.
     control_buf: Vec<u8>,
     /// Late binding: unicast datagrams in the driver, per next hop.
     in_driver: BTreeMap<NodeId, usize>,
@@ -258,7 +251,20 @@ impl Node {
         now: Instant,
         rng: &mut dyn RngCore,
     ) -> Result<Self, ConfigError> {
-        let control = ControlPlane::new(id, config.control.clone(), now, rng)?;
+        Self::with_lsa_store(id, config, now, rng, LsaStore::new())
+    }
+
+    /// A node whose link-state records are interned in `store`: nodes of
+    /// one simulation share it, so an advertisement every node holds is
+    /// stored once (see [`crate::lsdb`]).
+    pub fn with_lsa_store(
+        id: NodeId,
+        config: NodeConfig,
+        now: Instant,
+        rng: &mut dyn RngCore,
+        store: LsaStore,
+    ) -> Result<Self, ConfigError> {
+        let control = ControlPlane::with_lsa_store(id, config.control.clone(), now, rng, store)?;
         Ok(Node {
             id,
             ingress: Ingress::new(
@@ -279,7 +285,7 @@ impl Node {
             delivered: VecDeque::new(),
             next_report: now + config.path_report_interval,
             scratch: Vec::new(),
-            control_buf: vec![0u8; max_control_message(&config.control)],
+            control_buf: Vec::new(),
             in_driver: BTreeMap::new(),
             backlog: Default::default(),
             counters: NodeCounters::default(),

@@ -14,6 +14,7 @@ use std::time::Duration;
 use braid_proto::classify::{ClassRule, Classifier, Match, PortRange};
 use braid_proto::generate::random_geometric;
 use braid_proto::linkest::MetricKind;
+use braid_proto::lsdb::LsaStore;
 use braid_proto::node::{Dest, LateBinding, Node, NodeConfig};
 use braid_proto::paths::{DampingConfig, Margin};
 use braid_proto::redundancy::Policy;
@@ -156,6 +157,9 @@ pub struct World {
     capture: Option<crate::pcap::Capture>,
     radio: Option<RadioSpec>,
     radios: Vec<Radio>,
+    /// Every node's link-state records, interned: an advertisement all
+    /// nodes hold is stored once (what makes 10,000 nodes fit in memory).
+    lsa_store: LsaStore,
 }
 
 /// The traffic class of flow `i` (flows beyond 254 share the last class).
@@ -402,6 +406,7 @@ impl World {
             });
         }
         let mut nodes = Vec::with_capacity(names.len());
+        let lsa_store = LsaStore::new();
         let mut configs = Vec::with_capacity(names.len());
         for i in 0..names.len() as u32 {
             let mut config = NodeConfig {
@@ -445,15 +450,19 @@ impl World {
                 len: 32,
             }];
             configs.push(config.clone());
-            let node =
-                Node::new(NodeId(i as u16), config, Instant::ZERO, &mut rng).map_err(|e| {
-                    ScenarioError {
-                        file: scenario.name.clone(),
-                        line: 0,
-                        field: "node".into(),
-                        message: e.to_string(),
-                    }
-                })?;
+            let node = Node::with_lsa_store(
+                NodeId(i as u16),
+                config,
+                Instant::ZERO,
+                &mut rng,
+                lsa_store.clone(),
+            )
+            .map_err(|e| ScenarioError {
+                file: scenario.name.clone(),
+                line: 0,
+                field: "node".into(),
+                message: e.to_string(),
+            })?;
             nodes.push(node);
         }
         let mut failures = Vec::new();
@@ -473,6 +482,7 @@ impl World {
         }
         let mut world = World {
             radios: vec![Radio::default(); names.len()],
+            lsa_store,
             radio: scenario.radio.clone(),
             timer_at: vec![Instant(u64::MAX); names.len()],
             down: vec![false; names.len()],
@@ -843,7 +853,13 @@ impl World {
                         // A restart: the node comes back with empty state.
                         let mut config = self.configs[i].clone();
                         config.seed ^= t.as_micros();
-                        if let Ok(n) = Node::new(NodeId(node as u16), config, t, &mut self.rng) {
+                        if let Ok(n) = Node::with_lsa_store(
+                            NodeId(node as u16),
+                            config,
+                            t,
+                            &mut self.rng,
+                            self.lsa_store.clone(),
+                        ) {
                             self.nodes[i] = n;
                         }
                         self.timer_at[i] = Instant(u64::MAX);

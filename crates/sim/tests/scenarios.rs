@@ -301,25 +301,35 @@ fn transient_failures_move_routes_only_without_ignore_fail() {
         "duration = \"60s\"\n[topology]\nkind = \"grid\"\nwidth = 3\nheight = 3\n[node]\npaths = 1\n[[flows]]\nfrom = \"n1\"\nto = \"n9\"\ninterval = \"10ms\"\ncount = 3000\nstart = \"20s\"\n[[variants]]\nname = \"react\"\nignore_tx_failures = false\n[[variants]]\nname = \"ignore\"\nignore_tx_failures = true\n"
     );
     let s = Scenario::parse("fades.toml", &text).unwrap();
+    // Per variant, summed over three seeds: (links withdrawn, route changes).
     let mut changes = Vec::new();
     for v in s.variants() {
-        let mut w = braid_sim::World::new(&v.scenario, 3).unwrap();
-        w.run_until(Instant::ZERO + v.scenario.duration, |_| {});
-        let failures: u64 = w.nodes().iter().map(|n| n.counters().tx_failures).sum();
-        let moved: u64 = w.nodes().iter().map(|n| n.counters().route_changes).sum();
-        let withdrawn: u64 = w
-            .nodes()
-            .iter()
-            .map(|n| n.control().counters().links_failed)
-            .sum();
+        let (mut withdrawn, mut moved) = (0, 0);
+        for seed in 1..=3 {
+            let mut w = braid_sim::World::new(&v.scenario, seed).unwrap();
+            w.run_until(Instant::ZERO + v.scenario.duration, |_| {});
+            let failures: u64 = w.nodes().iter().map(|n| n.counters().tx_failures).sum();
+            assert!(failures > 10, "the fades make frames fail");
+            moved += w
+                .nodes()
+                .iter()
+                .map(|n| n.counters().route_changes)
+                .sum::<u64>();
+            withdrawn += w
+                .nodes()
+                .iter()
+                .map(|n| n.control().counters().links_failed)
+                .sum::<u64>();
+        }
         eprintln!(
-            "{:?}: {failures} failures, {withdrawn} links withdrawn, {moved} route changes",
+            "{:?}: {withdrawn} links withdrawn, {moved} route changes",
             v.name
         );
-        assert!(failures > 10, "the fades make frames fail");
         changes.push((withdrawn, moved));
     }
     assert!(changes[0].0 > 10, "reacting withdraws the failed links");
     assert_eq!(changes[1].0, 0, "ignore-fail withdraws nothing");
-    assert!(changes[0].1 > changes[1].1 + 5, "{changes:?}");
+    // Reacting moves routes on every fade; ignoring only on what the
+    // probes see (the fades also lose probes).
+    assert!(changes[0].1 * 4 > changes[1].1 * 5, "{changes:?}");
 }

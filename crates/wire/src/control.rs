@@ -385,30 +385,96 @@ pub struct Lsa<'a> {
     prefix_count: usize,
 }
 
-impl<'a> Lsa<'a> {
+/// The body of an LSA message: one or more LSAs back to back (a node
+/// floods what it has waiting in one frame: on a radio, every broadcast
+/// frame costs a preamble and a contention period). Every LSA in it is
+/// validated when the bundle is parsed, so iterating cannot fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LsaBundle<'a> {
+    body: &'a [u8],
+    count: usize,
+}
+
+impl<'a> LsaBundle<'a> {
     pub fn parse(msg: &ControlMessage<'a>) -> Result<Self, WireError> {
         expect_type(&msg.header, &[MessageType::Lsa])?;
         let mut r = Reader::new(msg.body);
+        let mut count = 0;
+        loop {
+            Lsa::read(&mut r)?;
+            count += 1;
+            if r.is_empty() {
+                break;
+            }
+        }
+        Ok(LsaBundle {
+            body: msg.body,
+            count,
+        })
+    }
+
+    /// How many LSAs the message carries (at least one).
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Lsa<'a>> + 'a {
+        let mut r = Reader::new(self.body);
+        // Validated in `parse`, so `read` cannot fail here.
+        (0..self.count).map_while(move |_| Lsa::read(&mut r).ok())
+    }
+}
+
+/// One LSA to write: see [`Lsa::emit_bundle`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LsaEntry<'b> {
+    pub origin: NodeId,
+    pub age: u16,
+    pub seq: u32,
+    pub links: &'b [LsaLink],
+    pub prefixes: &'b [Prefix],
+}
+
+impl LsaEntry<'_> {
+    /// Bytes this LSA takes in a message body.
+    pub fn encoded_len(&self) -> usize {
+        LSA_FIXED_LEN
+            + self.links.len() * LSA_LINK_LEN
+            + self.prefixes.iter().map(Prefix::encoded_len).sum::<usize>()
+    }
+}
+
+impl<'a> Lsa<'a> {
+    /// Parses a message that carries exactly one LSA.
+    pub fn parse(msg: &ControlMessage<'a>) -> Result<Self, WireError> {
+        let bundle = LsaBundle::parse(msg)?;
+        match (bundle.len(), bundle.iter().next()) {
+            (1, Some(lsa)) => Ok(lsa),
+            (n, _) => Err(WireError::InvalidField {
+                field: "LSA count",
+                value: n as u32,
+            }),
+        }
+    }
+
+    fn read(r: &mut Reader<'a>) -> Result<Self, WireError> {
         let origin = NodeId(r.u16()?);
         let age = r.u16()?;
         let seq = r.u32()?;
         let link_count = r.u16()? as usize;
         let prefix_count = r.u16()? as usize;
         let links = r.take(link_count * LSA_LINK_LEN)?;
-        let prefixes = r.rest();
-        // Validate every prefix now so that iterating later cannot fail.
-        let mut pr = Reader::new(prefixes);
+        // Prefixes are self-delimiting: read them to find where this LSA
+        // ends, which validates every one.
+        let start = r.clone();
         for _ in 0..prefix_count {
-            Prefix::read(&mut pr)?;
+            Prefix::read(r)?;
         }
-        let used = prefixes.len() - pr.rest().len();
-        if used != prefixes.len() {
-            return Err(WireError::LengthMismatch {
-                field: "LSA prefixes",
-                declared: used,
-                available: prefixes.len(),
-            });
-        }
+        let prefixes = start.between(r);
         Ok(Lsa {
             origin,
             age,
@@ -442,7 +508,7 @@ impl<'a> Lsa<'a> {
         (0..self.prefix_count).map_while(move |_| Prefix::read(&mut r).ok())
     }
 
-    /// Writes an LSA.
+    /// Writes a message carrying one LSA.
     pub fn emit(
         header: &ControlHeader,
         origin: NodeId,
@@ -452,33 +518,56 @@ impl<'a> Lsa<'a> {
         prefixes: &[Prefix],
         out: &mut [u8],
     ) -> Result<usize, WireError> {
+        let entry = LsaEntry {
+            origin,
+            age,
+            seq,
+            links,
+            prefixes,
+        };
+        Self::emit_bundle(header, &[entry], out)
+    }
+
+    /// Writes a message carrying `entries` (at least one), in order.
+    pub fn emit_bundle(
+        header: &ControlHeader,
+        entries: &[LsaEntry<'_>],
+        out: &mut [u8],
+    ) -> Result<usize, WireError> {
         expect_type(header, &[MessageType::Lsa])?;
         let too_large = |field, value| WireError::TooLarge { field, value };
-        let link_count =
-            u16::try_from(links.len()).map_err(|_| too_large("LSA links", links.len()))?;
-        let prefix_count =
-            u16::try_from(prefixes.len()).map_err(|_| too_large("LSA prefixes", prefixes.len()))?;
-        for p in prefixes {
-            p.check()?;
+        if entries.is_empty() {
+            return Err(WireError::InvalidField {
+                field: "LSA count",
+                value: 0,
+            });
         }
-        let body_len = LSA_FIXED_LEN
-            + links.len() * LSA_LINK_LEN
-            + prefixes.iter().map(Prefix::encoded_len).sum::<usize>();
-        emit_control(header, body_len, out, |w| {
-            w.u16(origin.0);
-            w.u16(age);
-            w.u32(seq);
-            w.u16(link_count);
-            w.u16(prefix_count);
-            for l in links {
-                w.u16(l.neighbor.0);
-                w.u8(l.link_id);
-                w.u8(0);
-                w.u32(l.metric_out);
-                w.u32(l.metric_in);
+        for e in entries {
+            u16::try_from(e.links.len()).map_err(|_| too_large("LSA links", e.links.len()))?;
+            u16::try_from(e.prefixes.len())
+                .map_err(|_| too_large("LSA prefixes", e.prefixes.len()))?;
+            for p in e.prefixes {
+                p.check()?;
             }
-            for p in prefixes {
-                p.write(w);
+        }
+        let body_len = entries.iter().map(LsaEntry::encoded_len).sum();
+        emit_control(header, body_len, out, |w| {
+            for e in entries {
+                w.u16(e.origin.0);
+                w.u16(e.age);
+                w.u32(e.seq);
+                w.u16(e.links.len() as u16);
+                w.u16(e.prefixes.len() as u16);
+                for l in e.links {
+                    w.u16(l.neighbor.0);
+                    w.u8(l.link_id);
+                    w.u8(0);
+                    w.u32(l.metric_out);
+                    w.u32(l.metric_in);
+                }
+                for p in e.prefixes {
+                    p.write(w);
+                }
             }
         })
     }
@@ -668,6 +757,67 @@ mod tests {
         assert_eq!((lsa.origin, lsa.age, lsa.seq), (NodeId(1), 5, 77));
         assert_eq!(lsa.links().collect::<Vec<_>>(), links);
         assert_eq!(lsa.prefixes().collect::<Vec<_>>(), prefixes);
+    }
+
+    #[test]
+    fn lsa_bundles_carry_several_and_refuse_empty_or_trailing_bytes() {
+        let links = [LsaLink {
+            neighbor: NodeId(2),
+            link_id: 0,
+            metric_out: 1000,
+            metric_in: 2000,
+        }];
+        let client = [Prefix::Mac([2, 0, 0, 0, 0, 9])];
+        let entries = [
+            LsaEntry {
+                origin: NodeId(1),
+                age: 3,
+                seq: 10,
+                links: &links,
+                prefixes: &[],
+            },
+            LsaEntry {
+                origin: NodeId(7),
+                age: 0,
+                seq: 11,
+                links: &[],
+                prefixes: &client,
+            },
+        ];
+        let mut buf = [0u8; 256];
+        let n = Lsa::emit_bundle(&hdr(MessageType::Lsa), &entries, &mut buf).unwrap();
+        assert_eq!(
+            n,
+            CONTROL_HEADER_LEN + entries.iter().map(LsaEntry::encoded_len).sum::<usize>()
+        );
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        let bundle = LsaBundle::parse(&msg).unwrap();
+        let got: Vec<_> = bundle.iter().collect();
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].origin, got[0].age, got[0].seq), (NodeId(1), 3, 10));
+        assert_eq!(got[0].links().collect::<Vec<_>>(), links);
+        assert_eq!(got[1].prefixes().collect::<Vec<_>>(), client);
+        assert!(
+            matches!(
+                Lsa::parse(&msg),
+                Err(WireError::InvalidField {
+                    field: "LSA count",
+                    value: 2
+                })
+            ),
+            "a single-LSA parse refuses a bundle"
+        );
+        assert!(Lsa::emit_bundle(&hdr(MessageType::Lsa), &[], &mut buf).is_err());
+        // A body that ends inside a second LSA is refused as a whole.
+        let one = Lsa::emit_bundle(&hdr(MessageType::Lsa), &entries[..1], &mut buf).unwrap();
+        let mut longer = buf[..one + 3].to_vec();
+        let body_len = (one + 3 - CONTROL_HEADER_LEN) as u16;
+        longer[2..4].copy_from_slice(&body_len.to_be_bytes());
+        let msg = ControlMessage::parse(&longer).unwrap();
+        assert!(matches!(
+            LsaBundle::parse(&msg),
+            Err(WireError::Truncated { .. })
+        ));
     }
 
     #[test]

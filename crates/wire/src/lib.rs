@@ -20,8 +20,8 @@ pub mod data;
 mod error;
 
 pub use control::{
-    ControlHeader, ControlMessage, Lsa, LsaLink, PathCount, PathReport, Prefix, Probe, ProbeKind,
-    ProbeReport, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
+    ControlHeader, ControlMessage, Lsa, LsaBundle, LsaEntry, LsaLink, PathCount, PathReport,
+    Prefix, Probe, ProbeKind, ProbeReport, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
 };
 pub use data::{DataFlags, DataHeader, DataPacket, Group, RedundancyMode, Route, DATA_HEADER_LEN};
 pub use error::WireError;
@@ -99,7 +99,7 @@ pub fn peek(buf: &[u8]) -> Result<MessageType, WireError> {
 pub enum Message<'a> {
     Data(DataPacket<'a>),
     Probe(ControlMessage<'a>, Probe<'a>),
-    Lsa(ControlMessage<'a>, Lsa<'a>),
+    Lsa(ControlMessage<'a>, LsaBundle<'a>),
     PathReport(ControlMessage<'a>, PathReport<'a>),
 }
 
@@ -114,7 +114,7 @@ pub fn parse_any(buf: &[u8]) -> Result<Message<'_>, WireError> {
         }
         MessageType::Lsa => {
             let msg = ControlMessage::parse(buf)?;
-            Ok(Message::Lsa(msg, Lsa::parse(&msg)?))
+            Ok(Message::Lsa(msg, LsaBundle::parse(&msg)?))
         }
         MessageType::PathReport => {
             let msg = ControlMessage::parse(buf)?;
@@ -128,6 +128,7 @@ pub(crate) fn first_byte(ty: MessageType) -> u8 {
 }
 
 /// Bounds-checked big-endian reads over a byte slice.
+#[derive(Clone)]
 pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
@@ -172,6 +173,15 @@ impl<'a> Reader<'a> {
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         Ok(u64::from_be_bytes(a))
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.pos == self.buf.len()
+    }
+
+    /// What `later` (a clone of this reader, moved on) read since.
+    pub(crate) fn between(&self, later: &Reader<'a>) -> &'a [u8] {
+        &self.buf[self.pos..later.pos]
     }
 
     pub(crate) fn rest(&mut self) -> &'a [u8] {

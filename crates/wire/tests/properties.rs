@@ -134,17 +134,30 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
             buf.truncate(n);
             buf
         });
-    let lsa = (
-        control_header(MessageType::Lsa),
+    let one_lsa = (
         node(),
         any::<u16>(),
         any::<u32>(),
         prop::collection::vec(link(), 0..20),
         prop::collection::vec(prefix(), 0..8),
+    );
+    let lsa = (
+        control_header(MessageType::Lsa),
+        prop::collection::vec(one_lsa, 1..4),
     )
-        .prop_map(|(h, origin, age, seq, links, prefixes)| {
-            let mut buf = vec![0u8; 1024];
-            let n = Lsa::emit(&h, origin, age, seq, &links, &prefixes, &mut buf).unwrap();
+        .prop_map(|(h, lsas)| {
+            let entries: Vec<LsaEntry<'_>> = lsas
+                .iter()
+                .map(|(origin, age, seq, links, prefixes)| LsaEntry {
+                    origin: *origin,
+                    age: *age,
+                    seq: *seq,
+                    links,
+                    prefixes,
+                })
+                .collect();
+            let mut buf = vec![0u8; 4096];
+            let n = Lsa::emit_bundle(&h, &entries, &mut buf).unwrap();
             buf.truncate(n);
             buf
         });
@@ -192,13 +205,23 @@ fn re_emit(msg: &Message<'_>) -> Vec<u8> {
             )
             .unwrap()
         }
-        Message::Lsa(m, l) => {
-            let links: Vec<_> = l.links().collect();
-            let prefixes: Vec<_> = l.prefixes().collect();
-            Lsa::emit(
-                &m.header, l.origin, l.age, l.seq, &links, &prefixes, &mut buf,
-            )
-            .unwrap()
+        Message::Lsa(m, bundle) => {
+            let owned: Vec<(Vec<_>, Vec<_>)> = bundle
+                .iter()
+                .map(|l| (l.links().collect(), l.prefixes().collect()))
+                .collect();
+            let entries: Vec<LsaEntry<'_>> = bundle
+                .iter()
+                .zip(&owned)
+                .map(|(l, (links, prefixes))| LsaEntry {
+                    origin: l.origin,
+                    age: l.age,
+                    seq: l.seq,
+                    links,
+                    prefixes,
+                })
+                .collect();
+            Lsa::emit_bundle(&m.header, &entries, &mut buf).unwrap()
         }
         Message::PathReport(m, r) => {
             let counts: Vec<_> = r.counts().collect();
@@ -217,11 +240,14 @@ fn same_value(a: &Message<'_>, b: &Message<'_>) -> bool {
                 && (x.kind, x.seq, x.interval_ms, x.rate) == (y.kind, y.seq, y.interval_ms, y.rate)
                 && x.reports().eq(y.reports())
         }
-        (Message::Lsa(mx, x), Message::Lsa(my, y)) => {
+        (Message::Lsa(mx, xs), Message::Lsa(my, ys)) => {
             mx.header == my.header
-                && (x.origin, x.age, x.seq) == (y.origin, y.age, y.seq)
-                && x.links().eq(y.links())
-                && x.prefixes().eq(y.prefixes())
+                && xs.len() == ys.len()
+                && xs.iter().zip(ys.iter()).all(|(x, y)| {
+                    (x.origin, x.age, x.seq) == (y.origin, y.age, y.seq)
+                        && x.links().eq(y.links())
+                        && x.prefixes().eq(y.prefixes())
+                })
         }
         (Message::PathReport(mx, x), Message::PathReport(my, y)) => {
             mx.header == my.header
