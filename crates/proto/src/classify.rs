@@ -140,6 +140,22 @@ impl IpPrefix {
     }
 }
 
+impl From<IpPrefix> for braid_wire::Prefix {
+    /// The prefix as link-state advertisements carry it.
+    fn from(p: IpPrefix) -> Self {
+        if p.v4 {
+            let mut addr = [0u8; 4];
+            addr.copy_from_slice(&p.addr[..4]);
+            braid_wire::Prefix::V4 { addr, len: p.len }
+        } else {
+            braid_wire::Prefix::V6 {
+                addr: p.addr,
+                len: p.len,
+            }
+        }
+    }
+}
+
 impl FromStr for IpPrefix {
     type Err = RuleError;
     fn from_str(s: &str) -> Result<Self, RuleError> {

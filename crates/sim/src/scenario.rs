@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use braid_conf::Source;
+use braid_conf::Spanned;
 use braid_proto::redundancy::Mode;
 use serde::Deserialize;
-use thiserror::Error;
-use toml::Spanned;
 
 use braid_proto::linkest::MetricKind;
 
@@ -19,14 +19,8 @@ use crate::radio::RadioSpec;
 pub const LATE_BINDING_BOUND: usize = 2;
 
 /// Why a scenario cannot run.
-#[derive(Debug, Error)]
-#[error("{file}:{line}: {field}: {message}")]
-pub struct ScenarioError {
-    pub file: String,
-    pub line: usize,
-    pub field: String,
-    pub message: String,
-}
+/// A problem in a scenario file, where it is.
+pub type ScenarioError = braid_conf::LocatedError;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -453,30 +447,17 @@ impl Scenario {
 }
 
 struct Ctx<'a> {
-    file: &'a str,
-    text: &'a str,
+    src: Source<'a>,
 }
 
 impl Ctx<'_> {
-    fn line_of(&self, offset: usize) -> usize {
-        self.text[..offset.min(self.text.len())]
-            .matches('\n')
-            .count()
-            + 1
-    }
-
     fn err(
         &self,
         span: Option<std::ops::Range<usize>>,
         field: &str,
         message: impl Into<String>,
     ) -> ScenarioError {
-        ScenarioError {
-            file: self.file.to_string(),
-            line: span.map_or(1, |s| self.line_of(s.start)),
-            field: field.to_string(),
-            message: message.into(),
-        }
+        self.src.err(span, field, message)
     }
 
     fn duration(
@@ -485,46 +466,15 @@ impl Ctx<'_> {
         field: &str,
         default: Duration,
     ) -> Result<Duration, ScenarioError> {
-        match v {
-            None => Ok(default),
-            Some(s) => humantime::parse_duration(s.get_ref().trim()).map_err(|e| {
-                self.err(
-                    Some(s.span()),
-                    field,
-                    format!(
-                        "\"{}\" is not a duration ({e}); write e.g. \"20ms\" or \"1m 30s\"",
-                        s.get_ref()
-                    ),
-                )
-            }),
-        }
+        self.src.duration(v, field, default)
     }
 
     fn mode(&self, v: &Spanned<String>, field: &str) -> Result<Mode, ScenarioError> {
-        v.get_ref()
-            .parse()
-            .map_err(|e| self.err(Some(v.span()), field, format!("{e}")))
+        self.src.value(v, field)
     }
 
     fn rate(&self, v: &Spanned<String>, field: &str) -> Result<u64, ScenarioError> {
-        let s = v.get_ref().trim().to_ascii_lowercase();
-        let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
-        let (num, unit) = s.split_at(split);
-        let mult = match unit.trim() {
-            "bit" | "bps" | "" => 1.0,
-            "kbit" | "kbps" => 1e3,
-            "mbit" | "mbps" => 1e6,
-            "gbit" | "gbps" => 1e9,
-            _ => 0.0,
-        };
-        match num.trim().parse::<f64>() {
-            Ok(n) if mult > 0.0 && n > 0.0 && n.is_finite() => Ok((n * mult) as u64),
-            _ => Err(self.err(
-                Some(v.span()),
-                field,
-                format!("\"{}\" is not a rate; write e.g. \"10Mbit\"", v.get_ref()),
-            )),
-        }
+        self.src.rate(v, field)
     }
 
     fn link(&self, raw: &RawLink, base: &LinkSpec, field: &str) -> Result<LinkSpec, ScenarioError> {
@@ -689,16 +639,10 @@ impl Scenario {
 
     /// Parses scenario text whose relative paths start at `dir`.
     pub fn parse_in(file: &str, text: &str, dir: &Path) -> Result<Scenario, ScenarioError> {
-        let cx = Ctx { file, text };
-        let raw: Raw = toml::from_str(text).map_err(|e| {
-            let message = e.message().to_string();
-            let field = message
-                .split('`')
-                .nth(1)
-                .map(str::to_string)
-                .unwrap_or_else(|| "(syntax)".into());
-            cx.err(e.span(), &field, message)
-        })?;
+        let cx = Ctx {
+            src: Source::new(file, text),
+        };
+        let raw: Raw = cx.src.parse()?;
         let t = &raw.topology;
         let need = |v: Option<usize>, f: &str| {
             v.filter(|&n| n > 0).ok_or_else(|| {

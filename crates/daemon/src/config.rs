@@ -1,0 +1,427 @@
+//! The daemon's config file (TOML): what it reads, the defaults, and the
+//! checks that refuse a bad file with its name, line and field. Every
+//! field is documented in docs/operations.md; keep the two in step.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use braid_conf::{LocatedError, Source, Spanned};
+use braid_proto::classify::{ClassRule, Classifier, IpPrefix, Match, PortRange};
+use braid_proto::node::NodeConfig;
+use braid_proto::redundancy::reorder::ReorderConfig;
+use braid_proto::redundancy::{Mode, Policy};
+use braid_wire::{NodeId, Prefix};
+use serde::Deserialize;
+
+/// UDP port of the underlay, on every interface.
+pub const DEFAULT_PORT: u16 = 6868;
+/// Link-local multicast group for discovery and flooding (224.0.0.0/24
+/// is never forwarded by routers).
+pub const DEFAULT_GROUP: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 186);
+pub const DEFAULT_SOCKET: &str = "/run/braid/braid.sock";
+
+/// A checked configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub node: NodeId,
+    pub port: u16,
+    pub group: Ipv4Addr,
+    pub control_socket: PathBuf,
+    pub metrics: Option<SocketAddr>,
+    pub log: String,
+    pub interfaces: Vec<String>,
+    pub tun: TunConfig,
+    /// Everything the protocol node is told.
+    pub node_config: NodeConfig,
+}
+
+/// The TUN device: where traffic enters and leaves the mesh here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TunConfig {
+    pub name: String,
+    /// Address and prefix length given to the device, if any.
+    pub address: Option<(Ipv4Addr, u8)>,
+    pub mtu: u16,
+    /// Prefixes routed into the mesh through the device.
+    pub routes: Vec<(Ipv4Addr, u8)>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    node: Spanned<u16>,
+    port: Option<u16>,
+    group: Option<Spanned<String>>,
+    control_socket: Option<String>,
+    metrics: Option<Spanned<String>>,
+    log: Option<Spanned<String>>,
+    #[serde(default)]
+    prefixes: Vec<Spanned<String>>,
+    #[serde(default, rename = "interface")]
+    interfaces: Vec<RawInterface>,
+    #[serde(default)]
+    tun: RawTun,
+    #[serde(default)]
+    probes: RawProbes,
+    mode: Option<Spanned<String>>,
+    reorder: Option<bool>,
+    paths: Option<Spanned<usize>>,
+    #[serde(default)]
+    policy: Vec<RawPolicy>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInterface {
+    name: Spanned<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTun {
+    name: Option<Spanned<String>>,
+    address: Option<Spanned<String>>,
+    mtu: Option<Spanned<u16>>,
+    #[serde(default)]
+    routes: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProbes {
+    small_interval: Option<Spanned<String>>,
+    big_interval: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    name: Option<String>,
+    to: Option<Spanned<String>>,
+    ports: Option<Spanned<String>>,
+    mode: Spanned<String>,
+    urgent: Option<bool>,
+}
+
+const LOG_LEVELS: [&str; 5] = ["error", "warn", "info", "debug", "trace"];
+
+impl Config {
+    /// Reads and checks a config file's text.
+    pub fn parse(file: &str, text: &str) -> Result<Config, LocatedError> {
+        let src = Source::new(file, text);
+        let raw: Raw = src.parse()?;
+        let node = NodeId(*raw.node.get_ref());
+        if node.0 == 0 || node == NodeId::NONE || node.0 == u16::MAX {
+            return Err(src.err(Some(raw.node.span()), "node", "node ids are 1 to 65534"));
+        }
+        let group = match &raw.group {
+            None => DEFAULT_GROUP,
+            Some(g) => {
+                let a: Ipv4Addr = src.value(g, "group")?;
+                if !a.is_multicast() || a.octets()[..3] != [224, 0, 0] {
+                    return Err(src.err(
+                        Some(g.span()),
+                        "group",
+                        format!("{a} is not a link-local multicast group (224.0.0.0/24)"),
+                    ));
+                }
+                a
+            }
+        };
+        let metrics = raw
+            .metrics
+            .as_ref()
+            .map(|m| src.value::<SocketAddr>(m, "metrics"))
+            .transpose()?;
+        let log = match &raw.log {
+            None => "warn".to_string(),
+            Some(l) if LOG_LEVELS.contains(&l.get_ref().as_str()) => l.get_ref().clone(),
+            Some(l) => {
+                return Err(src.err(
+                    Some(l.span()),
+                    "log",
+                    format!(
+                        "\"{}\" is not one of {}",
+                        l.get_ref(),
+                        LOG_LEVELS.join(", ")
+                    ),
+                ))
+            }
+        };
+        let mut interfaces: Vec<String> = Vec::new();
+        for (i, itf) in raw.interfaces.iter().enumerate() {
+            let name = itf.name.get_ref();
+            let field = format!("interface[{i}].name");
+            if name.is_empty() || name.len() > 15 || name.contains('/') {
+                return Err(src.err(
+                    Some(itf.name.span()),
+                    &field,
+                    format!("\"{name}\" is not an interface name (1-15 characters)"),
+                ));
+            }
+            if interfaces.contains(name) {
+                return Err(src.err(Some(itf.name.span()), &field, "listed twice"));
+            }
+            interfaces.push(name.clone());
+        }
+        if interfaces.is_empty() {
+            return Err(src.err(
+                None,
+                "interface",
+                "no [[interface]]: braid needs at least one interface to reach its neighbors",
+            ));
+        }
+        let v4 = |v: &Spanned<String>, field: &str| -> Result<(Ipv4Addr, u8), LocatedError> {
+            let bad = || {
+                src.err(
+                    Some(v.span()),
+                    field,
+                    format!(
+                        "\"{}\" is not an IPv4 prefix like 198.18.1.0/24",
+                        v.get_ref()
+                    ),
+                )
+            };
+            let (a, l) = v.get_ref().trim().split_once('/').ok_or_else(bad)?;
+            let addr: Ipv4Addr = a.parse().map_err(|_| bad())?;
+            let len: u8 = l.parse().map_err(|_| bad())?;
+            if len > 32 {
+                return Err(bad());
+            }
+            Ok((addr, len))
+        };
+        let tun = TunConfig {
+            name: match &raw.tun.name {
+                None => "braid0".into(),
+                Some(n) if !n.get_ref().is_empty() && n.get_ref().len() <= 15 => {
+                    n.get_ref().clone()
+                }
+                Some(n) => {
+                    return Err(src.err(
+                        Some(n.span()),
+                        "tun.name",
+                        "an interface name is 1-15 characters",
+                    ))
+                }
+            },
+            address: raw
+                .tun
+                .address
+                .as_ref()
+                .map(|a| v4(a, "tun.address"))
+                .transpose()?,
+            mtu: match &raw.tun.mtu {
+                None => 1400,
+                Some(m) if (576..=9000).contains(m.get_ref()) => *m.get_ref(),
+                Some(m) => return Err(src.err(Some(m.span()), "tun.mtu", "576 to 9000")),
+            },
+            routes: raw
+                .tun
+                .routes
+                .iter()
+                .enumerate()
+                .map(|(i, r)| v4(r, &format!("tun.routes[{i}]")))
+                .collect::<Result<_, _>>()?,
+        };
+
+        let mut nc = NodeConfig::default();
+        nc.seed = 0;
+        for (i, p) in raw.prefixes.iter().enumerate() {
+            let prefix: IpPrefix = src.value(p, &format!("prefixes[{i}]"))?;
+            nc.control.prefixes.push(Prefix::from(prefix));
+        }
+        let probes = &mut nc.control.probes;
+        probes.small_interval = src.duration(
+            &raw.probes.small_interval,
+            "probes.small_interval",
+            probes.small_interval,
+        )?;
+        probes.big_interval = src.duration(
+            &raw.probes.big_interval,
+            "probes.big_interval",
+            probes.big_interval,
+        )?;
+        let mut policy = Policy {
+            default: match &raw.mode {
+                None => Mode::Single,
+                Some(m) => src.value(m, "mode")?,
+            },
+            ..Policy::default()
+        };
+        if let Some(p) = &raw.paths {
+            if !(1..=8).contains(p.get_ref()) {
+                return Err(src.err(Some(p.span()), "paths", "1 to 8 paths per destination"));
+            }
+            nc.max_paths = *p.get_ref();
+        }
+        if raw.reorder == Some(true) {
+            nc.egress.reorder = Some(ReorderConfig::default());
+        }
+        let mut classifier = Classifier::default();
+        if raw.policy.len() > 254 {
+            return Err(src.err(None, "policy", "at most 254 [[policy]] entries"));
+        }
+        for (i, rp) in raw.policy.iter().enumerate() {
+            let class = (i + 1) as u8;
+            let mut matches = Match::default();
+            if let Some(to) = &rp.to {
+                matches.dst.push(src.value(to, &format!("policy[{i}].to"))?);
+            }
+            if let Some(ports) = &rp.ports {
+                let r: PortRange = src.value(ports, &format!("policy[{i}].ports"))?;
+                matches.dst_ports.push(r);
+            }
+            classifier.rules.push(ClassRule {
+                name: rp.name.clone().unwrap_or_else(|| format!("policy-{class}")),
+                id: class,
+                matches,
+                urgent: rp.urgent,
+            });
+            policy
+                .classes
+                .insert(class, src.value(&rp.mode, &format!("policy[{i}].mode"))?);
+        }
+        nc.policy = policy;
+        nc.classifier = classifier;
+        nc.control
+            .validate(node)
+            .map_err(|e| src.err(None, "probes", e.to_string()))?;
+        Ok(Config {
+            node,
+            port: raw.port.unwrap_or(DEFAULT_PORT),
+            group,
+            control_socket: raw
+                .control_socket
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET)),
+            metrics,
+            log,
+            interfaces,
+            tun,
+            node_config: nc,
+        })
+    }
+
+    /// Reads and checks a config file.
+    pub fn load(path: &std::path::Path) -> Result<Config, ConfigLoadError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigLoadError::Read {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        Ok(Config::parse(&path.display().to_string(), &text)?)
+    }
+
+    /// How long a probe stream's gap lasts before a link counts as lost:
+    /// what the operator sees as failover time.
+    pub fn probe_interval(&self) -> Duration {
+        self.node_config.control.probes.small_interval
+    }
+}
+
+/// Why a config file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigLoadError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Invalid(#[from] LocatedError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+node = 7
+prefixes = ["198.18.7.0/24"]
+mode = "mirror:2"
+
+[[interface]]
+name = "veth0"
+
+[[interface]]
+name = "veth1"
+
+[tun]
+address = "198.18.7.1/24"
+routes = ["198.18.0.0/15"]
+
+[probes]
+small_interval = "200ms"
+
+[[policy]]
+to = "198.18.9.0/24"
+ports = "5060"
+mode = "mirror:3"
+urgent = true
+"#;
+
+    #[test]
+    fn a_good_file_gives_the_node_its_settings() {
+        let c = Config::parse("good.toml", GOOD).unwrap();
+        assert_eq!(c.node, NodeId(7));
+        assert_eq!(c.interfaces, ["veth0", "veth1"]);
+        assert_eq!(c.port, DEFAULT_PORT);
+        assert_eq!(c.tun.name, "braid0");
+        assert_eq!(c.tun.routes, [(Ipv4Addr::new(198, 18, 0, 0), 15)]);
+        let nc = &c.node_config;
+        assert_eq!(nc.control.probes.small_interval, Duration::from_millis(200));
+        assert_eq!(
+            nc.control.prefixes,
+            [Prefix::V4 {
+                addr: [198, 18, 7, 0],
+                len: 24
+            }]
+        );
+        assert_eq!(nc.policy.default, "mirror:2".parse().unwrap());
+        assert_eq!(nc.policy.classes[&1], "mirror:3".parse().unwrap());
+        assert_eq!(nc.classifier.rules[0].urgent, Some(true));
+    }
+
+    #[test]
+    fn bad_files_are_refused_with_line_and_field() {
+        let cases = [
+            ("node = 0\n[[interface]]\nname = \"a\"\n", 1, "node"),
+            ("node = 1\n", 1, "interface"),
+            ("node = 1\nbogus = 2\n", 2, "bogus"),
+            (
+                "node = 1\nmode = \"mirror:x\"\n[[interface]]\nname = \"a\"\n",
+                2,
+                "mode",
+            ),
+            (
+                "node = 1\n[[interface]]\nname = \"a\"\n[tun]\nroutes = [\"10.0.0.0/33\"]\n",
+                5,
+                "tun.routes[0]",
+            ),
+            (
+                "node = 1\n[[interface]]\nname = \"a\"\n[probes]\nsmall_interval = \"soon\"\n",
+                5,
+                "probes.small_interval",
+            ),
+            (
+                "node = 1\ngroup = \"239.1.1.1\"\n[[interface]]\nname = \"a\"\n",
+                2,
+                "group",
+            ),
+            (
+                "node = 1\n[[interface]]\nname = \"a\"\n[[interface]]\nname = \"a\"\n",
+                5,
+                "interface[1].name",
+            ),
+            (
+                "node = 1\nlog = \"loud\"\n[[interface]]\nname = \"a\"\n",
+                2,
+                "log",
+            ),
+        ];
+        for (text, line, field) in cases {
+            let e = Config::parse("bad.toml", text).unwrap_err();
+            assert_eq!((e.line, e.field.as_str()), (line, field), "{text}: {e}");
+        }
+    }
+}
