@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod daemon;
 mod demo;
 mod paths;
 mod sim;
@@ -25,6 +26,10 @@ enum Command {
     Sim(sim::SimArgs),
     /// Run the default experiments and write an HTML report.
     Demo(demo::DemoArgs),
+    /// Run the braid daemon on this router (TUN, UDP underlay, control socket).
+    Daemon(daemon::DaemonArgs),
+    /// Ask a running daemon: status, neighbors, links, routes, paths, sessions, stats, monitor.
+    Ctl(daemon::CtlArgs),
 }
 
 /// Exit code for bad input (unreadable files, malformed topologies, unknown
@@ -37,6 +42,8 @@ fn main() -> ExitCode {
         Command::Paths(args) => paths::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Demo(args) => demo::run_demo(args),
+        Command::Daemon(args) => daemon::run_daemon(args),
+        Command::Ctl(args) => daemon::run_ctl(args),
     };
     match result {
         Ok(code) => code,

@@ -1,1 +1,14 @@
+//! The braid daemon: the same protocol [`braid_proto::node::Node`] the
+//! simulator runs, driven by real I/O on a router.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`config`] | the TOML config: fields, defaults, located errors |
+//! | [`underlay`] | one UDP socket per interface: multicast to neighbors, unicast data |
+//! | [`daemon`] | the loop: TUN, sockets, timers, neighbor table, reload, shutdown |
+//! | [`ctl`] | the control socket's JSON documents and monitor events |
+
 pub mod config;
+pub mod ctl;
+pub mod daemon;
+pub mod underlay;

@@ -184,7 +184,7 @@ impl ControlConfig {
 }
 
 /// Counters of the control plane; the operator and tests read them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ControlCounters {
     pub rx_probes: u64,
     pub rx_lsas: u64,

@@ -78,7 +78,7 @@ pub enum Refusal {
 }
 
 /// Counters of everything the database was offered.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LsdbCounters {
     pub installed: u64,
     pub duplicate: u64,

@@ -150,7 +150,7 @@ pub struct Transmit {
 }
 
 /// Counters of the node's data path.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct NodeCounters {
     /// User packets handed to `send`.
     pub user_in: u64,
@@ -747,6 +747,27 @@ impl Node {
     }
 
     /// Runs every timer due at `now`.
+    /// Takes new redundancy settings (an operator's reload) without
+    /// dropping traffic: sessions whose mode changes switch at once, and
+    /// what the switch sends (a flushed parity group) goes out.
+    pub fn set_policy(&mut self, now: Instant, policy: Policy, classifier: Classifier) {
+        self.ingress.set_classifier(classifier.clone());
+        let mut out = std::mem::take(&mut self.scratch);
+        self.ingress.set_policy(now, policy.clone(), &mut out);
+        self.emit_all(&mut out, &[], FlowKey::default());
+        self.scratch = out;
+        self.config.policy = policy;
+        self.config.classifier = classifier;
+    }
+
+    /// Every egress this node has routes to, with its paths (each from
+    /// this node to the egress).
+    pub fn routes(&self) -> impl Iterator<Item = (NodeId, &Vec<Vec<NodeId>>)> + '_ {
+        self.routes
+            .keys()
+            .filter_map(|&e| Some((e, self.paths_to(e)?)))
+    }
+
     pub fn handle_timeout(&mut self, now: Instant, rng: &mut dyn RngCore) {
         self.control.handle_timeout(now, rng);
         let mut out = std::mem::take(&mut self.scratch);

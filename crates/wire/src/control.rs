@@ -281,6 +281,21 @@ pub enum Prefix {
     Mac([u8; 6]),
 }
 
+impl core::fmt::Display for Prefix {
+    /// `198.18.0.0/15`, `2001:db8::/32`, or a client's MAC address.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Prefix::V4 { addr, len } => write!(f, "{}/{len}", std::net::Ipv4Addr::from(*addr)),
+            Prefix::V6 { addr, len } => write!(f, "{}/{len}", std::net::Ipv6Addr::from(*addr)),
+            Prefix::Mac(m) => write!(
+                f,
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                m[0], m[1], m[2], m[3], m[4], m[5]
+            ),
+        }
+    }
+}
+
 const PREFIX_V4: u8 = 4;
 const PREFIX_V6: u8 = 6;
 const PREFIX_MAC: u8 = 0x10;

@@ -54,7 +54,7 @@ impl Default for EgressConfig {
 }
 
 /// What one path brought to this egress.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PathCounters {
     /// Packets (data and repair) that arrived by this path.
     pub received: u64,
@@ -67,7 +67,7 @@ pub struct PathCounters {
 }
 
 /// Counters of one egress session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EgressCounters {
     pub delivered: u64,
     pub duplicates: u64,

@@ -75,7 +75,7 @@ impl Default for IngressConfig {
 }
 
 /// Counters of one ingress session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IngressCounters {
     pub data_packets: u64,
     pub copies: u64,

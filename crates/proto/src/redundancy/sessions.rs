@@ -68,7 +68,7 @@ pub enum SendError {
 }
 
 /// Counters of the ingress as a whole.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IngressTotals {
     pub not_ip: u64,
     pub sessions_refused: u64,
@@ -215,6 +215,12 @@ impl Ingress {
             }
             None => false,
         }
+    }
+
+    /// Replaces the classifier (an operator's reload): later packets are
+    /// classified by the new rules; open sessions keep their state.
+    pub fn set_classifier(&mut self, classifier: Classifier) {
+        self.classifier = classifier;
     }
 
     /// A new policy; sessions whose mode changes close their open group

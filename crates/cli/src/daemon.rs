@@ -1,0 +1,189 @@
+//! `braid daemon` (run a router's daemon) and `braid ctl` (ask a running
+//! daemon over its control socket).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use braid_daemon::config::{Config, DEFAULT_SOCKET};
+use braid_daemon::daemon::{self, Daemon};
+use clap::Args;
+use serde_json::Value;
+
+#[derive(Args)]
+pub struct DaemonArgs {
+    /// The config file (TOML; see docs/operations.md).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Check the config and exit (0 when valid).
+    #[arg(long)]
+    pub check: bool,
+}
+
+pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
+    let config = Config::load(&args.config)?;
+    if args.check {
+        println!("{}: valid (node {})", args.config.display(), config.node.0);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let level: tracing::Level = config.log.parse().unwrap_or(tracing::Level::WARN);
+    tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+    let d = Daemon::start(&args.config)?;
+    d.run()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct CtlArgs {
+    /// Print the daemon's JSON document as it is (versioned; see
+    /// docs/operations.md) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// The daemon's control socket.
+    #[arg(long, default_value = DEFAULT_SOCKET)]
+    pub socket: PathBuf,
+    /// status, neighbors, links, routes, paths, sessions, stats or monitor.
+    pub command: String,
+}
+
+pub fn run_ctl(args: CtlArgs) -> anyhow::Result<ExitCode> {
+    let known = braid_daemon::ctl::COMMANDS;
+    if !known.contains(&args.command.as_str()) {
+        bail!(
+            "unknown command \"{}\"; commands: {}",
+            args.command,
+            known.join(", ")
+        );
+    }
+    let socket = &args.socket;
+    let cannot = || format!("cannot reach a braid daemon on {}", socket.display());
+    if args.command == "monitor" {
+        daemon::monitor(socket, |line| {
+            println!("{line}");
+            true
+        })
+        .with_context(cannot)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let reply = daemon::request(socket, &args.command).with_context(cannot)?;
+    let doc: Value = serde_json::from_str(reply.trim())
+        .with_context(|| format!("the daemon's reply is not JSON: {reply}"))?;
+    if let Some(e) = doc.get("error") {
+        bail!("{}", e.as_str().unwrap_or_default());
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", table(&args.command, &doc));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The human form of a document: one line per entry.
+fn table(command: &str, doc: &Value) -> String {
+    let mut out = String::new();
+    let list = |key: &str| {
+        doc.get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let s = |v: &Value, k: &str| match v.get(k) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => "-".into(),
+        Some(x) => x.to_string(),
+    };
+    match command {
+        "neighbors" => {
+            out.push_str("neighbor  interface        address                 last heard\n");
+            for n in list("neighbors") {
+                out.push_str(&format!(
+                    "{:<9} {:<16} {:<23} {} ms ago\n",
+                    s(&n, "id"),
+                    s(&n, "interface"),
+                    s(&n, "address"),
+                    s(&n, "last_heard_ms_ago")
+                ));
+            }
+        }
+        "links" => {
+            out.push_str("neighbor  df     dr     ETX    metric out  metric in\n");
+            for l in list("links") {
+                let f = |k| {
+                    l.get(k)
+                        .and_then(Value::as_f64)
+                        .map_or("-".into(), |x| format!("{x:.2}"))
+                };
+                out.push_str(&format!(
+                    "{:<9} {:<6} {:<6} {:<6} {:<11} {}\n",
+                    s(&l, "neighbor"),
+                    f("df"),
+                    f("dr"),
+                    f("etx"),
+                    s(&l, "metric_out"),
+                    s(&l, "metric_in")
+                ));
+            }
+        }
+        "routes" | "paths" => {
+            out.push_str("egress  prefixes                 paths\n");
+            for r in list("routes") {
+                let prefixes: Vec<String> = r["prefixes"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|p| p.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let paths: Vec<String> = r["paths"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|p| {
+                                p.as_array()
+                                    .map(|h| {
+                                        h.iter()
+                                            .map(|x| x.to_string())
+                                            .collect::<Vec<_>>()
+                                            .join(">")
+                                    })
+                                    .unwrap_or_default()
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "{:<7} {:<24} {}\n",
+                    s(&r, "egress"),
+                    prefixes.join(","),
+                    paths.join("  ")
+                ));
+            }
+        }
+        _ => {
+            // status, sessions, stats: key: value, nested objects flattened.
+            fn walk(prefix: &str, v: &Value, out: &mut String) {
+                match v {
+                    Value::Object(m) => {
+                        for (k, x) in m {
+                            let key = if prefix.is_empty() {
+                                k.clone()
+                            } else {
+                                format!("{prefix}.{k}")
+                            };
+                            walk(&key, x, out);
+                        }
+                    }
+                    _ => out.push_str(&format!("{prefix}: {v}\n")),
+                }
+            }
+            walk("", doc, &mut out);
+        }
+    }
+    out
+}

@@ -1,0 +1,662 @@
+//! The daemon's loop: drives one protocol [`Node`] with real I/O. Packets
+//! enter the mesh from the TUN device and leave it there; everything
+//! between braid nodes crosses the per-interface UDP sockets; timers come
+//! from `Node::poll_timeout`. Also here: the neighbor table (node id to
+//! interface and address), the control socket, SIGHUP reload and SIGTERM.
+//!
+//! Where a packet goes: TUN read -> `Node::send` (the ingress decides its
+//! paths) -> `Node::poll_transmit` -> UDP to the first hop. A datagram from
+//! a neighbor -> `Node::handle_datagram` (forward, or deliver at the
+//! egress) -> `Node::poll_deliver` -> TUN write.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufRead, BufReader, ErrorKind, Read, Write};
+use std::net::SocketAddr;
+use std::os::unix::net::UnixStream as StdUnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use braid_proto::node::{Dest, Node};
+use braid_proto::time::Instant;
+use braid_wire::NodeId;
+use mio::net::{UnixListener, UnixStream};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde_json::json;
+use thiserror::Error;
+use tracing::{debug, info, warn};
+
+use crate::config::{Config, ConfigLoadError};
+use crate::ctl::{self, NeighborView, View};
+use crate::underlay::{Port, UnderlayError};
+
+const TUN: Token = Token(0);
+const SIGNALS: Token = Token(1);
+const CTL: Token = Token(2);
+const PORT_BASE: usize = 16;
+
+/// A neighbor unheard for this many small-probe intervals leaves the table.
+const NEIGHBOR_TIMEOUT_PROBES: u32 = 10;
+/// Monitor clients at most; a slow one that would block is dropped.
+const MAX_MONITORS: usize = 16;
+/// Largest datagram read from the TUN or a socket.
+const BUF: usize = 65_536;
+
+/// Why the daemon could not start or had to stop.
+#[derive(Debug, Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Config(#[from] ConfigLoadError),
+    #[error("invalid node settings: {0}")]
+    Node(#[from] braid_proto::control::ConfigError),
+    #[error(transparent)]
+    Underlay(#[from] UnderlayError),
+    #[error("TUN device {name}: {source}")]
+    Tun { name: String, source: io::Error },
+    #[error("route {route} via {dev}: {message}")]
+    Route {
+        route: String,
+        dev: String,
+        message: String,
+    },
+    #[error("control socket {path}: {source}")]
+    Socket { path: String, source: io::Error },
+    #[error("{what}: {source}")]
+    Io {
+        what: &'static str,
+        source: io::Error,
+    },
+}
+
+fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> DaemonError {
+    move |source| DaemonError::Io { what, source }
+}
+
+/// Counts of what the I/O layer did (the node counts the protocol).
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct IoCounters {
+    pub tun_rx: u64,
+    pub tun_tx: u64,
+    pub tun_tx_errors: u64,
+    pub udp_rx: u64,
+    pub udp_tx: u64,
+    pub udp_tx_errors: u64,
+    /// Unicast datagrams for a neighbor whose address is not known.
+    pub unknown_neighbor: u64,
+    pub reloads: u64,
+    pub reloads_refused: u64,
+    pub ctl_requests: u64,
+    pub ctl_bad_requests: u64,
+}
+
+struct Neighbor {
+    port: usize,
+    addr: SocketAddr,
+    last_heard: Instant,
+}
+
+/// A running daemon.
+pub struct Daemon {
+    config_path: PathBuf,
+    config: Config,
+    node: Node,
+    rng: ChaCha8Rng,
+    clock: std::time::Instant,
+    started: Instant,
+    tun: tun_rs::SyncDevice,
+    ports: Vec<Port>,
+    neighbors: BTreeMap<NodeId, Neighbor>,
+    ctl: UnixListener,
+    monitors: Vec<UnixStream>,
+    signals: StdUnixStream,
+    poll: Poll,
+    counters: IoCounters,
+    route_changes_seen: u64,
+}
+
+impl Daemon {
+    /// Reads the config and sets everything up: TUN device with its address
+    /// and routes, one socket per interface, the control socket.
+    pub fn start(config_path: &Path) -> Result<Daemon, DaemonError> {
+        let config = Config::load(config_path)?;
+        let clock = std::time::Instant::now();
+        let now = Instant::ZERO;
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut nc = config.node_config.clone();
+        nc.seed = seed;
+        let node = Node::new(config.node, nc, now, &mut rng)?;
+
+        let tun = open_tun(&config)?;
+        let ports = config
+            .interfaces
+            .iter()
+            .map(|name| Port::open(name, config.port, config.group))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ctl = open_ctl(&config.control_socket)?;
+        let (signals, signal_writer) = StdUnixStream::pair().map_err(io_err("signal pipe"))?;
+        signals
+            .set_nonblocking(true)
+            .map_err(io_err("signal pipe"))?;
+        signal_writer
+            .set_nonblocking(true)
+            .map_err(io_err("signal pipe"))?;
+        for sig in [
+            signal_hook::consts::SIGHUP,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGINT,
+        ] {
+            let w = signal_writer.try_clone().map_err(io_err("signal pipe"))?;
+            // Each signal writes its number as one byte.
+            signal_hook::low_level::pipe::register(sig, w).map_err(io_err("signal handler"))?;
+        }
+
+        let poll = Poll::new().map_err(io_err("poll"))?;
+        let mut d = Daemon {
+            config_path: config_path.to_path_buf(),
+            config,
+            node,
+            rng,
+            clock,
+            started: now,
+            tun,
+            ports,
+            neighbors: BTreeMap::new(),
+            ctl,
+            monitors: Vec::new(),
+            signals,
+            poll,
+            counters: IoCounters::default(),
+            route_changes_seen: 0,
+        };
+        d.register()?;
+        info!(node = d.config.node.0, interfaces = ?d.config.interfaces, "braid daemon started");
+        Ok(d)
+    }
+
+    fn register(&mut self) -> Result<(), DaemonError> {
+        use std::os::fd::AsRawFd;
+        let r = self.poll.registry();
+        let tun_fd = self.tun.as_raw_fd();
+        r.register(&mut SourceFd(&tun_fd), TUN, Interest::READABLE)
+            .map_err(io_err("poll TUN"))?;
+        let sig_fd = self.signals.as_raw_fd();
+        r.register(&mut SourceFd(&sig_fd), SIGNALS, Interest::READABLE)
+            .map_err(io_err("poll signals"))?;
+        r.register(&mut self.ctl, CTL, Interest::READABLE)
+            .map_err(io_err("poll control socket"))?;
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            r.register(&mut p.socket, Token(PORT_BASE + i), Interest::READABLE)
+                .map_err(io_err("poll socket"))?;
+        }
+        Ok(())
+    }
+
+    fn now(&self) -> Instant {
+        Instant(self.clock.elapsed().as_micros() as u64)
+    }
+
+    /// Runs until SIGTERM or SIGINT; then removes what it added (the TUN
+    /// device, with the routes through it, and the control socket).
+    pub fn run(mut self) -> Result<(), DaemonError> {
+        let mut events = Events::with_capacity(64);
+        let mut buf = vec![0u8; BUF];
+        loop {
+            let now = self.now();
+            let wake = self.node.poll_timeout();
+            let timeout =
+                Duration::from_micros(wake.0.saturating_sub(now.0)).min(Duration::from_secs(1));
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(DaemonError::Io {
+                        what: "poll",
+                        source: e,
+                    })
+                }
+            }
+            for ev in events.iter() {
+                match ev.token() {
+                    TUN => self.read_tun(&mut buf),
+                    SIGNALS => {
+                        if self.read_signals() {
+                            self.shutdown();
+                            return Ok(());
+                        }
+                    }
+                    CTL => self.accept_ctl(),
+                    Token(t) if t >= PORT_BASE => self.read_port(t - PORT_BASE, &mut buf),
+                    _ => {}
+                }
+            }
+            let now = self.now();
+            if self.node.poll_timeout() <= now {
+                self.node.handle_timeout(now, &mut self.rng);
+            }
+            self.expire_neighbors(now);
+            self.flush(now);
+            self.note_route_changes(now);
+        }
+    }
+
+    fn read_tun(&mut self, buf: &mut [u8]) {
+        loop {
+            match self.tun.recv(buf) {
+                Ok(n) => {
+                    self.counters.tun_rx += 1;
+                    let now = self.now();
+                    self.node.send(now, &buf[..n]);
+                    self.flush(now);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    warn!(error = %e, "TUN read failed");
+                    return;
+                }
+            }
+        }
+    }
+
+    fn read_port(&mut self, i: usize, buf: &mut [u8]) {
+        if i >= self.ports.len() {
+            return;
+        }
+        loop {
+            match self.ports[i].socket.recv_from(buf) {
+                Ok((n, from)) => {
+                    self.counters.udp_rx += 1;
+                    let now = self.now();
+                    let bytes = &buf[..n];
+                    if let Ok(msg) = braid_wire::ControlMessage::parse(bytes) {
+                        self.heard(now, msg.header.sender, i, from);
+                    }
+                    self.node.handle_datagram(now, bytes);
+                    self.flush(now);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    debug!(error = %e, interface = %self.ports[i].name, "receive failed");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A control message from `id` arrived on port `i` from `from`.
+    fn heard(&mut self, now: Instant, id: NodeId, i: usize, from: SocketAddr) {
+        if id == self.config.node {
+            return;
+        }
+        let max = self.config.node_config.control.links.max_neighbors;
+        let room = self.neighbors.len() < max;
+        match self.neighbors.get_mut(&id) {
+            Some(n) => {
+                if (n.port, n.addr) != (i, from) {
+                    info!(neighbor = id.0, interface = %self.ports[i].name, %from, "neighbor moved");
+                }
+                n.port = i;
+                n.addr = from;
+                n.last_heard = now;
+            }
+            None if room => {
+                info!(neighbor = id.0, interface = %self.ports[i].name, %from, "neighbor up");
+                self.neighbors.insert(
+                    id,
+                    Neighbor {
+                        port: i,
+                        addr: from,
+                        last_heard: now,
+                    },
+                );
+                self.emit_event(
+                    "neighbor_up",
+                    now,
+                    json!({ "neighbor": id.0, "interface": self.ports[i].name, "address": from.to_string() }),
+                );
+            }
+            None => {}
+        }
+    }
+
+    fn expire_neighbors(&mut self, now: Instant) {
+        let timeout = self.config.probe_interval() * NEIGHBOR_TIMEOUT_PROBES;
+        let gone: Vec<NodeId> = self
+            .neighbors
+            .iter()
+            .filter(|(_, n)| now.since(n.last_heard) > timeout)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in gone {
+            self.neighbors.remove(&id);
+            info!(neighbor = id.0, "neighbor down");
+            self.node.link_down(now, id, &mut self.rng);
+            self.emit_event("neighbor_down", now, json!({ "neighbor": id.0 }));
+        }
+    }
+
+    /// Sends everything the node has ready and writes what it delivers.
+    fn flush(&mut self, now: Instant) {
+        while let Some(t) = self.node.poll_transmit(now) {
+            match t.dest {
+                Dest::AllNeighbors => {
+                    for p in &self.ports {
+                        match p.send_all(&t.bytes) {
+                            Ok(_) => self.counters.udp_tx += 1,
+                            Err(_) => self.counters.udp_tx_errors += 1,
+                        }
+                    }
+                }
+                Dest::Neighbor(id) => {
+                    match self.neighbors.get(&id) {
+                        Some(n) => match self.ports[n.port].send_to(&t.bytes, n.addr) {
+                            Ok(_) => self.counters.udp_tx += 1,
+                            Err(_) => self.counters.udp_tx_errors += 1,
+                        },
+                        None => self.counters.unknown_neighbor += 1,
+                    }
+                    // The kernel's socket buffer is below the binding point
+                    // here; the datagram has left the daemon's hands.
+                    self.node.on_sent(id);
+                }
+            }
+        }
+        while let Some(p) = self.node.poll_deliver() {
+            match self.tun.send(&p) {
+                Ok(_) => self.counters.tun_tx += 1,
+                Err(_) => self.counters.tun_tx_errors += 1,
+            }
+        }
+    }
+
+    fn note_route_changes(&mut self, now: Instant) {
+        let changes = self.node.counters().route_changes;
+        if changes != self.route_changes_seen {
+            self.route_changes_seen = changes;
+            let routes: Vec<_> = self
+                .node
+                .routes()
+                .map(|(e, paths)| {
+                    json!({
+                        "egress": e.0,
+                        "paths": paths.iter().map(|p| p.iter().map(|n| n.0).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            self.emit_event("route_change", now, json!({ "routes": routes }));
+        }
+    }
+
+    /// Returns true when the daemon must stop.
+    fn read_signals(&mut self) -> bool {
+        let mut got = [0u8; 16];
+        let mut stop = false;
+        while let Ok(n) = self.signals.read(&mut got) {
+            if n == 0 {
+                break;
+            }
+            for &s in &got[..n] {
+                match s as i32 {
+                    signal_hook::consts::SIGHUP => self.reload(),
+                    _ => stop = true,
+                }
+            }
+        }
+        stop
+    }
+
+    /// SIGHUP: reads the config again. An invalid file is refused and the
+    /// running config kept; a valid one takes effect at once for what can
+    /// change while running (redundancy policy and classes), and what needs
+    /// a restart (node id, interfaces, port, TUN) is named in the log.
+    fn reload(&mut self) {
+        let now = self.now();
+        let new = match Config::load(&self.config_path) {
+            Ok(c) => c,
+            Err(e) => {
+                self.counters.reloads_refused += 1;
+                warn!(error = %e, "reload refused; keeping the running config");
+                self.emit_event("reload_refused", now, json!({ "error": e.to_string() }));
+                return;
+            }
+        };
+        let old = self.config.clone();
+        let mut needs_restart = Vec::new();
+        if new.node != old.node {
+            needs_restart.push("node");
+        }
+        if new.interfaces != old.interfaces {
+            needs_restart.push("interface");
+        }
+        if new.port != old.port || new.group != old.group {
+            needs_restart.push("port/group");
+        }
+        if new.tun != old.tun {
+            needs_restart.push("tun");
+        }
+        if new.control_socket != old.control_socket {
+            needs_restart.push("control_socket");
+        }
+        let modes_changed = new.node_config.policy != old.node_config.policy
+            || new.node_config.classifier != old.node_config.classifier;
+        if modes_changed {
+            self.node.set_policy(
+                now,
+                new.node_config.policy.clone(),
+                new.node_config.classifier.clone(),
+            );
+            self.flush(now);
+            self.emit_event(
+                "mode_change",
+                now,
+                json!({ "default": new.node_config.policy.default.to_string() }),
+            );
+        }
+        if !needs_restart.is_empty() {
+            warn!(fields = ?needs_restart, "reload: these take effect at the next start");
+        }
+        self.counters.reloads += 1;
+        info!(modes_changed, "config reloaded");
+        // Keep what is running for the fields that need a restart.
+        let mut kept = new;
+        kept.node = old.node;
+        kept.interfaces = old.interfaces;
+        kept.port = old.port;
+        kept.group = old.group;
+        kept.tun = old.tun;
+        kept.control_socket = old.control_socket;
+        self.config = kept;
+    }
+
+    fn accept_ctl(&mut self) {
+        loop {
+            match self.ctl.accept() {
+                Ok((stream, _)) => self.serve_ctl(stream),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    debug!(error = %e, "control socket accept failed");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Reads one command line (waiting at most a second for it) and
+    /// answers; `monitor` keeps the connection for events.
+    fn serve_ctl(&mut self, stream: UnixStream) {
+        use std::os::fd::{FromRawFd, IntoRawFd};
+        // SAFETY: the descriptor comes from `into_raw_fd` just before and is
+        // owned by nothing else.
+        let std_stream = unsafe { StdUnixStream::from_raw_fd(stream.into_raw_fd()) };
+        if std_stream.set_nonblocking(false).is_err()
+            || std_stream
+                .set_read_timeout(Some(Duration::from_secs(1)))
+                .is_err()
+        {
+            return;
+        }
+        let mut line = String::new();
+        let mut reader = BufReader::new(std_stream.take(256));
+        if reader.read_line(&mut line).is_err() {
+            self.counters.ctl_bad_requests += 1;
+            return;
+        }
+        let mut stream = reader.into_inner().into_inner();
+        self.counters.ctl_requests += 1;
+        let command = line.trim();
+        if command == "monitor" {
+            if self.monitors.len() >= MAX_MONITORS || stream.set_nonblocking(true).is_err() {
+                let _ = stream.write_all(b"{\"error\":\"too many monitors\"}\n");
+                return;
+            }
+            let hello = ctl::event("hello", self.now(), json!({ "node": self.config.node.0 }));
+            if stream.write_all(hello.as_bytes()).is_ok() {
+                self.monitors.push(UnixStream::from_std(stream));
+            }
+            return;
+        }
+        let now = self.now();
+        let neighbors: Vec<NeighborView> = self
+            .neighbors
+            .iter()
+            .map(|(&id, n)| NeighborView {
+                id: id.0,
+                interface: self.ports[n.port].name.clone(),
+                address: n.addr.to_string(),
+                last_heard: n.last_heard,
+            })
+            .collect();
+        let io = serde_json::to_value(&self.counters).unwrap_or_default();
+        let view = View {
+            node: &self.node,
+            now,
+            started: self.started,
+            interfaces: &self.config.interfaces,
+            neighbors: &neighbors,
+            io: &io,
+        };
+        let reply = match ctl::answer(command, &view) {
+            Some(doc) => doc.to_string(),
+            None => {
+                self.counters.ctl_bad_requests += 1;
+                json!({
+                    "version": ctl::CTL_VERSION,
+                    "error": format!("unknown command \"{command}\"; commands: {}", ctl::COMMANDS.join(", ")),
+                })
+                .to_string()
+            }
+        };
+        let _ = stream.write_all(reply.as_bytes());
+        let _ = stream.write_all(b"\n");
+    }
+
+    fn emit_event(&mut self, kind: &str, now: Instant, fields: serde_json::Value) {
+        if self.monitors.is_empty() {
+            return;
+        }
+        let line = ctl::event(kind, now, fields);
+        // A monitor that cannot take a whole line now is dropped: the
+        // daemon never waits for a client, and never buffers for one.
+        self.monitors
+            .retain_mut(|m| matches!(m.write(line.as_bytes()), Ok(n) if n == line.len()));
+    }
+
+    fn shutdown(&mut self) {
+        info!("stopping");
+        let _ = std::fs::remove_file(&self.config.control_socket);
+        // The TUN device goes when its descriptor closes (on drop), and
+        // the kernel removes the routes through it with it.
+    }
+}
+
+fn open_tun(config: &Config) -> Result<tun_rs::SyncDevice, DaemonError> {
+    let t = &config.tun;
+    let err = |source| DaemonError::Tun {
+        name: t.name.clone(),
+        source,
+    };
+    let mut b = tun_rs::DeviceBuilder::new().name(&t.name).mtu(t.mtu);
+    if let Some((addr, len)) = t.address {
+        b = b.ipv4(addr, len, None);
+    }
+    let dev = b.build_sync().map_err(err)?;
+    dev.set_nonblocking(true).map_err(err)?;
+    for &(addr, len) in &t.routes {
+        add_route(&format!("{addr}/{len}"), &t.name)?;
+    }
+    Ok(dev)
+}
+
+/// Routes `route` into the mesh through the TUN device, with iproute2
+/// (present wherever braid runs; the route goes with the device).
+fn add_route(route: &str, dev: &str) -> Result<(), DaemonError> {
+    let out = std::process::Command::new("ip")
+        .args(["route", "replace", route, "dev", dev])
+        .output()
+        .map_err(|e| DaemonError::Route {
+            route: route.into(),
+            dev: dev.into(),
+            message: format!("cannot run ip: {e}"),
+        })?;
+    if !out.status.success() {
+        return Err(DaemonError::Route {
+            route: route.into(),
+            dev: dev.into(),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn open_ctl(path: &Path) -> Result<UnixListener, DaemonError> {
+    let err = |source| DaemonError::Socket {
+        path: path.display().to_string(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(err)?;
+    }
+    // A socket file left by a daemon that did not stop cleanly: refuse if
+    // a daemon still answers on it, else replace it.
+    if path.exists() {
+        if StdUnixStream::connect(path).is_ok() {
+            return Err(err(io::Error::new(
+                ErrorKind::AddrInUse,
+                "another braid daemon is running on it",
+            )));
+        }
+        std::fs::remove_file(path).map_err(err)?;
+    }
+    UnixListener::bind(path).map_err(err)
+}
+
+/// A client's side of the control socket: sends `command`, returns the
+/// reply (one JSON document).
+pub fn request(socket: &Path, command: &str) -> io::Result<String> {
+    let mut s = StdUnixStream::connect(socket)?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    s.write_all(command.as_bytes())?;
+    s.write_all(b"\n")?;
+    let mut reply = String::new();
+    s.read_to_string(&mut reply)?;
+    Ok(reply)
+}
+
+/// A client's side of `monitor`: calls `line` for every event until the
+/// daemon goes away or `line` returns false.
+pub fn monitor(socket: &Path, mut line: impl FnMut(&str) -> bool) -> io::Result<()> {
+    let mut s = StdUnixStream::connect(socket)?;
+    s.write_all(b"monitor\n")?;
+    for l in BufReader::new(s).lines() {
+        if !line(&l?) {
+            break;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! The underlay: one UDP socket per interface, bound to it, that carries
+//! everything between braid nodes. Control messages go to a link-local
+//! multicast group (every neighbor on that link hears them, which is also
+//! how neighbors are discovered); data goes unicast to the neighbor's
+//! address, learned from the source of its control messages.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+
+use mio::net::UdpSocket;
+use socket2::{Domain, InterfaceIndexOrAddress, Protocol, Socket, Type};
+use thiserror::Error;
+
+/// Why an interface could not be used.
+#[derive(Debug, Error)]
+pub enum UnderlayError {
+    #[error("interface {name}: not found")]
+    NoInterface { name: String },
+    #[error("interface {name}: {what}: {source}")]
+    Io {
+        name: String,
+        what: &'static str,
+        source: io::Error,
+    },
+}
+
+/// One interface's socket.
+#[derive(Debug)]
+pub struct Port {
+    pub name: String,
+    pub index: u32,
+    pub socket: UdpSocket,
+    group: SocketAddr,
+}
+
+impl Port {
+    /// Opens the socket of interface `name`: bound to the device and to
+    /// `port`, a member of `group` there, multicast kept on the link
+    /// (TTL 1) and not looped back to ourselves.
+    pub fn open(name: &str, port: u16, group: Ipv4Addr) -> Result<Port, UnderlayError> {
+        let index =
+            nix::net::if_::if_nametoindex(name).map_err(|_| UnderlayError::NoInterface {
+                name: name.to_string(),
+            })?;
+        let io = |what| {
+            move |source| UnderlayError::Io {
+                name: name.to_string(),
+                what,
+                source,
+            }
+        };
+        let s =
+            Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).map_err(io("socket"))?;
+        s.set_reuse_address(true).map_err(io("SO_REUSEADDR"))?;
+        s.bind_device(Some(name.as_bytes()))
+            .map_err(io("SO_BINDTODEVICE"))?;
+        s.bind(&SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port)).into())
+            .map_err(io("bind"))?;
+        s.join_multicast_v4_n(&group, &InterfaceIndexOrAddress::Index(index))
+            .map_err(io("join multicast group"))?;
+        s.set_multicast_loop_v4(false)
+            .map_err(io("IP_MULTICAST_LOOP"))?;
+        s.set_multicast_ttl_v4(1).map_err(io("IP_MULTICAST_TTL"))?;
+        // Room for bursts: a flood wave or a burst of data between polls.
+        let _ = s.set_recv_buffer_size(4 << 20);
+        let _ = s.set_send_buffer_size(4 << 20);
+        s.set_nonblocking(true).map_err(io("O_NONBLOCK"))?;
+        let socket = UdpSocket::from_std(s.into());
+        Ok(Port {
+            name: name.to_string(),
+            index,
+            socket,
+            group: SocketAddr::V4(SocketAddrV4::new(group, port)),
+        })
+    }
+
+    /// Sends to every neighbor on this link.
+    pub fn send_all(&self, bytes: &[u8]) -> io::Result<usize> {
+        self.socket.send_to(bytes, self.group)
+    }
+
+    pub fn send_to(&self, bytes: &[u8], to: SocketAddr) -> io::Result<usize> {
+        self.socket.send_to(bytes, to)
+    }
+}
