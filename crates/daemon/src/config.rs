@@ -226,7 +226,6 @@ impl Config {
         };
 
         let mut nc = NodeConfig::default();
-        nc.seed = 0;
         for (i, p) in raw.prefixes.iter().enumerate() {
             let prefix: IpPrefix = src.value(p, &format!("prefixes[{i}]"))?;
             nc.control.prefixes.push(Prefix::from(prefix));

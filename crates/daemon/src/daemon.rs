@@ -223,11 +223,9 @@ impl Daemon {
             for ev in events.iter() {
                 match ev.token() {
                     TUN => self.read_tun(&mut buf),
-                    SIGNALS => {
-                        if self.read_signals() {
-                            self.shutdown();
-                            return Ok(());
-                        }
+                    SIGNALS if self.read_signals() => {
+                        self.shutdown();
+                        return Ok(());
                     }
                     CTL => self.accept_ctl(),
                     Token(t) if t >= PORT_BASE => self.read_port(t - PORT_BASE, &mut buf),
