@@ -12,6 +12,25 @@ have() { command -v "$1" >/dev/null 2>&1; }
 # A C toolchain: Rust links with `cc`.
 have cc || need_apt+=(build-essential)
 
+# The lab (braid lab, and the lab tests that `make test` runs as root):
+# iproute2 (ip, tc), clang and libbpf headers for braid's eBPF loss
+# program, iperf3 and babeld as real peers. Without root the lab tests say
+# SKIPPED, so these are only installed, never required, for other users.
+lab_apt=()
+have ip || lab_apt+=(iproute2)
+have tc || lab_apt+=(iproute2)
+have clang || lab_apt+=(clang)
+[ -e /usr/include/bpf/bpf_helpers.h ] || lab_apt+=(libbpf-dev)
+have iperf3 || lab_apt+=(iperf3)
+have babeld || lab_apt+=(babeld)
+if ((${#lab_apt[@]})); then
+    if [ "$(id -u)" = 0 ] && have apt-get; then
+        need_apt+=($(printf '%s\n' "${lab_apt[@]}" | sort -u))
+    else
+        echo "setup: note: the lab needs ${lab_apt[*]} (Debian packages) and root; its tests will be skipped"
+    fi
+fi
+
 if ((${#need_apt[@]})); then
     if [ "$(id -u)" = 0 ] && have apt-get; then
         echo "setup: installing ${need_apt[*]} (apt)"

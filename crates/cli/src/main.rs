@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod daemon;
 mod demo;
+mod lab;
 mod paths;
 mod sim;
 
@@ -28,6 +29,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Run the braid daemon on this router (TUN, UDP underlay, control socket).
     Daemon(daemon::DaemonArgs),
+    /// Build a lab scenario in network namespaces with real daemons: up, run, down.
+    Lab(lab::LabArgs),
     /// Ask a running daemon: status, neighbors, links, routes, paths, sessions, stats, monitor.
     Ctl(daemon::CtlArgs),
 }
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run_demo(args),
         Command::Daemon(args) => daemon::run_daemon(args),
         Command::Ctl(args) => daemon::run_ctl(args),
+        Command::Lab(args) => lab::run_lab(args),
     };
     match result {
         Ok(code) => code,

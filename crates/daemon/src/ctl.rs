@@ -125,11 +125,12 @@ fn links(v: &View<'_>) -> Value {
     json!({ "links": list })
 }
 
-fn routes(v: &View<'_>) -> Value {
-    let lsdb = v.node.control().lsdb();
-    let list: Vec<Value> = v
-        .node
-        .routes()
+/// Every egress this node routes to, with its prefixes and its paths,
+/// each written in full (this node, transit nodes, egress).
+pub fn route_list(node: &Node) -> Vec<Value> {
+    let lsdb = node.control().lsdb();
+    let me = node.id().0;
+    node.routes()
         .map(|(egress, paths)| {
             let prefixes: Vec<String> = lsdb
                 .get(egress)
@@ -137,11 +138,21 @@ fn routes(v: &View<'_>) -> Value {
                 .unwrap_or_default();
             let paths: Vec<Vec<u16>> = paths
                 .iter()
-                .map(|p| p.iter().map(|n| n.0).collect())
+                .map(|transit| {
+                    std::iter::once(me)
+                        .chain(transit.iter().map(|n| n.0))
+                        .chain(std::iter::once(egress.0))
+                        .collect()
+                })
                 .collect();
             json!({ "egress": egress.0, "prefixes": prefixes, "paths": paths })
         })
-        .collect();
+        .collect()
+}
+
+fn routes(v: &View<'_>) -> Value {
+    let lsdb = v.node.control().lsdb();
+    let list = route_list(v.node);
     let origins: Vec<Value> = lsdb
         .records()
         .map(|r| {
@@ -188,13 +199,13 @@ fn sessions(v: &View<'_>) -> Value {
 
 fn stats(v: &View<'_>) -> Value {
     let c = v.node.control();
-    json!({
+    json!({ "stats": {
         "node": v.node.counters(),
         "control": c.counters(),
         "lsdb": c.lsdb().counters(),
         "ingress": v.node.ingress().totals(),
         "io": v.io,
-    })
+    }})
 }
 
 /// A monitor event line.

@@ -14,6 +14,8 @@ use std::io::{self, BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::SocketAddr;
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use braid_proto::node::{Dest, Node};
@@ -111,6 +113,8 @@ pub struct Daemon {
     ctl: UnixListener,
     monitors: Vec<UnixStream>,
     signals: StdUnixStream,
+    reload_wanted: Arc<AtomicBool>,
+    stop_wanted: Arc<AtomicBool>,
     poll: Poll,
     counters: IoCounters,
     route_changes_seen: u64,
@@ -145,13 +149,16 @@ impl Daemon {
         signal_writer
             .set_nonblocking(true)
             .map_err(io_err("signal pipe"))?;
-        for sig in [
-            signal_hook::consts::SIGHUP,
-            signal_hook::consts::SIGTERM,
-            signal_hook::consts::SIGINT,
+        // Each signal sets its flag and writes a byte to wake the loop.
+        let reload = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        for (sig, flag) in [
+            (signal_hook::consts::SIGHUP, &reload),
+            (signal_hook::consts::SIGTERM, &stop),
+            (signal_hook::consts::SIGINT, &stop),
         ] {
+            signal_hook::flag::register(sig, flag.clone()).map_err(io_err("signal handler"))?;
             let w = signal_writer.try_clone().map_err(io_err("signal pipe"))?;
-            // Each signal writes its number as one byte.
             signal_hook::low_level::pipe::register(sig, w).map_err(io_err("signal handler"))?;
         }
 
@@ -169,6 +176,8 @@ impl Daemon {
             ctl,
             monitors: Vec::new(),
             signals,
+            reload_wanted: reload,
+            stop_wanted: stop,
             poll,
             counters: IoCounters::default(),
             route_changes_seen: 0,
@@ -377,16 +386,7 @@ impl Daemon {
         let changes = self.node.counters().route_changes;
         if changes != self.route_changes_seen {
             self.route_changes_seen = changes;
-            let routes: Vec<_> = self
-                .node
-                .routes()
-                .map(|(e, paths)| {
-                    json!({
-                        "egress": e.0,
-                        "paths": paths.iter().map(|p| p.iter().map(|n| n.0).collect::<Vec<_>>()).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
+            let routes = ctl::route_list(&self.node);
             self.emit_event("route_change", now, json!({ "routes": routes }));
         }
     }
@@ -394,19 +394,11 @@ impl Daemon {
     /// Returns true when the daemon must stop.
     fn read_signals(&mut self) -> bool {
         let mut got = [0u8; 16];
-        let mut stop = false;
-        while let Ok(n) = self.signals.read(&mut got) {
-            if n == 0 {
-                break;
-            }
-            for &s in &got[..n] {
-                match s as i32 {
-                    signal_hook::consts::SIGHUP => self.reload(),
-                    _ => stop = true,
-                }
-            }
+        while matches!(self.signals.read(&mut got), Ok(n) if n > 0) {}
+        if self.reload_wanted.swap(false, Ordering::SeqCst) {
+            self.reload();
         }
-        stop
+        self.stop_wanted.load(Ordering::SeqCst)
     }
 
     /// SIGHUP: reads the config again. An invalid file is refused and the

@@ -168,3 +168,17 @@ pub fn run_scenario_capturing(
         packet_hops: hops,
     })
 }
+
+/// Mean, median and 99th percentile of one-way delays given in
+/// microseconds, in milliseconds (zeros when there are none). Sorts
+/// `delays_us`. The simulator and the lab report delays through this.
+pub fn delay_stats(delays_us: &mut [u64]) -> (f64, f64, f64) {
+    if delays_us.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    delays_us.sort_unstable();
+    let pct =
+        |q: f64| delays_us[((delays_us.len() as f64 - 1.0) * q).round() as usize] as f64 / 1000.0;
+    let mean = delays_us.iter().sum::<u64>() as f64 / delays_us.len() as f64 / 1000.0;
+    (mean, pct(0.5), pct(0.99))
+}

@@ -1047,11 +1047,8 @@ impl World {
                 }
                 let delivered = f.delivered.iter().filter(|&&d| d).count() as u64;
                 let mut d = f.delays_us.clone();
-                d.sort_unstable();
-                let pct = |q: f64| {
-                    d.get(((d.len() as f64 - 1.0) * q).round() as usize)
-                        .map_or(0.0, |&v| v as f64 / 1000.0)
-                };
+                let (delay_mean_ms, delay_p50_ms, delay_p99_ms) =
+                    crate::report::delay_stats(&mut d);
                 let class = flow_class(i);
                 let overhead = self.nodes[f.from as usize]
                     .ingress()
@@ -1072,13 +1069,9 @@ impl World {
                     } else {
                         1.0 - delivered as f64 / f.sent as f64
                     },
-                    delay_mean_ms: if d.is_empty() {
-                        0.0
-                    } else {
-                        d.iter().sum::<u64>() as f64 / d.len() as f64 / 1000.0
-                    },
-                    delay_p50_ms: pct(0.5),
-                    delay_p99_ms: pct(0.99),
+                    delay_mean_ms,
+                    delay_p50_ms,
+                    delay_p99_ms,
                     overhead,
                     max_gap_ms: f.max_gap_us as f64 / 1000.0,
                     retransmits: 0,

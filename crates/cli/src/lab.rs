@@ -1,0 +1,937 @@
+//! `braid lab up|run|down SCENARIO`: builds a lab scenario's topology on
+//! this machine as network namespaces joined by veth pairs, starts a braid
+//! daemon in every router namespace and plain end hosts behind them,
+//! impairs links (loss from braid's eBPF program on the receiving side,
+//! rate from tbf), runs the scenario's UDP probe flows with real kernel
+//! sockets, reports them in the simulator's format, and tears everything
+//! down again, also after a failure or Ctrl-C.
+//!
+//! Addresses (all from the benchmarking range 198.18.0.0/15): router i
+//! (from 1) serves 198.18.i.0/24, its host is 198.18.i.2 behind
+//! 198.18.i.1; link j (from 0) is 198.19.j.1/24 - 198.19.j.2/24.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context};
+use braid_conf::{LocatedError, Source, Spanned};
+use braid_sim::world::FlowResult;
+use clap::{Args, Subcommand};
+use serde::Deserialize;
+
+#[derive(Args)]
+pub struct LabArgs {
+    #[command(subcommand)]
+    action: LabAction,
+}
+
+#[derive(Subcommand)]
+enum LabAction {
+    /// Build the topology and start the daemons; leave them running.
+    Up { scenario: PathBuf },
+    /// Build, run the scenario's flows, report, and tear down.
+    Run {
+        scenario: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tear down what `up` built (namespaces, daemons).
+    Down { scenario: PathBuf },
+}
+
+// ------------------------------------------------------------------ scenario
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLab {
+    name: Spanned<String>,
+    description: Option<String>,
+    mode: Option<Spanned<String>>,
+    paths: Option<usize>,
+    probe_interval: Option<Spanned<String>>,
+    #[serde(rename = "router")]
+    routers: Vec<RawRouter>,
+    #[serde(default, rename = "link")]
+    links: Vec<RawLabLink>,
+    #[serde(default, rename = "flow")]
+    flows: Vec<RawLabFlow>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRouter {
+    name: Spanned<String>,
+    #[serde(default)]
+    host: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLabLink {
+    a: Spanned<String>,
+    b: Spanned<String>,
+    loss: Option<Spanned<f64>>,
+    burst: Option<Spanned<f64>>,
+    rate: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLabFlow {
+    name: Option<String>,
+    from: Spanned<String>,
+    to: Spanned<String>,
+    count: Option<Spanned<u32>>,
+    interval: Option<Spanned<String>>,
+    size: Option<Spanned<usize>>,
+}
+
+/// A checked lab scenario.
+#[derive(Debug, Clone)]
+pub struct Lab {
+    pub name: String,
+    pub description: String,
+    pub mode: String,
+    pub paths: usize,
+    pub probe_interval: Duration,
+    pub routers: Vec<Router>,
+    pub links: Vec<LabLink>,
+    pub flows: Vec<LabFlow>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Router {
+    pub name: String,
+    pub host: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct LabLink {
+    pub a: usize,
+    pub b: usize,
+    /// Mean loss ratio each way, and mean burst length in packets.
+    pub loss: f64,
+    pub burst: f64,
+    pub rate_bps: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LabFlow {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub count: u32,
+    pub interval: Duration,
+    pub size: usize,
+}
+
+const MAX_ROUTERS: usize = 250;
+const MAX_FLOW_PACKETS: u32 = 100_000;
+
+impl Lab {
+    pub fn parse(file: &str, text: &str) -> Result<Lab, LocatedError> {
+        let src = Source::new(file, text);
+        let raw: RawLab = src.parse()?;
+        let name = raw.name.get_ref().clone();
+        if name.is_empty()
+            || name.len() > 12
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        {
+            return Err(src.err(
+                Some(raw.name.span()),
+                "name",
+                "1-12 letters, digits or '-' (it names the namespaces)",
+            ));
+        }
+        if raw.routers.is_empty() || raw.routers.len() > MAX_ROUTERS {
+            return Err(src.err(None, "router", format!("1 to {MAX_ROUTERS} [[router]]s")));
+        }
+        let mut index = BTreeMap::new();
+        let mut routers = Vec::new();
+        for (i, r) in raw.routers.iter().enumerate() {
+            let n = r.name.get_ref();
+            if n.is_empty() || n.len() > 8 || !n.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return Err(src.err(
+                    Some(r.name.span()),
+                    &format!("router[{i}].name"),
+                    "1-8 letters or digits",
+                ));
+            }
+            if index.insert(n.clone(), i).is_some() {
+                return Err(src.err(
+                    Some(r.name.span()),
+                    &format!("router[{i}].name"),
+                    "listed twice",
+                ));
+            }
+            routers.push(Router {
+                name: n.clone(),
+                host: r.host,
+            });
+        }
+        let find = |v: &Spanned<String>, field: &str| {
+            index.get(v.get_ref()).copied().ok_or_else(|| {
+                src.err(
+                    Some(v.span()),
+                    field,
+                    format!("no router named \"{}\"", v.get_ref()),
+                )
+            })
+        };
+        let mut links = Vec::new();
+        for (j, l) in raw.links.iter().enumerate() {
+            let (a, b) = (
+                find(&l.a, &format!("link[{j}].a"))?,
+                find(&l.b, &format!("link[{j}].b"))?,
+            );
+            if a == b {
+                return Err(src.err(
+                    Some(l.b.span()),
+                    &format!("link[{j}].b"),
+                    "a link joins two routers",
+                ));
+            }
+            let loss = l.loss.as_ref().map_or(Ok(0.0), |v| {
+                let x = *v.get_ref();
+                if (0.0..1.0).contains(&x) {
+                    Ok(x)
+                } else {
+                    Err(src.err(
+                        Some(v.span()),
+                        &format!("link[{j}].loss"),
+                        "a ratio in [0, 1)",
+                    ))
+                }
+            })?;
+            let burst = l.burst.as_ref().map_or(Ok(1.0), |v| {
+                let x = *v.get_ref();
+                if x >= 1.0 && x.is_finite() {
+                    Ok(x)
+                } else {
+                    Err(src.err(
+                        Some(v.span()),
+                        &format!("link[{j}].burst"),
+                        "mean burst length in packets, at least 1",
+                    ))
+                }
+            })?;
+            let rate_bps = l
+                .rate
+                .as_ref()
+                .map(|r| src.rate(r, &format!("link[{j}].rate")))
+                .transpose()?;
+            links.push(LabLink {
+                a,
+                b,
+                loss,
+                burst,
+                rate_bps,
+            });
+        }
+        if links.len() > 250 {
+            return Err(src.err(None, "link", "at most 250 links"));
+        }
+        let mut flows = Vec::new();
+        for (i, f) in raw.flows.iter().enumerate() {
+            let (from, to) = (
+                find(&f.from, &format!("flow[{i}].from"))?,
+                find(&f.to, &format!("flow[{i}].to"))?,
+            );
+            for (end, v) in [(from, &f.from), (to, &f.to)] {
+                if !routers[end].host {
+                    return Err(src.err(
+                        Some(v.span()),
+                        &format!("flow[{i}]"),
+                        format!("router \"{}\" has no host (set host = true)", v.get_ref()),
+                    ));
+                }
+            }
+            let count = f.count.as_ref().map_or(Ok(500), |c| {
+                let n = *c.get_ref();
+                if (1..=MAX_FLOW_PACKETS).contains(&n) {
+                    Ok(n)
+                } else {
+                    Err(src.err(
+                        Some(c.span()),
+                        &format!("flow[{i}].count"),
+                        format!("1 to {MAX_FLOW_PACKETS}"),
+                    ))
+                }
+            })?;
+            let size = f.size.as_ref().map_or(Ok(160), |s| {
+                let n = *s.get_ref();
+                if (16..=1400).contains(&n) {
+                    Ok(n)
+                } else {
+                    Err(src.err(
+                        Some(s.span()),
+                        &format!("flow[{i}].size"),
+                        "16 to 1400 bytes",
+                    ))
+                }
+            })?;
+            let interval = src.duration(
+                &f.interval,
+                &format!("flow[{i}].interval"),
+                Duration::from_millis(20),
+            )?;
+            if interval < Duration::from_micros(10) || interval * count > Duration::from_secs(600) {
+                return Err(src.err(
+                    f.interval.as_ref().map(|s| s.span()),
+                    &format!("flow[{i}].interval"),
+                    "at least 10 µs, and the flow must end within 10 minutes",
+                ));
+            }
+            flows.push(LabFlow {
+                name: f
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("{}->{}", f.from.get_ref(), f.to.get_ref())),
+                from,
+                to,
+                count,
+                interval,
+                size,
+            });
+        }
+        let mode = match &raw.mode {
+            None => "single".to_string(),
+            Some(m) => {
+                let _: braid_proto::redundancy::Mode = src.value(m, "mode")?;
+                m.get_ref().clone()
+            }
+        };
+        Ok(Lab {
+            name,
+            description: raw.description.unwrap_or_default(),
+            mode,
+            paths: raw.paths.unwrap_or(3).clamp(1, 8),
+            probe_interval: src.duration(
+                &raw.probe_interval,
+                "probe_interval",
+                Duration::from_millis(200),
+            )?,
+            routers,
+            links,
+            flows,
+        })
+    }
+
+    pub fn load(path: &Path) -> anyhow::Result<Lab> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        Ok(Lab::parse(&path.display().to_string(), &text)?)
+    }
+
+    fn ns(&self, router: usize) -> String {
+        format!("braid-{}-{}", self.name, self.routers[router].name)
+    }
+
+    fn host_ns(&self, router: usize) -> String {
+        format!("braid-{}-{}h", self.name, self.routers[router].name)
+    }
+
+    fn dir(&self) -> PathBuf {
+        std::env::temp_dir().join(format!("braid-lab-{}", self.name))
+    }
+
+    fn host_addr(router: usize) -> Ipv4Addr {
+        Ipv4Addr::new(198, 18, router as u8 + 1, 2)
+    }
+}
+
+// ------------------------------------------------------------------ system
+
+fn run(cmd: &str, args: &[&str]) -> anyhow::Result<()> {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {cmd}"))?;
+    if !out.status.success() {
+        bail!(
+            "{cmd} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+fn in_ns(ns: &str, args: &[&str]) -> anyhow::Result<()> {
+    let mut all = vec!["netns", "exec", ns];
+    all.extend_from_slice(args);
+    run("ip", &all)
+}
+
+/// What the lab needs from this machine, or what is missing.
+fn check_capabilities() -> anyhow::Result<()> {
+    if !nix_is_root() {
+        bail!("the lab needs root (network namespaces, veth, tc)");
+    }
+    for tool in ["ip", "tc"] {
+        if Command::new(tool).arg("-V").output().is_err() {
+            bail!("the lab needs `{tool}` (Debian package iproute2)");
+        }
+    }
+    Ok(())
+}
+
+fn nix_is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Compiles the loss program for one parameter set (cached).
+fn loss_object(link: &LabLink, dir: &Path) -> anyhow::Result<PathBuf> {
+    let scale = |x: f64| ((x.clamp(0.0, 1.0)) * 4_294_967_295.0) as u64;
+    // Bernoulli for a burst of 1; else Gilbert-Elliott with mean burst B:
+    // r = 1/B, p = L / (B (1 - L)); Bad loses everything, Good nothing.
+    let (p, r) = if link.burst <= 1.0 {
+        (link.loss, 1.0 - link.loss)
+    } else {
+        (
+            link.loss / (link.burst * (1.0 - link.loss)),
+            1.0 / link.burst,
+        )
+    };
+    let (pgb, pbg, lg, lb) = (scale(p), scale(r), 0u64, scale(1.0));
+    let obj = dir.join(format!("loss-{pgb}-{pbg}-{lg}-{lb}.o"));
+    if obj.exists() {
+        return Ok(obj);
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bpf/loss.c");
+    let defs = [
+        format!("-DP_GB={pgb}u"),
+        format!("-DP_BG={pbg}u"),
+        format!("-DLOSS_G={lg}u"),
+        format!("-DLOSS_B={lb}u"),
+    ];
+    let mut args = vec![
+        "-O2",
+        "-g",
+        "-target",
+        "bpf",
+        "-I/usr/include/x86_64-linux-gnu",
+    ];
+    args.extend(defs.iter().map(String::as_str));
+    let (src, out) = (source.display().to_string(), obj.display().to_string());
+    args.extend(["-c", &src, "-o", &out]);
+    run("clang", &args).context("compiling bpf/loss.c (needs clang and libbpf-dev)")?;
+    Ok(obj)
+}
+
+/// Everything built for a running lab; dropping it tears it all down.
+struct Built {
+    namespaces: Vec<String>,
+    daemons: Vec<Child>,
+    keep: bool,
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        for d in &mut self.daemons {
+            // SIGTERM lets the daemon remove its TUN and socket.
+            let _ = Command::new("kill")
+                .arg(d.id().to_string())
+                .stderr(Stdio::null())
+                .status();
+        }
+        let deadline = Instant::now() + Duration::from_secs(3);
+        for d in &mut self.daemons {
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = d.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = d.kill();
+            let _ = d.wait();
+        }
+        for ns in &self.namespaces {
+            let _ = run("ip", &["netns", "del", ns]);
+        }
+    }
+}
+
+/// Removes whatever a lab of this name left (namespaces; daemons die with
+/// their namespace's interfaces and are signalled by pid file).
+fn teardown(lab: &Lab) {
+    let dir = lab.dir();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for e in entries.flatten() {
+            if e.path().extension().is_some_and(|x| x == "pid") {
+                if let Ok(pid) = std::fs::read_to_string(e.path()) {
+                    let _ = Command::new("kill")
+                        .arg(pid.trim())
+                        .stderr(Stdio::null())
+                        .status();
+                }
+            }
+        }
+    }
+    if let Ok(out) = Command::new("ip").args(["netns", "list"]).output() {
+        let prefix = format!("braid-{}-", lab.name);
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let ns = line.split_whitespace().next().unwrap_or("");
+            if ns.starts_with(&prefix) {
+                let _ = run("ip", &["netns", "del", ns]);
+            }
+        }
+    }
+}
+
+fn build(lab: &Lab) -> anyhow::Result<Built> {
+    check_capabilities()?;
+    teardown(lab);
+    let dir = lab.dir();
+    std::fs::create_dir_all(&dir)?;
+    let mut built = Built {
+        namespaces: Vec::new(),
+        daemons: Vec::new(),
+        keep: false,
+    };
+    for i in 0..lab.routers.len() {
+        let ns = lab.ns(i);
+        run("ip", &["netns", "add", &ns])?;
+        built.namespaces.push(ns.clone());
+        in_ns(&ns, &["ip", "link", "set", "lo", "up"])?;
+        in_ns(&ns, &["sysctl", "-qw", "net.ipv4.ip_forward=1"])?;
+        if lab.routers[i].host {
+            let h = lab.host_ns(i);
+            run("ip", &["netns", "add", &h])?;
+            built.namespaces.push(h.clone());
+            run(
+                "ip",
+                &[
+                    "-n", &ns, "link", "add", "host0", "type", "veth", "peer", "name", "eth0",
+                    "netns", &h,
+                ],
+            )?;
+            let net = i + 1;
+            in_ns(
+                &ns,
+                &[
+                    "ip",
+                    "addr",
+                    "add",
+                    &format!("198.18.{net}.1/24"),
+                    "dev",
+                    "host0",
+                ],
+            )?;
+            in_ns(&ns, &["ip", "link", "set", "host0", "up"])?;
+            in_ns(&h, &["ip", "link", "set", "lo", "up"])?;
+            in_ns(
+                &h,
+                &[
+                    "ip",
+                    "addr",
+                    "add",
+                    &format!("198.18.{net}.2/24"),
+                    "dev",
+                    "eth0",
+                ],
+            )?;
+            in_ns(&h, &["ip", "link", "set", "eth0", "up"])?;
+            in_ns(
+                &h,
+                &[
+                    "ip",
+                    "route",
+                    "add",
+                    "default",
+                    "via",
+                    &format!("198.18.{net}.1"),
+                ],
+            )?;
+        }
+    }
+    for (j, l) in lab.links.iter().enumerate() {
+        let dev = format!("bl{j}");
+        let (na, nb) = (lab.ns(l.a), lab.ns(l.b));
+        run(
+            "ip",
+            &[
+                "link", "add", &dev, "netns", &na, "type", "veth", "peer", "name", &dev, "netns",
+                &nb,
+            ],
+        )?;
+        for (ns, side) in [(&na, 1), (&nb, 2)] {
+            in_ns(
+                ns,
+                &[
+                    "ip",
+                    "addr",
+                    "add",
+                    &format!("198.19.{j}.{side}/24"),
+                    "dev",
+                    &dev,
+                ],
+            )?;
+            in_ns(ns, &["ip", "link", "set", &dev, "up"])?;
+            if l.loss > 0.0 {
+                let obj = loss_object(l, &dir)?;
+                in_ns(ns, &["tc", "qdisc", "add", "dev", &dev, "clsact"])?;
+                in_ns(
+                    ns,
+                    &[
+                        "tc",
+                        "filter",
+                        "add",
+                        "dev",
+                        &dev,
+                        "ingress",
+                        "bpf",
+                        "da",
+                        "obj",
+                        &obj.display().to_string(),
+                        "sec",
+                        "classifier",
+                    ],
+                )?;
+            }
+            if let Some(bps) = l.rate_bps {
+                let rate = format!("{bps}bit");
+                in_ns(
+                    ns,
+                    &[
+                        "tc", "qdisc", "add", "dev", &dev, "root", "tbf", "rate", &rate, "burst",
+                        "32kbit", "latency", "100ms",
+                    ],
+                )?;
+            }
+        }
+    }
+    let exe = std::env::current_exe()?;
+    for i in 0..lab.routers.len() {
+        let ifaces: Vec<String> = lab
+            .links
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.a == i || l.b == i)
+            .map(|(j, _)| format!("[[interface]]\nname = \"bl{j}\"\n"))
+            .collect();
+        if ifaces.is_empty() {
+            bail!("router {} has no link", lab.routers[i].name);
+        }
+        let prefixes = if lab.routers[i].host {
+            format!("prefixes = [\"198.18.{}.0/24\"]\n", i + 1)
+        } else {
+            String::new()
+        };
+        let config = format!(
+            "node = {}\n{prefixes}mode = \"{}\"\npaths = {}\ncontrol_socket = \"{}\"\n{}\n[tun]\nroutes = [\"198.18.0.0/16\"]\n\n[probes]\nsmall_interval = \"{}ms\"\n",
+            i + 1,
+            lab.mode,
+            lab.paths,
+            dir.join(format!("{}.sock", lab.routers[i].name)).display(),
+            ifaces.join("\n"),
+            lab.probe_interval.as_millis()
+        );
+        let path = dir.join(format!("{}.toml", lab.routers[i].name));
+        std::fs::write(&path, config)?;
+        let log = std::fs::File::create(dir.join(format!("{}.log", lab.routers[i].name)))?;
+        let child = Command::new("ip")
+            .args(["netns", "exec", &lab.ns(i)])
+            .arg(&exe)
+            .args(["daemon", "--config"])
+            .arg(&path)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .context("starting a daemon")?;
+        std::fs::write(
+            dir.join(format!("{}.pid", lab.routers[i].name)),
+            child.id().to_string(),
+        )?;
+        built.daemons.push(child);
+    }
+    wait_converged(lab, &mut built)?;
+    Ok(built)
+}
+
+/// Waits (at most 30 s) until every router with a host routes to every
+/// other router with a host, asking the daemons over their sockets.
+fn wait_converged(lab: &Lab, built: &mut Built) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ends: Vec<usize> = (0..lab.routers.len())
+        .filter(|&i| lab.routers[i].host)
+        .collect();
+    loop {
+        for (i, d) in built.daemons.iter_mut().enumerate() {
+            if let Ok(Some(status)) = d.try_wait() {
+                let log =
+                    std::fs::read_to_string(lab.dir().join(format!("{}.log", lab.routers[i].name)))
+                        .unwrap_or_default();
+                bail!(
+                    "the daemon of {} exited ({status}):\n{log}",
+                    lab.routers[i].name
+                );
+            }
+        }
+        let mut missing = Vec::new();
+        for &i in &ends {
+            let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
+            let routes = braid_daemon::daemon::request(&sock, "routes")
+                .ok()
+                .and_then(|r| serde_json::from_str::<serde_json::Value>(&r).ok());
+            let known: Vec<u64> = routes
+                .as_ref()
+                .and_then(|r| r["origins"].as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter(|o| o["prefixes"].as_array().is_some_and(|p| !p.is_empty()))
+                .filter_map(|o| o["origin"].as_u64())
+                .collect();
+            for &k in &ends {
+                if k != i && !known.contains(&(k as u64 + 1)) {
+                    missing.push(format!(
+                        "{} does not know {}",
+                        lab.routers[i].name, lab.routers[k].name
+                    ));
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("the lab did not converge in 30 s: {}", missing.join("; "));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+// ------------------------------------------------------------------ traffic
+
+/// Opens a UDP socket inside network namespace `ns` (the socket stays
+/// there; the thread returns to its own namespace).
+fn socket_in(ns: &str, bind: SocketAddrV4) -> anyhow::Result<UdpSocket> {
+    let here = std::fs::File::open("/proc/thread-self/ns/net")?;
+    let there = std::fs::File::open(format!("/var/run/netns/{ns}"))
+        .with_context(|| format!("namespace {ns}"))?;
+    nix::sched::setns(there.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
+    let socket = UdpSocket::bind(bind);
+    nix::sched::setns(here.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
+    Ok(socket?)
+}
+
+/// Runs one UDP probe flow: `count` datagrams of `size` bytes every
+/// `interval`, each carrying its number and send time; the receiver notes
+/// arrival, one-way delay (both ends share this machine's clock) and
+/// duplicates.
+fn probe_flow(lab: &Lab, i: usize, f: &LabFlow, stop: &AtomicBool) -> anyhow::Result<FlowResult> {
+    let port = 9000 + i as u16;
+    let rx = socket_in(
+        &lab.host_ns(f.to),
+        SocketAddrV4::new(Lab::host_addr(f.to), port),
+    )?;
+    let tx = socket_in(
+        &lab.host_ns(f.from),
+        SocketAddrV4::new(Lab::host_addr(f.from), 0),
+    )?;
+    let dst = SocketAddrV4::new(Lab::host_addr(f.to), port);
+    let origin = Instant::now();
+    let (count, interval, size) = (f.count, f.interval, f.size);
+    let receiver = std::thread::spawn(move || {
+        let mut got = vec![None::<u64>; count as usize];
+        let mut duplicates = 0u64;
+        let mut buf = [0u8; 2048];
+        let end = origin + interval * count + Duration::from_secs(2);
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let _ = rx.set_read_timeout(Some(left));
+            let Ok(n) = rx.recv(&mut buf) else { break };
+            if n < 12 {
+                continue;
+            }
+            let seq = u32::from_be_bytes(buf[..4].try_into().unwrap_or_default()) as usize;
+            let sent_us = u64::from_be_bytes(buf[4..12].try_into().unwrap_or_default());
+            let now_us = origin.elapsed().as_micros() as u64;
+            match got.get_mut(seq) {
+                Some(slot @ None) => *slot = Some(now_us.saturating_sub(sent_us)),
+                Some(Some(_)) => duplicates += 1,
+                None => {}
+            }
+        }
+        (got, duplicates)
+    });
+    let mut payload = vec![0u8; size];
+    let mut sent = 0u32;
+    for seq in 0..count {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let due = origin + interval * seq;
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        payload[..4].copy_from_slice(&seq.to_be_bytes());
+        payload[4..12].copy_from_slice(&(origin.elapsed().as_micros() as u64).to_be_bytes());
+        if tx.send_to(&payload, dst).is_ok() {
+            sent += 1;
+        }
+    }
+    let (got, duplicates) = receiver
+        .join()
+        .map_err(|_| anyhow!("receiver thread failed"))?;
+    let mut delays: Vec<u64> = got.iter().flatten().copied().collect();
+    let delivered = delays.len() as u64;
+    let mut max_gap_us = 0u64;
+    let mut last_ok: Option<usize> = None;
+    for (s, d) in got.iter().enumerate() {
+        if d.is_some() {
+            if let Some(l) = last_ok {
+                max_gap_us = max_gap_us.max(((s - l) as u64) * interval.as_micros() as u64);
+            }
+            last_ok = Some(s);
+        }
+    }
+    let (mean, p50, p99) = braid_sim::report::delay_stats(&mut delays);
+    Ok(FlowResult {
+        name: f.name.clone(),
+        mode: lab.mode.clone(),
+        sent: sent as u64,
+        delivered,
+        duplicates,
+        lost: sent as u64 - delivered.min(sent as u64),
+        loss_ratio: if sent == 0 {
+            0.0
+        } else {
+            1.0 - delivered as f64 / sent as f64
+        },
+        delay_mean_ms: mean,
+        delay_p50_ms: p50,
+        delay_p99_ms: p99,
+        max_gap_ms: max_gap_us as f64 / 1000.0,
+        ..FlowResult::default()
+    })
+}
+
+// ------------------------------------------------------------------ commands
+
+pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
+    match args.action {
+        LabAction::Up { scenario } => {
+            let lab = Lab::load(&scenario)?;
+            let mut built = build(&lab)?;
+            built.keep = true;
+            println!(
+                "lab {} is up: {} routers. Namespaces: ip netns list | grep braid-{}-. Control sockets and logs: {}. Tear down: braid lab down {}",
+                lab.name,
+                lab.routers.len(),
+                lab.name,
+                lab.dir().display(),
+                scenario.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        LabAction::Down { scenario } => {
+            let lab = Lab::load(&scenario)?;
+            check_capabilities()?;
+            teardown(&lab);
+            println!("lab {} is down", lab.name);
+            Ok(ExitCode::SUCCESS)
+        }
+        LabAction::Run { scenario, json } => {
+            let lab = Lab::load(&scenario)?;
+            let stop = Arc::new(AtomicBool::new(false));
+            for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+                signal_hook::flag::register(sig, stop.clone())?;
+            }
+            let started = Instant::now();
+            eprintln!(
+                "lab {}: building {} routers, {} links",
+                lab.name,
+                lab.routers.len(),
+                lab.links.len()
+            );
+            let built = build(&lab)?;
+            eprintln!(
+                "lab {}: converged in {:.1} s; running {} flows",
+                lab.name,
+                started.elapsed().as_secs_f64(),
+                lab.flows.len()
+            );
+            let results: Vec<anyhow::Result<FlowResult>> = std::thread::scope(|s| {
+                let handles: Vec<_> = lab
+                    .flows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        let (lab, stop) = (&lab, &stop);
+                        s.spawn(move || probe_flow(lab, i, f, stop))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err(anyhow!("flow thread failed")))
+                    })
+                    .collect()
+            });
+            let stats: Vec<serde_json::Value> = (0..lab.routers.len())
+                .filter_map(|i| {
+                    let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
+                    braid_daemon::daemon::request(&sock, "stats")
+                        .ok()
+                        .and_then(|r| serde_json::from_str(&r).ok())
+                })
+                .collect();
+            drop(built);
+            if stop.load(Ordering::Relaxed) {
+                bail!("interrupted; the lab was torn down");
+            }
+            let flows = results.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+            if json {
+                let doc = serde_json::json!({
+                    "lab": lab.name,
+                    "description": lab.description,
+                    "mode": lab.mode,
+                    "flows": flows,
+                    "daemons": stats,
+                });
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            } else {
+                let mut out = std::io::stdout().lock();
+                writeln!(out, "lab {} ({})", lab.name, lab.description)?;
+                writeln!(
+                    out,
+                    "{:<16} {:<10} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}",
+                    "flow", "mode", "sent", "lost", "dup", "mean ms", "p50 ms", "p99 ms", "gap ms"
+                )?;
+                for f in &flows {
+                    writeln!(
+                        out,
+                        "{:<16} {:<10} {:>7} {:>7} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.1}",
+                        f.name,
+                        f.mode,
+                        f.sent,
+                        f.lost,
+                        f.duplicates,
+                        f.delay_mean_ms,
+                        f.delay_p50_ms,
+                        f.delay_p99_ms,
+                        f.max_gap_ms
+                    )?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The daemon and the lab with real kernel traffic: network namespaces,
+//! veth pairs, TUN devices, braid's eBPF loss program, UDP through the
+//! daemons, `braid ctl`, reload and clean teardown. Needs root and network
+//! namespaces (CI has both); where they are missing each test says so on
+//! stderr and does nothing else.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn braid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+/// Why this machine cannot run the lab, if it cannot.
+fn missing_capability() -> Option<String> {
+    if !nix_root() {
+        return Some("not root".into());
+    }
+    let probe = format!(
+        "braid-captest-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    )
+    .replace(['(', ')'], "");
+    let probe = probe.as_str();
+    let ok = Command::new("ip")
+        .args(["netns", "add", probe])
+        .status()
+        .is_ok_and(|s| s.success());
+    let _ = Command::new("ip").args(["netns", "del", probe]).status();
+    if !ok {
+        return Some("cannot create network namespaces".into());
+    }
+    for tool in ["clang", "tc"] {
+        if Command::new(tool).arg("--version").output().is_err()
+            && Command::new(tool).arg("-V").output().is_err()
+        {
+            return Some(format!("{tool} is not installed (run scripts/setup.sh)"));
+        }
+    }
+    None
+}
+
+fn nix_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+macro_rules! need_lab {
+    () => {
+        if let Some(why) = missing_capability() {
+            eprintln!("SKIPPED (lab test): {why}");
+            return;
+        }
+    };
+}
+
+fn write_lab(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("braid-lab-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn namespaces_of(lab: &str) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&format!("braid-{lab}-")))
+        .map(String::from)
+        .collect()
+}
+
+fn diamond(name: &str, mode: &str, loss: f64, count: u32) -> String {
+    format!(
+        "name = \"{name}\"\nmode = \"{mode}\"\npaths = 2\n\
+         [[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\n\
+         [[router]]\nname = \"c\"\n[[router]]\nname = \"d\"\nhost = true\n\
+         [[link]]\na = \"a\"\nb = \"b\"\nloss = {loss}\n[[link]]\na = \"b\"\nb = \"d\"\n\
+         [[link]]\na = \"a\"\nb = \"c\"\nloss = {loss}\n[[link]]\na = \"c\"\nb = \"d\"\n\
+         [[flow]]\nname = \"probe\"\nfrom = \"a\"\nto = \"d\"\ncount = {count}\ninterval = \"5ms\"\nsize = 200\n"
+    )
+}
+
+fn run_lab(path: &PathBuf) -> serde_json::Value {
+    let out = braid(&["lab", "run", "--json", path.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "lab run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON report")
+}
+
+#[test]
+fn udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows() {
+    need_lab!();
+    // 10% loss on the first link of each path, applied by the eBPF program.
+    let single = run_lab(&write_lab(
+        "t1.toml",
+        &diamond("tsingle", "single", 0.1, 2000),
+    ));
+    let mirror = run_lab(&write_lab(
+        "t2.toml",
+        &diamond("tmirror", "mirror:2", 0.1, 2000),
+    ));
+    let lost = |r: &serde_json::Value| r["flows"][0]["lost"].as_u64().unwrap();
+    let sent = |r: &serde_json::Value| r["flows"][0]["sent"].as_u64().unwrap();
+    eprintln!(
+        "lost of 2000: single {}, mirror:2 {}",
+        lost(&single),
+        lost(&mirror)
+    );
+    assert_eq!((sent(&single), sent(&mirror)), (2000, 2000));
+    // Single path: about 10% lost (binomial: 200 +- 13; wide bounds).
+    assert!((120..=290).contains(&lost(&single)), "{}", lost(&single));
+    // Two copies over paths that each lose 10%: about 1% (20 +- 4.5).
+    assert!(lost(&mirror) < 60, "{}", lost(&mirror));
+    // Every daemon counted the copies it forwarded.
+    let forwarded: u64 = mirror["daemons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["stats"]["node"]["forwarded"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(forwarded > 2000, "transit routers forwarded {forwarded}");
+    assert!(namespaces_of("tsingle").is_empty() && namespaces_of("tmirror").is_empty());
+}
+
+#[test]
+fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
+    need_lab!();
+    let path = write_lab("t3.toml", &diamond("tctl", "single", 0.0, 10));
+    let p = path.to_str().unwrap();
+    let up = braid(&["lab", "up", p]);
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let dir = std::env::temp_dir().join("braid-lab-tctl");
+    let sock = dir.join("a.sock");
+    let s = sock.to_str().unwrap();
+    let result = std::panic::catch_unwind(|| {
+        // neighbors: a hears b and c.
+        let out = braid(&["ctl", "--json", "--socket", s, "neighbors"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["version"], 1);
+        let mut ids: Vec<u64> = doc["neighbors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["id"].as_u64().unwrap())
+            .collect();
+        ids.sort();
+        assert_eq!(ids, [2, 3]);
+        // An unknown command is refused with the list of commands.
+        let bad = braid(&["ctl", "--socket", s, "frobnicate"]);
+        assert_eq!(bad.status.code(), Some(2));
+        // monitor: a reload with a new mode is announced as an event; an
+        // invalid config is refused and announced too, and the daemon
+        // keeps running.
+        let mut mon = Command::new(env!("CARGO_BIN_EXE_braid"))
+            .args(["ctl", "--socket", s, "monitor"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(mon.stdout.take().unwrap()).lines();
+        let hello = lines.next().unwrap().unwrap();
+        assert!(hello.contains("\"event\":\"hello\""), "{hello}");
+        let config = dir.join("a.toml");
+        let good = std::fs::read_to_string(&config).unwrap();
+        let pid = std::fs::read_to_string(dir.join("a.pid")).unwrap();
+        std::fs::write(
+            &config,
+            good.replace("mode = \"single\"", "mode = \"mirror:2\""),
+        )
+        .unwrap();
+        Command::new("kill")
+            .args(["-HUP", pid.trim()])
+            .status()
+            .unwrap();
+        let event = lines.next().unwrap().unwrap();
+        assert!(
+            event.contains("\"event\":\"mode_change\"") && event.contains("mirror:2"),
+            "{event}"
+        );
+        std::fs::write(&config, "node = \"x\"\n").unwrap();
+        Command::new("kill")
+            .args(["-HUP", pid.trim()])
+            .status()
+            .unwrap();
+        let event = lines.next().unwrap().unwrap();
+        assert!(event.contains("\"event\":\"reload_refused\""), "{event}");
+        let _ = mon.kill();
+        let _ = mon.wait();
+        let out = braid(&["ctl", "--json", "--socket", s, "stats"]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["stats"]["io"]["reloads"], 1);
+        assert_eq!(doc["stats"]["io"]["reloads_refused"], 1);
+    });
+    let down = braid(&["lab", "down", p]);
+    assert!(down.status.success());
+    assert!(namespaces_of("tctl").is_empty(), "namespaces left behind");
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+#[test]
+fn a_bad_config_is_refused_with_file_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("braid-daemon-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("bad.toml");
+    std::fs::write(
+        &p,
+        "node = 3\n[[interface]]\nname = \"eth0\"\n[tun]\nmtu = 20\n",
+    )
+    .unwrap();
+    let out = braid(&["daemon", "--check", "--config", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml:5: tun.mtu"), "{err}");
+    std::fs::write(&p, "node = 3\n[[interface]]\nname = \"eth0\"\n").unwrap();
+    let out = braid(&["daemon", "--check", "--config", p.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
