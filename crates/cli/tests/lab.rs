@@ -94,7 +94,7 @@ fn diamond(name: &str, mode: &str, loss: f64, count: u32) -> String {
     )
 }
 
-fn run_lab(path: &PathBuf) -> serde_json::Value {
+fn run_lab(path: &std::path::Path) -> serde_json::Value {
     let out = braid(&["lab", "run", "--json", path.to_str().unwrap()]);
     assert!(
         out.status.success(),
