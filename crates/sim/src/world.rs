@@ -409,9 +409,21 @@ impl World {
         let lsa_store = LsaStore::new();
         let mut configs = Vec::with_capacity(names.len());
         for i in 0..names.len() as u32 {
+            // Only a flow's ingress classifies its packets (the rules match
+            // its destination port, which reverse traffic does not carry):
+            // each node gets the rules and modes of the flows it sends, not
+            // every node every flow's (100 flows x 10,000 nodes of copies).
+            let own: Vec<usize> = (0..flows.len()).filter(|&k| flows[k].from == i).collect();
+            let mut node_policy = policy.clone();
+            node_policy
+                .classes
+                .retain(|c, _| own.iter().any(|&k| flow_class(k) == *c));
+            let node_classifier = Classifier {
+                rules: own.iter().map(|&k| classifier.rules[k].clone()).collect(),
+            };
             let mut config = NodeConfig {
-                policy: policy.clone(),
-                classifier: classifier.clone(),
+                policy: node_policy,
+                classifier: node_classifier,
                 max_paths: scenario.paths,
                 seed: seed ^ ((i as u64) << 20),
                 ignore_tx_failures: scenario.ignore_tx_failures,
