@@ -57,12 +57,37 @@ struct RawLab {
     mode: Option<Spanned<String>>,
     paths: Option<usize>,
     probe_interval: Option<Spanned<String>>,
+    dead_after: Option<u32>,
+    settle: Option<Spanned<String>>,
     #[serde(rename = "router")]
     routers: Vec<RawRouter>,
     #[serde(default, rename = "link")]
     links: Vec<RawLabLink>,
     #[serde(default, rename = "flow")]
     flows: Vec<RawLabFlow>,
+    #[serde(default, rename = "event")]
+    events: Vec<RawEvent>,
+    #[serde(default, rename = "variant")]
+    variants: Vec<RawVariant>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEvent {
+    at: Spanned<String>,
+    a: Option<Spanned<String>>,
+    b: Option<Spanned<String>>,
+    flow: Option<Spanned<String>>,
+    action: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    name: Spanned<String>,
+    software: Option<Spanned<String>>,
+    mode: Option<Spanned<String>>,
+    hello: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -99,12 +124,64 @@ struct RawLabFlow {
 pub struct Lab {
     pub name: String,
     pub description: String,
-    pub mode: String,
     pub paths: usize,
     pub probe_interval: Duration,
+    /// The daemons' `probes.dead_after` (their default when absent).
+    pub dead_after: Option<u32>,
+    /// After every end has a route, the routes must stay unchanged this
+    /// long before the flows start (protocols settle on their best paths).
+    pub settle: Duration,
     pub routers: Vec<Router>,
     pub links: Vec<LabLink>,
     pub flows: Vec<LabFlow>,
+    pub events: Vec<LabEvent>,
+    /// Runs of the same topology and flows with different routing; one
+    /// (braid, `mode`) when the file has no `[[variant]]`.
+    pub variants: Vec<LabVariant>,
+}
+
+/// What routes the lab's routers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Software {
+    Braid {
+        mode: String,
+    },
+    /// babeld (the Debian package) with this hello interval.
+    Babeld {
+        hello: Duration,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct LabVariant {
+    pub name: String,
+    pub software: Software,
+}
+
+/// Something done to a link while the flows run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkAction {
+    /// Every packet dropped both ways, with the link still up: no carrier
+    /// loss tells anyone (a silent failure, as a fading radio link).
+    Blackhole,
+    Restore,
+}
+
+#[derive(Debug, Clone)]
+pub struct LabEvent {
+    /// After the flows start.
+    pub at: Duration,
+    pub target: EventTarget,
+    pub action: LinkAction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventTarget {
+    Link(usize),
+    /// The first link of this flow's path at the moment of the event, as
+    /// the sender's router routes it (its primary path): what a failure
+    /// of "the active path" means whichever protocol chose it.
+    FirstHopOf(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -302,26 +379,123 @@ impl Lab {
                 size,
             });
         }
-        let mode = match &raw.mode {
-            None => "single".to_string(),
-            Some(m) => {
-                let _: braid_proto::redundancy::Mode = src.value(m, "mode")?;
-                m.get_ref().clone()
-            }
+        let mode_of = |m: &Option<Spanned<String>>, field: &str| match m {
+            None => Ok("single".to_string()),
+            Some(m) => src
+                .value::<braid_proto::redundancy::Mode>(m, field)
+                .map(|_| m.get_ref().clone()),
         };
+        let mode = mode_of(&raw.mode, "mode")?;
+        let mut events = Vec::new();
+        for (i, e) in raw.events.iter().enumerate() {
+            let target = match (&e.a, &e.b, &e.flow) {
+                (Some(ea), Some(eb), None) => {
+                    let (a, b) = (
+                        find(ea, &format!("event[{i}].a"))?,
+                        find(eb, &format!("event[{i}].b"))?,
+                    );
+                    EventTarget::Link(
+                        links
+                            .iter()
+                            .position(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a))
+                            .ok_or_else(|| {
+                                src.err(
+                                    Some(eb.span()),
+                                    &format!("event[{i}]"),
+                                    "no link joins these routers",
+                                )
+                            })?,
+                    )
+                }
+                (None, None, Some(f)) => EventTarget::FirstHopOf(
+                    flows
+                        .iter()
+                        .position(|x: &LabFlow| &x.name == f.get_ref())
+                        .ok_or_else(|| {
+                            src.err(
+                                Some(f.span()),
+                                &format!("event[{i}].flow"),
+                                format!("no flow named \"{}\"", f.get_ref()),
+                            )
+                        })?,
+                ),
+                _ => {
+                    return Err(src.err(
+                        Some(e.action.span()),
+                        &format!("event[{i}]"),
+                        "name either a link (a and b) or a flow (its active path's first link)",
+                    ))
+                }
+            };
+            let action = match e.action.get_ref().as_str() {
+                "blackhole" => LinkAction::Blackhole,
+                "restore" => LinkAction::Restore,
+                other => {
+                    return Err(src.err(
+                        Some(e.action.span()),
+                        &format!("event[{i}].action"),
+                        format!("\"{other}\" is not blackhole or restore"),
+                    ))
+                }
+            };
+            let at = src.duration(
+                &Some(e.at.clone()),
+                &format!("event[{i}].at"),
+                Duration::ZERO,
+            )?;
+            events.push(LabEvent { at, target, action });
+        }
+        let mut variants = Vec::new();
+        for (i, v) in raw.variants.iter().enumerate() {
+            let software = match v.software.as_ref().map(|s| s.get_ref().as_str()) {
+                None | Some("braid") => Software::Braid {
+                    mode: match &v.mode {
+                        None => mode.clone(),
+                        Some(_) => mode_of(&v.mode, &format!("variant[{i}].mode"))?,
+                    },
+                },
+                Some("babeld") => Software::Babeld {
+                    hello: src.duration(
+                        &v.hello,
+                        &format!("variant[{i}].hello"),
+                        Duration::from_secs(4),
+                    )?,
+                },
+                Some(other) => {
+                    return Err(src.err(
+                        v.software.as_ref().map(|s| s.span()),
+                        &format!("variant[{i}].software"),
+                        format!("\"{other}\" is not braid or babeld"),
+                    ))
+                }
+            };
+            variants.push(LabVariant {
+                name: v.name.get_ref().clone(),
+                software,
+            });
+        }
+        if variants.is_empty() {
+            variants.push(LabVariant {
+                name: mode.clone(),
+                software: Software::Braid { mode: mode.clone() },
+            });
+        }
         Ok(Lab {
             name,
             description: raw.description.unwrap_or_default(),
-            mode,
             paths: raw.paths.unwrap_or(3).clamp(1, 8),
             probe_interval: src.duration(
                 &raw.probe_interval,
                 "probe_interval",
                 Duration::from_millis(200),
             )?,
+            settle: src.duration(&raw.settle, "settle", Duration::from_secs(2))?,
+            dead_after: raw.dead_after,
             routers,
             links,
             flows,
+            events,
+            variants,
         })
     }
 
@@ -401,7 +575,12 @@ fn loss_object(link: &LabLink, dir: &Path) -> anyhow::Result<PathBuf> {
             1.0 / link.burst,
         )
     };
-    let (pgb, pbg, lg, lb) = (scale(p), scale(r), 0u64, scale(1.0));
+    loss_program(dir, [scale(p), scale(r), 0, scale(1.0)])
+}
+
+/// Compiles bpf/loss.c for (p, r, loss in Good, loss in Bad), each scaled
+/// to 2^32 (cached by parameters).
+fn loss_program(dir: &Path, [pgb, pbg, lg, lb]: [u64; 4]) -> anyhow::Result<PathBuf> {
     let obj = dir.join(format!("loss-{pgb}-{pbg}-{lg}-{lb}.o"));
     if obj.exists() {
         return Ok(obj);
@@ -490,7 +669,7 @@ fn teardown(lab: &Lab) {
     }
 }
 
-fn build(lab: &Lab) -> anyhow::Result<Built> {
+fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
     check_capabilities()?;
     teardown(lab);
     let dir = lab.dir();
@@ -612,45 +791,11 @@ fn build(lab: &Lab) -> anyhow::Result<Built> {
             }
         }
     }
-    let exe = std::env::current_exe()?;
     for i in 0..lab.routers.len() {
-        let ifaces: Vec<String> = lab
-            .links
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.a == i || l.b == i)
-            .map(|(j, _)| format!("[[interface]]\nname = \"bl{j}\"\n"))
-            .collect();
-        if ifaces.is_empty() {
-            bail!("router {} has no link", lab.routers[i].name);
-        }
-        let prefixes = if lab.routers[i].host {
-            format!("prefixes = [\"198.18.{}.0/24\"]\n", i + 1)
-        } else {
-            String::new()
+        let child = match &variant.software {
+            Software::Braid { mode } => start_braid(lab, i, mode)?,
+            Software::Babeld { hello } => start_babeld(lab, i, *hello)?,
         };
-        let config = format!(
-            "node = {}\n{prefixes}mode = \"{}\"\npaths = {}\ncontrol_socket = \"{}\"\n{}\n[tun]\nroutes = [\"198.18.0.0/16\"]\n\n[probes]\nsmall_interval = \"{}ms\"\n",
-            i + 1,
-            lab.mode,
-            lab.paths,
-            dir.join(format!("{}.sock", lab.routers[i].name)).display(),
-            ifaces.join("\n"),
-            lab.probe_interval.as_millis()
-        );
-        let path = dir.join(format!("{}.toml", lab.routers[i].name));
-        std::fs::write(&path, config)?;
-        let log = std::fs::File::create(dir.join(format!("{}.log", lab.routers[i].name)))?;
-        let child = Command::new("ip")
-            .args(["netns", "exec", &lab.ns(i)])
-            .arg(&exe)
-            .args(["daemon", "--config"])
-            .arg(&path)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .context("starting a daemon")?;
         std::fs::write(
             dir.join(format!("{}.pid", lab.routers[i].name)),
             child.id().to_string(),
@@ -661,8 +806,107 @@ fn build(lab: &Lab) -> anyhow::Result<Built> {
     Ok(built)
 }
 
+/// The interfaces of router `i`, one per link.
+fn interfaces_of(lab: &Lab, i: usize) -> Vec<String> {
+    lab.links
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.a == i || l.b == i)
+        .map(|(j, _)| format!("bl{j}"))
+        .collect()
+}
+
+fn spawn_in(lab: &Lab, i: usize, program: &Path, args: &[&str]) -> anyhow::Result<Child> {
+    let log = std::fs::File::create(lab.dir().join(format!("{}.log", lab.routers[i].name)))?;
+    Command::new("ip")
+        .args(["netns", "exec", &lab.ns(i)])
+        .arg(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("starting {} in {}", program.display(), lab.ns(i)))
+}
+
+fn start_braid(lab: &Lab, i: usize, mode: &str) -> anyhow::Result<Child> {
+    let dir = lab.dir();
+    let ifaces: Vec<String> = interfaces_of(lab, i)
+        .iter()
+        .map(|n| format!("[[interface]]\nname = \"{n}\"\n"))
+        .collect();
+    if ifaces.is_empty() {
+        bail!("router {} has no link", lab.routers[i].name);
+    }
+    let prefixes = if lab.routers[i].host {
+        format!("prefixes = [\"198.18.{}.0/24\"]\n", i + 1)
+    } else {
+        String::new()
+    };
+    let config = format!(
+        "node = {}\n{prefixes}mode = \"{mode}\"\npaths = {}\ncontrol_socket = \"{}\"\n{}\n[tun]\nroutes = [\"198.18.0.0/16\"]\n\n[probes]\nsmall_interval = \"{}ms\"\n",
+        i + 1,
+        lab.paths,
+        dir.join(format!("{}.sock", lab.routers[i].name)).display(),
+        ifaces.join("\n"),
+        lab.probe_interval.as_millis()
+    );
+    let mut config = config;
+    if let Some(n) = lab.dead_after {
+        config.push_str(&format!("dead_after = {n}\n"));
+    }
+    let path = dir.join(format!("{}.toml", lab.routers[i].name));
+    std::fs::write(&path, config)?;
+    let exe = std::env::current_exe()?;
+    spawn_in(
+        lab,
+        i,
+        &exe,
+        &["daemon", "--config", &path.display().to_string()],
+    )
+}
+
+/// babeld in router `i`: announces the host subnets (198.18.0.0/16, /24s)
+/// and nothing else, with its pid and state files in the lab's directory
+/// (the default paths are shared by every namespace).
+fn start_babeld(lab: &Lab, i: usize, hello: Duration) -> anyhow::Result<Child> {
+    let dir = lab.dir();
+    let name = &lab.routers[i].name;
+    let hello_s = format!("{}", hello.as_secs_f64());
+    let mut conf = String::new();
+    for n in interfaces_of(lab, i) {
+        conf.push_str(&format!(
+            "interface {n} type wired hello-interval {hello_s}\n"
+        ));
+    }
+    conf.push_str("redistribute ip 198.18.0.0/16 ge 24 le 24 allow\nredistribute local deny\nredistribute deny\n");
+    let path = dir.join(format!("{name}.babeld.conf"));
+    std::fs::write(&path, conf)?;
+    let (pid, state) = (
+        dir.join(format!("{name}.babeld.pid")),
+        dir.join(format!("{name}.babel-state")),
+    );
+    let _ = std::fs::remove_file(&pid);
+    spawn_in(
+        lab,
+        i,
+        Path::new("babeld"),
+        &[
+            "-c",
+            &path.display().to_string(),
+            "-I",
+            &pid.display().to_string(),
+            "-S",
+            &state.display().to_string(),
+            "-d",
+            "0",
+        ],
+    )
+}
+
 /// Waits (at most 30 s) until every router with a host routes to every
-/// other router with a host, asking the daemons over their sockets.
+/// other router with a host: braid daemons are asked over their sockets,
+/// babeld's routes are read from the kernel.
 fn wait_converged(lab: &Lab, built: &mut Built) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(30);
     let ends: Vec<usize> = (0..lab.routers.len())
@@ -675,42 +919,217 @@ fn wait_converged(lab: &Lab, built: &mut Built) -> anyhow::Result<()> {
                     std::fs::read_to_string(lab.dir().join(format!("{}.log", lab.routers[i].name)))
                         .unwrap_or_default();
                 bail!(
-                    "the daemon of {} exited ({status}):\n{log}",
+                    "the routing daemon of {} exited ({status}):\n{log}",
                     lab.routers[i].name
                 );
             }
         }
         let mut missing = Vec::new();
         for &i in &ends {
-            let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
-            let routes = braid_daemon::daemon::request(&sock, "routes")
-                .ok()
-                .and_then(|r| serde_json::from_str::<serde_json::Value>(&r).ok());
-            let known: Vec<u64> = routes
-                .as_ref()
-                .and_then(|r| r["origins"].as_array().cloned())
-                .unwrap_or_default()
-                .iter()
-                .filter(|o| o["prefixes"].as_array().is_some_and(|p| !p.is_empty()))
-                .filter_map(|o| o["origin"].as_u64())
-                .collect();
             for &k in &ends {
-                if k != i && !known.contains(&(k as u64 + 1)) {
+                if k != i && !routes_to(lab, i, k) {
                     missing.push(format!(
-                        "{} does not know {}",
+                        "{} has no route to {}",
                         lab.routers[i].name, lab.routers[k].name
                     ));
                 }
             }
         }
         if missing.is_empty() {
-            return Ok(());
+            return wait_settled(lab);
         }
         if Instant::now() > deadline {
             bail!("the lab did not converge in 30 s: {}", missing.join("; "));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Waits until the routes between ends are unchanged for `settle` (at most
+/// 60 s).
+fn wait_settled(lab: &Lab) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let ends: Vec<usize> = (0..lab.routers.len())
+        .filter(|&i| lab.routers[i].host)
+        .collect();
+    let snapshot = || -> Vec<String> { ends.iter().map(|&i| route_text(lab, i)).collect() };
+    let mut last = snapshot();
+    let mut since = Instant::now();
+    while since.elapsed() < lab.settle {
+        if Instant::now() > deadline {
+            bail!(
+                "routes did not stay unchanged for {:?} within 60 s",
+                lab.settle
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let now = snapshot();
+        if now != last {
+            last = now;
+            since = Instant::now();
+        }
+    }
+    Ok(())
+}
+
+/// The link the sender's router of flow `f` sends its packets on now:
+/// braid's first path, or the kernel's route (babeld).
+fn first_link_of(lab: &Lab, f: &LabFlow) -> anyhow::Result<usize> {
+    let i = f.from;
+    let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
+    let next: usize = if sock.exists() {
+        let r: serde_json::Value =
+            serde_json::from_str(&braid_daemon::daemon::request(&sock, "routes")?)?;
+        let hop = r["routes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|x| x["egress"].as_u64() == Some(f.to as u64 + 1))
+            .and_then(|x| x["paths"][0][1].as_u64())
+            .ok_or_else(|| {
+                anyhow!(
+                    "{} has no path to {}",
+                    lab.routers[i].name,
+                    lab.routers[f.to].name
+                )
+            })?;
+        hop as usize - 1
+    } else {
+        let out = Command::new("ip")
+            .args([
+                "-n",
+                &lab.ns(i),
+                "route",
+                "get",
+                &Lab::host_addr(f.to).to_string(),
+            ])
+            .output()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let dev = text
+            .split_whitespace()
+            .skip_while(|w| *w != "dev")
+            .nth(1)
+            .ok_or_else(|| anyhow!("no route from {}: {text}", lab.routers[i].name))?;
+        let j: usize = dev.trim_start_matches("bl").parse()?;
+        let l = &lab.links[j];
+        if l.a == i {
+            l.b
+        } else {
+            l.a
+        }
+    };
+    lab.links
+        .iter()
+        .position(|l| (l.a, l.b) == (i, next) || (l.a, l.b) == (next, i))
+        .ok_or_else(|| anyhow!("no link from {} to router {next}", lab.routers[i].name))
+}
+
+/// Router `i`'s routes toward the hosts, as text: braid's paths from its
+/// daemon, else the kernel's routes.
+fn route_text(lab: &Lab, i: usize) -> String {
+    let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
+    if sock.exists() {
+        return braid_daemon::daemon::request(&sock, "routes")
+            .ok()
+            .and_then(|r| serde_json::from_str::<serde_json::Value>(&r).ok())
+            .map(|r| r["routes"].to_string())
+            .unwrap_or_default();
+    }
+    Command::new("ip")
+        .args(["-n", &lab.ns(i), "route", "show", "root", "198.18.0.0/16"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+/// Whether router `i` can reach router `k`'s host subnet.
+fn routes_to(lab: &Lab, i: usize, k: usize) -> bool {
+    let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
+    if sock.exists() {
+        let routes = braid_daemon::daemon::request(&sock, "routes")
+            .ok()
+            .and_then(|r| serde_json::from_str::<serde_json::Value>(&r).ok());
+        return routes
+            .as_ref()
+            .and_then(|r| r["origins"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .any(|o| {
+                o["origin"].as_u64() == Some(k as u64 + 1)
+                    && o["prefixes"].as_array().is_some_and(|p| !p.is_empty())
+            });
+    }
+    Command::new("ip")
+        .args([
+            "-n",
+            &lab.ns(i),
+            "route",
+            "show",
+            &format!("198.18.{}.0/24", k + 1),
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
+}
+
+/// Applies a link event: a blackhole attaches braid's loss program built
+/// to drop everything, ahead of any other filter, on both ends' ingress;
+/// a restore removes it.
+fn apply_event(
+    lab: &Lab,
+    e: &LabEvent,
+    resolved: &mut BTreeMap<usize, usize>,
+) -> anyhow::Result<()> {
+    let link = match e.target {
+        EventTarget::Link(j) => j,
+        // A restore after a blackhole of the same flow undoes that link.
+        EventTarget::FirstHopOf(f) => match (e.action, resolved.get(&f)) {
+            (LinkAction::Restore, Some(&j)) => j,
+            _ => {
+                let j = first_link_of(lab, &lab.flows[f])?;
+                resolved.insert(f, j);
+                j
+            }
+        },
+    };
+    eprintln!("lab {}: {:?} link bl{link}", lab.name, e.action);
+    let l = &lab.links[link];
+    let dev = format!("bl{link}");
+    for ns in [lab.ns(l.a), lab.ns(l.b)] {
+        match e.action {
+            LinkAction::Blackhole => {
+                let always = u32::MAX as u64;
+                let obj = loss_program(&lab.dir(), [0, always, always, always])?;
+                // The clsact qdisc may be there already (a lossy link).
+                let _ = in_ns(&ns, &["tc", "qdisc", "add", "dev", &dev, "clsact"]);
+                in_ns(
+                    &ns,
+                    &[
+                        "tc",
+                        "filter",
+                        "add",
+                        "dev",
+                        &dev,
+                        "ingress",
+                        "pref",
+                        "1",
+                        "bpf",
+                        "da",
+                        "obj",
+                        &obj.display().to_string(),
+                        "sec",
+                        "classifier",
+                    ],
+                )?;
+            }
+            LinkAction::Restore => {
+                in_ns(
+                    &ns,
+                    &["tc", "filter", "del", "dev", &dev, "ingress", "pref", "1"],
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
 
 // ------------------------------------------------------------------ traffic
@@ -731,7 +1150,14 @@ fn socket_in(ns: &str, bind: SocketAddrV4) -> anyhow::Result<UdpSocket> {
 /// `interval`, each carrying its number and send time; the receiver notes
 /// arrival, one-way delay (both ends share this machine's clock) and
 /// duplicates.
-fn probe_flow(lab: &Lab, i: usize, f: &LabFlow, stop: &AtomicBool) -> anyhow::Result<FlowResult> {
+fn probe_flow(
+    lab: &Lab,
+    mode: &str,
+    i: usize,
+    f: &LabFlow,
+    origin: Instant,
+    stop: &AtomicBool,
+) -> anyhow::Result<FlowResult> {
     let port = 9000 + i as u16;
     let rx = socket_in(
         &lab.host_ns(f.to),
@@ -742,7 +1168,6 @@ fn probe_flow(lab: &Lab, i: usize, f: &LabFlow, stop: &AtomicBool) -> anyhow::Re
         SocketAddrV4::new(Lab::host_addr(f.from), 0),
     )?;
     let dst = SocketAddrV4::new(Lab::host_addr(f.to), port);
-    let origin = Instant::now();
     let (count, interval, size) = (f.count, f.interval, f.size);
     let receiver = std::thread::spawn(move || {
         let mut got = vec![None::<u64>; count as usize];
@@ -804,7 +1229,7 @@ fn probe_flow(lab: &Lab, i: usize, f: &LabFlow, stop: &AtomicBool) -> anyhow::Re
     let (mean, p50, p99) = braid_sim::report::delay_stats(&mut delays);
     Ok(FlowResult {
         name: f.name.clone(),
-        mode: lab.mode.clone(),
+        mode: mode.to_string(),
         sent: sent as u64,
         delivered,
         duplicates,
@@ -828,7 +1253,7 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         LabAction::Up { scenario } => {
             let lab = Lab::load(&scenario)?;
-            let mut built = build(&lab)?;
+            let mut built = build(&lab, &lab.variants[0])?;
             built.keep = true;
             println!(
                 "lab {} is up: {} routers. Namespaces: ip netns list | grep braid-{}-. Control sockets and logs: {}. Tear down: braid lab down {}",
@@ -853,58 +1278,15 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
                 signal_hook::flag::register(sig, stop.clone())?;
             }
-            let started = Instant::now();
-            eprintln!(
-                "lab {}: building {} routers, {} links",
-                lab.name,
-                lab.routers.len(),
-                lab.links.len()
-            );
-            let built = build(&lab)?;
-            eprintln!(
-                "lab {}: converged in {:.1} s; running {} flows",
-                lab.name,
-                started.elapsed().as_secs_f64(),
-                lab.flows.len()
-            );
-            let results: Vec<anyhow::Result<FlowResult>> = std::thread::scope(|s| {
-                let handles: Vec<_> = lab
-                    .flows
-                    .iter()
-                    .enumerate()
-                    .map(|(i, f)| {
-                        let (lab, stop) = (&lab, &stop);
-                        s.spawn(move || probe_flow(lab, i, f, stop))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join()
-                            .unwrap_or_else(|_| Err(anyhow!("flow thread failed")))
-                    })
-                    .collect()
-            });
-            let stats: Vec<serde_json::Value> = (0..lab.routers.len())
-                .filter_map(|i| {
-                    let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
-                    braid_daemon::daemon::request(&sock, "stats")
-                        .ok()
-                        .and_then(|r| serde_json::from_str(&r).ok())
-                })
-                .collect();
-            drop(built);
-            if stop.load(Ordering::Relaxed) {
-                bail!("interrupted; the lab was torn down");
+            let mut reports = Vec::new();
+            for v in &lab.variants {
+                reports.push(run_variant(&lab, v, &stop)?);
             }
-            let flows = results.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
             if json {
                 let doc = serde_json::json!({
                     "lab": lab.name,
                     "description": lab.description,
-                    "mode": lab.mode,
-                    "flows": flows,
-                    "daemons": stats,
+                    "variants": reports,
                 });
                 println!("{}", serde_json::to_string_pretty(&doc)?);
             } else {
@@ -912,26 +1294,128 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "lab {} ({})", lab.name, lab.description)?;
                 writeln!(
                     out,
-                    "{:<16} {:<10} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}",
-                    "flow", "mode", "sent", "lost", "dup", "mean ms", "p50 ms", "p99 ms", "gap ms"
+                    "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}",
+                    "variant",
+                    "flow",
+                    "mode",
+                    "sent",
+                    "lost",
+                    "dup",
+                    "mean ms",
+                    "p50 ms",
+                    "p99 ms",
+                    "gap ms"
                 )?;
-                for f in &flows {
-                    writeln!(
-                        out,
-                        "{:<16} {:<10} {:>7} {:>7} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.1}",
-                        f.name,
-                        f.mode,
-                        f.sent,
-                        f.lost,
-                        f.duplicates,
-                        f.delay_mean_ms,
-                        f.delay_p50_ms,
-                        f.delay_p99_ms,
-                        f.max_gap_ms
-                    )?;
+                for r in &reports {
+                    for f in &r.flows {
+                        writeln!(
+                            out,
+                            "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.1}",
+                            r.variant,
+                            f.name,
+                            f.mode,
+                            f.sent,
+                            f.lost,
+                            f.duplicates,
+                            f.delay_mean_ms,
+                            f.delay_p50_ms,
+                            f.delay_p99_ms,
+                            f.max_gap_ms
+                        )?;
+                    }
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Builds the lab for one variant, runs the flows (and the link events,
+/// timed from the flows' start), collects every braid daemon's stats, and
+/// tears down.
+/// One variant's results: the flows, and every braid daemon's `stats`.
+#[derive(Debug, serde::Serialize)]
+struct VariantRun {
+    variant: String,
+    mode: String,
+    flows: Vec<FlowResult>,
+    daemons: Vec<serde_json::Value>,
+}
+
+fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<VariantRun> {
+    let started = Instant::now();
+    eprintln!(
+        "lab {} [{}]: building {} routers, {} links",
+        lab.name,
+        v.name,
+        lab.routers.len(),
+        lab.links.len()
+    );
+    let built = build(lab, v)?;
+    eprintln!(
+        "lab {} [{}]: converged in {:.1} s; running {} flows",
+        lab.name,
+        v.name,
+        started.elapsed().as_secs_f64(),
+        lab.flows.len()
+    );
+    let mode = match &v.software {
+        Software::Braid { mode } => mode.clone(),
+        Software::Babeld { hello } => format!("babeld {}s", hello.as_secs_f64()),
+    };
+    let origin = Instant::now() + Duration::from_millis(100);
+    let results: Vec<anyhow::Result<FlowResult>> = std::thread::scope(|s| {
+        let events = s.spawn(|| -> anyhow::Result<()> {
+            let mut resolved = BTreeMap::new();
+            for e in &lab.events {
+                if let Some(wait) = (origin + e.at).checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                apply_event(lab, e, &mut resolved)?;
+            }
+            Ok(())
+        });
+        let handles: Vec<_> = lab
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let mode = &mode;
+                s.spawn(move || probe_flow(lab, mode, i, f, origin, stop))
+            })
+            .collect();
+        let mut out: Vec<anyhow::Result<FlowResult>> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("flow thread failed")))
+            })
+            .collect();
+        if let Ok(Err(e)) = events.join() {
+            out.push(Err(e.context("applying a link event")));
+        }
+        out
+    });
+    let stats: Vec<serde_json::Value> = (0..lab.routers.len())
+        .filter_map(|i| {
+            let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
+            braid_daemon::daemon::request(&sock, "stats")
+                .ok()
+                .and_then(|r| serde_json::from_str(&r).ok())
+        })
+        .collect();
+    drop(built);
+    if stop.load(Ordering::Relaxed) {
+        bail!("interrupted; the lab was torn down");
+    }
+    let flows = results.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(VariantRun {
+        variant: v.name.clone(),
+        mode,
+        flows,
+        daemons: stats,
+    })
 }

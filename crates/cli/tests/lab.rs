@@ -116,20 +116,28 @@ fn udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows(
         "t2.toml",
         &diamond("tmirror", "mirror:2", 0.1, 2000),
     ));
-    let lost = |r: &serde_json::Value| r["flows"][0]["lost"].as_u64().unwrap();
-    let sent = |r: &serde_json::Value| r["flows"][0]["sent"].as_u64().unwrap();
+    let lost = |r: &serde_json::Value| r["variants"][0]["flows"][0]["lost"].as_u64().unwrap();
+    let sent = |r: &serde_json::Value| r["variants"][0]["flows"][0]["sent"].as_u64().unwrap();
     eprintln!(
         "lost of 2000: single {}, mirror:2 {}",
         lost(&single),
         lost(&mirror)
     );
     assert_eq!((sent(&single), sent(&mirror)), (2000, 2000));
-    // Single path: about 10% lost (binomial: 200 +- 13; wide bounds).
-    assert!((120..=290).contains(&lost(&single)), "{}", lost(&single));
-    // Two copies over paths that each lose 10%: about 1% (20 +- 4.5).
-    assert!(lost(&mirror) < 60, "{}", lost(&mirror));
+    // Single path: about 10% lost (binomial: 200 +- 13), more on a loaded
+    // machine (a slow daemon's socket buffers overflow too).
+    assert!(lost(&single) >= 120, "{}", lost(&single));
+    // Two copies over paths that each lose 10%: about 1% (20 +- 4.5); the
+    // same load costs both runs alike.
+    assert!(lost(&mirror) < 100, "{}", lost(&mirror));
+    assert!(
+        lost(&mirror) * 4 < lost(&single),
+        "{} vs {}",
+        lost(&mirror),
+        lost(&single)
+    );
     // Every daemon counted the copies it forwarded.
-    let forwarded: u64 = mirror["daemons"]
+    let forwarded: u64 = mirror["variants"][0]["daemons"]
         .as_array()
         .unwrap()
         .iter()
@@ -137,6 +145,34 @@ fn udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows(
         .sum();
     assert!(forwarded > 2000, "transit routers forwarded {forwarded}");
     assert!(namespaces_of("tsingle").is_empty() && namespaces_of("tmirror").is_empty());
+}
+
+#[test]
+fn a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirror_nothing() {
+    need_lab!();
+    // A diamond whose second path is a hop longer; the flow's active first
+    // link is blackholed 2 s in.
+    let text = "name = \"tfail\"\npaths = 2\nprobe_interval = \"100ms\"\ndead_after = 5\n\
+         [[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\n[[router]]\nname = \"c\"\n\
+         [[router]]\nname = \"e\"\n[[router]]\nname = \"d\"\nhost = true\n\
+         [[link]]\na = \"a\"\nb = \"b\"\n[[link]]\na = \"b\"\nb = \"d\"\n[[link]]\na = \"a\"\nb = \"c\"\n\
+         [[link]]\na = \"c\"\nb = \"e\"\n[[link]]\na = \"e\"\nb = \"d\"\n\
+         [[flow]]\nname = \"voip\"\nfrom = \"a\"\nto = \"d\"\ncount = 400\ninterval = \"20ms\"\n\
+         [[event]]\nat = \"2s\"\nflow = \"voip\"\naction = \"blackhole\"\n\
+         [[variant]]\nname = \"single\"\nmode = \"single\"\n[[variant]]\nname = \"mirror\"\nmode = \"mirror:2\"\n";
+    let r = run_lab(&write_lab("t4.toml", text));
+    let flow = |v: usize| r["variants"][v]["flows"][0].clone();
+    let (single, mirror) = (flow(0), flow(1));
+    eprintln!("single: {single}\nmirror: {mirror}");
+    let lost = |f: &serde_json::Value| f["lost"].as_u64().unwrap();
+    let gap = |f: &serde_json::Value| f["max_gap_ms"].as_f64().unwrap();
+    // Single path loses what was sent until the failure was noticed
+    // (5 probe intervals, then a new path), then recovers.
+    assert!(lost(&single) >= 5, "the blackhole hit the active path");
+    assert!(gap(&single) < 2000.0, "recovered: gap {} ms", gap(&single));
+    // Mirror: the other copy was on the other path all along.
+    assert!(lost(&mirror) <= 2, "{}", lost(&mirror));
+    assert!(namespaces_of("tfail").is_empty());
 }
 
 #[test]

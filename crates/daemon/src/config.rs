@@ -20,6 +20,11 @@ pub const DEFAULT_PORT: u16 = 6868;
 /// is never forwarded by routers).
 pub const DEFAULT_GROUP: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 186);
 pub const DEFAULT_SOCKET: &str = "/run/braid/braid.sock";
+/// Small-probe intervals without a word from a neighbor before it is
+/// taken down (its routes move at once). Lower fails over faster; on a
+/// link losing a fraction L of probes, a false alarm comes once every
+/// 1/L^n probes.
+pub const DEFAULT_DEAD_AFTER: u32 = 10;
 
 /// A checked configuration.
 #[derive(Debug, Clone)]
@@ -30,6 +35,8 @@ pub struct Config {
     pub control_socket: PathBuf,
     pub log: String,
     pub interfaces: Vec<String>,
+    /// A neighbor unheard for this many small-probe intervals is down.
+    pub dead_after: u32,
     pub tun: TunConfig,
     /// Everything the protocol node is told.
     pub node_config: NodeConfig,
@@ -90,6 +97,7 @@ struct RawTun {
 struct RawProbes {
     small_interval: Option<Spanned<String>>,
     big_interval: Option<Spanned<String>>,
+    dead_after: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -279,7 +287,19 @@ impl Config {
         nc.control
             .validate(node)
             .map_err(|e| src.err(None, "probes", e.to_string()))?;
+        let dead_after = match &raw.probes.dead_after {
+            None => DEFAULT_DEAD_AFTER,
+            Some(d) if (2..=100).contains(d.get_ref()) => *d.get_ref(),
+            Some(d) => {
+                return Err(src.err(
+                    Some(d.span()),
+                    "probes.dead_after",
+                    "2 to 100 small-probe intervals",
+                ))
+            }
+        };
         Ok(Config {
+            dead_after,
             node,
             port: raw.port.unwrap_or(DEFAULT_PORT),
             group,
@@ -303,10 +323,10 @@ impl Config {
         Ok(Config::parse(&path.display().to_string(), &text)?)
     }
 
-    /// How long a probe stream's gap lasts before a link counts as lost:
-    /// what the operator sees as failover time.
-    pub fn probe_interval(&self) -> Duration {
-        self.node_config.control.probes.small_interval
+    /// How long a neighbor may stay silent before it is taken down: what
+    /// the operator sees as failover time on a silent failure.
+    pub fn neighbor_timeout(&self) -> Duration {
+        self.node_config.control.probes.small_interval * self.dead_after
     }
 }
 

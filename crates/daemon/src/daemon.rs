@@ -39,8 +39,6 @@ const SIGNALS: Token = Token(1);
 const CTL: Token = Token(2);
 const PORT_BASE: usize = 16;
 
-/// A neighbor unheard for this many small-probe intervals leaves the table.
-const NEIGHBOR_TIMEOUT_PROBES: u32 = 10;
 /// Monitor clients at most; a slow one that would block is dropped.
 const MAX_MONITORS: usize = 16;
 /// Largest datagram read from the TUN or a socket.
@@ -314,6 +312,8 @@ impl Daemon {
             }
             None if room => {
                 info!(neighbor = id.0, interface = %self.ports[i].name, %from, "neighbor up");
+                // Back after being taken down: its links count again.
+                self.node.link_up(id);
                 self.neighbors.insert(
                     id,
                     Neighbor {
@@ -333,7 +333,7 @@ impl Daemon {
     }
 
     fn expire_neighbors(&mut self, now: Instant) {
-        let timeout = self.config.probe_interval() * NEIGHBOR_TIMEOUT_PROBES;
+        let timeout = self.config.neighbor_timeout();
         let gone: Vec<NodeId> = self
             .neighbors
             .iter()
