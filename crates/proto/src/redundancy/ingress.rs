@@ -62,6 +62,8 @@ pub struct IngressConfig {
     /// A group that has not filled within this time is closed and its
     /// repair packets sent. Data never waits for it.
     pub flush_after: Duration,
+    /// The data header's hop limit. Source routes cannot loop, so it only
+    /// has to let the longest route through: 64 hops (63 transit nodes).
     pub hop_limit: u8,
 }
 
@@ -69,7 +71,7 @@ impl Default for IngressConfig {
     fn default() -> Self {
         IngressConfig {
             flush_after: Duration::from_millis(20),
-            hop_limit: 32,
+            hop_limit: braid_wire::data::MAX_ROUTE_LEN as u8 + 1,
         }
     }
 }
