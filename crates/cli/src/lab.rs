@@ -844,7 +844,7 @@ fn start_braid(lab: &Lab, i: usize, mode: &str) -> anyhow::Result<Child> {
         String::new()
     };
     let config = format!(
-        "node = {}\n{prefixes}mode = \"{mode}\"\npaths = {}\ncontrol_socket = \"{}\"\n{}\n[tun]\nroutes = [\"198.18.0.0/16\"]\n\n[probes]\nsmall_interval = \"{}ms\"\n",
+        "node = {}\n{prefixes}mode = \"{mode}\"\npaths = {}\ncontrol_socket = \"{}\"\nmetrics = \"127.0.0.1:9468\"\n{}\n[tun]\nroutes = [\"198.18.0.0/16\"]\n\n[probes]\nsmall_interval = \"{}ms\"\n",
         i + 1,
         lab.paths,
         dir.join(format!("{}.sock", lab.routers[i].name)).display(),

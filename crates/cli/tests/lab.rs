@@ -247,6 +247,38 @@ fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
         assert!(event.contains("\"event\":\"reload_refused\""), "{event}");
         let _ = mon.kill();
         let _ = mon.wait();
+        // Metrics and topology on the daemon's HTTP port (in its namespace).
+        let get = |path: &str| {
+            let out = Command::new("ip")
+                .args(["netns", "exec", "braid-tctl-a", "python3", "-c"])
+                .arg(format!(
+                    "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:9468{path}').read().decode())"
+                ))
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let metrics = get("/metrics");
+        for n in [2, 3] {
+            assert!(
+                metrics.contains(&format!("braid_link_etx{{node=\"1\",neighbor=\"{n}\"}}")),
+                "{metrics}"
+            );
+        }
+        assert!(metrics.contains("# TYPE braid_node_dropped_total counter"));
+        let topo: serde_json::Value = serde_json::from_str(&get("/topology")).unwrap();
+        assert_eq!(topo["type"], "NetworkGraph");
+        assert_eq!(topo["nodes"].as_array().unwrap().len(), 4);
+        assert_eq!(
+            topo["links"].as_array().unwrap().len(),
+            8,
+            "4 links, both ways"
+        );
         let out = braid(&["ctl", "--json", "--socket", s, "stats"]);
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(doc["stats"]["io"]["reloads"], 1);

@@ -2,7 +2,7 @@
 //! checks that refuse a bad file with its name, line and field. Every
 //! field is documented in docs/operations.md; keep the two in step.
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,6 +33,8 @@ pub struct Config {
     pub port: u16,
     pub group: Ipv4Addr,
     pub control_socket: PathBuf,
+    /// Where to serve Prometheus metrics and the NetJSON topology (opt-in).
+    pub metrics: Option<SocketAddr>,
     pub log: String,
     pub interfaces: Vec<String>,
     /// A neighbor unheard for this many small-probe intervals is down.
@@ -60,6 +62,7 @@ struct Raw {
     port: Option<u16>,
     group: Option<Spanned<String>>,
     control_socket: Option<String>,
+    metrics: Option<Spanned<String>>,
     log: Option<Spanned<String>>,
     #[serde(default)]
     prefixes: Vec<Spanned<String>>,
@@ -135,6 +138,11 @@ impl Config {
                 a
             }
         };
+        let metrics = raw
+            .metrics
+            .as_ref()
+            .map(|m| src.value::<SocketAddr>(m, "metrics"))
+            .transpose()?;
         let log = match &raw.log {
             None => "warn".to_string(),
             Some(l) if LOG_LEVELS.contains(&l.get_ref().as_str()) => l.get_ref().clone(),
@@ -307,6 +315,7 @@ impl Config {
                 .control_socket
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET)),
+            metrics,
             log,
             interfaces,
             tun,

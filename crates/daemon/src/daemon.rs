@@ -21,7 +21,7 @@ use std::time::Duration;
 use braid_proto::node::{Dest, Node};
 use braid_proto::time::Instant;
 use braid_wire::NodeId;
-use mio::net::{UnixListener, UnixStream};
+use mio::net::{TcpListener, UnixListener, UnixStream};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use rand_chacha::rand_core::SeedableRng;
@@ -37,6 +37,7 @@ use crate::underlay::{Port, UnderlayError};
 const TUN: Token = Token(0);
 const SIGNALS: Token = Token(1);
 const CTL: Token = Token(2);
+const METRICS: Token = Token(3);
 const PORT_BASE: usize = 16;
 
 /// Monitor clients at most; a slow one that would block is dropped.
@@ -109,6 +110,7 @@ pub struct Daemon {
     ports: Vec<Port>,
     neighbors: BTreeMap<NodeId, Neighbor>,
     ctl: UnixListener,
+    metrics: Option<TcpListener>,
     monitors: Vec<UnixStream>,
     signals: StdUnixStream,
     reload_wanted: Arc<AtomicBool>,
@@ -140,6 +142,11 @@ impl Daemon {
             .map(|name| Port::open(name, config.port, config.group))
             .collect::<Result<Vec<_>, _>>()?;
         let ctl = open_ctl(&config.control_socket)?;
+        let metrics = config
+            .metrics
+            .map(TcpListener::bind)
+            .transpose()
+            .map_err(io_err("metrics port"))?;
         let (signals, signal_writer) = StdUnixStream::pair().map_err(io_err("signal pipe"))?;
         signals
             .set_nonblocking(true)
@@ -172,6 +179,7 @@ impl Daemon {
             ports,
             neighbors: BTreeMap::new(),
             ctl,
+            metrics,
             monitors: Vec::new(),
             signals,
             reload_wanted: reload,
@@ -196,6 +204,10 @@ impl Daemon {
             .map_err(io_err("poll signals"))?;
         r.register(&mut self.ctl, CTL, Interest::READABLE)
             .map_err(io_err("poll control socket"))?;
+        if let Some(m) = &mut self.metrics {
+            r.register(m, METRICS, Interest::READABLE)
+                .map_err(io_err("poll metrics port"))?;
+        }
         for (i, p) in self.ports.iter_mut().enumerate() {
             r.register(&mut p.socket, Token(PORT_BASE + i), Interest::READABLE)
                 .map_err(io_err("poll socket"))?;
@@ -235,6 +247,7 @@ impl Daemon {
                         return Ok(());
                     }
                     CTL => self.accept_ctl(),
+                    METRICS => self.accept_metrics(),
                     Token(t) if t >= PORT_BASE => self.read_port(t - PORT_BASE, &mut buf),
                     _ => {}
                 }
@@ -544,6 +557,65 @@ impl Daemon {
         };
         let _ = stream.write_all(reply.as_bytes());
         let _ = stream.write_all(b"\n");
+    }
+
+    /// Answers HTTP requests on the metrics port: `/metrics` (Prometheus)
+    /// and `/topology` (NetJSON). One request per connection, read with a
+    /// one-second limit.
+    fn accept_metrics(&mut self) {
+        use std::os::fd::{FromRawFd, IntoRawFd};
+        loop {
+            let Some(listener) = &self.metrics else {
+                return;
+            };
+            let stream = match listener.accept() {
+                Ok((s, _)) => s,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    debug!(error = %e, "metrics accept failed");
+                    return;
+                }
+            };
+            // SAFETY: the descriptor comes from `into_raw_fd` just before
+            // and is owned by nothing else.
+            let mut s = unsafe { std::net::TcpStream::from_raw_fd(stream.into_raw_fd()) };
+            if s.set_nonblocking(false).is_err()
+                || s.set_read_timeout(Some(Duration::from_secs(1))).is_err()
+            {
+                continue;
+            }
+            let mut line = String::new();
+            if BufReader::new((&s).take(4096))
+                .read_line(&mut line)
+                .is_err()
+            {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("");
+            let reply = match path {
+                "/metrics" => crate::metrics::response(
+                    "200 OK",
+                    "text/plain; version=0.0.4",
+                    &crate::metrics::prometheus(
+                        &self.node,
+                        self.now(),
+                        self.neighbors.len(),
+                        &self.counters,
+                    ),
+                ),
+                "/topology" => crate::metrics::response(
+                    "200 OK",
+                    "application/json",
+                    &crate::metrics::netjson(&self.node),
+                ),
+                _ => crate::metrics::response(
+                    "404 Not Found",
+                    "text/plain",
+                    "try /metrics or /topology\n",
+                ),
+            };
+            let _ = s.write_all(reply.as_bytes());
+        }
     }
 
     fn emit_event(&mut self, kind: &str, now: Instant, fields: serde_json::Value) {

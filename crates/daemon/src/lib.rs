@@ -7,8 +7,10 @@
 //! | [`underlay`] | one UDP socket per interface: multicast to neighbors, unicast data |
 //! | [`daemon`] | the loop: TUN, sockets, timers, neighbor table, reload, shutdown |
 //! | [`ctl`] | the control socket's JSON documents and monitor events |
+//! | [`metrics`] | Prometheus metrics and the NetJSON topology on the opt-in HTTP port |
 
 pub mod config;
 pub mod ctl;
 pub mod daemon;
+pub mod metrics;
 pub mod underlay;

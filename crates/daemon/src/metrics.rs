@@ -1,0 +1,351 @@
+//! What the opt-in HTTP port serves: the node's state as Prometheus
+//! metrics (text exposition format 0.0.4) at `/metrics`, and the live
+//! topology as a NetJSON NetworkGraph at `/topology`. Rendered per request
+//! from the protocol state, where the counters already live.
+//!
+//! Crates weighed: `prometheus-client` wants long-lived metric objects
+//! updated at every event, a second copy of counters the protocol keeps
+//! anyway; hyper/axum want an async runtime and `tiny_http` its own
+//! threads, while the node is owned by the daemon's single loop. The
+//! exposition format and one HTTP/1.0 response are a few lines here.
+
+use std::fmt::Write;
+
+use braid_proto::node::Node;
+use braid_proto::time::Instant;
+use serde_json::json;
+
+use crate::daemon::IoCounters;
+
+/// One metric family being written.
+struct Family<'a> {
+    out: &'a mut String,
+    name: &'static str,
+}
+
+impl Family<'_> {
+    fn sample(&mut self, labels: &[(&str, String)], value: f64) {
+        let _ = write!(self.out, "{}", self.name);
+        if !labels.is_empty() {
+            self.out.push('{');
+            for (i, (k, v)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                let v = v
+                    .replace('\\', "\\\\")
+                    .replace('"', "\\\"")
+                    .replace('\n', "\\n");
+                let _ = write!(self.out, "{k}=\"{v}\"");
+            }
+            self.out.push('}');
+        }
+        if value.is_finite() {
+            let _ = writeln!(self.out, " {value}");
+        } else {
+            let _ = writeln!(self.out, " +Inf");
+        }
+    }
+}
+
+fn family<'a>(out: &'a mut String, name: &'static str, kind: &str, help: &str) -> Family<'a> {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+    Family { out, name }
+}
+
+/// The Prometheus page.
+pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) -> String {
+    let mut out = String::new();
+    let id = node.id().0.to_string();
+    let me = || ("node", id.clone());
+
+    let mut f = family(
+        &mut out,
+        "braid_neighbors",
+        "gauge",
+        "Neighbors heard recently.",
+    );
+    f.sample(&[me()], neighbors as f64);
+    let lsdb = node.control().lsdb();
+    let mut f = family(
+        &mut out,
+        "braid_lsdb_origins",
+        "gauge",
+        "Origins in the link-state database.",
+    );
+    f.sample(&[me()], lsdb.len() as f64);
+
+    let links = node.control().link_estimates(now);
+    let mut f = family(
+        &mut out,
+        "braid_link_etx",
+        "gauge",
+        "Expected transmission count of the link to a neighbor (+Inf: unusable).",
+    );
+    for l in &links {
+        f.sample(&[me(), ("neighbor", l.neighbor.0.to_string())], l.etx);
+    }
+    let mut f = family(
+        &mut out,
+        "braid_link_delivery_ratio",
+        "gauge",
+        "Probe delivery ratio: out = our probes at the neighbor (df), in = theirs here (dr).",
+    );
+    for l in &links {
+        let n = l.neighbor.0.to_string();
+        f.sample(
+            &[me(), ("neighbor", n.clone()), ("direction", "out".into())],
+            l.df,
+        );
+        f.sample(&[me(), ("neighbor", n), ("direction", "in".into())], l.dr);
+    }
+    let mut f = family(
+        &mut out,
+        "braid_link_cost",
+        "gauge",
+        "Link cost used for routing (1000 = 1 ETX, or 1 ms of air time for ETT; +Inf: unusable).",
+    );
+    for l in &links {
+        let n = l.neighbor.0.to_string();
+        let v = |m: braid_proto::metric::Metric| {
+            if m.is_infinite() {
+                f64::INFINITY
+            } else {
+                m.units() as f64
+            }
+        };
+        f.sample(
+            &[me(), ("neighbor", n.clone()), ("direction", "out".into())],
+            v(l.metric_out),
+        );
+        f.sample(
+            &[me(), ("neighbor", n), ("direction", "in".into())],
+            v(l.metric_in),
+        );
+    }
+
+    let sessions: Vec<_> = node.ingress().sessions().collect();
+    let mut f = family(
+        &mut out,
+        "braid_path_sent_total",
+        "counter",
+        "Packets an ingress session sent on each path (data, copies and repair).",
+    );
+    for (&(egress, class), s) in &sessions {
+        for (p, &n) in s
+            .counters()
+            .sent_per_path
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+        {
+            f.sample(
+                &[
+                    me(),
+                    ("egress", egress.0.to_string()),
+                    ("class", class.to_string()),
+                    ("path", p.to_string()),
+                ],
+                n as f64,
+            );
+        }
+    }
+    let mut f = family(
+        &mut out,
+        "braid_path_lost_total",
+        "counter",
+        "Packets lost on each path, from the egress's path reports.",
+    );
+    for (&(egress, class), s) in &sessions {
+        for (p, &n) in s.counters().lost_per_path.iter().enumerate() {
+            if s.counters().sent_per_path[p] > 0 {
+                f.sample(
+                    &[
+                        me(),
+                        ("egress", egress.0.to_string()),
+                        ("class", class.to_string()),
+                        ("path", p.to_string()),
+                    ],
+                    n as f64,
+                );
+            }
+        }
+    }
+    let mut f = family(
+        &mut out,
+        "braid_ingress_dropped_total",
+        "counter",
+        "Packets an ingress session dropped, by reason.",
+    );
+    for (&(egress, class), s) in &sessions {
+        f.sample(
+            &[
+                me(),
+                ("egress", egress.0.to_string()),
+                ("class", class.to_string()),
+                ("reason", "no_path".into()),
+            ],
+            s.counters().no_path as f64,
+        );
+    }
+
+    let egress: Vec<_> = node.egress().sessions().collect();
+    let mut f = family(&mut out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets: delivered, duplicate (dropped), rebuilt (from parity or erasure), too_old and rebuild_failed (dropped).");
+    for (&(ingress, class), s) in &egress {
+        let c = s.counters();
+        for (what, n) in [
+            ("delivered", c.delivered),
+            ("duplicate", c.duplicates),
+            ("rebuilt", c.rebuilt),
+            ("too_old", c.too_old),
+            ("rebuild_failed", c.rebuild_failed),
+        ] {
+            f.sample(
+                &[
+                    me(),
+                    ("ingress", ingress.0.to_string()),
+                    ("class", class.to_string()),
+                    ("what", what.into()),
+                ],
+                n as f64,
+            );
+        }
+    }
+    let mut f = family(
+        &mut out,
+        "braid_egress_reordered_total",
+        "counter",
+        "Packets the re-order buffer held back to restore order.",
+    );
+    for (&(ingress, class), s) in &egress {
+        if let Some(r) = s.reorder_counters() {
+            f.sample(
+                &[
+                    me(),
+                    ("ingress", ingress.0.to_string()),
+                    ("class", class.to_string()),
+                ],
+                r.held as f64,
+            );
+        }
+    }
+    let mut f = family(
+        &mut out,
+        "braid_path_received_total",
+        "counter",
+        "Packets an egress session received on each path.",
+    );
+    for (&(ingress, class), s) in &egress {
+        for (p, pc) in s
+            .counters()
+            .per_path
+            .iter()
+            .enumerate()
+            .filter(|(_, pc)| pc.received > 0)
+        {
+            f.sample(
+                &[
+                    me(),
+                    ("ingress", ingress.0.to_string()),
+                    ("class", class.to_string()),
+                    ("path", p.to_string()),
+                ],
+                pc.received as f64,
+            );
+        }
+    }
+
+    let c = node.counters();
+    let mut f = family(
+        &mut out,
+        "braid_node_dropped_total",
+        "counter",
+        "Packets the node dropped, by reason.",
+    );
+    for (reason, n) in [
+        ("no_egress", c.no_egress),
+        ("no_path", c.no_path),
+        ("not_ip", c.not_ip),
+        ("hop_limit_exceeded", c.hop_limit_exceeded),
+        ("not_on_route", c.not_on_route),
+        ("malformed", c.malformed),
+        ("queue_full", c.queue_full),
+        ("binding_overflow", c.binding_overflow),
+        ("unknown_neighbor", io.unknown_neighbor),
+    ] {
+        f.sample(&[me(), ("reason", reason.into())], n as f64);
+    }
+    let mut f = family(
+        &mut out,
+        "braid_node_packets_total",
+        "counter",
+        "Packets the node handled: user_in (from the TUN), forwarded, delivered (to the TUN).",
+    );
+    for (what, n) in [
+        ("user_in", c.user_in),
+        ("forwarded", c.forwarded),
+        ("delivered", c.delivered),
+    ] {
+        f.sample(&[me(), ("what", what.into())], n as f64);
+    }
+    let cc = node.control().counters();
+    let mut f = family(
+        &mut out,
+        "braid_control_rx_errors_total",
+        "counter",
+        "Control datagrams refused, by error kind.",
+    );
+    for (kind, n) in &cc.rx_errors {
+        f.sample(&[me(), ("kind", kind.to_string())], *n as f64);
+    }
+    out
+}
+
+/// The topology as this node knows it: a NetJSON NetworkGraph, one link
+/// per direction with the cost its tail advertised.
+pub fn netjson(node: &Node) -> String {
+    let lsdb = node.control().lsdb();
+    let nodes: Vec<_> = lsdb
+        .records()
+        .map(|r| {
+            json!({
+                "id": r.origin.0.to_string(),
+                "properties": { "prefixes": r.prefixes.iter().map(|p| p.to_string()).collect::<Vec<_>>() },
+            })
+        })
+        .collect();
+    let links: Vec<_> = lsdb
+        .records()
+        .flat_map(|r| {
+            r.links
+                .iter()
+                .filter(|l| l.metric_out != u32::MAX)
+                .map(move |l| {
+                    json!({
+                        "source": r.origin.0.to_string(),
+                        "target": l.neighbor.0.to_string(),
+                        "cost": l.metric_out as f64 / braid_proto::metric::SCALE as f64,
+                    })
+                })
+        })
+        .collect();
+    json!({
+        "type": "NetworkGraph",
+        "protocol": "braid",
+        "version": env!("CARGO_PKG_VERSION"),
+        "metric": format!("{:?}", node.control().config().metric).to_lowercase(),
+        "router_id": node.id().0.to_string(),
+        "nodes": nodes,
+        "links": links,
+    })
+    .to_string()
+}
+
+/// An HTTP/1.0 response.
+pub fn response(status: &str, content_type: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.0 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
