@@ -45,6 +45,15 @@ enum LabAction {
     },
     /// Tear down what `up` built (namespaces, daemons).
     Down { scenario: PathBuf },
+    /// Forwarding benchmark on the scenario's first flow, per variant: the
+    /// highest rate of 64- and 1400-byte UDP delivered with under 0.1%
+    /// loss, whole-machine CPU per packet there, and one-way latency at
+    /// 1,000 packets/s.
+    Bench {
+        scenario: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 // ------------------------------------------------------------------ scenario
@@ -146,6 +155,9 @@ pub enum Software {
     Braid {
         mode: String,
     },
+    /// Plain Linux forwarding along static shortest-path routes: the
+    /// physical limit of this machine, for benchmarks.
+    Kernel,
     /// babeld (the Debian package) with this hello interval.
     Babeld {
         hello: Duration,
@@ -454,6 +466,7 @@ impl Lab {
                         Some(_) => mode_of(&v.mode, &format!("variant[{i}].mode"))?,
                     },
                 },
+                Some("kernel") => Software::Kernel,
                 Some("babeld") => Software::Babeld {
                     hello: src.duration(
                         &v.hello,
@@ -465,7 +478,7 @@ impl Lab {
                     return Err(src.err(
                         v.software.as_ref().map(|s| s.span()),
                         &format!("variant[{i}].software"),
-                        format!("\"{other}\" is not braid or babeld"),
+                        format!("\"{other}\" is not braid, babeld or kernel"),
                     ))
                 }
             };
@@ -791,10 +804,15 @@ fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
             }
         }
     }
+    if variant.software == Software::Kernel {
+        static_routes(lab)?;
+        return Ok(built);
+    }
     for i in 0..lab.routers.len() {
         let child = match &variant.software {
             Software::Braid { mode } => start_braid(lab, i, mode)?,
             Software::Babeld { hello } => start_babeld(lab, i, *hello)?,
+            Software::Kernel => unreachable!("handled above"),
         };
         std::fs::write(
             dir.join(format!("{}.pid", lab.routers[i].name)),
@@ -804,6 +822,51 @@ fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
     }
     wait_converged(lab, &mut built)?;
     Ok(built)
+}
+
+/// Plain kernel routes: every router reaches every host subnet along a
+/// fewest-hop path (breadth-first from the subnet's router).
+fn static_routes(lab: &Lab) -> anyhow::Result<()> {
+    let n = lab.routers.len();
+    for dst in (0..n).filter(|&k| lab.routers[k].host) {
+        // next[i] = (link, neighbor) toward dst.
+        let mut next: Vec<Option<(usize, usize)>> = vec![None; n];
+        let mut seen = vec![false; n];
+        seen[dst] = true;
+        let mut queue = std::collections::VecDeque::from([dst]);
+        while let Some(u) = queue.pop_front() {
+            for (j, l) in lab.links.iter().enumerate() {
+                let v = if l.a == u {
+                    l.b
+                } else if l.b == u {
+                    l.a
+                } else {
+                    continue;
+                };
+                if !seen[v] {
+                    seen[v] = true;
+                    next[v] = Some((j, u));
+                    queue.push_back(v);
+                }
+            }
+        }
+        for (i, hop) in next.iter().enumerate() {
+            let Some((j, via)) = *hop else { continue };
+            let side = if lab.links[j].a == via { 1 } else { 2 };
+            in_ns(
+                &lab.ns(i),
+                &[
+                    "ip",
+                    "route",
+                    "add",
+                    &format!("198.18.{}.0/24", dst + 1),
+                    "via",
+                    &format!("198.19.{j}.{side}"),
+                ],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The interfaces of router `i`, one per link.
@@ -1156,6 +1219,7 @@ fn probe_flow(
     i: usize,
     f: &LabFlow,
     origin: Instant,
+    tail: Duration,
     stop: &AtomicBool,
 ) -> anyhow::Result<FlowResult> {
     let port = 9000 + i as u16;
@@ -1167,13 +1231,15 @@ fn probe_flow(
         &lab.host_ns(f.from),
         SocketAddrV4::new(Lab::host_addr(f.from), 0),
     )?;
+    // Bursts at benchmark rates must not overflow the receiver's socket.
+    let _ = socket2::SockRef::from(&rx).set_recv_buffer_size(8 << 20);
     let dst = SocketAddrV4::new(Lab::host_addr(f.to), port);
     let (count, interval, size) = (f.count, f.interval, f.size);
     let receiver = std::thread::spawn(move || {
         let mut got = vec![None::<u64>; count as usize];
         let mut duplicates = 0u64;
         let mut buf = [0u8; 2048];
-        let end = origin + interval * count + Duration::from_secs(2);
+        let end = origin + interval * count + tail;
         loop {
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -1272,6 +1338,7 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             println!("lab {} is down", lab.name);
             Ok(ExitCode::SUCCESS)
         }
+        LabAction::Bench { scenario, json } => bench(&scenario, json),
         LabAction::Run { scenario, json } => {
             let lab = Lab::load(&scenario)?;
             let stop = Arc::new(AtomicBool::new(false));
@@ -1362,6 +1429,7 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
     let mode = match &v.software {
         Software::Braid { mode } => mode.clone(),
         Software::Babeld { hello } => format!("babeld {}s", hello.as_secs_f64()),
+        Software::Kernel => "kernel".to_string(),
     };
     let origin = Instant::now() + Duration::from_millis(100);
     let results: Vec<anyhow::Result<FlowResult>> = std::thread::scope(|s| {
@@ -1384,7 +1452,7 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
             .enumerate()
             .map(|(i, f)| {
                 let mode = &mode;
-                s.spawn(move || probe_flow(lab, mode, i, f, origin, stop))
+                s.spawn(move || probe_flow(lab, mode, i, f, origin, Duration::from_secs(2), stop))
             })
             .collect();
         let mut out: Vec<anyhow::Result<FlowResult>> = handles
@@ -1418,4 +1486,186 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
         flows,
         daemons: stats,
     })
+}
+
+/// Busy and total CPU time of the whole machine so far, in clock ticks.
+fn cpu_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let v: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let total: u64 = v.iter().sum();
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    (total - idle, total)
+}
+
+/// One benchmark trial: `rate` packets/s of `size` bytes for one second.
+/// Returns the loss ratio and the machine's busy CPU time per delivered
+/// packet, in microseconds.
+fn trial(
+    lab: &Lab,
+    flow: &LabFlow,
+    size: usize,
+    rate: u64,
+    stop: &AtomicBool,
+) -> anyhow::Result<(f64, f64)> {
+    let f = LabFlow {
+        count: rate as u32,
+        interval: Duration::from_nanos(1_000_000_000 / rate),
+        size,
+        ..flow.clone()
+    };
+    let (busy0, _) = cpu_ticks();
+    let r = probe_flow(
+        lab,
+        "",
+        0,
+        &f,
+        Instant::now() + Duration::from_millis(50),
+        Duration::from_millis(300),
+        stop,
+    )?;
+    let (busy1, _) = cpu_ticks();
+    let tick_us = 1e6 / 100.0; // USER_HZ
+    let cpu_us = (busy1 - busy0) as f64 * tick_us / r.delivered.max(1) as f64;
+    Ok((r.loss_ratio, cpu_us))
+}
+
+#[derive(Debug, serde::Serialize)]
+struct BenchRow {
+    variant: String,
+    size: usize,
+    max_pps: u64,
+    cpu_us_per_packet: f64,
+}
+
+/// The highest rate with under 0.1% loss: doubling from 5,000 packets/s,
+/// then four halvings of the interval between the last pass and the
+/// first failure.
+fn max_rate(
+    lab: &Lab,
+    flow: &LabFlow,
+    size: usize,
+    stop: &AtomicBool,
+) -> anyhow::Result<(u64, f64)> {
+    let ok = |loss: f64| loss < 0.001;
+    let (mut lo, mut lo_cpu) = (0u64, 0.0);
+    let mut rate = 5_000u64;
+    let hi = loop {
+        let (loss, cpu) = trial(lab, flow, size, rate, stop)?;
+        eprintln!("  {size} B at {rate} pps: loss {:.3}%", loss * 100.0);
+        if !ok(loss) || rate >= 1_600_000 {
+            break rate;
+        }
+        (lo, lo_cpu) = (rate, cpu);
+        rate *= 2;
+    };
+    let mut hi = hi;
+    for _ in 0..4 {
+        let mid = (lo + hi) / 2;
+        if mid <= lo {
+            break;
+        }
+        let (loss, cpu) = trial(lab, flow, size, mid, stop)?;
+        eprintln!("  {size} B at {mid} pps: loss {:.3}%", loss * 100.0);
+        if ok(loss) {
+            (lo, lo_cpu) = (mid, cpu);
+        } else {
+            hi = mid;
+        }
+    }
+    Ok((lo, lo_cpu))
+}
+
+/// `braid lab bench`: per variant, the forwarding rate, CPU per packet
+/// and one-way latency between the first flow's hosts.
+fn bench(scenario: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let lab = Lab::load(scenario)?;
+    let flow = lab
+        .flows
+        .first()
+        .ok_or_else(|| {
+            anyhow!("a benchmark needs a [[flow]]: its ends are the sender and the receiver")
+        })?
+        .clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    let mut rows = Vec::new();
+    let mut latency = Vec::new();
+    for v in &lab.variants {
+        eprintln!("lab {} [{}]: building", lab.name, v.name);
+        let built = build(&lab, v)?;
+        // Latency at a light load: 2,000 packets of 64 B at 1,000/s.
+        let light = LabFlow {
+            count: 2000,
+            interval: Duration::from_millis(1),
+            size: 64,
+            ..flow.clone()
+        };
+        let r = probe_flow(
+            &lab,
+            "",
+            0,
+            &light,
+            Instant::now() + Duration::from_millis(50),
+            Duration::from_millis(300),
+            &stop,
+        )?;
+        latency.push(serde_json::json!({
+            "variant": v.name, "p50_ms": r.delay_p50_ms, "p99_ms": r.delay_p99_ms, "lost": r.lost,
+        }));
+        for size in [64, 1400] {
+            let (pps, cpu) = max_rate(&lab, &flow, size, &stop)?;
+            rows.push(BenchRow {
+                variant: v.name.clone(),
+                size,
+                max_pps: pps,
+                cpu_us_per_packet: cpu,
+            });
+        }
+        drop(built);
+        if stop.load(Ordering::Relaxed) {
+            bail!("interrupted; the lab was torn down");
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "lab": lab.name, "rates": rows, "latency": latency })
+            )?
+        );
+    } else {
+        println!("lab {} ({})", lab.name, lab.description);
+        println!(
+            "{:<16} {:>6} {:>12} {:>16}",
+            "variant", "bytes", "max pps", "CPU us/packet"
+        );
+        for r in &rows {
+            println!(
+                "{:<16} {:>6} {:>12} {:>16.2}",
+                r.variant, r.size, r.max_pps, r.cpu_us_per_packet
+            );
+        }
+        println!(
+            "{:<16} {:>10} {:>10}   (64 B at 1,000 packets/s)",
+            "variant", "p50 ms", "p99 ms"
+        );
+        for l in &latency {
+            println!(
+                "{:<16} {:>10.3} {:>10.3}",
+                l["variant"].as_str().unwrap_or(""),
+                l["p50_ms"].as_f64().unwrap_or(0.0),
+                l["p99_ms"].as_f64().unwrap_or(0.0)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
