@@ -30,6 +30,7 @@ use serde_json::json;
 use thiserror::Error;
 use tracing::{debug, info, warn};
 
+use crate::batch::{RecvBatch, SendBatch};
 use crate::config::{Config, ConfigLoadError};
 use crate::ctl::{self, NeighborView, View};
 use crate::underlay::{Port, UnderlayError};
@@ -82,6 +83,8 @@ pub struct IoCounters {
     pub tun_tx: u64,
     pub tun_tx_errors: u64,
     pub udp_rx: u64,
+    /// Datagrams longer than the receive slot (TUN MTU + 512): dropped.
+    pub udp_rx_truncated: u64,
     pub udp_tx: u64,
     pub udp_tx_errors: u64,
     /// Unicast datagrams for a neighbor whose address is not known.
@@ -108,6 +111,11 @@ pub struct Daemon {
     started: Instant,
     tun: tun_rs::SyncDevice,
     ports: Vec<Port>,
+    /// Received datagrams, a batch at a time, and what waits to be sent
+    /// on each port.
+    recv: RecvBatch,
+    outgoing: Vec<SendBatch>,
+    heard_from: Vec<(NodeId, SocketAddr)>,
     neighbors: BTreeMap<NodeId, Neighbor>,
     ctl: UnixListener,
     metrics: Option<TcpListener>,
@@ -168,6 +176,7 @@ impl Daemon {
         }
 
         let poll = Poll::new().map_err(io_err("poll"))?;
+        let recv_slot = (config.tun.mtu as usize + 512).max(2048);
         let mut d = Daemon {
             config_path: config_path.to_path_buf(),
             config,
@@ -176,6 +185,9 @@ impl Daemon {
             clock,
             started: now,
             tun,
+            recv: RecvBatch::new(recv_slot),
+            outgoing: (0..ports.len()).map(|_| SendBatch::default()).collect(),
+            heard_from: Vec::new(),
             ports,
             neighbors: BTreeMap::new(),
             ctl,
@@ -248,7 +260,7 @@ impl Daemon {
                     }
                     CTL => self.accept_ctl(),
                     METRICS => self.accept_metrics(),
-                    Token(t) if t >= PORT_BASE => self.read_port(t - PORT_BASE, &mut buf),
+                    Token(t) if t >= PORT_BASE => self.read_port(t - PORT_BASE),
                     _ => {}
                 }
             }
@@ -281,30 +293,48 @@ impl Daemon {
         }
     }
 
-    fn read_port(&mut self, i: usize, buf: &mut [u8]) {
-        if i >= self.ports.len() {
+    /// Reads port `i` a batch at a time (recvmmsg): every datagram goes
+    /// to the node, then what the node sends goes out in one sendmmsg per
+    /// port.
+    fn read_port(&mut self, i: usize) {
+        use std::os::fd::AsRawFd;
+        let Some(port) = self.ports.get(i) else {
             return;
-        }
+        };
+        let fd = port.socket.as_raw_fd();
+        let mut heard = std::mem::take(&mut self.heard_from);
         loop {
-            match self.ports[i].socket.recv_from(buf) {
-                Ok((n, from)) => {
-                    self.counters.udp_rx += 1;
-                    let now = self.now();
-                    let bytes = &buf[..n];
-                    if let Ok(msg) = braid_wire::ControlMessage::parse(bytes) {
-                        self.heard(now, msg.header.sender, i, from);
-                    }
-                    self.node.handle_datagram(now, bytes);
-                    self.flush(now);
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            let n = match self.recv.recv(fd) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => {
                     debug!(error = %e, interface = %self.ports[i].name, "receive failed");
-                    return;
+                    break;
                 }
+            };
+            let now = self.now();
+            for k in 0..n {
+                let (bytes, from, truncated) = self.recv.get(k);
+                self.counters.udp_rx += 1;
+                if truncated {
+                    self.counters.udp_rx_truncated += 1;
+                    continue;
+                }
+                if let Ok(msg) = braid_wire::ControlMessage::parse(bytes) {
+                    heard.push((msg.header.sender, from));
+                }
+                self.node.handle_datagram(now, bytes);
+            }
+            for (id, from) in heard.drain(..) {
+                self.heard(now, id, i, from);
+            }
+            self.flush(now);
+            if n < crate::batch::BATCH {
+                break;
             }
         }
+        self.heard_from = heard;
     }
 
     /// A control message from `id` arrived on port `i` from `from`.
@@ -375,15 +405,22 @@ impl Daemon {
                 }
                 Dest::Neighbor(id) => {
                     match self.neighbors.get(&id) {
-                        Some(n) => match self.ports[n.port].send_to(&t.bytes, n.addr) {
-                            Ok(_) => self.counters.udp_tx += 1,
-                            Err(_) => self.counters.udp_tx_errors += 1,
-                        },
+                        Some(n) => self.outgoing[n.port].push(t.bytes, n.addr),
                         None => self.counters.unknown_neighbor += 1,
                     }
                     // The kernel's socket buffer is below the binding point
                     // here; the datagram has left the daemon's hands.
                     self.node.on_sent(id);
+                }
+            }
+        }
+        {
+            use std::os::fd::AsRawFd;
+            for (p, batch) in self.ports.iter().zip(&mut self.outgoing) {
+                if !batch.is_empty() {
+                    let (sent, failed) = batch.flush(p.socket.as_raw_fd());
+                    self.counters.udp_tx += sent;
+                    self.counters.udp_tx_errors += failed;
                 }
             }
         }

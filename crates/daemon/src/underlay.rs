@@ -78,8 +78,4 @@ impl Port {
     pub fn send_all(&self, bytes: &[u8]) -> io::Result<usize> {
         self.socket.send_to(bytes, self.group)
     }
-
-    pub fn send_to(&self, bytes: &[u8], to: SocketAddr) -> io::Result<usize> {
-        self.socket.send_to(bytes, to)
-    }
 }
