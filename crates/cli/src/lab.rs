@@ -121,6 +121,8 @@ struct RawLabLink {
 #[serde(deny_unknown_fields)]
 struct RawLabFlow {
     name: Option<String>,
+    kind: Option<Spanned<String>>,
+    duration: Option<Spanned<String>>,
     from: Spanned<String>,
     to: Spanned<String>,
     count: Option<Spanned<u32>>,
@@ -215,6 +217,9 @@ pub struct LabLink {
 #[derive(Debug, Clone)]
 pub struct LabFlow {
     pub name: String,
+    /// `Some(duration)`: a TCP transfer with iperf3 for that long, instead
+    /// of the UDP probe.
+    pub tcp: Option<Duration>,
     pub from: usize,
     pub to: usize,
     pub count: u32,
@@ -379,7 +384,33 @@ impl Lab {
                     "at least 10 µs, and the flow must end within 10 minutes",
                 ));
             }
+            let tcp = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
+                None | Some("udp") => None,
+                Some("tcp") => {
+                    let d = src.duration(
+                        &f.duration,
+                        &format!("flow[{i}].duration"),
+                        Duration::from_secs(10),
+                    )?;
+                    if d.is_zero() || d > Duration::from_secs(600) {
+                        return Err(src.err(
+                            f.duration.as_ref().map(|d| d.span()),
+                            &format!("flow[{i}].duration"),
+                            "1 s to 10 minutes",
+                        ));
+                    }
+                    Some(d)
+                }
+                Some(other) => {
+                    return Err(src.err(
+                        f.kind.as_ref().map(|k| k.span()),
+                        &format!("flow[{i}].kind"),
+                        format!("\"{other}\" is not udp or tcp"),
+                    ))
+                }
+            };
             flows.push(LabFlow {
+                tcp,
                 name: f
                     .name
                     .clone()
@@ -1361,7 +1392,7 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "lab {} ({})", lab.name, lab.description)?;
                 writeln!(
                     out,
-                    "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}",
+                    "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}",
                     "variant",
                     "flow",
                     "mode",
@@ -1371,13 +1402,15 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
                     "mean ms",
                     "p50 ms",
                     "p99 ms",
-                    "gap ms"
+                    "gap ms",
+                    "Mbit/s",
+                    "retx"
                 )?;
                 for r in &reports {
                     for f in &r.flows {
                         writeln!(
                             out,
-                            "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.1}",
+                            "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.1} {:>8.2} {:>6}",
                             r.variant,
                             f.name,
                             f.mode,
@@ -1387,7 +1420,9 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
                             f.delay_mean_ms,
                             f.delay_p50_ms,
                             f.delay_p99_ms,
-                            f.max_gap_ms
+                            f.max_gap_ms,
+                            f.goodput_mbps,
+                            f.retransmits
                         )?;
                     }
                 }
@@ -1452,7 +1487,10 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
             .enumerate()
             .map(|(i, f)| {
                 let mode = &mode;
-                s.spawn(move || probe_flow(lab, mode, i, f, origin, Duration::from_secs(2), stop))
+                s.spawn(move || match f.tcp {
+                    Some(d) => tcp_flow(lab, mode, i, f, d),
+                    None => probe_flow(lab, mode, i, f, origin, Duration::from_secs(2), stop),
+                })
             })
             .collect();
         let mut out: Vec<anyhow::Result<FlowResult>> = handles
@@ -1668,4 +1706,98 @@ fn bench(scenario: &Path, json: bool) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A TCP transfer with iperf3 (real kernel TCP end to end): the server in
+/// the receiver's namespace, the client in the sender's for `duration`.
+/// Goodput as the receiver counted it; retransmissions from the sender's
+/// kernel (iperf3 reads them from TCP_INFO).
+fn tcp_flow(
+    lab: &Lab,
+    mode: &str,
+    i: usize,
+    f: &LabFlow,
+    duration: Duration,
+) -> anyhow::Result<FlowResult> {
+    let port = (5201 + i).to_string();
+    let dst = Lab::host_addr(f.to).to_string();
+    let mut server = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.host_ns(f.to),
+            "iperf3",
+            "-s",
+            "-B",
+            &dst,
+            "-p",
+            &port,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting iperf3 (Debian package iperf3)")?;
+    // Wait (at most 5 s) until the server listens, then run the client once.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let listening = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &lab.host_ns(f.to),
+                "ss",
+                "-Hltn",
+                &format!("sport = :{port}"),
+            ])
+            .output()
+            .is_ok_and(|o| !o.stdout.is_empty());
+        if listening {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = server.kill();
+            let _ = server.wait();
+            bail!(
+                "iperf3 server did not start listening in {}",
+                lab.host_ns(f.to)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let secs = format!("{}", duration.as_secs_f64());
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.host_ns(f.from),
+            "iperf3",
+            "-c",
+            &dst,
+            "-p",
+            &port,
+            "-t",
+            &secs,
+            "-J",
+        ])
+        .output()
+        .context("running iperf3");
+    let _ = server.kill();
+    let _ = server.wait();
+    let out = out?;
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("iperf3 output: {}", String::from_utf8_lossy(&out.stderr)))?;
+    if let Some(e) = doc.get("error") {
+        bail!("iperf3: {e}");
+    }
+    let end = &doc["end"];
+    Ok(FlowResult {
+        name: f.name.clone(),
+        mode: mode.to_string(),
+        goodput_mbps: end["sum_received"]["bits_per_second"]
+            .as_f64()
+            .unwrap_or(0.0)
+            / 1e6,
+        retransmits: end["sum_sent"]["retransmits"].as_u64().unwrap_or(0),
+        ..FlowResult::default()
+    })
 }
