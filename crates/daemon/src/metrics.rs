@@ -54,6 +54,24 @@ fn family<'a>(out: &'a mut String, name: &'static str, kind: &str, help: &str) -
     Family { out, name }
 }
 
+/// Labels of a session's sample: this node, the peer (`egress` at an
+/// ingress session, `ingress` at an egress one), the class, and `extra`.
+fn session(
+    me: &str,
+    peer_key: &'static str,
+    peer: u16,
+    class: u8,
+    extra: Option<(&'static str, String)>,
+) -> Vec<(&'static str, String)> {
+    let mut l = vec![
+        ("node", me.to_string()),
+        (peer_key, peer.to_string()),
+        ("class", class.to_string()),
+    ];
+    l.extend(extra);
+    l
+}
+
 /// The Prometheus page.
 pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) -> String {
     let mut out = String::new();
@@ -141,12 +159,13 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
             .filter(|(_, &n)| n > 0)
         {
             f.sample(
-                &[
-                    me(),
-                    ("egress", egress.0.to_string()),
-                    ("class", class.to_string()),
-                    ("path", p.to_string()),
-                ],
+                &session(
+                    &id,
+                    "egress",
+                    egress.0,
+                    class,
+                    Some(("path", p.to_string())),
+                ),
                 n as f64,
             );
         }
@@ -161,12 +180,13 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
         for (p, &n) in s.counters().lost_per_path.iter().enumerate() {
             if s.counters().sent_per_path[p] > 0 {
                 f.sample(
-                    &[
-                        me(),
-                        ("egress", egress.0.to_string()),
-                        ("class", class.to_string()),
-                        ("path", p.to_string()),
-                    ],
+                    &session(
+                        &id,
+                        "egress",
+                        egress.0,
+                        class,
+                        Some(("path", p.to_string())),
+                    ),
                     n as f64,
                 );
             }
@@ -180,12 +200,13 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
     );
     for (&(egress, class), s) in &sessions {
         f.sample(
-            &[
-                me(),
-                ("egress", egress.0.to_string()),
-                ("class", class.to_string()),
-                ("reason", "no_path".into()),
-            ],
+            &session(
+                &id,
+                "egress",
+                egress.0,
+                class,
+                Some(("reason", "no_path".into())),
+            ),
             s.counters().no_path as f64,
         );
     }
@@ -202,12 +223,13 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
             ("rebuild_failed", c.rebuild_failed),
         ] {
             f.sample(
-                &[
-                    me(),
-                    ("ingress", ingress.0.to_string()),
-                    ("class", class.to_string()),
-                    ("what", what.into()),
-                ],
+                &session(
+                    &id,
+                    "ingress",
+                    ingress.0,
+                    class,
+                    Some(("what", what.into())),
+                ),
                 n as f64,
             );
         }
@@ -221,11 +243,7 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
     for (&(ingress, class), s) in &egress {
         if let Some(r) = s.reorder_counters() {
             f.sample(
-                &[
-                    me(),
-                    ("ingress", ingress.0.to_string()),
-                    ("class", class.to_string()),
-                ],
+                &session(&id, "ingress", ingress.0, class, None),
                 r.held as f64,
             );
         }
@@ -245,12 +263,13 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
             .filter(|(_, pc)| pc.received > 0)
         {
             f.sample(
-                &[
-                    me(),
-                    ("ingress", ingress.0.to_string()),
-                    ("class", class.to_string()),
-                    ("path", p.to_string()),
-                ],
+                &session(
+                    &id,
+                    "ingress",
+                    ingress.0,
+                    class,
+                    Some(("path", p.to_string())),
+                ),
                 pc.received as f64,
             );
         }
