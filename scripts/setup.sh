@@ -23,6 +23,7 @@ have clang || lab_apt+=(clang)
 [ -e /usr/include/bpf/bpf_helpers.h ] || lab_apt+=(libbpf-dev)
 have iperf3 || lab_apt+=(iperf3)
 have babeld || lab_apt+=(babeld)
+have ethtool || lab_apt+=(ethtool)
 if ((${#lab_apt[@]})); then
     if [ "$(id -u)" = 0 ] && have apt-get; then
         need_apt+=($(printf '%s\n' "${lab_apt[@]}" | sort -u))

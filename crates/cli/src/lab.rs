@@ -115,6 +115,8 @@ struct RawLabLink {
     loss: Option<Spanned<f64>>,
     burst: Option<Spanned<f64>>,
     rate: Option<Spanned<String>>,
+    delay: Option<Spanned<String>>,
+    jitter: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -212,6 +214,10 @@ pub struct LabLink {
     pub loss: f64,
     pub burst: f64,
     pub rate_bps: Option<u64>,
+    /// One-way delay and jitter each way, by `braid lab-delay` between
+    /// the two routers (zero: a plain veth pair).
+    pub delay: Duration,
+    pub jitter: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -322,12 +328,23 @@ impl Lab {
                 .as_ref()
                 .map(|r| src.rate(r, &format!("link[{j}].rate")))
                 .transpose()?;
+            let delay = src.duration(&l.delay, &format!("link[{j}].delay"), Duration::ZERO)?;
+            let jitter = src.duration(&l.jitter, &format!("link[{j}].jitter"), Duration::ZERO)?;
+            if delay > Duration::from_secs(10) || jitter > Duration::from_secs(10) {
+                return Err(src.err(
+                    l.delay.as_ref().map(|d| d.span()),
+                    &format!("link[{j}].delay"),
+                    "at most 10 s",
+                ));
+            }
             links.push(LabLink {
                 a,
                 b,
                 loss,
                 burst,
                 rate_bps,
+                delay,
+                jitter,
             });
         }
         if links.len() > 250 {
@@ -654,6 +671,8 @@ fn loss_program(dir: &Path, [pgb, pbg, lg, lb]: [u64; 4]) -> anyhow::Result<Path
 struct Built {
     namespaces: Vec<String>,
     daemons: Vec<Child>,
+    /// Link emulators (killed with the lab).
+    helpers: Vec<Child>,
     keep: bool,
 }
 
@@ -679,6 +698,10 @@ impl Drop for Built {
             }
             let _ = d.kill();
             let _ = d.wait();
+        }
+        for h in &mut self.helpers {
+            let _ = h.kill();
+            let _ = h.wait();
         }
         for ns in &self.namespaces {
             let _ = run("ip", &["netns", "del", ns]);
@@ -721,6 +744,7 @@ fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
     let mut built = Built {
         namespaces: Vec::new(),
         daemons: Vec::new(),
+        helpers: Vec::new(),
         keep: false,
     };
     for i in 0..lab.routers.len() {
@@ -782,13 +806,60 @@ fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
     for (j, l) in lab.links.iter().enumerate() {
         let dev = format!("bl{j}");
         let (na, nb) = (lab.ns(l.a), lab.ns(l.b));
-        run(
-            "ip",
-            &[
-                "link", "add", &dev, "netns", &na, "type", "veth", "peer", "name", &dev, "netns",
-                &nb,
-            ],
-        )?;
+        if l.delay.is_zero() && l.jitter.is_zero() {
+            run(
+                "ip",
+                &[
+                    "link", "add", &dev, "netns", &na, "type", "veth", "peer", "name", &dev,
+                    "netns", &nb,
+                ],
+            )?;
+        } else {
+            // Each router's end joins the emulator's namespace, which
+            // passes frames between its two interfaces after the delay.
+            let ne = format!("braid-{}-d{j}", lab.name);
+            run("ip", &["netns", "add", &ne])?;
+            built.namespaces.push(ne.clone());
+            for (ns, side) in [(&na, "ea"), (&nb, "eb")] {
+                run(
+                    "ip",
+                    &[
+                        "link", "add", &dev, "netns", ns, "type", "veth", "peer", "name", side,
+                        "netns", &ne,
+                    ],
+                )?;
+                in_ns(&ne, &["ip", "link", "set", side, "up"])?;
+                // Offloads off: large segments would cross the emulator as
+                // one frame and stall TCP, and a checksum left to the
+                // hardware would arrive uncomputed (a raw copy is not
+                // a kernel-to-kernel veth hand-off).
+                for (n, d) in [(ns.as_str(), dev.as_str()), (ne.as_str(), side)] {
+                    in_ns(
+                        n,
+                        &[
+                            "ethtool", "-K", d, "gro", "off", "gso", "off", "tso", "off", "tx",
+                            "off",
+                        ],
+                    )
+                    .context("turning offloads off (Debian package ethtool)")?;
+                }
+            }
+            let log = std::fs::File::create(dir.join(format!("d{j}.log")))?;
+            let child = Command::new("ip")
+                .args(["netns", "exec", &ne])
+                .arg(std::env::current_exe()?)
+                .args(["lab-delay", "--a", "ea", "--b", "eb", "--delay"])
+                .arg(format!("{}us", l.delay.as_micros()))
+                .arg("--jitter")
+                .arg(format!("{}us", l.jitter.as_micros()))
+                .stdin(Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .spawn()
+                .context("starting the link emulator")?;
+            std::fs::write(dir.join(format!("d{j}.pid")), child.id().to_string())?;
+            built.helpers.push(child);
+        }
         for (ns, side) in [(&na, 1), (&nb, 2)] {
             in_ns(
                 ns,

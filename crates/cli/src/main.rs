@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod daemon;
+mod delay;
 mod demo;
 mod lab;
 mod paths;
@@ -31,6 +32,9 @@ enum Command {
     Daemon(daemon::DaemonArgs),
     /// Build a lab scenario in network namespaces with real daemons: up, run, down.
     Lab(lab::LabArgs),
+    /// The lab's link emulator (delay, jitter) between two interfaces; `braid lab` runs it.
+    #[command(name = "lab-delay", hide = true)]
+    LabDelay(delay::DelayArgs),
     /// Ask a running daemon: status, neighbors, links, routes, paths, sessions, stats, monitor.
     Ctl(daemon::CtlArgs),
 }
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         Command::Daemon(args) => daemon::run_daemon(args),
         Command::Ctl(args) => daemon::run_ctl(args),
         Command::Lab(args) => lab::run_lab(args),
+        Command::LabDelay(args) => delay::run(args),
     };
     match result {
         Ok(code) => code,
