@@ -60,10 +60,19 @@ fn nix_root() -> bool {
 /// every daemon they start, and parallel labs would measure each other.
 static LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Holds the lab for this test, or says why the test is skipped and
+/// returns; further tools the test needs may be named.
 macro_rules! need_lab {
-    () => {
+    ($($tool:literal),*) => {
         let _one_at_a_time = LAB.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(why) = missing_capability() {
+        let tools: &[&str] = &[$($tool),*];
+        let missing = missing_capability().or_else(|| {
+            tools
+                .iter()
+                .find(|t| Command::new(t).arg("--version").output().is_err())
+                .map(|t| format!("{t} is not installed (run scripts/setup.sh)"))
+        });
+        if let Some(why) = missing {
             eprintln!("SKIPPED (lab test): {why}");
             return;
         }
@@ -182,11 +191,7 @@ fn a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirro
 
 #[test]
 fn kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions() {
-    need_lab!();
-    if Command::new("iperf3").arg("--version").output().is_err() {
-        eprintln!("SKIPPED (lab test): iperf3 is not installed (run scripts/setup.sh)");
-        return;
-    }
+    need_lab!("iperf3");
     let text = diamond("ttcp", "single", 0.1, 10).replace(
         "[[flow]]\nname = \"probe\"",
         "[[flow]]\nkind = \"tcp\"\nduration = \"4s\"\nname = \"probe\"",
@@ -217,11 +222,7 @@ fn kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions() {
 
 #[test]
 fn the_link_emulator_delays_real_traffic_by_what_the_scenario_says() {
-    need_lab!();
-    if Command::new("ethtool").arg("--version").output().is_err() {
-        eprintln!("SKIPPED (lab test): ethtool is not installed (run scripts/setup.sh)");
-        return;
-    }
+    need_lab!("ethtool");
     let text = "name = \"tdelay\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\nhost = true\n\
          [[link]]\na = \"a\"\nb = \"b\"\ndelay = \"40ms\"\njitter = \"10ms\"\n\
          [[flow]]\nfrom = \"a\"\nto = \"b\"\ncount = 200\ninterval = \"10ms\"\n\
