@@ -1872,3 +1872,67 @@ fn tcp_flow(
         ..FlowResult::default()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "name = \"t\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\nhost = true\n[[link]]\na = \"a\"\nb = \"b\"\nloss = 0.05\nburst = 3\ndelay = \"10ms\"\n[[flow]]\nfrom = \"a\"\nto = \"b\"\n[[event]]\nat = \"1s\"\nflow = \"a->b\"\naction = \"blackhole\"\n[[variant]]\nname = \"k\"\nsoftware = \"kernel\"\n";
+
+    #[test]
+    fn a_good_lab_file_reads_with_its_defaults() {
+        let lab = Lab::parse("good.toml", GOOD).unwrap();
+        assert_eq!(lab.routers.len(), 2);
+        assert_eq!(lab.links[0].delay, Duration::from_millis(10));
+        assert_eq!((lab.flows[0].count, lab.flows[0].size), (500, 160));
+        assert_eq!(lab.events[0].target, EventTarget::FirstHopOf(0));
+        assert_eq!(lab.variants[0].software, Software::Kernel);
+        assert_eq!(lab.ns(1), "braid-t-b");
+    }
+
+    #[test]
+    fn bad_lab_files_are_refused_with_line_and_field() {
+        let cases = [
+            (
+                GOOD.replace("name = \"t\"", "name = \"has space\""),
+                1,
+                "name",
+            ),
+            (
+                GOOD.replace("loss = 0.05", "loss = 1.5"),
+                11,
+                "link[0].loss",
+            ),
+            (
+                GOOD.replace("b = \"b\"\nloss", "b = \"zz\"\nloss"),
+                10,
+                "link[0].b",
+            ),
+            (
+                GOOD.replace("to = \"b\"", "to = \"b\"\ncount = 0"),
+                17,
+                "flow[0].count",
+            ),
+            (
+                GOOD.replace("action = \"blackhole\"", "action = \"explode\""),
+                20,
+                "event[0].action",
+            ),
+            (
+                GOOD.replace("software = \"kernel\"", "software = \"ospf\""),
+                23,
+                "variant[0].software",
+            ),
+            (
+                GOOD.replace("delay = \"10ms\"", "delay = \"soon\""),
+                13,
+                "link[0].delay",
+            ),
+            (GOOD.replace("[[flow]]", "[[flw]]"), 14, "flw"),
+        ];
+        for (text, line, field) in cases {
+            let e = Lab::parse("bad.toml", &text).unwrap_err();
+            assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+        }
+    }
+}
