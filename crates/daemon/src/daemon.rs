@@ -274,21 +274,31 @@ impl Daemon {
         }
     }
 
+    /// Reads the TUN device: up to a batch of packets go to the node before
+    /// what it sends goes out (one sendmmsg per port for the batch).
     fn read_tun(&mut self, buf: &mut [u8]) {
         loop {
-            match self.tun.recv(buf) {
-                Ok(n) => {
-                    self.counters.tun_rx += 1;
-                    let now = self.now();
-                    self.node.send(now, &buf[..n]);
-                    self.flush(now);
+            let mut read = 0;
+            let now = self.now();
+            while read < crate::batch::BATCH {
+                match self.tun.recv(buf) {
+                    Ok(n) => {
+                        self.counters.tun_rx += 1;
+                        self.node.send(now, &buf[..n]);
+                        read += 1;
+                    }
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        if e.kind() != ErrorKind::WouldBlock {
+                            warn!(error = %e, "TUN read failed");
+                        }
+                        break;
+                    }
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => {
-                    warn!(error = %e, "TUN read failed");
-                    return;
-                }
+            }
+            self.flush(now);
+            if read < crate::batch::BATCH {
+                return;
             }
         }
     }
