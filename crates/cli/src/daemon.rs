@@ -130,6 +130,13 @@ fn table(command: &str, doc: &Value) -> String {
             }
         }
         "routes" | "paths" => {
+            if list("routes").is_empty() {
+                out.push_str(&format!(
+                    "no routes yet: paths are computed for the destinations traffic goes to ({} origins known; --json lists them)\n",
+                    list("origins").len()
+                ));
+                return out;
+            }
             out.push_str("egress  prefixes                 paths\n");
             for r in list("routes") {
                 let prefixes: Vec<String> = r["prefixes"]
