@@ -42,6 +42,10 @@ enum LabAction {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Also write report.json and report.html (tables and SVG charts,
+        /// viewable offline) into this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Tear down what `up` built (namespaces, daemons).
     Down { scenario: PathBuf },
@@ -1441,7 +1445,11 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         LabAction::Bench { scenario, json } => bench(&scenario, json),
-        LabAction::Run { scenario, json } => {
+        LabAction::Run {
+            scenario,
+            json,
+            out: out_dir,
+        } => {
             let lab = Lab::load(&scenario)?;
             let stop = Arc::new(AtomicBool::new(false));
             for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -1451,12 +1459,16 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             for v in &lab.variants {
                 reports.push(run_variant(&lab, v, &stop)?);
             }
+            let doc = serde_json::json!({
+                "lab": lab.name,
+                "description": lab.description,
+                "variants": reports,
+            });
+            if let Some(dir) = &out_dir {
+                write_report(&lab, &reports, &doc, dir)?;
+                eprintln!("report: {}", dir.join("report.html").display());
+            }
             if json {
-                let doc = serde_json::json!({
-                    "lab": lab.name,
-                    "description": lab.description,
-                    "variants": reports,
-                });
                 println!("{}", serde_json::to_string_pretty(&doc)?);
             } else {
                 let mut out = std::io::stdout().lock();
@@ -1506,6 +1518,115 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
 /// Builds the lab for one variant, runs the flows (and the link events,
 /// timed from the flows' start), collects every braid daemon's stats, and
 /// tears down.
+/// Writes report.json and a self-contained report.html: the flows' table
+/// and bar charts of what was lost, the delay and (TCP) the goodput, per
+/// variant and flow.
+fn write_report(
+    lab: &Lab,
+    reports: &[VariantRun],
+    doc: &serde_json::Value,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    use braid_sim::html;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(dir.join("report.json"), serde_json::to_string_pretty(doc)?)?;
+    let label = |r: &VariantRun, f: &FlowResult| format!("{} / {}", r.variant, f.name);
+    let rows: Vec<Vec<String>> = reports
+        .iter()
+        .flat_map(|r| {
+            r.flows.iter().map(move |f| {
+                vec![
+                    r.variant.clone(),
+                    f.name.clone(),
+                    f.mode.clone(),
+                    f.sent.to_string(),
+                    f.lost.to_string(),
+                    format!("{:.2}", f.delay_mean_ms),
+                    format!("{:.2}", f.delay_p99_ms),
+                    format!("{:.1}", f.max_gap_ms),
+                    format!("{:.2}", f.goodput_mbps),
+                    f.retransmits.to_string(),
+                ]
+            })
+        })
+        .collect();
+    let mut sections = vec![html::table(
+        &[
+            "variant",
+            "flow",
+            "mode",
+            "sent",
+            "lost",
+            "mean delay ms",
+            "p99 ms",
+            "longest gap ms",
+            "TCP Mbit/s",
+            "TCP retx",
+        ],
+        &rows,
+    )];
+    let bars = |value: &dyn Fn(&FlowResult) -> f64, udp: bool| -> Vec<(String, f64)> {
+        reports
+            .iter()
+            .flat_map(|r| r.flows.iter().map(move |f| (r, f)))
+            .filter(|(_, f)| (f.sent > 0) == udp)
+            .map(|(r, f)| (label(r, f), value(f)))
+            .collect()
+    };
+    for (title, unit, v, udp) in [
+        (
+            "Packets lost",
+            "",
+            &(|f: &FlowResult| f.lost as f64) as &dyn Fn(&FlowResult) -> f64,
+            true,
+        ),
+        (
+            "Mean one-way delay",
+            "ms",
+            &|f: &FlowResult| f.delay_mean_ms,
+            true,
+        ),
+        (
+            "Longest gap between delivered packets",
+            "ms",
+            &|f: &FlowResult| f.max_gap_ms,
+            true,
+        ),
+        (
+            "TCP goodput",
+            "Mbit/s",
+            &|f: &FlowResult| f.goodput_mbps,
+            false,
+        ),
+        (
+            "TCP retransmissions",
+            "",
+            &|f: &FlowResult| f.retransmits as f64,
+            false,
+        ),
+    ] {
+        let b = bars(v, udp);
+        if !b.is_empty() {
+            sections.push(format!(
+                "<h2>{}</h2>{}",
+                html::escape(title),
+                html::bar_chart(title, unit, &b)
+            ));
+        }
+    }
+    let intro = format!(
+        "{} routers, {} links; {}. Real daemons and kernel sockets in network namespaces (braid lab).",
+        lab.routers.len(),
+        lab.links.len(),
+        html::escape(&lab.description)
+    );
+    std::fs::write(
+        dir.join("report.html"),
+        html::page(&format!("lab {}", lab.name), &intro, &sections),
+    )?;
+    Ok(())
+}
+
 /// One variant's results: the flows, and every braid daemon's `stats`.
 #[derive(Debug, serde::Serialize)]
 struct VariantRun {

@@ -108,14 +108,31 @@ fn diamond(name: &str, mode: &str, loss: f64, count: u32) -> String {
     )
 }
 
+/// Runs a lab with `--json` and `--out`: the printed report, checked
+/// against the report.json and report.html written beside it.
 fn run_lab(path: &std::path::Path) -> serde_json::Value {
-    let out = braid(&["lab", "run", "--json", path.to_str().unwrap()]);
+    let out_dir = path.with_extension("out");
+    let out = braid(&[
+        "lab",
+        "run",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+        path.to_str().unwrap(),
+    ]);
     assert!(
         out.status.success(),
         "lab run failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("JSON report")
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(printed, written);
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("<table>"), "{html}");
+    printed
 }
 
 #[test]
