@@ -578,6 +578,11 @@ impl Lab {
         format!("braid-{}-{}h", self.name, self.routers[router].name)
     }
 
+    /// The control socket of router `i`'s braid daemon.
+    fn socket(&self, i: usize) -> PathBuf {
+        self.dir().join(format!("{}.sock", self.routers[i].name))
+    }
+
     fn dir(&self) -> PathBuf {
         std::env::temp_dir().join(format!("braid-lab-{}", self.name))
     }
@@ -1016,7 +1021,7 @@ fn start_braid(lab: &Lab, i: usize, mode: &str) -> anyhow::Result<Child> {
         "node = {}\n{prefixes}mode = \"{mode}\"\npaths = {}\ncontrol_socket = \"{}\"\nmetrics = \"127.0.0.1:9468\"\n{}\n[tun]\nroutes = [\"198.18.0.0/16\"]\n\n[probes]\nsmall_interval = \"{}ms\"\n",
         i + 1,
         lab.paths,
-        dir.join(format!("{}.sock", lab.routers[i].name)).display(),
+        lab.socket(i).display(),
         ifaces.join("\n"),
         lab.probe_interval.as_millis()
     );
@@ -1141,14 +1146,22 @@ fn wait_settled(lab: &Lab) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Asks router `i`'s braid daemon for a `braid ctl` document; `None` when
+/// the router runs none (babeld, or plain kernel routing).
+fn ask(lab: &Lab, i: usize, command: &str) -> Option<anyhow::Result<serde_json::Value>> {
+    let sock = lab.socket(i);
+    sock.exists().then(|| {
+        let reply = braid_daemon::daemon::request(&sock, command)?;
+        Ok(serde_json::from_str(&reply)?)
+    })
+}
+
 /// The link the sender's router of flow `f` sends its packets on now:
 /// braid's first path, or the kernel's route (babeld).
 fn first_link_of(lab: &Lab, f: &LabFlow) -> anyhow::Result<usize> {
     let i = f.from;
-    let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
-    let next: usize = if sock.exists() {
-        let r: serde_json::Value =
-            serde_json::from_str(&braid_daemon::daemon::request(&sock, "routes")?)?;
+    let next: usize = if let Some(r) = ask(lab, i, "routes") {
+        let r = r?;
         let hop = r["routes"]
             .as_array()
             .into_iter()
@@ -1196,13 +1209,8 @@ fn first_link_of(lab: &Lab, f: &LabFlow) -> anyhow::Result<usize> {
 /// Router `i`'s routes toward the hosts, as text: braid's paths from its
 /// daemon, else the kernel's routes.
 fn route_text(lab: &Lab, i: usize) -> String {
-    let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
-    if sock.exists() {
-        return braid_daemon::daemon::request(&sock, "routes")
-            .ok()
-            .and_then(|r| serde_json::from_str::<serde_json::Value>(&r).ok())
-            .map(|r| r["routes"].to_string())
-            .unwrap_or_default();
+    if let Some(r) = ask(lab, i, "routes") {
+        return r.map(|r| r["routes"].to_string()).unwrap_or_default();
     }
     Command::new("ip")
         .args(["-n", &lab.ns(i), "route", "show", "root", "198.18.0.0/16"])
@@ -1213,20 +1221,15 @@ fn route_text(lab: &Lab, i: usize) -> String {
 
 /// Whether router `i` can reach router `k`'s host subnet.
 fn routes_to(lab: &Lab, i: usize, k: usize) -> bool {
-    let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
-    if sock.exists() {
-        let routes = braid_daemon::daemon::request(&sock, "routes")
-            .ok()
-            .and_then(|r| serde_json::from_str::<serde_json::Value>(&r).ok());
-        return routes
-            .as_ref()
-            .and_then(|r| r["origins"].as_array().cloned())
-            .unwrap_or_default()
-            .iter()
-            .any(|o| {
-                o["origin"].as_u64() == Some(k as u64 + 1)
-                    && o["prefixes"].as_array().is_some_and(|p| !p.is_empty())
-            });
+    if let Some(r) = ask(lab, i, "routes") {
+        return r.ok().is_some_and(|r| {
+            r["origins"].as_array().is_some_and(|origins| {
+                origins.iter().any(|o| {
+                    o["origin"].as_u64() == Some(k as u64 + 1)
+                        && o["prefixes"].as_array().is_some_and(|p| !p.is_empty())
+                })
+            })
+        });
     }
     Command::new("ip")
         .args([
@@ -1698,12 +1701,7 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
         out
     });
     let stats: Vec<serde_json::Value> = (0..lab.routers.len())
-        .filter_map(|i| {
-            let sock = lab.dir().join(format!("{}.sock", lab.routers[i].name));
-            braid_daemon::daemon::request(&sock, "stats")
-                .ok()
-                .and_then(|r| serde_json::from_str(&r).ok())
-        })
+        .filter_map(|i| ask(lab, i, "stats")?.ok())
         .collect();
     drop(built);
     if stop.load(Ordering::Relaxed) {

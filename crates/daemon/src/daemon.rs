@@ -43,6 +43,10 @@ const PORT_BASE: usize = 16;
 
 /// Monitor clients at most; a slow one that would block is dropped.
 const MAX_MONITORS: usize = 16;
+/// Longest the loop waits for a control or metrics client to send its
+/// request or take its reply: forwarding stops meanwhile, so a client must
+/// send its one line at once (`braid ctl` does).
+const CLIENT_WAIT: Duration = Duration::from_millis(100);
 /// Largest datagram read from the TUN or a socket.
 const BUF: usize = 65_536;
 
@@ -537,17 +541,13 @@ impl Daemon {
         }
     }
 
-    /// Reads one command line (waiting at most a second for it) and
+    /// Reads one command line (waiting at most `CLIENT_WAIT`) and
     /// answers; `monitor` keeps the connection for events.
     fn serve_ctl(&mut self, stream: UnixStream) {
-        use std::os::fd::{FromRawFd, IntoRawFd};
-        // SAFETY: the descriptor comes from `into_raw_fd` just before and is
-        // owned by nothing else.
-        let std_stream = unsafe { StdUnixStream::from_raw_fd(stream.into_raw_fd()) };
+        let std_stream = StdUnixStream::from(std::os::fd::OwnedFd::from(stream));
         if std_stream.set_nonblocking(false).is_err()
-            || std_stream
-                .set_read_timeout(Some(Duration::from_secs(1)))
-                .is_err()
+            || std_stream.set_read_timeout(Some(CLIENT_WAIT)).is_err()
+            || std_stream.set_write_timeout(Some(CLIENT_WAIT)).is_err()
         {
             return;
         }
@@ -607,10 +607,9 @@ impl Daemon {
     }
 
     /// Answers HTTP requests on the metrics port: `/metrics` (Prometheus)
-    /// and `/topology` (NetJSON). One request per connection, read with a
-    /// one-second limit.
+    /// and `/topology` (NetJSON). One request per connection, read and
+    /// answered within `CLIENT_WAIT`.
     fn accept_metrics(&mut self) {
-        use std::os::fd::{FromRawFd, IntoRawFd};
         loop {
             let Some(listener) = &self.metrics else {
                 return;
@@ -623,11 +622,10 @@ impl Daemon {
                     return;
                 }
             };
-            // SAFETY: the descriptor comes from `into_raw_fd` just before
-            // and is owned by nothing else.
-            let mut s = unsafe { std::net::TcpStream::from_raw_fd(stream.into_raw_fd()) };
+            let mut s = std::net::TcpStream::from(std::os::fd::OwnedFd::from(stream));
             if s.set_nonblocking(false).is_err()
-                || s.set_read_timeout(Some(Duration::from_secs(1))).is_err()
+                || s.set_read_timeout(Some(CLIENT_WAIT)).is_err()
+                || s.set_write_timeout(Some(CLIENT_WAIT)).is_err()
             {
                 continue;
             }
