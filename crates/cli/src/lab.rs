@@ -129,6 +129,7 @@ struct RawLabFlow {
     name: Option<String>,
     kind: Option<Spanned<String>>,
     duration: Option<Spanned<String>>,
+    bitrate: Option<Spanned<String>>,
     from: Spanned<String>,
     to: Spanned<String>,
     count: Option<Spanned<u32>>,
@@ -227,14 +228,21 @@ pub struct LabLink {
 #[derive(Debug, Clone)]
 pub struct LabFlow {
     pub name: String,
-    /// `Some(duration)`: a TCP transfer with iperf3 for that long, instead
-    /// of the UDP probe.
-    pub tcp: Option<Duration>,
+    /// A TCP transfer with iperf3 instead of the UDP probe.
+    pub tcp: Option<TcpFlow>,
     pub from: usize,
     pub to: usize,
     pub count: u32,
     pub interval: Duration,
     pub size: usize,
+}
+
+/// An iperf3 transfer: how long, and at most how fast (unlimited: TCP
+/// finds the bottleneck itself, and fills its queue).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TcpFlow {
+    pub duration: Duration,
+    pub bitrate: Option<u64>,
 }
 
 const MAX_ROUTERS: usize = 250;
@@ -420,7 +428,15 @@ impl Lab {
                             "1 s to 10 minutes",
                         ));
                     }
-                    Some(d)
+                    let bitrate = f
+                        .bitrate
+                        .as_ref()
+                        .map(|r| src.rate(r, &format!("flow[{i}].bitrate")))
+                        .transpose()?;
+                    Some(TcpFlow {
+                        duration: d,
+                        bitrate,
+                    })
                 }
                 Some(other) => {
                     return Err(src.err(
@@ -1683,7 +1699,7 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
             .map(|(i, f)| {
                 let mode = &mode;
                 s.spawn(move || match f.tcp {
-                    Some(d) => tcp_flow(lab, mode, i, f, d),
+                    Some(t) => tcp_flow(lab, mode, i, f, t),
                     None => probe_flow(lab, mode, i, f, origin, Duration::from_secs(2), stop),
                 })
             })
@@ -1907,7 +1923,7 @@ fn tcp_flow(
     mode: &str,
     i: usize,
     f: &LabFlow,
-    duration: Duration,
+    tcp: TcpFlow,
 ) -> anyhow::Result<FlowResult> {
     let port = (5201 + i).to_string();
     let dst = Lab::host_addr(f.to).to_string();
@@ -1954,7 +1970,12 @@ fn tcp_flow(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let secs = format!("{}", duration.as_secs_f64());
+    let secs = format!("{}", tcp.duration.as_secs_f64());
+    // A ceiling is kept by the sender's kernel pacing the socket
+    // (SO_MAX_PACING_RATE), not by iperf3 writing 128 KB blocks at line
+    // rate when behind (`-b`): those bursts overflow the links' queues.
+    // 0: no ceiling.
+    let bitrate = tcp.bitrate.unwrap_or(0).to_string();
     let out = Command::new("ip")
         .args([
             "netns",
@@ -1967,6 +1988,8 @@ fn tcp_flow(
             &port,
             "-t",
             &secs,
+            "--fq-rate",
+            &bitrate,
             "-J",
         ])
         .output()

@@ -214,11 +214,15 @@ fn a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirro
 #[test]
 fn kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions() {
     need_lab!("iperf3");
+    // TCP at most 4 Mbit/s over 10 Mbit/s links: it meets the links' 10%
+    // loss, not a full queue. (Unlimited, TCP grows until a queue
+    // overflows; under mirror:2 its rate is set by the faster path, the
+    // other path's queue then drops most copies, and in about one run of
+    // five mirroring retransmitted as much as single path.)
     let text = diamond("ttcp", "single", 0.1, 10).replace(
         "[[flow]]\nname = \"probe\"",
-        "[[flow]]\nkind = \"tcp\"\nduration = \"4s\"\nname = \"probe\"",
+        "[[flow]]\nkind = \"tcp\"\nduration = \"4s\"\nbitrate = \"4Mbit\"\nname = \"probe\"",
     )
-    // 10 Mbit/s on the lossy links: there, not in queues, TCP meets loss.
     .replace("loss = 0.1\n", "loss = 0.1\nrate = \"10Mbit\"\n")
         + "[[variant]]\nname = \"single\"\nmode = \"single\"\n[[variant]]\nname = \"mirror\"\nmode = \"mirror:2\"\n";
     let r = run_lab(&write_lab("t5.toml", &text));
@@ -229,15 +233,20 @@ fn kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions() {
         |x: &serde_json::Value| x["retransmits"].as_u64().unwrap(),
     );
     // Real TCP got through both ways (iperf3's own control connection
-    // included) at some Mbit/s.
-    assert!(goodput(&f(0)) > 1.0 && goodput(&f(1)) > 1.0);
-    // 10% loss on the single path costs retransmissions; two copies over
-    // disjoint paths lose 1%.
+    // included), single path slowed by its losses (at 10% it can stall
+    // in timeouts), mirror:2 near the 4 Mbit/s ceiling that pacing holds.
+    assert!(goodput(&f(0)) > 0.1 && goodput(&f(1)) > 3.0);
+    assert!(goodput(&f(0)) < 4.5 && goodput(&f(1)) < 4.5, "pacing held");
+    // Retransmissions per megabyte delivered: 10% loss on the single
+    // path (about 70 per MB, more with timeouts; 80-140 seen), about 1%
+    // with two copies over disjoint paths, plus a few spurious ones when
+    // a copy from the slower path arrives out of order (10-33 seen).
+    let per_mb = |x: &serde_json::Value| retx(x) as f64 / (goodput(x) * 4.0 / 8.0);
     assert!(
-        retx(&f(0)) > 2 * retx(&f(1)),
-        "{} vs {}",
-        retx(&f(0)),
-        retx(&f(1))
+        per_mb(&f(0)) > 2.0 * per_mb(&f(1)),
+        "retransmissions per MB: {:.0} vs {:.0}",
+        per_mb(&f(0)),
+        per_mb(&f(1))
     );
     assert!(namespaces_of("ttcp").is_empty());
 }
