@@ -14,7 +14,8 @@ have cc || need_apt+=(build-essential)
 
 # The lab (braid lab, and the lab tests that `make test` runs as root):
 # iproute2 (ip, tc), clang and libbpf headers for braid's eBPF loss
-# program, iperf3 and babeld as real peers. Without root the lab tests say
+# program, iperf3 and babeld as real peers, mptcpd for mptcpize (iperf3
+# over Linux MPTCP). Without root the lab tests say
 # SKIPPED, so these are only installed, never required, for other users.
 lab_apt=()
 have ip || lab_apt+=(iproute2)
@@ -24,6 +25,7 @@ have clang || lab_apt+=(clang)
 have iperf3 || lab_apt+=(iperf3)
 have babeld || lab_apt+=(babeld)
 have ethtool || lab_apt+=(ethtool)
+have mptcpize || lab_apt+=(mptcpd)
 if ((${#lab_apt[@]})); then
     if [ "$(id -u)" = 0 ] && have apt-get; then
         need_apt+=($(printf '%s\n' "${lab_apt[@]}" | sort -u))

@@ -130,6 +130,7 @@ struct RawLabFlow {
     kind: Option<Spanned<String>>,
     duration: Option<Spanned<String>>,
     bitrate: Option<Spanned<String>>,
+    congestion: Option<Spanned<String>>,
     from: Spanned<String>,
     to: Spanned<String>,
     count: Option<Spanned<u32>>,
@@ -171,6 +172,11 @@ pub enum Software {
     Babeld {
         hello: Duration,
     },
+    /// Linux MPTCP at the ends over kernel static routes: every TCP
+    /// flow's sender has one address per disjoint path, pinned to that
+    /// path by policy routes, and one MPTCP subflow per address (iperf3
+    /// under mptcpize). UDP flows take the static routes.
+    Mptcp,
 }
 
 #[derive(Debug, Clone)]
@@ -186,6 +192,13 @@ pub enum LinkAction {
     /// loss tells anyone (a silent failure, as a fading radio link).
     Blackhole,
     Restore,
+    /// Both ends set administratively down: the carrier is lost, the
+    /// kernel drops what was queued for the link and removes its routes
+    /// through it (a radio that lost its association).
+    Down,
+    /// Both ends up again (the kernel's static routes through the link
+    /// stay gone, as they would).
+    Up,
 }
 
 #[derive(Debug, Clone)]
@@ -239,10 +252,30 @@ pub struct LabFlow {
 
 /// An iperf3 transfer: how long, and at most how fast (unlimited: TCP
 /// finds the bottleneck itself, and fills its queue).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TcpFlow {
     pub duration: Duration,
     pub bitrate: Option<u64>,
+    /// The sender's congestion control (set on the socket, so the lab
+    /// does not depend on this machine's default).
+    pub congestion: Congestion,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Congestion {
+    Cubic,
+    Reno,
+    Bbr,
+}
+
+impl Congestion {
+    fn as_str(self) -> &'static str {
+        match self {
+            Congestion::Cubic => "cubic",
+            Congestion::Reno => "reno",
+            Congestion::Bbr => "bbr",
+        }
+    }
 }
 
 const MAX_ROUTERS: usize = 250;
@@ -433,9 +466,22 @@ impl Lab {
                         .as_ref()
                         .map(|r| src.rate(r, &format!("flow[{i}].bitrate")))
                         .transpose()?;
+                    let congestion = match f.congestion.as_ref().map(|c| c.get_ref().as_str()) {
+                        None | Some("cubic") => Congestion::Cubic,
+                        Some("reno") => Congestion::Reno,
+                        Some("bbr") => Congestion::Bbr,
+                        Some(other) => {
+                            return Err(src.err(
+                                f.congestion.as_ref().map(|c| c.span()),
+                                &format!("flow[{i}].congestion"),
+                                format!("\"{other}\" is not cubic, reno or bbr"),
+                            ))
+                        }
+                    };
                     Some(TcpFlow {
                         duration: d,
                         bitrate,
+                        congestion,
                     })
                 }
                 Some(other) => {
@@ -446,6 +492,17 @@ impl Lab {
                     ))
                 }
             };
+            if tcp.is_some()
+                && flows
+                    .iter()
+                    .any(|o: &LabFlow| o.tcp.is_some() && o.from == from)
+            {
+                return Err(src.err(
+                    Some(f.from.span()),
+                    &format!("flow[{i}].from"),
+                    "one tcp flow per sending host (retransmissions are its kernel's count)",
+                ));
+            }
             flows.push(LabFlow {
                 tcp,
                 name: f
@@ -510,11 +567,13 @@ impl Lab {
             let action = match e.action.get_ref().as_str() {
                 "blackhole" => LinkAction::Blackhole,
                 "restore" => LinkAction::Restore,
+                "down" => LinkAction::Down,
+                "up" => LinkAction::Up,
                 other => {
                     return Err(src.err(
                         Some(e.action.span()),
                         &format!("event[{i}].action"),
-                        format!("\"{other}\" is not blackhole or restore"),
+                        format!("\"{other}\" is not blackhole, restore, down or up"),
                     ))
                 }
             };
@@ -535,6 +594,7 @@ impl Lab {
                     },
                 },
                 Some("kernel") => Software::Kernel,
+                Some("mptcp") => Software::Mptcp,
                 Some("babeld") => Software::Babeld {
                     hello: src.duration(
                         &v.hello,
@@ -546,7 +606,7 @@ impl Lab {
                     return Err(src.err(
                         v.software.as_ref().map(|s| s.span()),
                         &format!("variant[{i}].software"),
-                        format!("\"{other}\" is not braid, babeld or kernel"),
+                        format!("\"{other}\" is not braid, babeld, kernel or mptcp"),
                     ))
                 }
             };
@@ -605,6 +665,17 @@ impl Lab {
 
     fn host_addr(router: usize) -> Ipv4Addr {
         Ipv4Addr::new(198, 18, router as u8 + 1, 2)
+    }
+
+    /// The sending host's address for its MPTCP subflow over path `k`.
+    fn subflow_addr(router: usize, k: usize) -> Ipv4Addr {
+        Ipv4Addr::new(198, 18, router as u8 + 1, 10 + k as u8)
+    }
+
+    /// Router `router`'s address on link `j`.
+    fn link_addr(&self, j: usize, router: usize) -> Ipv4Addr {
+        let side = if self.links[j].a == router { 1 } else { 2 };
+        Ipv4Addr::new(198, 19, j as u8, side)
     }
 }
 
@@ -931,15 +1002,18 @@ fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
             }
         }
     }
-    if variant.software == Software::Kernel {
+    if matches!(variant.software, Software::Kernel | Software::Mptcp) {
         static_routes(lab)?;
+        if variant.software == Software::Mptcp {
+            mptcp_paths(lab)?;
+        }
         return Ok(built);
     }
     for i in 0..lab.routers.len() {
         let child = match &variant.software {
             Software::Braid { mode } => start_braid(lab, i, mode)?,
             Software::Babeld { hello } => start_babeld(lab, i, *hello)?,
-            Software::Kernel => unreachable!("handled above"),
+            Software::Kernel | Software::Mptcp => unreachable!("handled above"),
         };
         std::fs::write(
             dir.join(format!("{}.pid", lab.routers[i].name)),
@@ -952,45 +1026,138 @@ fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
 }
 
 /// Plain kernel routes: every router reaches every host subnet along a
-/// fewest-hop path (breadth-first from the subnet's router).
+/// fewest-hop path, with a route of higher metric through every other
+/// neighbor no farther from the subnet (never back toward it, so no
+/// loops): when an interface goes down, the kernel falls back on the next
+/// route at once, as a multi-homed Linux host with a route per uplink.
 fn static_routes(lab: &Lab) -> anyhow::Result<()> {
     let n = lab.routers.len();
+    let neighbors = |u: usize| {
+        lab.links
+            .iter()
+            .enumerate()
+            .filter_map(move |(j, l)| match (l.a == u, l.b == u) {
+                (true, _) => Some((j, l.b)),
+                (_, true) => Some((j, l.a)),
+                _ => None,
+            })
+    };
     for dst in (0..n).filter(|&k| lab.routers[k].host) {
-        // next[i] = (link, neighbor) toward dst.
-        let mut next: Vec<Option<(usize, usize)>> = vec![None; n];
-        let mut seen = vec![false; n];
-        seen[dst] = true;
+        // Hops to dst, breadth-first.
+        let mut dist: Vec<Option<usize>> = vec![None; n];
+        dist[dst] = Some(0);
         let mut queue = std::collections::VecDeque::from([dst]);
         while let Some(u) = queue.pop_front() {
-            for (j, l) in lab.links.iter().enumerate() {
-                let v = if l.a == u {
-                    l.b
-                } else if l.b == u {
-                    l.a
-                } else {
-                    continue;
-                };
-                if !seen[v] {
-                    seen[v] = true;
-                    next[v] = Some((j, u));
+            for (_, v) in neighbors(u) {
+                if dist[v].is_none() {
+                    dist[v] = Some(dist[u].unwrap_or(0) + 1);
                     queue.push_back(v);
                 }
             }
         }
-        for (i, hop) in next.iter().enumerate() {
-            let Some((j, via)) = *hop else { continue };
-            let side = if lab.links[j].a == via { 1 } else { 2 };
+        for i in (0..n).filter(|&i| i != dst) {
+            let Some(di) = dist[i] else { continue };
+            let mut via: Vec<(usize, usize, usize)> = neighbors(i)
+                .filter_map(|(j, u)| dist[u].filter(|&du| du <= di).map(|du| (du + 1, j, u)))
+                .collect();
+            via.sort();
+            for (rank, (hops, j, u)) in via.into_iter().enumerate() {
+                in_ns(
+                    &lab.ns(i),
+                    &[
+                        "ip",
+                        "route",
+                        "add",
+                        &format!("198.18.{}.0/24", dst + 1),
+                        "via",
+                        &lab.link_addr(j, u).to_string(),
+                        "metric",
+                        &(100 * hops + rank).to_string(),
+                    ],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// MPTCP's subflows, one per node-disjoint path (fewest hops first, as
+/// braid computes them) of every TCP flow: the sender gets an address per
+/// path and an MPTCP endpoint for each but the first (which iperf3 binds
+/// to); each router along path k sends traffic from that address along
+/// the path (a policy rule and a routing table of the flow's and path's
+/// own) and the routers on the way back return traffic to it the same
+/// way.
+fn mptcp_paths(lab: &Lab) -> anyhow::Result<()> {
+    use braid_proto::graph::GraphBuilder;
+    use braid_proto::metric::Metric;
+    use braid_proto::paths::{DisjointPaths, Disjointness};
+    let mut g = GraphBuilder::new(lab.routers.len());
+    for l in &lab.links {
+        g.add_link(l.a as u32, l.b as u32, Some(Metric::ONE), Some(Metric::ONE));
+    }
+    let graph = g.build();
+    for (i, f) in lab.flows.iter().enumerate() {
+        if f.tcp.is_none() {
+            continue;
+        }
+        let paths = DisjointPaths::new(&graph, f.from as u32)?.to(
+            f.to as u32,
+            lab.paths,
+            Disjointness::Node,
+        )?;
+        for end in [f.from, f.to] {
             in_ns(
-                &lab.ns(i),
+                &lab.host_ns(end),
                 &[
                     "ip",
-                    "route",
-                    "add",
-                    &format!("198.18.{}.0/24", dst + 1),
-                    "via",
-                    &format!("198.19.{j}.{side}"),
+                    "mptcp",
+                    "limits",
+                    "set",
+                    "subflows",
+                    "8",
+                    "add_addr_accepted",
+                    "8",
                 ],
             )?;
+        }
+        let dst_net = format!("198.18.{}.0/24", f.to + 1);
+        for (k, path) in paths.iter().enumerate() {
+            let addr = Lab::subflow_addr(f.from, k).to_string();
+            let host = lab.host_ns(f.from);
+            in_ns(
+                &host,
+                &["ip", "addr", "add", &format!("{addr}/24"), "dev", "eth0"],
+            )?;
+            if k > 0 {
+                in_ns(
+                    &host,
+                    &[
+                        "ip", "mptcp", "endpoint", "add", &addr, "dev", "eth0", "subflow",
+                    ],
+                )?;
+            }
+            let table = (1000 + 8 * i + k).to_string();
+            for &a in &path.arcs {
+                let arc = graph.arc(a);
+                let (u, v, j) = (arc.from as usize, arc.to as usize, arc.link as usize);
+                let (ru, rv) = (lab.ns(u), lab.ns(v));
+                let (via_v, via_u) = (
+                    lab.link_addr(j, v).to_string(),
+                    lab.link_addr(j, u).to_string(),
+                );
+                in_ns(
+                    &ru,
+                    &[
+                        "ip", "route", "add", &dst_net, "via", &via_v, "table", &table,
+                    ],
+                )?;
+                in_ns(&ru, &["ip", "rule", "add", "from", &addr, "lookup", &table])?;
+                in_ns(
+                    &rv,
+                    &["ip", "route", "add", &format!("{addr}/32"), "via", &via_u],
+                )?;
+            }
         }
     }
     Ok(())
@@ -1269,9 +1436,10 @@ fn apply_event(
 ) -> anyhow::Result<()> {
     let link = match e.target {
         EventTarget::Link(j) => j,
-        // A restore after a blackhole of the same flow undoes that link.
+        // A restore (up) after a blackhole (down) of the same flow undoes
+        // that link.
         EventTarget::FirstHopOf(f) => match (e.action, resolved.get(&f)) {
-            (LinkAction::Restore, Some(&j)) => j,
+            (LinkAction::Restore | LinkAction::Up, Some(&j)) => j,
             _ => {
                 let j = first_link_of(lab, &lab.flows[f])?;
                 resolved.insert(f, j);
@@ -1315,6 +1483,8 @@ fn apply_event(
                     &["tc", "filter", "del", "dev", &dev, "ingress", "pref", "1"],
                 )?;
             }
+            LinkAction::Down => in_ns(&ns, &["ip", "link", "set", &dev, "down"])?,
+            LinkAction::Up => in_ns(&ns, &["ip", "link", "set", &dev, "up"])?,
         }
     }
     Ok(())
@@ -1494,7 +1664,7 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "lab {} ({})", lab.name, lab.description)?;
                 writeln!(
                     out,
-                    "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}",
+                    "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>8}",
                     "variant",
                     "flow",
                     "mode",
@@ -1506,13 +1676,14 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
                     "p99 ms",
                     "gap ms",
                     "Mbit/s",
-                    "retx"
+                    "retx",
+                    "retx@ev"
                 )?;
                 for r in &reports {
                     for f in &r.flows {
                         writeln!(
                             out,
-                            "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.1} {:>8.2} {:>6}",
+                            "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.1} {:>8.2} {:>6} {:>8}",
                             r.variant,
                             f.name,
                             f.mode,
@@ -1524,7 +1695,8 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
                             f.delay_p99_ms,
                             f.max_gap_ms,
                             f.goodput_mbps,
-                            f.retransmits
+                            f.retransmits,
+                            after_event(f)
                         )?;
                     }
                 }
@@ -1537,6 +1709,12 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
 /// Builds the lab for one variant, runs the flows (and the link events,
 /// timed from the flows' start), collects every braid daemon's stats, and
 /// tears down.
+/// A TCP flow's retransmissions after the lab's first event, or "-".
+fn after_event(f: &FlowResult) -> String {
+    f.retransmits_after_event
+        .map_or_else(|| "-".to_string(), |n| n.to_string())
+}
+
 /// Writes report.json and a self-contained report.html: the flows' table
 /// and bar charts of what was lost, the delay and (TCP) the goodput, per
 /// variant and flow.
@@ -1565,6 +1743,7 @@ fn write_report(
                     format!("{:.1}", f.max_gap_ms),
                     format!("{:.2}", f.goodput_mbps),
                     f.retransmits.to_string(),
+                    after_event(f),
                 ]
             })
         })
@@ -1581,6 +1760,7 @@ fn write_report(
             "longest gap ms",
             "TCP Mbit/s",
             "TCP retx",
+            "retx in 2 s after the first event",
         ],
         &rows,
     )];
@@ -1676,6 +1856,7 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
         Software::Braid { mode } => mode.clone(),
         Software::Babeld { hello } => format!("babeld {}s", hello.as_secs_f64()),
         Software::Kernel => "kernel".to_string(),
+        Software::Mptcp => "mptcp".to_string(),
     };
     let origin = Instant::now() + Duration::from_millis(100);
     let results: Vec<anyhow::Result<FlowResult>> = std::thread::scope(|s| {
@@ -1699,7 +1880,7 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
             .map(|(i, f)| {
                 let mode = &mode;
                 s.spawn(move || match f.tcp {
-                    Some(t) => tcp_flow(lab, mode, i, f, t),
+                    Some(t) => tcp_flow(lab, &v.software, mode, i, f, t, origin),
                     None => probe_flow(lab, mode, i, f, origin, Duration::from_secs(2), stop),
                 })
             })
@@ -1917,32 +2098,38 @@ fn bench(scenario: &Path, json: bool) -> anyhow::Result<ExitCode> {
 /// A TCP transfer with iperf3 (real kernel TCP end to end): the server in
 /// the receiver's namespace, the client in the sender's for `duration`.
 /// Goodput as the receiver counted it; retransmissions from the sender's
-/// kernel (iperf3 reads them from TCP_INFO).
+/// kernel (its namespace's counter): in all, and in the 2 s after the
+/// lab's first event (the counter read every 100 ms while the client
+/// runs). `origin` is when the lab's events are timed from.
+#[allow(clippy::too_many_arguments)]
 fn tcp_flow(
     lab: &Lab,
+    software: &Software,
     mode: &str,
     i: usize,
     f: &LabFlow,
     tcp: TcpFlow,
+    origin: Instant,
 ) -> anyhow::Result<FlowResult> {
     let port = (5201 + i).to_string();
     let dst = Lab::host_addr(f.to).to_string();
+    // Under MPTCP both iperf3s open MPTCP sockets (mptcpize, from the
+    // Debian package mptcpd) and the client binds to its first path's
+    // address; its endpoints add the other subflows.
+    let mptcp = *software == Software::Mptcp;
+    let wrap: &[&str] = if mptcp {
+        &["mptcpize", "run", "iperf3"]
+    } else {
+        &["iperf3"]
+    };
     let mut server = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &lab.host_ns(f.to),
-            "iperf3",
-            "-s",
-            "-B",
-            &dst,
-            "-p",
-            &port,
-        ])
+        .args(["netns", "exec", &lab.host_ns(f.to)])
+        .args(wrap)
+        .args(["-s", "-B", &dst, "-p", &port])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .context("starting iperf3 (Debian package iperf3)")?;
+        .context("starting iperf3 (Debian packages iperf3, and mptcpd for MPTCP)")?;
     // Wait (at most 5 s) until the server listens, then run the client once.
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
@@ -1976,33 +2163,90 @@ fn tcp_flow(
     // rate when behind (`-b`): those bursts overflow the links' queues.
     // 0: no ceiling.
     let bitrate = tcp.bitrate.unwrap_or(0).to_string();
+    let bind = Lab::subflow_addr(f.from, 0).to_string();
+    let mut args = vec![
+        "-c",
+        &dst,
+        "-p",
+        &port,
+        "-t",
+        &secs,
+        "--fq-rate",
+        &bitrate,
+        "-C",
+        tcp.congestion.as_str(),
+        "-J",
+    ];
+    if mptcp {
+        args.extend(["-B", bind.as_str()]);
+    }
+    // Retransmissions from the sending host's kernel (every subflow of
+    // an MPTCP connection included); one TCP flow per sending host keeps
+    // the count the flow's own.
+    let retrans_before = tcp_retransmissions(&lab.host_ns(f.from))?;
+    // The counter around the first event: (when to read it, value).
+    let mut marks: Vec<(Instant, Option<u64>)> = lab
+        .events
+        .first()
+        .map(|e| {
+            let at = origin + e.at;
+            vec![(at, None), (at + Duration::from_secs(2), None)]
+        })
+        .unwrap_or_default();
+    // The client is given its duration and 20 s more (a connection cut
+    // by a link event can leave iperf3 unable to finish), then stopped.
+    let deadline = Instant::now() + tcp.duration + Duration::from_secs(20);
     let out = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &lab.host_ns(f.from),
-            "iperf3",
-            "-c",
-            &dst,
-            "-p",
-            &port,
-            "-t",
-            &secs,
-            "--fq-rate",
-            &bitrate,
-            "-J",
-        ])
-        .output()
-        .context("running iperf3");
+        .args(["netns", "exec", &lab.host_ns(f.from)])
+        .args(wrap)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("running iperf3")
+        .and_then(|child| {
+            let pid = child.id();
+            let snmp = format!("/proc/{pid}/net/snmp");
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || tx.send(child.wait_with_output()));
+            loop {
+                match rx.recv_timeout(Duration::from_millis(100)) {
+                    Ok(out) => break out.context("running iperf3"),
+                    Err(_) if Instant::now() > deadline => {
+                        let _ = nix::sys::signal::kill(
+                            nix::unistd::Pid::from_raw(pid as i32),
+                            nix::sys::signal::Signal::SIGKILL,
+                        );
+                        bail!("iperf3 did not finish by its deadline (duration + 20 s)")
+                    }
+                    Err(_) => {
+                        let now = Instant::now();
+                        for (at, value) in &mut marks {
+                            if value.is_none() && now >= *at {
+                                *value = std::fs::read_to_string(&snmp)
+                                    .ok()
+                                    .and_then(|t| retrans_segs(&t));
+                            }
+                        }
+                    }
+                }
+            }
+        });
     let _ = server.kill();
     let _ = server.wait();
     let out = out?;
+    let retransmits = tcp_retransmissions(&lab.host_ns(f.from))?.saturating_sub(retrans_before);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
         .with_context(|| format!("iperf3 output: {}", String::from_utf8_lossy(&out.stderr)))?;
     if let Some(e) = doc.get("error") {
         bail!("iperf3: {e}");
     }
     let end = &doc["end"];
+    let retransmits_after_event = match marks.as_slice() {
+        [(_, Some(a)), (_, Some(b))] => Some(b.saturating_sub(*a)),
+        _ => None,
+    };
     Ok(FlowResult {
         name: f.name.clone(),
         mode: mode.to_string(),
@@ -2010,9 +2254,32 @@ fn tcp_flow(
             .as_f64()
             .unwrap_or(0.0)
             / 1e6,
-        retransmits: end["sum_sent"]["retransmits"].as_u64().unwrap_or(0),
+        retransmits,
+        retransmits_after_event,
         ..FlowResult::default()
     })
+}
+
+/// The kernel's count of retransmitted TCP segments in namespace `ns`
+/// (`TcpRetransSegs`, /proc/net/snmp).
+fn tcp_retransmissions(ns: &str) -> anyhow::Result<u64> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "cat", "/proc/net/snmp"])
+        .output()
+        .context("reading /proc/net/snmp")?;
+    retrans_segs(&String::from_utf8_lossy(&out.stdout))
+        .ok_or_else(|| anyhow!("no Tcp RetransSegs in {ns}'s /proc/net/snmp"))
+}
+
+/// `RetransSegs` from the text of /proc/net/snmp.
+fn retrans_segs(snmp: &str) -> Option<u64> {
+    let mut tcp = snmp.lines().filter(|l| l.starts_with("Tcp:"));
+    let (names, values) = (tcp.next()?, tcp.next()?);
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(name, _)| *name == "RetransSegs")
+        .and_then(|(_, value)| value.parse().ok())
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use std::mem::MaybeUninit;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::os::fd::RawFd;
 
+use braid_wire::NodeId;
 use nix::libc;
 
 /// Datagrams per system call.
@@ -108,15 +109,37 @@ impl RecvBatch {
     }
 }
 
-/// Datagrams waiting to be sent on one socket, each to its own address.
+/// Datagrams waiting for one interface's data socket, each with the
+/// neighbor it is for. The kernel takes them in batches (sendmmsg); those
+/// it has no room for wait here, in order, until the socket is writable.
 pub struct SendBatch {
-    datagrams: Vec<(Vec<u8>, SocketAddr)>,
+    datagrams: std::collections::VecDeque<(Vec<u8>, SocketAddr, NodeId)>,
+    /// The kernel said "full" (EAGAIN); wait for the writable event.
+    blocked: bool,
 }
+
+/// What one [`SendBatch::flush`] did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Flushed {
+    /// Taken by the kernel.
+    pub sent: u64,
+    /// Refused by the kernel for good (dropped).
+    pub failed: u64,
+    /// The kernel's queue for the interface is full: the rest waits.
+    pub blocked: bool,
+    /// The interface is down: everything waiting was dropped.
+    pub down: bool,
+}
+
+/// At most this many datagrams wait for one interface (forwarded ones
+/// included, which the node does not hold back); more are dropped.
+pub const MAX_WAITING: usize = 4 * BATCH;
 
 impl Default for SendBatch {
     fn default() -> Self {
         SendBatch {
-            datagrams: Vec::with_capacity(BATCH),
+            datagrams: std::collections::VecDeque::with_capacity(BATCH),
+            blocked: false,
         }
     }
 }
@@ -130,67 +153,89 @@ impl SendBatch {
         self.datagrams.len()
     }
 
-    pub fn push(&mut self, bytes: Vec<u8>, to: SocketAddr) {
-        self.datagrams.push((bytes, to));
+    /// Queues a datagram for `to`; returns it when the queue is full.
+    pub fn push(&mut self, bytes: Vec<u8>, to: SocketAddr, neighbor: NodeId) -> Result<(), NodeId> {
+        if self.datagrams.len() >= MAX_WAITING {
+            return Err(neighbor);
+        }
+        self.datagrams.push_back((bytes, to, neighbor));
+        Ok(())
     }
 
-    /// Sends everything with `sendmmsg`, `BATCH` at a time; returns
-    /// (sent, failed). A full socket buffer drops the rest of the batch
-    /// (counted as failed): the daemon never blocks on a neighbor.
-    pub fn flush(&mut self, fd: RawFd) -> (u64, u64) {
-        let (mut sent, mut failed) = (0u64, 0u64);
-        for chunk in self.datagrams.chunks(BATCH) {
-            // SAFETY: zeroed C structs are valid; each header points into
-            // `chunk` and these arrays, which outlive the call.
+    /// The socket is writable again.
+    pub fn unblock(&mut self) {
+        self.blocked = false;
+    }
+
+    /// Hands what waits to the kernel, a batch per system call, until it
+    /// is all taken or the kernel's queue is full. `left` is called with
+    /// the neighbor of every datagram that leaves this queue (taken or
+    /// dropped).
+    pub fn flush(&mut self, fd: RawFd, mut left: impl FnMut(NodeId)) -> Flushed {
+        let mut r = Flushed::default();
+        while !self.blocked && !self.datagrams.is_empty() {
+            let n = self.datagrams.len().min(BATCH);
+            // SAFETY: plain C structs for which all-zero bytes are valid.
             let mut addrs: [libc::sockaddr_in; BATCH] =
                 unsafe { MaybeUninit::zeroed().assume_init() };
             let mut iovs: [libc::iovec; BATCH] = unsafe { MaybeUninit::zeroed().assume_init() };
             let mut msgs: [libc::mmsghdr; BATCH] = unsafe { MaybeUninit::zeroed().assume_init() };
-            let mut n = 0;
-            for (bytes, to) in chunk {
-                let SocketAddr::V4(v4) = to else {
-                    failed += 1;
-                    continue;
-                };
-                addrs[n].sin_family = libc::AF_INET as libc::sa_family_t;
-                addrs[n].sin_port = v4.port().to_be();
-                addrs[n].sin_addr.s_addr = u32::from(*v4.ip()).to_be();
-                iovs[n] = libc::iovec {
+            for (k, (bytes, to, _)) in self.datagrams.iter().take(n).enumerate() {
+                if let SocketAddr::V4(v4) = to {
+                    addrs[k].sin_family = libc::AF_INET as libc::sa_family_t;
+                    addrs[k].sin_port = v4.port().to_be();
+                    addrs[k].sin_addr.s_addr = u32::from(*v4.ip()).to_be();
+                }
+                iovs[k] = libc::iovec {
                     iov_base: bytes.as_ptr() as *mut libc::c_void,
                     iov_len: bytes.len(),
                 };
-                n += 1;
             }
-            for i in 0..n {
-                let h = &mut msgs[i].msg_hdr;
-                h.msg_name = (&mut addrs[i] as *mut libc::sockaddr_in).cast();
+            for k in 0..n {
+                let h = &mut msgs[k].msg_hdr;
+                h.msg_name = (&mut addrs[k] as *mut libc::sockaddr_in).cast();
                 h.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
-                h.msg_iov = &mut iovs[i];
+                h.msg_iov = &mut iovs[k];
                 h.msg_iovlen = 1;
             }
-            let mut done = 0;
-            while done < n {
-                // SAFETY: as above; the kernel reads msgs[done..n].
-                let r = unsafe {
-                    libc::sendmmsg(
-                        fd,
-                        msgs[done..].as_mut_ptr(),
-                        (n - done) as u32,
-                        libc::MSG_DONTWAIT,
-                    )
-                };
-                if r <= 0 {
-                    // Skip the datagram that failed (full buffer, or an
-                    // unreachable address) and go on with the rest.
-                    failed += 1;
-                    done += 1;
-                } else {
-                    sent += r as u64;
-                    done += r as usize;
+            // SAFETY: msgs[..n] point into addrs, iovs and the queued
+            // datagrams, all alive and unmoved for the call; the kernel
+            // only reads them.
+            let sent =
+                unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT) };
+            if sent > 0 {
+                for _ in 0..sent {
+                    if let Some((_, _, id)) = self.datagrams.pop_front() {
+                        left(id);
+                    }
+                }
+                r.sent += sent as u64;
+                continue;
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EAGAIN) => {
+                    self.blocked = true;
+                    r.blocked = true;
+                }
+                Some(libc::EINTR) => {}
+                Some(libc::ENETDOWN) | Some(libc::ENETUNREACH) | Some(libc::ENODEV) => {
+                    r.down = true;
+                    for (_, _, id) in self.datagrams.drain(..) {
+                        left(id);
+                        r.failed += 1;
+                    }
+                }
+                _ => {
+                    // This datagram cannot be sent (an unreachable or
+                    // non-IPv4 address): drop it, go on with the rest.
+                    if let Some((_, _, id)) = self.datagrams.pop_front() {
+                        left(id);
+                    }
+                    r.failed += 1;
                 }
             }
         }
-        self.datagrams.clear();
-        (sent, failed)
+        r
     }
 }

@@ -26,6 +26,11 @@ pub const DEFAULT_SOCKET: &str = "/run/braid/braid.sock";
 /// 1/L^n probes.
 pub const DEFAULT_DEAD_AFTER: u32 = 10;
 
+/// Linux's floor for a socket's send buffer: about two full-size
+/// datagrams in the kernel per interface, as the late-binding seed's two
+/// packets below the binding point.
+pub const DEFAULT_SEND_BUFFER: usize = 4608;
+
 /// A checked configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -39,6 +44,8 @@ pub struct Config {
     pub interfaces: Vec<String>,
     /// A neighbor unheard for this many small-probe intervals is down.
     pub dead_after: u32,
+    /// SO_SNDBUF of each interface's data socket, bytes.
+    pub send_buffer: usize,
     pub tun: TunConfig,
     /// Everything the protocol node is told.
     pub node_config: NodeConfig,
@@ -75,6 +82,8 @@ struct Raw {
     mode: Option<Spanned<String>>,
     reorder: Option<bool>,
     paths: Option<Spanned<usize>>,
+    late_binding: Option<Spanned<usize>>,
+    send_buffer: Option<Spanned<usize>>,
     #[serde(default)]
     policy: Vec<RawPolicy>,
 }
@@ -263,6 +272,27 @@ impl Config {
             }
             nc.max_paths = *p.get_ref();
         }
+        match raw.late_binding.as_ref().map(|v| (*v.get_ref(), v.span())) {
+            None => {}
+            Some((0, _)) => nc.late_binding = None,
+            Some((n, _)) if n <= 64 => {
+                if let Some(l) = &mut nc.late_binding {
+                    l.bound = n;
+                }
+            }
+            Some((_, span)) => {
+                return Err(src.err(
+                    Some(span),
+                    "late_binding",
+                    "0 (bind at once) to 64 datagrams per next hop",
+                ))
+            }
+        }
+        let send_buffer = match raw.send_buffer.as_ref().map(|v| (*v.get_ref(), v.span())) {
+            None => DEFAULT_SEND_BUFFER,
+            Some((n, _)) if (1..=64 << 20).contains(&n) => n,
+            Some((_, span)) => return Err(src.err(Some(span), "send_buffer", "1 byte to 64 MiB")),
+        };
         if raw.reorder == Some(true) {
             nc.egress.reorder = Some(ReorderConfig::default());
         }
@@ -308,6 +338,7 @@ impl Config {
         };
         Ok(Config {
             dead_after,
+            send_buffer,
             node,
             port: raw.port.unwrap_or(DEFAULT_PORT),
             group,

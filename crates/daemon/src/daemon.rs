@@ -91,6 +91,11 @@ pub struct IoCounters {
     pub udp_rx_truncated: u64,
     pub udp_tx: u64,
     pub udp_tx_errors: u64,
+    /// Times an interface's kernel queue was full (late binding held
+    /// the traffic in the node).
+    pub udp_tx_blocked: u64,
+    /// Datagrams dropped because too many waited for one interface.
+    pub udp_tx_queue_full: u64,
     /// Unicast datagrams for a neighbor whose address is not known.
     pub unknown_neighbor: u64,
     pub reloads: u64,
@@ -151,7 +156,7 @@ impl Daemon {
         let ports = config
             .interfaces
             .iter()
-            .map(|name| Port::open(name, config.port, config.group))
+            .map(|name| Port::open(name, config.port, config.group, config.send_buffer))
             .collect::<Result<Vec<_>, _>>()?;
         let ctl = open_ctl(&config.control_socket)?;
         let metrics = config
@@ -225,8 +230,16 @@ impl Daemon {
                 .map_err(io_err("poll metrics port"))?;
         }
         for (i, p) in self.ports.iter_mut().enumerate() {
-            r.register(&mut p.socket, Token(PORT_BASE + i), Interest::READABLE)
+            r.register(&mut p.socket, Token(PORT_BASE + 2 * i), Interest::READABLE)
                 .map_err(io_err("poll socket"))?;
+            // Edge-triggered: an event each time the kernel's queue for
+            // this interface frees room after a send found it full.
+            r.register(
+                &mut p.data,
+                Token(PORT_BASE + 2 * i + 1),
+                Interest::WRITABLE,
+            )
+            .map_err(io_err("poll socket"))?;
         }
         Ok(())
     }
@@ -264,7 +277,14 @@ impl Daemon {
                     }
                     CTL => self.accept_ctl(),
                     METRICS => self.accept_metrics(),
-                    Token(t) if t >= PORT_BASE => self.read_port(t - PORT_BASE),
+                    Token(t) if t >= PORT_BASE && (t - PORT_BASE).is_multiple_of(2) => {
+                        self.read_port((t - PORT_BASE) / 2)
+                    }
+                    Token(t) if t >= PORT_BASE => {
+                        if let Some(b) = self.outgoing.get_mut((t - PORT_BASE) / 2) {
+                            b.unblock();
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -398,44 +418,91 @@ impl Daemon {
             .map(|(&id, _)| id)
             .collect();
         for id in gone {
-            self.neighbors.remove(&id);
-            info!(neighbor = id.0, "neighbor down");
+            self.neighbor_down(now, id, "unheard");
+        }
+    }
+
+    /// Takes `id` down: routes move off it at once; hearing it again
+    /// brings it back.
+    fn neighbor_down(&mut self, now: Instant, id: NodeId, why: &str) {
+        if self.neighbors.remove(&id).is_some() {
+            info!(neighbor = id.0, why, "neighbor down");
             self.node.link_down(now, id, &mut self.rng);
-            self.emit_event("neighbor_down", now, json!({ "neighbor": id.0 }));
+            self.emit_event(
+                "neighbor_down",
+                now,
+                json!({ "neighbor": id.0, "why": why }),
+            );
         }
     }
 
     /// Sends everything the node has ready and writes what it delivers.
+    ///
+    /// Late binding: the node hands out a datagram for a next hop only
+    /// while fewer than `late_binding` wait here for that hop, and a
+    /// datagram stops waiting (`on_sent`) when the kernel takes it; the
+    /// kernel takes no more than the data socket's small send buffer
+    /// holds. So when an interface is slower than the traffic offered,
+    /// the queue builds in the node, above the binding point, where a
+    /// datagram can still move to another path or jump ahead as urgent.
     fn flush(&mut self, now: Instant) {
-        while let Some(t) = self.node.poll_transmit(now) {
-            match t.dest {
-                Dest::AllNeighbors => {
-                    for p in &self.ports {
-                        match p.send_all(&t.bytes) {
-                            Ok(_) => self.counters.udp_tx += 1,
-                            Err(_) => self.counters.udp_tx_errors += 1,
+        use std::os::fd::AsRawFd;
+        loop {
+            while let Some(t) = self.node.poll_transmit(now) {
+                match t.dest {
+                    Dest::AllNeighbors => {
+                        for p in &self.ports {
+                            match p.send_all(&t.bytes) {
+                                Ok(_) => self.counters.udp_tx += 1,
+                                Err(_) => self.counters.udp_tx_errors += 1,
+                            }
                         }
                     }
-                }
-                Dest::Neighbor(id) => {
-                    match self.neighbors.get(&id) {
-                        Some(n) => self.outgoing[n.port].push(t.bytes, n.addr),
-                        None => self.counters.unknown_neighbor += 1,
-                    }
-                    // The kernel's socket buffer is below the binding point
-                    // here; the datagram has left the daemon's hands.
-                    self.node.on_sent(id);
+                    Dest::Neighbor(id) => match self.neighbors.get(&id) {
+                        Some(n) => {
+                            if self.outgoing[n.port].push(t.bytes, n.addr, id).is_err() {
+                                self.counters.udp_tx_queue_full += 1;
+                                self.node.on_sent(id);
+                            }
+                        }
+                        None => {
+                            self.counters.unknown_neighbor += 1;
+                            self.node.on_sent(id);
+                        }
+                    },
                 }
             }
-        }
-        {
-            use std::os::fd::AsRawFd;
-            for (p, batch) in self.ports.iter().zip(&mut self.outgoing) {
-                if !batch.is_empty() {
-                    let (sent, failed) = batch.flush(p.socket.as_raw_fd());
-                    self.counters.udp_tx += sent;
-                    self.counters.udp_tx_errors += failed;
+            let mut taken = 0;
+            let mut down = Vec::new();
+            for (i, (p, batch)) in self.ports.iter().zip(&mut self.outgoing).enumerate() {
+                let node = &mut self.node;
+                let r = batch.flush(p.data.as_raw_fd(), |id| node.on_sent(id));
+                self.counters.udp_tx += r.sent;
+                self.counters.udp_tx_errors += r.failed;
+                self.counters.udp_tx_blocked += u64::from(r.blocked);
+                taken += r.sent + r.failed;
+                if r.down {
+                    down.push(i);
                 }
+            }
+            // The interface went down under us (carrier or address
+            // lost): what waited for it was dropped; its neighbors go
+            // down now rather than after `dead_after` silent probes.
+            for i in down {
+                let ids: Vec<NodeId> = self
+                    .neighbors
+                    .iter()
+                    .filter(|(_, n)| n.port == i)
+                    .map(|(&id, _)| id)
+                    .collect();
+                for id in ids {
+                    self.neighbor_down(now, id, "interface down");
+                }
+            }
+            // Room freed below the binding point lets the node hand out
+            // more; stop when nothing moved.
+            if taken == 0 {
+                break;
             }
         }
         while let Some(p) = self.node.poll_deliver() {
@@ -497,6 +564,11 @@ impl Daemon {
         if new.control_socket != old.control_socket {
             needs_restart.push("control_socket");
         }
+        if new.send_buffer != old.send_buffer
+            || new.node_config.late_binding != old.node_config.late_binding
+        {
+            needs_restart.push("late_binding/send_buffer");
+        }
         let modes_changed = new.node_config.policy != old.node_config.policy
             || new.node_config.classifier != old.node_config.classifier;
         if modes_changed {
@@ -525,6 +597,8 @@ impl Daemon {
         kept.group = old.group;
         kept.tun = old.tun;
         kept.control_socket = old.control_socket;
+        kept.send_buffer = old.send_buffer;
+        kept.node_config.late_binding = old.node_config.late_binding;
         self.config = kept;
     }
 

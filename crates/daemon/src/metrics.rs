@@ -292,6 +292,8 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
         ("queue_full", c.queue_full),
         ("binding_overflow", c.binding_overflow),
         ("unknown_neighbor", io.unknown_neighbor),
+        ("interface_queue_full", io.udp_tx_queue_full),
+        ("send_failed", io.udp_tx_errors),
     ] {
         f.sample(&[me(), ("reason", reason.into())], n as f64);
     }

@@ -3,6 +3,13 @@
 //! multicast group (every neighbor on that link hears them, which is also
 //! how neighbors are discovered); data goes unicast to the neighbor's
 //! address, learned from the source of its control messages.
+//!
+//! Data leaves by a second socket per interface whose send buffer is
+//! small (`send_buffer`): what the kernel holds for an interface (socket
+//! buffer, qdisc, driver) is below braid's binding point, so it is kept to
+//! a couple of datagrams and the rest waits in the node, where it can
+//! still move to another path (late binding). Control messages keep a
+//! large buffer so that a full data queue never drops them.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
@@ -24,12 +31,15 @@ pub enum UnderlayError {
     },
 }
 
-/// One interface's socket.
+/// One interface's sockets.
 #[derive(Debug)]
 pub struct Port {
     pub name: String,
     pub index: u32,
+    /// Receives everything; sends control messages to the group.
     pub socket: UdpSocket,
+    /// Sends data to neighbors (from an ephemeral port).
+    pub data: UdpSocket,
     group: SocketAddr,
 }
 
@@ -37,7 +47,15 @@ impl Port {
     /// Opens the socket of interface `name`: bound to the device and to
     /// `port`, a member of `group` there, multicast kept on the link
     /// (TTL 1) and not looped back to ourselves.
-    pub fn open(name: &str, port: u16, group: Ipv4Addr) -> Result<Port, UnderlayError> {
+    /// The data socket's send buffer is `send_buffer` bytes (Linux
+    /// doubles it for its bookkeeping, and has a floor of about two
+    /// full-size datagrams).
+    pub fn open(
+        name: &str,
+        port: u16,
+        group: Ipv4Addr,
+        send_buffer: usize,
+    ) -> Result<Port, UnderlayError> {
         let index =
             nix::net::if_::if_nametoindex(name).map_err(|_| UnderlayError::NoInterface {
                 name: name.to_string(),
@@ -66,10 +84,20 @@ impl Port {
         let _ = s.set_send_buffer_size(4 << 20);
         s.set_nonblocking(true).map_err(io("O_NONBLOCK"))?;
         let socket = UdpSocket::from_std(s.into());
+        let d =
+            Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).map_err(io("socket"))?;
+        d.bind_device(Some(name.as_bytes()))
+            .map_err(io("SO_BINDTODEVICE"))?;
+        d.bind(&SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)).into())
+            .map_err(io("bind"))?;
+        d.set_send_buffer_size(send_buffer)
+            .map_err(io("SO_SNDBUF"))?;
+        d.set_nonblocking(true).map_err(io("O_NONBLOCK"))?;
         Ok(Port {
             name: name.to_string(),
             index,
             socket,
+            data: UdpSocket::from_std(d.into()),
             group: SocketAddr::V4(SocketAddrV4::new(group, port)),
         })
     }

@@ -53,6 +53,10 @@ pub struct FlowResult {
     pub goodput_mbps: f64,
     /// TCP: segments the sender sent again.
     pub retransmits: u64,
+    /// Lab TCP flows with link events: segments sent again in the 2 s
+    /// after the first event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retransmits_after_event: Option<u64>,
 }
 
 /// Results of one run.
@@ -1087,6 +1091,7 @@ impl World {
                     overhead,
                     max_gap_ms: f.max_gap_us as f64 / 1000.0,
                     retransmits: 0,
+                    retransmits_after_event: None,
                     goodput_mbps: {
                         let secs = (f.interval * f.count.max(1) as u32).as_secs_f64().max(1e-9);
                         (delivered * f.size as u64) as f64 * 8.0 / secs / 1e6
