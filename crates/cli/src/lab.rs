@@ -119,6 +119,7 @@ struct RawLabLink {
     loss: Option<Spanned<f64>>,
     burst: Option<Spanned<f64>>,
     rate: Option<Spanned<String>>,
+    queue: Option<Spanned<u32>>,
     delay: Option<Spanned<String>>,
     jitter: Option<Spanned<String>>,
 }
@@ -232,6 +233,9 @@ pub struct LabLink {
     pub loss: f64,
     pub burst: f64,
     pub rate_bps: Option<u64>,
+    /// The rate limiter's queue, in full-size (1,500-byte) packets; by
+    /// default 100 ms at the rate.
+    pub queue: Option<u32>,
     /// One-way delay and jitter each way, by `braid lab-delay` between
     /// the two routers (zero: a plain veth pair).
     pub delay: Duration,
@@ -243,6 +247,10 @@ pub struct LabFlow {
     pub name: String,
     /// A TCP transfer with iperf3 instead of the UDP probe.
     pub tcp: Option<TcpFlow>,
+    /// Urgent behind bulk (the late-binding seed's figure 7): `count` bulk
+    /// datagrams sent back to back after a marker, then one urgent
+    /// datagram (DSCP EF); `URGENT_ROUNDS` rounds, `interval` apart.
+    pub urgent: bool,
     pub from: usize,
     pub to: usize,
     pub count: u32,
@@ -279,6 +287,9 @@ impl Congestion {
 }
 
 const MAX_ROUTERS: usize = 250;
+
+/// Rounds of an urgent flow.
+const URGENT_ROUNDS: u32 = 10;
 const MAX_FLOW_PACKETS: u32 = 100_000;
 
 impl Lab {
@@ -373,6 +384,19 @@ impl Lab {
                 .as_ref()
                 .map(|r| src.rate(r, &format!("link[{j}].rate")))
                 .transpose()?;
+            let queue = match &l.queue {
+                None => None,
+                Some(q) if rate_bps.is_some() && (1..=100_000).contains(q.get_ref()) => {
+                    Some(*q.get_ref())
+                }
+                Some(q) => {
+                    return Err(src.err(
+                        Some(q.span()),
+                        &format!("link[{j}].queue"),
+                        "1 to 100,000 packets, on a link with a rate",
+                    ))
+                }
+            };
             let delay = src.duration(&l.delay, &format!("link[{j}].delay"), Duration::ZERO)?;
             let jitter = src.duration(&l.jitter, &format!("link[{j}].jitter"), Duration::ZERO)?;
             if delay > Duration::from_secs(10) || jitter > Duration::from_secs(10) {
@@ -388,6 +412,7 @@ impl Lab {
                 loss,
                 burst,
                 rate_bps,
+                queue,
                 delay,
                 jitter,
             });
@@ -434,12 +459,19 @@ impl Lab {
                     ))
                 }
             })?;
+            let urgent = f.kind.as_ref().is_some_and(|k| k.get_ref() == "urgent");
+            // An urgent flow's rounds are seconds apart unless it says.
             let interval = src.duration(
                 &f.interval,
                 &format!("flow[{i}].interval"),
-                Duration::from_millis(20),
+                if urgent {
+                    Duration::from_secs(2)
+                } else {
+                    Duration::from_millis(20)
+                },
             )?;
-            if interval < Duration::from_micros(10) || interval * count > Duration::from_secs(600) {
+            let lasts = interval * if urgent { URGENT_ROUNDS } else { count };
+            if interval < Duration::from_micros(10) || lasts > Duration::from_secs(600) {
                 return Err(src.err(
                     f.interval.as_ref().map(|s| s.span()),
                     &format!("flow[{i}].interval"),
@@ -447,7 +479,7 @@ impl Lab {
                 ));
             }
             let tcp = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
-                None | Some("udp") => None,
+                None | Some("udp") | Some("urgent") => None,
                 Some("tcp") => {
                     let d = src.duration(
                         &f.duration,
@@ -488,7 +520,7 @@ impl Lab {
                     return Err(src.err(
                         f.kind.as_ref().map(|k| k.span()),
                         &format!("flow[{i}].kind"),
-                        format!("\"{other}\" is not udp or tcp"),
+                        format!("\"{other}\" is not udp, tcp or urgent"),
                     ))
                 }
             };
@@ -505,6 +537,7 @@ impl Lab {
             }
             flows.push(LabFlow {
                 tcp,
+                urgent,
                 name: f
                     .name
                     .clone()
@@ -992,11 +1025,15 @@ fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
             }
             if let Some(bps) = l.rate_bps {
                 let rate = format!("{bps}bit");
+                let (what, size) = match l.queue {
+                    Some(packets) => ("limit", (packets as usize * 1500).to_string()),
+                    None => ("latency", "100ms".to_string()),
+                };
                 in_ns(
                     ns,
                     &[
                         "tc", "qdisc", "add", "dev", &dev, "root", "tbf", "rate", &rate, "burst",
-                        "32kbit", "latency", "100ms",
+                        "32kbit", what, &size,
                     ],
                 )?;
             }
@@ -1504,6 +1541,107 @@ fn socket_in(ns: &str, bind: SocketAddrV4) -> anyhow::Result<UdpSocket> {
     Ok(socket?)
 }
 
+/// Runs one urgent flow: each round, a marker, `count` bulk datagrams as
+/// fast as the sender's socket takes them, then one urgent datagram with
+/// DSCP EF (which braid schedules ahead of bulk; plain Linux queues it
+/// behind). The delay figures are the urgent datagram's arrival after the
+/// marker's, per round (the seed's measure); sent and lost count every
+/// datagram.
+fn urgent_flow(
+    lab: &Lab,
+    mode: &str,
+    i: usize,
+    f: &LabFlow,
+    origin: Instant,
+    stop: &AtomicBool,
+) -> anyhow::Result<FlowResult> {
+    const MARKER: u32 = 0;
+    const URGENT: u32 = u32::MAX;
+    let port = 9000 + i as u16;
+    let dst = SocketAddrV4::new(Lab::host_addr(f.to), port);
+    let rx = socket_in(&lab.host_ns(f.to), dst)?;
+    let _ = socket2::SockRef::from(&rx).set_recv_buffer_size(8 << 20);
+    let bulk = socket_in(
+        &lab.host_ns(f.from),
+        SocketAddrV4::new(Lab::host_addr(f.from), 0),
+    )?;
+    let urgent = socket_in(
+        &lab.host_ns(f.from),
+        SocketAddrV4::new(Lab::host_addr(f.from), 0),
+    )?;
+    // DSCP EF (46) in the upper six bits of the TOS byte.
+    socket2::SockRef::from(&urgent).set_tos_v4(46 << 2)?;
+    let (count, interval, size) = (f.count, f.interval, f.size);
+    let end = origin + interval * URGENT_ROUNDS + Duration::from_secs(2);
+    let receiver = std::thread::spawn(move || {
+        // Per round: (marker arrived, urgent arrived), and datagrams seen.
+        let mut rounds = vec![(None::<Instant>, None::<Instant>); URGENT_ROUNDS as usize];
+        let mut received = 0u64;
+        let mut buf = [0u8; 2048];
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let _ = rx.set_read_timeout(Some(left));
+            let Ok(n) = rx.recv(&mut buf) else { break };
+            if n < 8 {
+                continue;
+            }
+            let round = u32::from_be_bytes(buf[..4].try_into().unwrap_or_default()) as usize;
+            let seq = u32::from_be_bytes(buf[4..8].try_into().unwrap_or_default());
+            let Some(r) = rounds.get_mut(round) else {
+                continue;
+            };
+            received += 1;
+            match seq {
+                MARKER => r.0 = Some(Instant::now()),
+                URGENT => r.1 = Some(Instant::now()),
+                _ => {}
+            }
+        }
+        (rounds, received)
+    });
+    let mut payload = vec![0u8; size];
+    let mut sent = 0u64;
+    for round in 0..URGENT_ROUNDS {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if let Some(wait) = (origin + interval * round).checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        payload[..4].copy_from_slice(&round.to_be_bytes());
+        for seq in (0..=count).chain([URGENT]) {
+            payload[4..8].copy_from_slice(&seq.to_be_bytes());
+            let socket = if seq == URGENT { &urgent } else { &bulk };
+            if socket.send_to(&payload, dst).is_ok() {
+                sent += 1;
+            }
+        }
+    }
+    let (rounds, received) = receiver
+        .join()
+        .map_err(|_| anyhow!("receiver thread failed"))?;
+    let mut delays: Vec<u64> = rounds
+        .iter()
+        .filter_map(|(m, u)| Some(u.as_ref()?.saturating_duration_since(*m.as_ref()?).as_micros() as u64))
+        .collect();
+    let (mean, p50, p99) = braid_sim::report::delay_stats(&mut delays);
+    Ok(FlowResult {
+        name: f.name.clone(),
+        mode: mode.to_string(),
+        sent,
+        delivered: received,
+        lost: sent.saturating_sub(received),
+        loss_ratio: 1.0 - received as f64 / sent.max(1) as f64,
+        delay_mean_ms: mean,
+        delay_p50_ms: p50,
+        delay_p99_ms: p99,
+        ..FlowResult::default()
+    })
+}
+
 /// Runs one UDP probe flow: `count` datagrams of `size` bytes every
 /// `interval`, each carrying its number and send time; the receiver notes
 /// arrival, one-way delay (both ends share this machine's clock) and
@@ -1881,6 +2019,7 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
                 let mode = &mode;
                 s.spawn(move || match f.tcp {
                     Some(t) => tcp_flow(lab, &v.software, mode, i, f, t, origin),
+                    None if f.urgent => urgent_flow(lab, mode, i, f, origin, stop),
                     None => probe_flow(lab, mode, i, f, origin, Duration::from_secs(2), stop),
                 })
             })
