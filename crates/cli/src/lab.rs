@@ -1625,7 +1625,13 @@ fn urgent_flow(
         .map_err(|_| anyhow!("receiver thread failed"))?;
     let mut delays: Vec<u64> = rounds
         .iter()
-        .filter_map(|(m, u)| Some(u.as_ref()?.saturating_duration_since(*m.as_ref()?).as_micros() as u64))
+        .filter_map(|(m, u)| {
+            Some(
+                u.as_ref()?
+                    .saturating_duration_since(*m.as_ref()?)
+                    .as_micros() as u64,
+            )
+        })
         .collect();
     let (mean, p50, p99) = braid_sim::report::delay_stats(&mut delays);
     Ok(FlowResult {

@@ -410,3 +410,107 @@ fn a_bad_config_is_refused_with_file_line_and_field() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The repository's scenario `name`, with each (from, to) replaced.
+fn scenario_with(name: &str, edits: &[(&str, &str)]) -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/lab/");
+    let mut text = std::fs::read_to_string(format!("{path}{name}")).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{name} has no {from:?}");
+        text = text.replace(from, to);
+    }
+    text
+}
+
+#[test]
+fn an_uplink_lost_mid_transfer_costs_plain_linux_its_queue_and_braid_almost_nothing() {
+    need_lab!("iperf3", "ethtool");
+    // scenarios/lab/handoff.toml, shorter: the uplink goes 3 s into 6.
+    let text = scenario_with(
+        "handoff.toml",
+        &[
+            ("name = \"handoff\"", "name = \"thand\""),
+            ("duration = \"12s\"", "duration = \"6s\""),
+            ("at = \"6s\"", "at = \"3s\""),
+        ],
+    );
+    let r = run_lab(&write_lab("t7.toml", &text));
+    let f = |v: usize| r["variants"][v]["flows"][0].clone();
+    eprintln!("plain Linux: {}\nbraid: {}", f(0), f(1));
+    let after = |x: &serde_json::Value| x["retransmits_after_event"].as_u64().unwrap();
+    // Plain Linux loses what its uplink's queue held (tens of packets,
+    // 61-62 seen); braid what the kernel held below its binding point
+    // (two datagrams) and what was on the way (4-11 seen).
+    assert!(after(&f(0)) >= 20, "{}", after(&f(0)));
+    assert!(
+        after(&f(1)) * 3 < after(&f(0)),
+        "{} vs {}",
+        after(&f(1)),
+        after(&f(0))
+    );
+    // Both carried on over the second uplink.
+    for v in [0, 1] {
+        assert!(f(v)["goodput_mbps"].as_f64().unwrap() > 3.0, "{}", f(v));
+    }
+    assert!(namespaces_of("thand").is_empty());
+}
+
+#[test]
+fn an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk() {
+    need_lab!();
+    // scenarios/lab/urgent.toml at twice the rate, rounds 1 s apart (the
+    // 1,000-packet queue drains in 0.5 s).
+    let text = scenario_with(
+        "urgent.toml",
+        &[
+            (
+                "name = \"urgent\"\ndescription",
+                "name = \"turg\"\ndescription",
+            ),
+            ("rate = \"10Mbit\"", "rate = \"20Mbit\""),
+            ("size = 1300", "size = 1300\ninterval = \"1s\""),
+        ],
+    );
+    let r = run_lab(&write_lab("t8.toml", &text));
+    let f = |v: usize| r["variants"][v]["flows"][0].clone();
+    eprintln!("plain Linux: {}\nbraid: {}", f(0), f(1));
+    let p50 = |x: &serde_json::Value| x["delay_p50_ms"].as_f64().unwrap();
+    // Behind 1,000 packets of 1,300 bytes at 20 Mbit/s: about 0.5 s.
+    assert!(p50(&f(0)) > 300.0, "{}", p50(&f(0)));
+    // braid: behind what its kernel queue holds and the TUN's backlog.
+    assert!(p50(&f(1)) > 0.0 && p50(&f(1)) < 50.0, "{}", p50(&f(1)));
+    assert!(namespaces_of("turg").is_empty());
+}
+
+#[test]
+fn linux_mptcp_runs_a_subflow_on_each_disjoint_path() {
+    need_lab!("iperf3", "mptcpize");
+    // Two 10 Mbit/s paths without loss: one TCP path carries about 10,
+    // MPTCP with a subflow on each about 20.
+    let text = scenario_with(
+        "wispr-fig10.toml",
+        &[
+            ("name = \"fig10\"", "name = \"tmptcp\""),
+            ("loss = 0.05\n", ""),
+            ("delay = \"20ms\"", "delay = \"5ms\""),
+            ("duration = \"10s\"", "duration = \"4s\""),
+        ],
+    );
+    let text = text[..text.find("[[variant]]").unwrap()].to_string()
+        + "[[variant]]\nname = \"tcp\"\nsoftware = \"kernel\"\n[[variant]]\nname = \"mptcp\"\nsoftware = \"mptcp\"\n";
+    let r = run_lab(&write_lab("t9.toml", &text));
+    let goodput = |v: usize| {
+        r["variants"][v]["flows"][0]["goodput_mbps"]
+            .as_f64()
+            .unwrap()
+    };
+    eprintln!("tcp {} Mbit/s, mptcp {} Mbit/s", goodput(0), goodput(1));
+    assert!(goodput(0) > 5.0 && goodput(0) < 10.5, "{}", goodput(0));
+    assert!(
+        goodput(1) > 1.4 * goodput(0),
+        "{} vs {}",
+        goodput(1),
+        goodput(0)
+    );
+    assert!(namespaces_of("tmptcp").is_empty());
+}
