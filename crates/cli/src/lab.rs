@@ -267,6 +267,9 @@ pub struct TcpFlow {
     /// The sender's congestion control (set on the socket, so the lab
     /// does not depend on this machine's default).
     pub congestion: Congestion,
+    /// iperf3's UDP test instead: `bitrate` (1 Mbit/s by default) in
+    /// datagrams of the flow's `size`.
+    pub udp: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -480,7 +483,7 @@ impl Lab {
             }
             let tcp = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
                 None | Some("udp") | Some("urgent") => None,
-                Some("tcp") => {
+                Some(kind @ ("tcp" | "iperf3-udp")) => {
                     let d = src.duration(
                         &f.duration,
                         &format!("flow[{i}].duration"),
@@ -514,13 +517,14 @@ impl Lab {
                         duration: d,
                         bitrate,
                         congestion,
+                        udp: (kind == "iperf3-udp").then_some(size),
                     })
                 }
                 Some(other) => {
                     return Err(src.err(
                         f.kind.as_ref().map(|k| k.span()),
                         &format!("flow[{i}].kind"),
-                        format!("\"{other}\" is not udp, tcp or urgent"),
+                        format!("\"{other}\" is not udp, tcp, iperf3-udp or urgent"),
                     ))
                 }
             };
@@ -532,7 +536,7 @@ impl Lab {
                 return Err(src.err(
                     Some(f.from.span()),
                     &format!("flow[{i}].from"),
-                    "one tcp flow per sending host (retransmissions are its kernel's count)",
+                    "one tcp or iperf3-udp flow per sending host (retransmissions are its kernel's count)",
                 ));
             }
             flows.push(LabFlow {
@@ -1541,6 +1545,24 @@ fn socket_in(ns: &str, bind: SocketAddrV4) -> anyhow::Result<UdpSocket> {
     Ok(socket?)
 }
 
+/// Hands every datagram of at least `min_len` bytes that `rx` receives
+/// before `end` to `each`.
+fn receive_until(rx: &UdpSocket, end: Instant, min_len: usize, mut each: impl FnMut(&[u8])) {
+    let mut buf = [0u8; 2048];
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        let _ = rx.set_read_timeout(Some(left));
+        match rx.recv(&mut buf) {
+            Ok(n) if n >= min_len => each(&buf[..n]),
+            Ok(_) => {}
+            Err(_) => return,
+        }
+    }
+}
+
 /// Runs one urgent flow: each round, a marker, `count` bulk datagrams as
 /// fast as the sender's socket takes them, then one urgent datagram with
 /// DSCP EF (which braid schedules ahead of bulk; plain Linux queues it
@@ -1577,29 +1599,18 @@ fn urgent_flow(
         // Per round: (marker arrived, urgent arrived), and datagrams seen.
         let mut rounds = vec![(None::<Instant>, None::<Instant>); URGENT_ROUNDS as usize];
         let mut received = 0u64;
-        let mut buf = [0u8; 2048];
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
+        receive_until(&rx, end, 8, |d| {
+            let round = u32::from_be_bytes(d[..4].try_into().unwrap_or_default()) as usize;
+            let seq = u32::from_be_bytes(d[4..8].try_into().unwrap_or_default());
+            if let Some(r) = rounds.get_mut(round) {
+                received += 1;
+                match seq {
+                    MARKER => r.0 = Some(Instant::now()),
+                    URGENT => r.1 = Some(Instant::now()),
+                    _ => {}
+                }
             }
-            let _ = rx.set_read_timeout(Some(left));
-            let Ok(n) = rx.recv(&mut buf) else { break };
-            if n < 8 {
-                continue;
-            }
-            let round = u32::from_be_bytes(buf[..4].try_into().unwrap_or_default()) as usize;
-            let seq = u32::from_be_bytes(buf[4..8].try_into().unwrap_or_default());
-            let Some(r) = rounds.get_mut(round) else {
-                continue;
-            };
-            received += 1;
-            match seq {
-                MARKER => r.0 = Some(Instant::now()),
-                URGENT => r.1 = Some(Instant::now()),
-                _ => {}
-            }
-        }
+        });
         (rounds, received)
     });
     let mut payload = vec![0u8; size];
@@ -1677,27 +1688,16 @@ fn probe_flow(
     let receiver = std::thread::spawn(move || {
         let mut got = vec![None::<u64>; count as usize];
         let mut duplicates = 0u64;
-        let mut buf = [0u8; 2048];
-        let end = origin + interval * count + tail;
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            let _ = rx.set_read_timeout(Some(left));
-            let Ok(n) = rx.recv(&mut buf) else { break };
-            if n < 12 {
-                continue;
-            }
-            let seq = u32::from_be_bytes(buf[..4].try_into().unwrap_or_default()) as usize;
-            let sent_us = u64::from_be_bytes(buf[4..12].try_into().unwrap_or_default());
+        receive_until(&rx, origin + interval * count + tail, 12, |d| {
+            let seq = u32::from_be_bytes(d[..4].try_into().unwrap_or_default()) as usize;
+            let sent_us = u64::from_be_bytes(d[4..12].try_into().unwrap_or_default());
             let now_us = origin.elapsed().as_micros() as u64;
             match got.get_mut(seq) {
                 Some(slot @ None) => *slot = Some(now_us.saturating_sub(sent_us)),
                 Some(Some(_)) => duplicates += 1,
                 None => {}
             }
-        }
+        });
         (got, duplicates)
     });
     let mut payload = vec![0u8; size];
@@ -2309,19 +2309,15 @@ fn tcp_flow(
     // 0: no ceiling.
     let bitrate = tcp.bitrate.unwrap_or(0).to_string();
     let bind = Lab::subflow_addr(f.from, 0).to_string();
-    let mut args = vec![
-        "-c",
-        &dst,
-        "-p",
-        &port,
-        "-t",
-        &secs,
-        "--fq-rate",
-        &bitrate,
-        "-C",
-        tcp.congestion.as_str(),
-        "-J",
-    ];
+    let mut args = vec!["-c", &dst, "-p", &port, "-t", &secs, "-J"];
+    let (udp_rate, udp_len) = (
+        tcp.bitrate.unwrap_or(1_000_000).to_string(),
+        tcp.udp.unwrap_or(0).to_string(),
+    );
+    match tcp.udp {
+        Some(_) => args.extend(["-u", "-b", &udp_rate, "-l", &udp_len]),
+        None => args.extend(["--fq-rate", &bitrate, "-C", tcp.congestion.as_str()]),
+    }
     if mptcp {
         args.extend(["-B", bind.as_str()]);
     }
@@ -2388,6 +2384,23 @@ fn tcp_flow(
         bail!("iperf3: {e}");
     }
     let end = &doc["end"];
+    if tcp.udp.is_some() {
+        // The receiver's count, as the server reported it back.
+        let sum = &end["sum"];
+        let sent = sum["packets"].as_u64().unwrap_or(0);
+        let lost = sum["lost_packets"].as_u64().unwrap_or(0).min(sent);
+        return Ok(FlowResult {
+            name: f.name.clone(),
+            mode: mode.to_string(),
+            sent,
+            delivered: sent - lost,
+            lost,
+            loss_ratio: lost as f64 / sent.max(1) as f64,
+            goodput_mbps: sum["bits_per_second"].as_f64().unwrap_or(0.0) / 1e6
+                * (1.0 - lost as f64 / sent.max(1) as f64),
+            ..FlowResult::default()
+        });
+    }
     let retransmits_after_event = match marks.as_slice() {
         [(_, Some(a)), (_, Some(b))] => Some(b.saturating_sub(*a)),
         _ => None,

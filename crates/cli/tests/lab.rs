@@ -496,14 +496,14 @@ fn linux_mptcp_runs_a_subflow_on_each_disjoint_path() {
             ("duration = \"10s\"", "duration = \"4s\""),
         ],
     );
+    // And iperf3's UDP test the other way, 1 Mbit/s of 1,000-byte
+    // datagrams for 3 s.
     let text = text[..text.find("[[variant]]").unwrap()].to_string()
-        + "[[variant]]\nname = \"tcp\"\nsoftware = \"kernel\"\n[[variant]]\nname = \"mptcp\"\nsoftware = \"mptcp\"\n";
+        + "[[flow]]\nname = \"back\"\nkind = \"iperf3-udp\"\nfrom = \"d\"\nto = \"a\"\nsize = 1000\nduration = \"3s\"\n\
+           [[variant]]\nname = \"tcp\"\nsoftware = \"kernel\"\n[[variant]]\nname = \"mptcp\"\nsoftware = \"mptcp\"\n";
     let r = run_lab(&write_lab("t9.toml", &text));
-    let goodput = |v: usize| {
-        r["variants"][v]["flows"][0]["goodput_mbps"]
-            .as_f64()
-            .unwrap()
-    };
+    let flow = |v: usize, i: usize| r["variants"][v]["flows"][i].clone();
+    let goodput = |v: usize| flow(v, 0)["goodput_mbps"].as_f64().unwrap();
     eprintln!("tcp {} Mbit/s, mptcp {} Mbit/s", goodput(0), goodput(1));
     assert!(goodput(0) > 5.0 && goodput(0) < 10.5, "{}", goodput(0));
     assert!(
@@ -512,5 +512,10 @@ fn linux_mptcp_runs_a_subflow_on_each_disjoint_path() {
         goodput(1),
         goodput(0)
     );
+    for v in [0, 1] {
+        let udp = flow(v, 1);
+        let (sent, lost) = (udp["sent"].as_u64().unwrap(), udp["lost"].as_u64().unwrap());
+        assert!((350..=400).contains(&sent) && lost * 50 <= sent, "{udp}");
+    }
     assert!(namespaces_of("tmptcp").is_empty());
 }
