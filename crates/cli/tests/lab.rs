@@ -519,3 +519,29 @@ fn linux_mptcp_runs_a_subflow_on_each_disjoint_path() {
     }
     assert!(namespaces_of("tmptcp").is_empty());
 }
+
+#[test]
+fn a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones() {
+    need_lab!("ethtool");
+    // scenarios/lab/wispr-5.3.toml, braid only, 150 packets: one path of
+    // 500 ms losing 5% (its neighbor takes a second to resolve), two of
+    // 10 ms. Every packet arrives by a fast path; none waits for the slow
+    // one (it did, up to 0.7 s, when the scheduler kept a flow's copies
+    // in one queue behind the copy for the stalled path).
+    let text = scenario_with(
+        "wispr-5.3.toml",
+        &[
+            ("name = \"wispr53\"", "name = \"tw53\""),
+            ("count = 500", "count = 150"),
+        ],
+    );
+    let text = text[..text.find("[[variant]]").unwrap()].to_string()
+        + "[[variant]]\nname = \"mirror\"\nmode = \"mirror:3\"\n";
+    let r = run_lab(&write_lab("t10.toml", &text));
+    let f = &r["variants"][0]["flows"][0];
+    eprintln!("{f}");
+    assert_eq!(f["lost"].as_u64().unwrap(), 0, "{f}");
+    let p99 = f["delay_p99_ms"].as_f64().unwrap();
+    assert!(p99 < 60.0, "p99 {p99} ms");
+    assert!(namespaces_of("tw53").is_empty());
+}

@@ -240,7 +240,11 @@ impl<P> Scheduler<P> {
     }
 
     /// The next packet allowed on the path `bit`: urgent first, then deficit
-    /// round robin over the flows whose head may take this path.
+    /// round robin over the flows that have a packet for this path. Within
+    /// a flow, the first packet that may take the path goes, even if
+    /// packets pinned to other paths are ahead of it: a mirror's copy
+    /// waiting for a stalled path must not hold up the copies for the
+    /// others (order per path is kept).
     fn next_for(&mut self, bit: PathMask) -> Option<Queued<P>> {
         let up = self.up;
         // A packet whose paths are all down may take any path that is up.
@@ -254,17 +258,16 @@ impl<P> Scheduler<P> {
         for _ in 0..2 * self.active.len() {
             let f = *self.active.front()?;
             let flow = &mut self.flows[f];
-            let head = flow.packets.front().expect("active flows have packets");
-            if !fits(head) {
+            let Some(i) = flow.packets.iter().position(fits) else {
                 self.active.rotate_left(1);
                 continue;
-            }
-            if flow.deficit < head.len {
+            };
+            if flow.deficit < flow.packets[i].len {
                 flow.deficit += quantum;
                 self.active.rotate_left(1);
                 continue;
             }
-            let q = flow.packets.pop_front().expect("head");
+            let q = flow.packets.remove(i).expect("found above");
             flow.deficit -= q.len;
             flow.bytes -= q.len;
             if flow.packets.is_empty() {
@@ -351,6 +354,22 @@ mod tests {
             waited, 2,
             "the urgent packet waited behind the two bound packets only"
         );
+    }
+
+    #[test]
+    fn a_stalled_path_does_not_hold_up_a_flows_copies_for_the_others() {
+        let mut s = Scheduler::new(SchedulerConfig::default(), 2);
+        // Mirror copies of one flow, alternately pinned to path 0 and 1.
+        for i in 0..20u32 {
+            s.enqueue((i, 0), 200, 7, false, 0b01);
+            s.enqueue((i, 1), 200, 7, false, 0b10);
+        }
+        // Path 0 never sends (a neighbor still being resolved, a full
+        // queue); path 1 takes all of its copies, in order.
+        let sent: Vec<(u32, usize)> = (0..20).map_while(|_| s.pull(1)).collect();
+        assert_eq!(sent, (0..20).map(|i| (i, 1)).collect::<Vec<_>>());
+        assert_eq!(s.pull(1), None);
+        assert_eq!(s.pull(0), Some((0, 0)));
     }
 
     #[test]
