@@ -153,10 +153,15 @@ impl SendBatch {
         self.datagrams.len()
     }
 
-    /// Queues a datagram for `to`; returns it when the queue is full.
-    pub fn push(&mut self, bytes: Vec<u8>, to: SocketAddr, neighbor: NodeId) -> Result<(), NodeId> {
+    /// Queues a datagram for `to`; gives it back when the queue is full.
+    pub fn push(
+        &mut self,
+        bytes: Vec<u8>,
+        to: SocketAddr,
+        neighbor: NodeId,
+    ) -> Result<(), Vec<u8>> {
         if self.datagrams.len() >= MAX_WAITING {
-            return Err(neighbor);
+            return Err(bytes);
         }
         self.datagrams.push_back((bytes, to, neighbor));
         Ok(())
@@ -168,10 +173,10 @@ impl SendBatch {
     }
 
     /// Hands what waits to the kernel, a batch per system call, until it
-    /// is all taken or the kernel's queue is full. `left` is called with
-    /// the neighbor of every datagram that leaves this queue (taken or
-    /// dropped).
-    pub fn flush(&mut self, fd: RawFd, mut left: impl FnMut(NodeId)) -> Flushed {
+    /// is all taken or the kernel's queue is full. `left` is given the
+    /// neighbor and the buffer of every datagram that leaves this queue
+    /// (taken or dropped).
+    pub fn flush(&mut self, fd: RawFd, mut left: impl FnMut(NodeId, Vec<u8>)) -> Flushed {
         let mut r = Flushed::default();
         while !self.blocked && !self.datagrams.is_empty() {
             let n = self.datagrams.len().min(BATCH);
@@ -205,8 +210,8 @@ impl SendBatch {
                 unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT) };
             if sent > 0 {
                 for _ in 0..sent {
-                    if let Some((_, _, id)) = self.datagrams.pop_front() {
-                        left(id);
+                    if let Some((bytes, _, id)) = self.datagrams.pop_front() {
+                        left(id, bytes);
                     }
                 }
                 r.sent += sent as u64;
@@ -221,16 +226,16 @@ impl SendBatch {
                 Some(libc::EINTR) => {}
                 Some(libc::ENETDOWN) | Some(libc::ENETUNREACH) | Some(libc::ENODEV) => {
                     r.down = true;
-                    for (_, _, id) in self.datagrams.drain(..) {
-                        left(id);
+                    for (bytes, _, id) in self.datagrams.drain(..) {
+                        left(id, bytes);
                         r.failed += 1;
                     }
                 }
                 _ => {
                     // This datagram cannot be sent (an unreachable or
                     // non-IPv4 address): drop it, go on with the rest.
-                    if let Some((_, _, id)) = self.datagrams.pop_front() {
-                        left(id);
+                    if let Some((bytes, _, id)) = self.datagrams.pop_front() {
+                        left(id, bytes);
                     }
                     r.failed += 1;
                 }

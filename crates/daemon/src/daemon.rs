@@ -457,17 +457,20 @@ impl Daemon {
                                 Err(_) => self.counters.udp_tx_errors += 1,
                             }
                         }
+                        self.node.recycle(t.bytes);
                     }
                     Dest::Neighbor(id) => match self.neighbors.get(&id) {
                         Some(n) => {
-                            if self.outgoing[n.port].push(t.bytes, n.addr, id).is_err() {
+                            if let Err(bytes) = self.outgoing[n.port].push(t.bytes, n.addr, id) {
                                 self.counters.udp_tx_queue_full += 1;
                                 self.node.on_sent(id);
+                                self.node.recycle(bytes);
                             }
                         }
                         None => {
                             self.counters.unknown_neighbor += 1;
                             self.node.on_sent(id);
+                            self.node.recycle(t.bytes);
                         }
                     },
                 }
@@ -476,7 +479,10 @@ impl Daemon {
             let mut down = Vec::new();
             for (i, (p, batch)) in self.ports.iter().zip(&mut self.outgoing).enumerate() {
                 let node = &mut self.node;
-                let r = batch.flush(p.data.as_raw_fd(), |id| node.on_sent(id));
+                let r = batch.flush(p.data.as_raw_fd(), |id, bytes| {
+                    node.on_sent(id);
+                    node.recycle(bytes);
+                });
                 self.counters.udp_tx += r.sent;
                 self.counters.udp_tx_errors += r.failed;
                 self.counters.udp_tx_blocked += u64::from(r.blocked);
@@ -510,6 +516,7 @@ impl Daemon {
                 Ok(_) => self.counters.tun_tx += 1,
                 Err(_) => self.counters.tun_tx_errors += 1,
             }
+            self.node.recycle(p);
         }
     }
 

@@ -82,6 +82,23 @@ pub struct NodeConfig {
     pub tx_failure_hold: Duration,
 }
 
+/// Most buffers kept for reuse, and the largest kept.
+const POOL_BUFFERS: usize = 256;
+const POOL_BUFFER_BYTES: usize = 16 << 10;
+
+/// An empty buffer from `pool`, or a new one.
+fn take_buffer(pool: &mut Vec<Vec<u8>>) -> Vec<u8> {
+    pool.pop().unwrap_or_default()
+}
+
+/// Keeps `buf` in `pool` for reuse, within the pool's bounds.
+fn give_back(pool: &mut Vec<Vec<u8>>, mut buf: Vec<u8>) {
+    if pool.len() < POOL_BUFFERS && buf.capacity() <= POOL_BUFFER_BYTES {
+        buf.clear();
+        pool.push(buf);
+    }
+}
+
 /// Late-binding settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LateBinding {
@@ -235,12 +252,19 @@ pub struct Node {
     delivered: VecDeque<Vec<u8>>,
     next_report: Instant,
     scratch: Vec<Outgoing>,
+    /// Packets the egress handed over, before delivery (reused).
+    got: Vec<Vec<u8>>,
+    /// Buffers the driver gave back ([`Node::recycle`]), reused for the
+    /// next datagrams: once warm, the data path allocates nothing.
+    pool: Vec<Vec<u8>>,
     /// Reused for control messages; grows to the largest sent.
     control_buf: Vec<u8>,
     /// Late binding: unicast datagrams in the driver, per next hop.
     in_driver: BTreeMap<NodeId, usize>,
-    /// Egresses with datagrams above the binding point.
-    backlog: std::collections::BTreeSet<NodeId>,
+    /// Egresses with datagrams above the binding point, sorted (a vector
+    /// keeps its room when it empties: no allocation per packet, as a
+    /// set's node would be).
+    backlog: Vec<NodeId>,
     counters: NodeCounters,
 }
 
@@ -285,6 +309,8 @@ impl Node {
             delivered: VecDeque::new(),
             next_report: now + config.path_report_interval,
             scratch: Vec::new(),
+            got: Vec::new(),
+            pool: Vec::new(),
             control_buf: Vec::new(),
             in_driver: BTreeMap::new(),
             backlog: Default::default(),
@@ -326,7 +352,9 @@ impl Node {
             return;
         };
         if egress == self.id {
-            self.deliver_local(packet.to_vec());
+            let mut buf = take_buffer(&mut self.pool);
+            buf.extend_from_slice(packet);
+            self.deliver_local(buf);
             return;
         }
         if !self.ensure_routes(now, egress) {
@@ -357,9 +385,10 @@ impl Node {
     }
 
     fn handle_data(&mut self, now: Instant, bytes: &[u8]) {
-        let mut buf = bytes.to_vec();
-        match forward_in_place(&mut buf, self.id) {
-            Ok(Forward::Deliver) => {}
+        let mut buf = take_buffer(&mut self.pool);
+        buf.extend_from_slice(bytes);
+        let deliver = match forward_in_place(&mut buf, self.id) {
+            Ok(Forward::Deliver) => true,
             Ok(Forward::To(next)) => {
                 self.counters.forwarded += 1;
                 self.push_out(Transmit {
@@ -371,36 +400,52 @@ impl Node {
             }
             Ok(Forward::HopLimitExceeded) => {
                 self.counters.hop_limit_exceeded += 1;
-                return;
+                false
             }
             Ok(Forward::NotOnRoute) => {
                 self.counters.not_on_route += 1;
-                return;
+                false
             }
             Err(_) => {
                 self.counters.malformed += 1;
-                return;
+                false
             }
-        }
-        let Ok(pkt) = DataHeader::parse(&buf) else {
-            self.counters.malformed += 1;
-            return;
         };
-        let class = pkt.header.class;
-        let mut got: Vec<Vec<u8>> = Vec::new();
-        self.egress
-            .receive(now, &pkt, &mut |p| got.push(p.to_vec()));
-        self.take_delivered(now, class, got);
+        let class = match deliver.then(|| DataHeader::parse(&buf)) {
+            None => None,
+            Some(Ok(pkt)) => {
+                let (got, pool) = (&mut self.got, &mut self.pool);
+                self.egress.receive(now, &pkt, &mut |p| {
+                    let mut b = take_buffer(pool);
+                    b.extend_from_slice(p);
+                    got.push(b);
+                });
+                Some(pkt.header.class)
+            }
+            Some(Err(_)) => {
+                self.counters.malformed += 1;
+                None
+            }
+        };
+        give_back(&mut self.pool, buf);
+        if let Some(class) = class {
+            self.take_delivered(now, class);
+        }
     }
 
-    fn take_delivered(&mut self, now: Instant, class: u8, got: Vec<Vec<u8>>) {
-        for p in got {
+    /// Delivers what the egress handed over (`self.got`): path reports to
+    /// the ingress, the rest to the host.
+    fn take_delivered(&mut self, now: Instant, class: u8) {
+        let mut got = std::mem::take(&mut self.got);
+        for p in got.drain(..) {
             if class == CLASS_CONTROL {
                 self.on_node_message(now, &p);
+                give_back(&mut self.pool, p);
             } else {
                 self.deliver_local(p);
             }
         }
+        self.got = got;
     }
 
     fn on_node_message(&mut self, now: Instant, bytes: &[u8]) {
@@ -428,6 +473,7 @@ impl Node {
     fn deliver_local(&mut self, p: Vec<u8>) {
         if self.delivered.len() >= self.config.max_queue {
             self.counters.queue_full += 1;
+            give_back(&mut self.pool, p);
             return;
         }
         self.counters.delivered += 1;
@@ -437,6 +483,7 @@ impl Node {
     fn push_out(&mut self, t: Transmit) {
         if self.outbox.len() >= self.config.max_queue {
             self.counters.queue_full += 1;
+            give_back(&mut self.pool, t.bytes);
             return;
         }
         self.outbox.push_back(t);
@@ -476,7 +523,11 @@ impl Node {
             let dropped = waiting.enqueue(
                 Pending {
                     header: o.header,
-                    body: body.to_vec(),
+                    body: {
+                        let mut b = take_buffer(&mut self.pool);
+                        b.extend_from_slice(body);
+                        b
+                    },
                 },
                 body.len(),
                 key.hash ^ o.header.class as u64,
@@ -484,7 +535,12 @@ impl Node {
                 1 << o.path,
             );
             self.counters.binding_overflow += dropped.len() as u64;
-            self.backlog.insert(egress);
+            for d in dropped {
+                give_back(&mut self.pool, d.body);
+            }
+            if let Err(at) = self.backlog.binary_search(&egress) {
+                self.backlog.insert(at, egress);
+            }
         }
     }
 
@@ -496,11 +552,15 @@ impl Node {
         path: usize,
         body: &[u8],
     ) -> Option<Transmit> {
-        let route: Vec<NodeId> = if header.mode == RedundancyMode::Tree {
-            Vec::new()
+        let route: &[NodeId] = if header.mode == RedundancyMode::Tree {
+            &[]
         } else {
-            match self.paths_to(header.egress).and_then(|p| p.get(path)) {
-                Some(r) => r.clone(),
+            let paths = self
+                .routes
+                .get(&header.egress)
+                .and_then(|r| r.damping.current());
+            match paths.and_then(|p| p.get(path)) {
+                Some(r) => r,
                 None => {
                     self.counters.no_path += 1;
                     return None;
@@ -508,9 +568,11 @@ impl Node {
             }
         };
         header.path = path as u8;
-        let mut buf = vec![0u8; DataHeader::encoded_len(route.len()) + body.len()];
-        let Ok(n) = header.emit(&route, &mut buf) else {
+        let mut buf = take_buffer(&mut self.pool);
+        buf.resize(DataHeader::encoded_len(route.len()) + body.len(), 0);
+        let Ok(n) = header.emit(route, &mut buf) else {
             self.counters.malformed += 1;
+            give_back(&mut self.pool, buf);
             return None;
         };
         buf[n..].copy_from_slice(body);
@@ -522,6 +584,7 @@ impl Node {
             }),
             _ => {
                 self.counters.not_on_route += 1;
+                give_back(&mut self.pool, buf);
                 None
             }
         }
@@ -536,14 +599,11 @@ impl Node {
     /// Late binding: the next datagram whose path's first hop has room in
     /// the driver.
     fn pull_bound(&mut self) -> Option<Transmit> {
-        use std::ops::Bound::{Excluded, Unbounded};
         let bound = self.config.late_binding?.bound.max(1);
         let mut after: Option<NodeId> = None;
         loop {
-            let egress = match after {
-                None => self.backlog.first().copied(),
-                Some(e) => self.backlog.range((Excluded(e), Unbounded)).next().copied(),
-            }?;
+            let next = after.map_or(0, |e| self.backlog.partition_point(|&x| x <= e));
+            let egress = self.backlog.get(next).copied()?;
             after = Some(egress);
             let (pulled, idle) = match self.routes.get_mut(&egress) {
                 Some(RouteSet {
@@ -569,10 +629,14 @@ impl Node {
                 _ => (None, true),
             };
             if idle {
-                self.backlog.remove(&egress);
+                if let Ok(at) = self.backlog.binary_search(&egress) {
+                    self.backlog.remove(at);
+                }
             }
             if let Some((p, pending)) = pulled {
-                if let Some(t) = self.route_datagram(pending.header, p, &pending.body) {
+                let t = self.route_datagram(pending.header, p, &pending.body);
+                give_back(&mut self.pool, pending.body);
+                if let Some(t) = t {
                     return Some(t);
                 }
                 // Counted by `route_datagram`; try this egress again.
@@ -774,12 +838,17 @@ impl Node {
         self.ingress.handle_timeout(now, &mut out);
         self.emit_all(&mut out, &[], FlowKey::default());
         self.scratch = out;
-        let mut got = Vec::new();
-        self.egress
-            .handle_timeout(now, &mut |p| got.push(p.to_vec()));
-        for p in got {
+        let (got, pool) = (&mut self.got, &mut self.pool);
+        self.egress.handle_timeout(now, &mut |p| {
+            let mut b = take_buffer(pool);
+            b.extend_from_slice(p);
+            got.push(b);
+        });
+        let mut got = std::mem::take(&mut self.got);
+        for p in got.drain(..) {
             self.deliver_local(p);
         }
+        self.got = got;
         self.note_topology(now);
         if self.routes_due.is_some_and(|t| t <= now) {
             self.routes_due = None;
@@ -893,5 +962,13 @@ impl Node {
     /// The next packet for a local host.
     pub fn poll_deliver(&mut self) -> Option<Vec<u8>> {
         self.delivered.pop_front()
+    }
+
+    /// Gives back the buffer of a datagram the driver has sent, or of a
+    /// packet it has delivered: the node reuses it for the next one, so a
+    /// driver that gives its buffers back makes the data path allocate
+    /// nothing once warm. Optional; the pool is bounded.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        give_back(&mut self.pool, buf);
     }
 }

@@ -336,7 +336,14 @@ impl IngressSession {
         meta: PacketMeta,
         out: &mut Vec<Outgoing>,
     ) {
-        let up: Vec<usize> = self.up().collect();
+        // The paths up, on the stack (no allocation per packet).
+        let mut up_buf = [0usize; MAX_PATHS];
+        let mut n = 0;
+        for (slot, i) in up_buf.iter_mut().zip(self.up()) {
+            *slot = i;
+            n += 1;
+        }
+        let up = &up_buf[..n];
         if up.is_empty() && self.active != Mode::Tree {
             self.counters.no_path += 1;
             return;
@@ -365,7 +372,7 @@ impl IngressSession {
                         })
                         .expect("point < total")
                 } else {
-                    self.stripe_pick(&up)
+                    self.stripe_pick(up)
                 };
                 let h = self.header(meta, path, seq, Group::NONE);
                 self.emit(out, path, h, Payload::Input);
@@ -377,7 +384,7 @@ impl IngressSession {
                 }
             }
             Mode::Parity(_) | Mode::ParityRotating(_) | Mode::Erasure { .. } => {
-                self.encode_grouped(now, packet, meta, &up, out);
+                self.encode_grouped(now, packet, meta, up, out);
             }
         }
         self.seq = seq.wrapping_add(1);

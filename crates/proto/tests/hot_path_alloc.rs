@@ -1,0 +1,198 @@
+//! The data path allocates nothing once warm: packets entering at one
+//! node, copied over two disjoint paths (mirror:2), forwarded by transit
+//! nodes, de-duplicated and delivered at the far node, with a driver that
+//! gives its buffers back (`Node::recycle`). Allocations are counted by a
+//! global allocator, on this test's thread only.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use braid_proto::classify::Classifier;
+use braid_proto::node::{Dest, Node, NodeConfig};
+use braid_proto::redundancy::{Mode, Policy};
+use braid_proto::time::Instant;
+use braid_wire::{NodeId, Prefix};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::time::Duration;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: every call is passed on to the system allocator unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(|c| c.get())
+}
+
+/// 1 reaches 4 by 2 or by 3.
+const LINKS: [(usize, usize); 4] = [(0, 1), (1, 3), (0, 2), (2, 3)];
+
+struct Net {
+    nodes: Vec<Node>,
+    now: Instant,
+    rng: ChaCha8Rng,
+    delivered: u64,
+}
+
+impl Net {
+    fn new(mode: Mode) -> Net {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let nodes = (1..=4u16)
+            .map(|id| {
+                let mut config = NodeConfig {
+                    policy: Policy {
+                        default: mode,
+                        ..Policy::default()
+                    },
+                    classifier: Classifier::default(),
+                    seed: id as u64,
+                    ..NodeConfig::default()
+                };
+                config.control.prefixes = match id {
+                    1 => vec![Prefix::V4 {
+                        addr: [198, 18, 1, 0],
+                        len: 24,
+                    }],
+                    4 => vec![Prefix::V4 {
+                        addr: [198, 18, 4, 0],
+                        len: 24,
+                    }],
+                    _ => vec![],
+                };
+                Node::new(NodeId(id), config, Instant::ZERO, &mut rng).unwrap()
+            })
+            .collect();
+        Net {
+            nodes,
+            now: Instant::ZERO,
+            rng,
+            delivered: 0,
+        }
+    }
+
+    /// Moves every datagram to its neighbor (links without loss or
+    /// queue) and gives each buffer back to the node that sent it.
+    fn flush(&mut self) {
+        loop {
+            let mut moved = false;
+            for from in 0..self.nodes.len() {
+                while let Some(t) = self.nodes[from].poll_transmit(self.now) {
+                    moved = true;
+                    for &(a, b) in &LINKS {
+                        let to = match (a == from, b == from) {
+                            (true, _) => b,
+                            (_, true) => a,
+                            _ => continue,
+                        };
+                        let wanted = match t.dest {
+                            Dest::AllNeighbors => true,
+                            Dest::Neighbor(n) => n.0 as usize == to + 1,
+                        };
+                        if wanted {
+                            self.nodes[to].handle_datagram(self.now, &t.bytes);
+                        }
+                    }
+                    if let Dest::Neighbor(n) = t.dest {
+                        self.nodes[from].on_sent(n);
+                    }
+                    self.nodes[from].recycle(t.bytes);
+                }
+                while let Some(p) = self.nodes[from].poll_deliver() {
+                    self.delivered += 1;
+                    self.nodes[from].recycle(p);
+                }
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    fn run_for(&mut self, d: Duration) {
+        let until = self.now + d;
+        loop {
+            let (i, t) = self
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i, n.poll_timeout()))
+                .min_by_key(|&(i, t)| (t, i))
+                .unwrap();
+            if t > until {
+                self.now = until;
+                return;
+            }
+            self.now = self.now.max(t);
+            self.nodes[i].handle_timeout(self.now, &mut self.rng);
+            self.flush();
+        }
+    }
+
+    /// `count` UDP packets from 198.18.1.10 to 198.18.4.9, each moved
+    /// through the mesh before the next (time stands still: no timers).
+    fn send(&mut self, count: u32, packet: &mut [u8]) {
+        for i in 0..count {
+            packet[28..32].copy_from_slice(&i.to_be_bytes());
+            let a0 = allocations();
+            self.nodes[0].send(self.now, packet);
+            let a1 = allocations();
+            self.flush();
+            if std::env::var_os("ALLOC_DEBUG").is_some() && i == count - 1 {
+                eprintln!("send {} flush {}", a1 - a0, allocations() - a1);
+            }
+        }
+    }
+}
+
+fn udp_packet() -> Vec<u8> {
+    let mut p = vec![0u8; 1200];
+    p[0] = 0x45;
+    p[2..4].copy_from_slice(&1200u16.to_be_bytes());
+    p[8] = 64;
+    p[9] = 17;
+    p[12..16].copy_from_slice(&[198, 18, 1, 10]);
+    p[16..20].copy_from_slice(&[198, 18, 4, 9]);
+    p[20..22].copy_from_slice(&4000u16.to_be_bytes());
+    p[22..24].copy_from_slice(&5000u16.to_be_bytes());
+    p
+}
+
+#[test]
+fn forwarding_mirrored_packets_allocates_nothing_once_warm() {
+    for mode in [Mode::Single, Mode::Mirror(2)] {
+        let mut net = Net::new(mode);
+        net.run_for(Duration::from_secs(30));
+        let mut packet = udp_packet();
+        net.send(2_000, &mut packet);
+        let (before, delivered) = (allocations(), net.delivered);
+        net.send(10_000, &mut packet);
+        let (spent, got) = (allocations() - before, net.delivered - delivered);
+        eprintln!("{mode}: {spent} allocations for {got} packets delivered");
+        assert_eq!(got, 10_000, "{mode}: every packet arrived once");
+        assert!(spent < 10, "{mode}: {spent} allocations for 10,000 packets");
+    }
+}
