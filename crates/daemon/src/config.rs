@@ -9,7 +9,7 @@ use std::time::Duration;
 use braid_conf::{LocatedError, Source, Spanned};
 use braid_proto::classify::{ClassRule, Classifier, IpPrefix, Match, PortRange};
 use braid_proto::node::NodeConfig;
-use braid_proto::redundancy::reorder::ReorderConfig;
+use braid_proto::redundancy::reorder::{ReorderConfig, ReorderTimeout};
 use braid_proto::redundancy::{Mode, Policy};
 use braid_wire::{NodeId, Prefix};
 use serde::Deserialize;
@@ -81,6 +81,9 @@ struct Raw {
     probes: RawProbes,
     mode: Option<Spanned<String>>,
     reorder: Option<bool>,
+    reorder_window: Option<Spanned<usize>>,
+    reorder_max_wait: Option<Spanned<String>>,
+    dedup_window: Option<Spanned<u32>>,
     paths: Option<Spanned<usize>>,
     late_binding: Option<Spanned<usize>>,
     send_buffer: Option<Spanned<usize>>,
@@ -293,8 +296,43 @@ impl Config {
             Some((n, _)) if (1..=64 << 20).contains(&n) => n,
             Some((_, span)) => return Err(src.err(Some(span), "send_buffer", "1 byte to 64 MiB")),
         };
+        let reorder_window = match &raw.reorder_window {
+            None => ReorderConfig::default().max_packets,
+            Some(w) if (8..=4096).contains(w.get_ref()) => *w.get_ref(),
+            Some(w) => return Err(src.err(Some(w.span()), "reorder_window", "8 to 4,096 packets")),
+        };
+        let reorder_max_wait = src.duration(
+            &raw.reorder_max_wait,
+            "reorder_max_wait",
+            Duration::from_millis(500),
+        )?;
+        if !(Duration::from_millis(2)..=Duration::from_secs(5)).contains(&reorder_max_wait) {
+            return Err(src.err(
+                raw.reorder_max_wait.as_ref().map(|v| v.span()),
+                "reorder_max_wait",
+                "2 ms to 5 s",
+            ));
+        }
         if raw.reorder == Some(true) {
-            nc.egress.reorder = Some(ReorderConfig::default());
+            nc.egress.reorder = Some(ReorderConfig {
+                max_packets: reorder_window,
+                timeout: ReorderTimeout::Adaptive {
+                    min: Duration::from_millis(2),
+                    max: reorder_max_wait,
+                    initial: reorder_max_wait.min(Duration::from_millis(50)),
+                },
+            });
+        }
+        match &raw.dedup_window {
+            None => {}
+            Some(w) if (64..=65536).contains(w.get_ref()) => nc.egress.dedup_window = *w.get_ref(),
+            Some(w) => {
+                return Err(src.err(
+                    Some(w.span()),
+                    "dedup_window",
+                    "64 to 65,536 sequence numbers",
+                ))
+            }
         }
         let mut classifier = Classifier::default();
         if raw.policy.len() > 254 {
@@ -431,6 +469,37 @@ urgent = true
         assert_eq!(nc.policy.default, "mirror:2".parse().unwrap());
         assert_eq!(nc.policy.classes[&1], "mirror:3".parse().unwrap());
         assert_eq!(nc.classifier.rules[0].urgent, Some(true));
+        assert_eq!(nc.late_binding.map(|l| l.bound), Some(2));
+        assert_eq!(c.send_buffer, DEFAULT_SEND_BUFFER);
+        assert_eq!(nc.egress.reorder, None);
+    }
+
+    #[test]
+    fn window_and_binding_fields_reach_the_node() {
+        let text = "node = 1\nreorder = true\nreorder_window = 64\nreorder_max_wait = \"30ms\"\n\
+                    dedup_window = 1024\nlate_binding = 4\nsend_buffer = 65536\n\
+                    [[interface]]\nname = \"a\"\n";
+        let c = Config::parse("w.toml", text).unwrap();
+        let nc = &c.node_config;
+        let r = nc.egress.reorder.unwrap();
+        assert_eq!(r.max_packets, 64);
+        assert_eq!(
+            r.timeout,
+            ReorderTimeout::Adaptive {
+                min: Duration::from_millis(2),
+                max: Duration::from_millis(30),
+                initial: Duration::from_millis(30),
+            }
+        );
+        assert_eq!(nc.egress.dedup_window, 1024);
+        assert_eq!(nc.late_binding.map(|l| l.bound), Some(4));
+        assert_eq!(c.send_buffer, 65536);
+        let off = Config::parse(
+            "w.toml",
+            &text.replace("late_binding = 4", "late_binding = 0"),
+        )
+        .unwrap();
+        assert_eq!(off.node_config.late_binding, None);
     }
 
     #[test]
@@ -468,6 +537,31 @@ urgent = true
                 "node = 1\nlog = \"loud\"\n[[interface]]\nname = \"a\"\n",
                 2,
                 "log",
+            ),
+            (
+                "node = 1\nreorder_window = 2\n[[interface]]\nname = \"a\"\n",
+                2,
+                "reorder_window",
+            ),
+            (
+                "node = 1\nreorder_max_wait = \"10s\"\n[[interface]]\nname = \"a\"\n",
+                2,
+                "reorder_max_wait",
+            ),
+            (
+                "node = 1\ndedup_window = 1\n[[interface]]\nname = \"a\"\n",
+                2,
+                "dedup_window",
+            ),
+            (
+                "node = 1\nlate_binding = 100\n[[interface]]\nname = \"a\"\n",
+                2,
+                "late_binding",
+            ),
+            (
+                "node = 1\nsend_buffer = 0\n[[interface]]\nname = \"a\"\n",
+                2,
+                "send_buffer",
             ),
         ];
         for (text, line, field) in cases {

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use braid_proto::node::{Dest, Node};
+use braid_proto::node::{Dest, Node, NodeConfig};
 use braid_proto::time::Instant;
 use braid_wire::NodeId;
 use mio::net::{TcpListener, UnixListener, UnixStream};
@@ -571,10 +571,18 @@ impl Daemon {
         if new.control_socket != old.control_socket {
             needs_restart.push("control_socket");
         }
-        if new.send_buffer != old.send_buffer
-            || new.node_config.late_binding != old.node_config.late_binding
-        {
-            needs_restart.push("late_binding/send_buffer");
+        if new.send_buffer != old.send_buffer {
+            needs_restart.push("send_buffer");
+        }
+        // The node's other settings (prefixes, paths, probes, re-order,
+        // windows, late binding) are fixed while it runs.
+        let node_rest_changed = NodeConfig {
+            policy: old.node_config.policy.clone(),
+            classifier: old.node_config.classifier.clone(),
+            ..new.node_config.clone()
+        } != old.node_config;
+        if node_rest_changed {
+            needs_restart.push("prefixes/paths/probes/reorder/windows/late_binding");
         }
         let modes_changed = new.node_config.policy != old.node_config.policy
             || new.node_config.classifier != old.node_config.classifier;
@@ -605,7 +613,11 @@ impl Daemon {
         kept.tun = old.tun;
         kept.control_socket = old.control_socket;
         kept.send_buffer = old.send_buffer;
-        kept.node_config.late_binding = old.node_config.late_binding;
+        kept.node_config = NodeConfig {
+            policy: kept.node_config.policy,
+            classifier: kept.node_config.classifier,
+            ..old.node_config
+        };
         self.config = kept;
     }
 

@@ -49,7 +49,7 @@ use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::time::Instant;
 
 /// Everything a node is configured with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NodeConfig {
     pub control: ControlConfig,
     pub ingress: IngressConfig,
