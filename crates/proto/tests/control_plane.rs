@@ -3,6 +3,8 @@
 //! link-state database and paths, measure lossy links, and route around a
 //! link that fails.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use braid_proto::control::{ControlConfig, ControlPlane};
@@ -59,19 +61,9 @@ impl Medium {
     /// Runs every node's timers and deliveries until `until`.
     fn run_until(&mut self, until: Instant) {
         let mut buf = vec![0u8; 2048];
-        loop {
-            let (i, t) = self
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (i, n.poll_timeout()))
-                .min_by_key(|&(i, t)| (t, i))
-                .unwrap();
-            if t > until {
-                self.now = until;
-                return;
-            }
-            self.now = self.now.max(t);
+        while let Some(i) =
+            common::next_due(&self.nodes, &mut self.now, until, |n| n.poll_timeout())
+        {
             self.nodes[i].handle_timeout(self.now, &mut self.rng);
             // Drain every node's output until the medium is quiet.
             loop {

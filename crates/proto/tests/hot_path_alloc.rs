@@ -4,6 +4,8 @@
 //! gives its buffers back (`Node::recycle`). Allocations are counted by a
 //! global allocator, on this test's thread only.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -134,19 +136,9 @@ impl Net {
 
     fn run_for(&mut self, d: Duration) {
         let until = self.now + d;
-        loop {
-            let (i, t) = self
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (i, n.poll_timeout()))
-                .min_by_key(|&(i, t)| (t, i))
-                .unwrap();
-            if t > until {
-                self.now = until;
-                return;
-            }
-            self.now = self.now.max(t);
+        while let Some(i) =
+            common::next_due(&self.nodes, &mut self.now, until, |n| n.poll_timeout())
+        {
             self.nodes[i].handle_timeout(self.now, &mut self.rng);
             self.flush();
         }

@@ -4,6 +4,8 @@
 //! mirroring over three disjoint paths loses almost nothing; the egress's
 //! path reports reach the ingress.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use braid_proto::classify::Classifier;
@@ -116,19 +118,9 @@ impl Net {
     }
 
     fn run_until(&mut self, until: Instant) {
-        loop {
-            let (i, t) = self
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (i, n.poll_timeout()))
-                .min_by_key(|&(i, t)| (t, i))
-                .unwrap();
-            if t > until {
-                self.now = until;
-                return;
-            }
-            self.now = self.now.max(t);
+        while let Some(i) =
+            common::next_due(&self.nodes, &mut self.now, until, |n| n.poll_timeout())
+        {
             self.nodes[i].handle_timeout(self.now, &mut self.rng);
             self.flush();
         }
