@@ -9,11 +9,9 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use braid_proto::classify::Classifier;
-use braid_proto::node::{Dest, Node, NodeConfig};
-use braid_proto::redundancy::{Mode, Policy};
+use braid_proto::node::{Dest, Node};
+use braid_proto::redundancy::Mode;
 use braid_proto::time::Instant;
-use braid_wire::{NodeId, Prefix};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
@@ -63,31 +61,7 @@ struct Net {
 impl Net {
     fn new(mode: Mode) -> Net {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let nodes = (1..=4u16)
-            .map(|id| {
-                let mut config = NodeConfig {
-                    policy: Policy {
-                        default: mode,
-                        ..Policy::default()
-                    },
-                    classifier: Classifier::default(),
-                    seed: id as u64,
-                    ..NodeConfig::default()
-                };
-                config.control.prefixes = match id {
-                    1 => vec![Prefix::V4 {
-                        addr: [198, 18, 1, 0],
-                        len: 24,
-                    }],
-                    4 => vec![Prefix::V4 {
-                        addr: [198, 18, 4, 0],
-                        len: 24,
-                    }],
-                    _ => vec![],
-                };
-                Node::new(NodeId(id), config, Instant::ZERO, &mut rng).unwrap()
-            })
-            .collect();
+        let nodes = common::nodes(4, mode, 0, &mut rng);
         Net {
             nodes,
             now: Instant::ZERO,

@@ -8,12 +8,11 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use braid_proto::classify::Classifier;
-use braid_proto::node::{Dest, Node, NodeConfig};
+use braid_proto::node::{Dest, Node};
 use braid_proto::random::unit_f64;
-use braid_proto::redundancy::{Mode, Policy};
+use braid_proto::redundancy::Mode;
 use braid_proto::time::Instant;
-use braid_wire::{NodeId, Prefix};
+use braid_wire::NodeId;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -42,29 +41,7 @@ impl Net {
     /// 2, 3 or 4; every link loses `loss` of its frames.
     fn diamond(mode: Mode, loss: f64, seed: u64) -> Net {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let nodes = (1..=5u16)
-            .map(|id| {
-                let mut config = NodeConfig {
-                    policy: Policy {
-                        default: mode,
-                        ..Policy::default()
-                    },
-                    classifier: Classifier::default(),
-                    seed: seed ^ id as u64,
-                    ..NodeConfig::default()
-                };
-                let served = match id {
-                    1 => Some([198, 18, 1, 0]),
-                    5 => Some([198, 18, 5, 0]),
-                    _ => None,
-                };
-                config.control.prefixes = served
-                    .map(|addr| Prefix::V4 { addr, len: 24 })
-                    .into_iter()
-                    .collect();
-                Node::new(NodeId(id), config, Instant::ZERO, &mut rng).unwrap()
-            })
-            .collect();
+        let nodes = common::nodes(5, mode, seed, &mut rng);
         let mut links = BTreeMap::new();
         for (a, b) in [(0, 1), (1, 4), (0, 2), (2, 4), (0, 3), (3, 4)] {
             links.insert((a, b), loss);

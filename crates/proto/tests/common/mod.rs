@@ -22,3 +22,36 @@ pub fn next_due<T>(
     *now = (*now).max(t);
     Some(i)
 }
+
+/// Nodes 1..=`count` with `mode` as their default; the first serves
+/// 198.18.1.0/24 and the last 198.18.`count`.0/24.
+#[allow(dead_code)] // not every test binary builds nodes
+pub fn nodes(
+    count: u16,
+    mode: braid_proto::redundancy::Mode,
+    seed: u64,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> Vec<braid_proto::node::Node> {
+    use braid_proto::node::{Node, NodeConfig};
+    use braid_wire::{NodeId, Prefix};
+    (1..=count)
+        .map(|id| {
+            let mut config = NodeConfig {
+                policy: braid_proto::redundancy::Policy {
+                    default: mode,
+                    ..Default::default()
+                },
+                classifier: braid_proto::classify::Classifier::default(),
+                seed: seed ^ id as u64,
+                ..NodeConfig::default()
+            };
+            if id == 1 || id == count {
+                config.control.prefixes = vec![Prefix::V4 {
+                    addr: [198, 18, id as u8, 0],
+                    len: 24,
+                }];
+            }
+            Node::new(NodeId(id), config, Instant::ZERO, rng).unwrap()
+        })
+        .collect()
+}
