@@ -31,6 +31,7 @@ use thiserror::Error;
 use tracing::{debug, info, warn};
 
 use crate::batch::{RecvBatch, SendBatch};
+use crate::clients::{Client, Service, Step, Stream};
 use crate::config::{Config, ConfigLoadError};
 use crate::ctl::{self, NeighborView, View};
 use crate::underlay::{Port, UnderlayError};
@@ -46,7 +47,8 @@ const MAX_MONITORS: usize = 16;
 /// Longest the loop waits for a control or metrics client to send its
 /// request or take its reply: forwarding stops meanwhile, so a client must
 /// send its one line at once (`braid ctl` does).
-const CLIENT_WAIT: Duration = Duration::from_millis(100);
+/// Tokens of local clients (`clients.rs`): this plus their slot.
+const CLIENT_BASE: usize = 1 << 20;
 /// Largest datagram read from the TUN or a socket.
 const BUF: usize = 65_536;
 
@@ -96,6 +98,8 @@ pub struct IoCounters {
     pub udp_tx_blocked: u64,
     /// Datagrams dropped because too many waited for one interface.
     pub udp_tx_queue_full: u64,
+    /// Local clients (ctl, metrics) refused: too many at once.
+    pub clients_refused: u64,
     /// Unicast datagrams for a neighbor whose address is not known.
     pub unknown_neighbor: u64,
     pub reloads: u64,
@@ -129,6 +133,8 @@ pub struct Daemon {
     ctl: UnixListener,
     metrics: Option<TcpListener>,
     monitors: Vec<UnixStream>,
+    /// Control-socket and metrics clients being served, by slot.
+    clients: Vec<Option<Client>>,
     signals: StdUnixStream,
     reload_wanted: Arc<AtomicBool>,
     stop_wanted: Arc<AtomicBool>,
@@ -202,6 +208,7 @@ impl Daemon {
             ctl,
             metrics,
             monitors: Vec::new(),
+            clients: (0..crate::clients::MAX_CLIENTS).map(|_| None).collect(),
             signals,
             reload_wanted: reload,
             stop_wanted: stop,
@@ -277,6 +284,9 @@ impl Daemon {
                     }
                     CTL => self.accept_ctl(),
                     METRICS => self.accept_metrics(),
+                    Token(t) if t >= CLIENT_BASE => {
+                        self.client_event(t - CLIENT_BASE, ev.is_readable(), ev.is_writable())
+                    }
                     Token(t) if t >= PORT_BASE && (t - PORT_BASE).is_multiple_of(2) => {
                         self.read_port((t - PORT_BASE) / 2)
                     }
@@ -293,6 +303,7 @@ impl Daemon {
                 self.node.handle_timeout(now, &mut self.rng);
             }
             self.expire_neighbors(now);
+            self.drop_idle_clients(now);
             self.flush(now);
             self.note_route_changes(now);
         }
@@ -624,7 +635,7 @@ impl Daemon {
     fn accept_ctl(&mut self) {
         loop {
             match self.ctl.accept() {
-                Ok((stream, _)) => self.serve_ctl(stream),
+                Ok((stream, _)) => self.add_client(Service::Ctl, Stream::Unix(stream)),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) => {
                     debug!(error = %e, "control socket accept failed");
@@ -634,36 +645,113 @@ impl Daemon {
         }
     }
 
-    /// Reads one command line (waiting at most `CLIENT_WAIT`) and
-    /// answers; `monitor` keeps the connection for events.
-    fn serve_ctl(&mut self, stream: UnixStream) {
-        let std_stream = StdUnixStream::from(std::os::fd::OwnedFd::from(stream));
-        if std_stream.set_nonblocking(false).is_err()
-            || std_stream.set_read_timeout(Some(CLIENT_WAIT)).is_err()
-            || std_stream.set_write_timeout(Some(CLIENT_WAIT)).is_err()
+    fn accept_metrics(&mut self) {
+        loop {
+            let Some(listener) = &self.metrics else {
+                return;
+            };
+            match listener.accept() {
+                Ok((stream, _)) => self.add_client(Service::Metrics, Stream::Tcp(stream)),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    debug!(error = %e, "metrics accept failed");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Takes a new client into a free slot (or refuses it: closed at
+    /// once) and serves what it has sent already.
+    fn add_client(&mut self, service: Service, mut stream: Stream) {
+        let Some(slot) = self.clients.iter().position(Option::is_none) else {
+            self.counters.clients_refused += 1;
+            return;
+        };
+        let token = Token(CLIENT_BASE + slot);
+        if self
+            .poll
+            .registry()
+            .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
+            .is_err()
         {
             return;
         }
-        let mut line = String::new();
-        let mut reader = BufReader::new(std_stream.take(256));
-        if reader.read_line(&mut line).is_err() {
-            self.counters.ctl_bad_requests += 1;
+        self.clients[slot] = Some(Client::new(service, stream, self.now()));
+        self.client_event(slot, true, false);
+    }
+
+    /// A client's socket is ready: read its request, answer it, write the
+    /// answer, as far as the socket allows now.
+    fn client_event(&mut self, slot: usize, readable: bool, writable: bool) {
+        let Some(mut client) = self.clients.get_mut(slot).and_then(Option::take) else {
+            return;
+        };
+        let now = self.now();
+        let mut step = Step::Wait;
+        if readable {
+            step = client.on_readable(now);
+        }
+        if let Step::Request(line) = &step {
+            step = match client.service {
+                Service::Ctl if line.trim() == "monitor" => {
+                    self.counters.ctl_requests += 1;
+                    let _ = self.poll.registry().deregister(&mut client.stream);
+                    if let Stream::Unix(stream) = client.stream {
+                        self.add_monitor(stream);
+                    }
+                    return;
+                }
+                Service::Ctl => {
+                    let reply = self.ctl_reply(line.trim());
+                    client.answer(reply, now)
+                }
+                Service::Metrics => {
+                    let reply = self.metrics_reply(line);
+                    client.answer(reply, now)
+                }
+            };
+        } else if writable && step == Step::Wait {
+            step = client.on_writable(now);
+        }
+        match step {
+            Step::Close { bad } => {
+                if bad && client.service == Service::Ctl {
+                    self.counters.ctl_bad_requests += 1;
+                }
+                let _ = self.poll.registry().deregister(&mut client.stream);
+            }
+            _ => self.clients[slot] = Some(client),
+        }
+    }
+
+    /// Drops clients that have made no progress for `clients::IDLE`.
+    fn drop_idle_clients(&mut self, now: Instant) {
+        for slot in &mut self.clients {
+            if slot.as_ref().is_some_and(|c| c.idle(now)) {
+                if let Some(mut c) = slot.take() {
+                    let _ = self.poll.registry().deregister(&mut c.stream);
+                }
+            }
+        }
+    }
+
+    /// `monitor`: the connection stays open for events, written without
+    /// waiting (a monitor that cannot take a whole line is dropped).
+    fn add_monitor(&mut self, mut stream: UnixStream) {
+        if self.monitors.len() >= MAX_MONITORS {
+            let _ = stream.write_all(b"{\"error\":\"too many monitors\"}\n");
             return;
         }
-        let mut stream = reader.into_inner().into_inner();
+        let hello = ctl::event("hello", self.now(), json!({ "node": self.config.node.0 }));
+        if matches!(stream.write(hello.as_bytes()), Ok(n) if n == hello.len()) {
+            self.monitors.push(stream);
+        }
+    }
+
+    /// The answer to a ctl command, one JSON document and a line end.
+    fn ctl_reply(&mut self, command: &str) -> Vec<u8> {
         self.counters.ctl_requests += 1;
-        let command = line.trim();
-        if command == "monitor" {
-            if self.monitors.len() >= MAX_MONITORS || stream.set_nonblocking(true).is_err() {
-                let _ = stream.write_all(b"{\"error\":\"too many monitors\"}\n");
-                return;
-            }
-            let hello = ctl::event("hello", self.now(), json!({ "node": self.config.node.0 }));
-            if stream.write_all(hello.as_bytes()).is_ok() {
-                self.monitors.push(UnixStream::from_std(stream));
-            }
-            return;
-        }
         let now = self.now();
         let neighbors: Vec<NeighborView> = self
             .neighbors
@@ -684,76 +772,48 @@ impl Daemon {
             neighbors: &neighbors,
             io: &io,
         };
-        let reply = match ctl::answer(command, &view) {
-            Some(doc) => doc.to_string(),
+        let doc = match ctl::answer(command, &view) {
+            Some(doc) => doc,
             None => {
                 self.counters.ctl_bad_requests += 1;
                 json!({
                     "version": ctl::CTL_VERSION,
                     "error": format!("unknown command \"{command}\"; commands: {}", ctl::COMMANDS.join(", ")),
                 })
-                .to_string()
             }
         };
-        let _ = stream.write_all(reply.as_bytes());
-        let _ = stream.write_all(b"\n");
+        let mut reply = doc.to_string().into_bytes();
+        reply.push(b'\n');
+        reply
     }
 
-    /// Answers HTTP requests on the metrics port: `/metrics` (Prometheus)
-    /// and `/topology` (NetJSON). One request per connection, read and
-    /// answered within `CLIENT_WAIT`.
-    fn accept_metrics(&mut self) {
-        loop {
-            let Some(listener) = &self.metrics else {
-                return;
-            };
-            let stream = match listener.accept() {
-                Ok((s, _)) => s,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(e) => {
-                    debug!(error = %e, "metrics accept failed");
-                    return;
-                }
-            };
-            let mut s = std::net::TcpStream::from(std::os::fd::OwnedFd::from(stream));
-            if s.set_nonblocking(false).is_err()
-                || s.set_read_timeout(Some(CLIENT_WAIT)).is_err()
-                || s.set_write_timeout(Some(CLIENT_WAIT)).is_err()
-            {
-                continue;
-            }
-            let mut line = String::new();
-            if BufReader::new((&s).take(4096))
-                .read_line(&mut line)
-                .is_err()
-            {
-                continue;
-            }
-            let path = line.split_whitespace().nth(1).unwrap_or("");
-            let reply = match path {
-                "/metrics" => crate::metrics::response(
-                    "200 OK",
-                    "text/plain; version=0.0.4",
-                    &crate::metrics::prometheus(
-                        &self.node,
-                        self.now(),
-                        self.neighbors.len(),
-                        &self.counters,
-                    ),
+    /// The answer to an HTTP request line on the metrics port: `/metrics`
+    /// (Prometheus) or `/topology` (NetJSON).
+    fn metrics_reply(&self, request_line: &str) -> Vec<u8> {
+        let path = request_line.split_whitespace().nth(1).unwrap_or("");
+        match path {
+            "/metrics" => crate::metrics::response(
+                "200 OK",
+                "text/plain; version=0.0.4",
+                &crate::metrics::prometheus(
+                    &self.node,
+                    self.now(),
+                    self.neighbors.len(),
+                    &self.counters,
                 ),
-                "/topology" => crate::metrics::response(
-                    "200 OK",
-                    "application/json",
-                    &crate::metrics::netjson(&self.node),
-                ),
-                _ => crate::metrics::response(
-                    "404 Not Found",
-                    "text/plain",
-                    "try /metrics or /topology\n",
-                ),
-            };
-            let _ = s.write_all(reply.as_bytes());
+            ),
+            "/topology" => crate::metrics::response(
+                "200 OK",
+                "application/json",
+                &crate::metrics::netjson(&self.node),
+            ),
+            _ => crate::metrics::response(
+                "404 Not Found",
+                "text/plain",
+                "try /metrics or /topology\n",
+            ),
         }
+        .into_bytes()
     }
 
     fn emit_event(&mut self, kind: &str, now: Instant, fields: serde_json::Value) {

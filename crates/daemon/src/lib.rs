@@ -4,13 +4,15 @@
 //! | module | owns |
 //! |---|---|
 //! | [`config`] | the TOML config: fields, defaults, located errors |
-//! | [`underlay`] | one UDP socket per interface: multicast to neighbors, unicast data |
-//! | [`batch`] | recvmmsg/sendmmsg with buffers allocated once |
+//! | [`underlay`] | two UDP sockets per interface: multicast control, unicast data with a small send buffer |
+//! | [`batch`] | recvmmsg with buffers allocated once; each interface's send queue (sendmmsg) |
+//! | [`clients`] | control-socket and metrics clients, served without blocking the loop |
 //! | [`daemon`] | the loop: TUN, sockets, timers, neighbor table, reload, shutdown |
 //! | [`ctl`] | the control socket's JSON documents and monitor events |
 //! | [`metrics`] | Prometheus metrics and the NetJSON topology on the opt-in HTTP port |
 
 pub mod batch;
+pub mod clients;
 pub mod config;
 pub mod ctl;
 pub mod daemon;
