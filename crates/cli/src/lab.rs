@@ -1,10 +1,12 @@
-//! `braid lab up|run|down SCENARIO`: builds a lab scenario's topology on
-//! this machine as network namespaces joined by veth pairs, starts a braid
-//! daemon in every router namespace and plain end hosts behind them,
+//! `braid lab up|run|down|bench SCENARIO`: builds a lab scenario's
+//! topology on this machine as network namespaces joined by veth pairs,
+//! routes it (braid daemons, babeld, plain kernel routes, or kernel routes
+//! with Linux MPTCP at the ends), puts plain end hosts behind the routers,
 //! impairs links (loss from braid's eBPF program on the receiving side,
-//! rate from tbf), runs the scenario's UDP probe flows with real kernel
-//! sockets, reports them in the simulator's format, and tears everything
-//! down again, also after a failure or Ctrl-C.
+//! rate from tbf, delay from `braid lab-delay`), runs the scenario's flows
+//! with real kernel sockets (UDP probes, urgent bursts, iperf3 TCP and
+//! UDP) and link events, reports them in the simulator's format, and
+//! tears everything down again, also after a failure or Ctrl-C.
 //!
 //! Addresses (all from the benchmarking range 198.18.0.0/15): router i
 //! (from 1) serves 198.18.i.0/24, its host is 198.18.i.2 behind
