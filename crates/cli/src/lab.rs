@@ -1472,11 +1472,15 @@ fn routes_to(lab: &Lab, i: usize, k: usize) -> bool {
 /// Applies a link event: a blackhole attaches braid's loss program built
 /// to drop everything, ahead of any other filter, on both ends' ingress;
 /// a restore removes it.
+///
+/// Returns, for `down`, the packets the link's queues (the qdiscs at both
+/// ends) held the moment before: what the kernel drops with the carrier,
+/// the packets below the binding point that a handoff loses.
 fn apply_event(
     lab: &Lab,
     e: &LabEvent,
     resolved: &mut BTreeMap<usize, usize>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<u64>> {
     let link = match e.target {
         EventTarget::Link(j) => j,
         // A restore (up) after a blackhole (down) of the same flow undoes
@@ -1526,11 +1530,41 @@ fn apply_event(
                     &["tc", "filter", "del", "dev", &dev, "ingress", "pref", "1"],
                 )?;
             }
-            LinkAction::Down => in_ns(&ns, &["ip", "link", "set", &dev, "down"])?,
+            LinkAction::Down => {}
             LinkAction::Up => in_ns(&ns, &["ip", "link", "set", &dev, "up"])?,
         }
     }
-    Ok(())
+    if e.action != LinkAction::Down {
+        return Ok(None);
+    }
+    let mut queued = 0;
+    for ns in [lab.ns(l.a), lab.ns(l.b)] {
+        queued += qdisc_backlog(&ns, &dev);
+        in_ns(&ns, &["ip", "link", "set", &dev, "down"])?;
+    }
+    eprintln!(
+        "lab {}: {queued} packets were queued for bl{link} when it went down",
+        lab.name
+    );
+    Ok(Some(queued))
+}
+
+/// Packets waiting in `dev`'s qdiscs in namespace `ns` (`tc -s qdisc`'s
+/// backlog of the root qdisc; 0 when it has none).
+fn qdisc_backlog(ns: &str, dev: &str) -> u64 {
+    let out = Command::new("ip")
+        .args([
+            "netns", "exec", ns, "tc", "-s", "qdisc", "show", "dev", dev, "root",
+        ])
+        .output();
+    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+    text.ok()
+        .and_then(|t| {
+            let words: Vec<&str> = t.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "backlog")?;
+            words.get(at + 2)?.strip_suffix('p')?.parse().ok()
+        })
+        .unwrap_or(0)
 }
 
 // ------------------------------------------------------------------ traffic
@@ -1846,6 +1880,15 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
                         )?;
                     }
                 }
+                for r in &reports {
+                    if let Some(q) = r.queued_at_down {
+                        writeln!(
+                            out,
+                            "{}: {q} packets were queued for the link when it went down (lost with it)",
+                            r.variant
+                        )?;
+                    }
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -1978,6 +2021,10 @@ struct VariantRun {
     variant: String,
     mode: String,
     flows: Vec<FlowResult>,
+    /// Packets the link's queues held when the first `down` event took
+    /// it (lost with it: what waited below the binding point).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    queued_at_down: Option<u64>,
     daemons: Vec<serde_json::Value>,
 }
 
@@ -2005,9 +2052,11 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
         Software::Mptcp => "mptcp".to_string(),
     };
     let origin = Instant::now() + Duration::from_millis(100);
+    let mut queued_at_down = None;
     let results: Vec<anyhow::Result<FlowResult>> = std::thread::scope(|s| {
-        let events = s.spawn(|| -> anyhow::Result<()> {
+        let events = s.spawn(|| -> anyhow::Result<Option<u64>> {
             let mut resolved = BTreeMap::new();
+            let mut first_down = None;
             for e in &lab.events {
                 if let Some(wait) = (origin + e.at).checked_duration_since(Instant::now()) {
                     std::thread::sleep(wait);
@@ -2015,9 +2064,10 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                apply_event(lab, e, &mut resolved)?;
+                let queued = apply_event(lab, e, &mut resolved)?;
+                first_down = first_down.or(queued);
             }
-            Ok(())
+            Ok(first_down)
         });
         let handles: Vec<_> = lab
             .flows
@@ -2039,8 +2089,10 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
                     .unwrap_or_else(|_| Err(anyhow!("flow thread failed")))
             })
             .collect();
-        if let Ok(Err(e)) = events.join() {
-            out.push(Err(e.context("applying a link event")));
+        match events.join() {
+            Ok(Ok(q)) => queued_at_down = q,
+            Ok(Err(e)) => out.push(Err(e.context("applying a link event"))),
+            Err(_) => out.push(Err(anyhow!("event thread failed"))),
         }
         out
     });
@@ -2056,6 +2108,7 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
         variant: v.name.clone(),
         mode,
         flows,
+        queued_at_down,
         daemons: stats,
     })
 }

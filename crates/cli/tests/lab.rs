@@ -442,6 +442,16 @@ fn an_uplink_lost_mid_transfer_costs_plain_linux_its_queue_and_braid_almost_noth
     // 61-62 seen); braid what the kernel held below its binding point
     // (two datagrams) and what was on the way (4-11 seen).
     assert!(after(&f(0)) >= 20, "{}", after(&f(0)));
+    // What the link's queue held when its carrier went: tens of packets
+    // for plain Linux, the couple the daemon lets the kernel hold for
+    // braid.
+    let queued = |v: usize| r["variants"][v]["queued_at_down"].as_u64().unwrap();
+    assert!(
+        queued(0) >= 20 && queued(1) <= 4,
+        "{} vs {}",
+        queued(0),
+        queued(1)
+    );
     assert!(
         after(&f(1)) * 3 < after(&f(0)),
         "{} vs {}",
