@@ -116,6 +116,10 @@ pub struct SendBatch {
     datagrams: std::collections::VecDeque<(Vec<u8>, SocketAddr, NodeId)>,
     /// The kernel said "full" (EAGAIN); wait for the writable event.
     blocked: bool,
+    /// The system call's arguments, allocated once (as [`RecvBatch`]'s).
+    addrs: Vec<libc::sockaddr_in>,
+    iovs: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
 }
 
 /// What one [`SendBatch::flush`] did.
@@ -137,9 +141,16 @@ pub const MAX_WAITING: usize = 4 * BATCH;
 
 impl Default for SendBatch {
     fn default() -> Self {
+        // SAFETY: plain C structs for which all-zero bytes are valid.
+        let zero_addr: libc::sockaddr_in = unsafe { MaybeUninit::zeroed().assume_init() };
+        let zero_iov: libc::iovec = unsafe { MaybeUninit::zeroed().assume_init() };
+        let zero_msg: libc::mmsghdr = unsafe { MaybeUninit::zeroed().assume_init() };
         SendBatch {
             datagrams: std::collections::VecDeque::with_capacity(BATCH),
             blocked: false,
+            addrs: vec![zero_addr; BATCH],
+            iovs: vec![zero_iov; BATCH],
+            msgs: vec![zero_msg; BATCH],
         }
     }
 }
@@ -180,34 +191,33 @@ impl SendBatch {
         let mut r = Flushed::default();
         while !self.blocked && !self.datagrams.is_empty() {
             let n = self.datagrams.len().min(BATCH);
-            // SAFETY: plain C structs for which all-zero bytes are valid.
-            let mut addrs: [libc::sockaddr_in; BATCH] =
-                unsafe { MaybeUninit::zeroed().assume_init() };
-            let mut iovs: [libc::iovec; BATCH] = unsafe { MaybeUninit::zeroed().assume_init() };
-            let mut msgs: [libc::mmsghdr; BATCH] = unsafe { MaybeUninit::zeroed().assume_init() };
             for (k, (bytes, to, _)) in self.datagrams.iter().take(n).enumerate() {
+                let a = &mut self.addrs[k];
+                // Not IPv4: an all-zero address, which the kernel refuses
+                // for this one datagram (dropped below).
+                a.sin_family = 0;
+                a.sin_port = 0;
+                a.sin_addr.s_addr = 0;
                 if let SocketAddr::V4(v4) = to {
-                    addrs[k].sin_family = libc::AF_INET as libc::sa_family_t;
-                    addrs[k].sin_port = v4.port().to_be();
-                    addrs[k].sin_addr.s_addr = u32::from(*v4.ip()).to_be();
+                    a.sin_family = libc::AF_INET as libc::sa_family_t;
+                    a.sin_port = v4.port().to_be();
+                    a.sin_addr.s_addr = u32::from(*v4.ip()).to_be();
                 }
-                iovs[k] = libc::iovec {
+                self.iovs[k] = libc::iovec {
                     iov_base: bytes.as_ptr() as *mut libc::c_void,
                     iov_len: bytes.len(),
                 };
-            }
-            for k in 0..n {
-                let h = &mut msgs[k].msg_hdr;
-                h.msg_name = (&mut addrs[k] as *mut libc::sockaddr_in).cast();
+                let h = &mut self.msgs[k].msg_hdr;
+                h.msg_name = (a as *mut libc::sockaddr_in).cast();
                 h.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
-                h.msg_iov = &mut iovs[k];
+                h.msg_iov = &mut self.iovs[k];
                 h.msg_iovlen = 1;
             }
             // SAFETY: msgs[..n] point into addrs, iovs and the queued
             // datagrams, all alive and unmoved for the call; the kernel
             // only reads them.
             let sent =
-                unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT) };
+                unsafe { libc::sendmmsg(fd, self.msgs.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT) };
             if sent > 0 {
                 for _ in 0..sent {
                     if let Some((bytes, _, id)) = self.datagrams.pop_front() {
@@ -242,5 +252,46 @@ impl SendBatch {
             }
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn a_send_queue_hands_every_datagram_over_and_drops_what_cannot_go() {
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = rx.local_addr().unwrap();
+        let mut q = SendBatch::default();
+        // More than one system call's worth, and one for an IPv6 address.
+        for i in 0..(BATCH + 8) as u16 {
+            q.push(i.to_be_bytes().to_vec(), to, NodeId(i)).unwrap();
+        }
+        q.push(vec![0xff], "[::1]:9".parse().unwrap(), NodeId(999))
+            .unwrap();
+        let mut left = Vec::new();
+        let r = q.flush(tx.as_raw_fd(), |id, _| left.push(id.0));
+        assert_eq!((r.sent, r.failed), ((BATCH + 8) as u64, 1));
+        assert_eq!(left.len(), BATCH + 9, "every datagram left the queue once");
+        assert!(q.is_empty());
+        let mut buf = [0u8; 8];
+        for i in 0..(BATCH + 8) as u16 {
+            let n = rx.recv(&mut buf).unwrap();
+            assert_eq!(&buf[..n], &i.to_be_bytes(), "in order");
+        }
+    }
+
+    #[test]
+    fn a_send_queue_is_bounded() {
+        let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let mut q = SendBatch::default();
+        for _ in 0..MAX_WAITING {
+            q.push(vec![1], to, NodeId(1)).unwrap();
+        }
+        assert_eq!(q.push(vec![2], to, NodeId(1)), Err(vec![2]));
+        assert_eq!(q.len(), MAX_WAITING);
     }
 }
