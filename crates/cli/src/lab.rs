@@ -247,12 +247,7 @@ pub struct LabLink {
 #[derive(Debug, Clone)]
 pub struct LabFlow {
     pub name: String,
-    /// A TCP transfer with iperf3 instead of the UDP probe.
-    pub tcp: Option<TcpFlow>,
-    /// Urgent behind bulk (the late-binding seed's figure 7): `count` bulk
-    /// datagrams sent back to back after a marker, then one urgent
-    /// datagram (DSCP EF); `URGENT_ROUNDS` rounds, `interval` apart.
-    pub urgent: bool,
+    pub kind: FlowKind,
     pub from: usize,
     pub to: usize,
     pub count: u32,
@@ -260,18 +255,31 @@ pub struct LabFlow {
     pub size: usize,
 }
 
-/// An iperf3 transfer: how long, and at most how fast (unlimited: TCP
-/// finds the bottleneck itself, and fills its queue).
+/// What a flow sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TcpFlow {
+pub enum FlowKind {
+    /// braid's UDP probe: `count` datagrams of `size`, `interval` apart.
+    Probe,
+    /// Urgent behind bulk (the late-binding seed's figure 7): `count` bulk
+    /// datagrams sent back to back after a marker, then one urgent
+    /// datagram (DSCP EF); `URGENT_ROUNDS` rounds, `interval` apart.
+    Urgent,
+    /// An iperf3 test.
+    Iperf(IperfFlow),
+}
+
+/// An iperf3 test: how long, and how fast (TCP without a `bitrate` finds
+/// the bottleneck itself, and fills its queue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IperfFlow {
     pub duration: Duration,
     pub bitrate: Option<u64>,
     /// The sender's congestion control (set on the socket, so the lab
     /// does not depend on this machine's default).
     pub congestion: Congestion,
-    /// iperf3's UDP test instead: `bitrate` (1 Mbit/s by default) in
-    /// datagrams of the flow's `size`.
-    pub udp: Option<usize>,
+    /// iperf3's UDP test instead of TCP: `bitrate` (1 Mbit/s by default)
+    /// in datagrams of the flow's `size`.
+    pub udp: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -464,27 +472,9 @@ impl Lab {
                     ))
                 }
             })?;
-            let urgent = f.kind.as_ref().is_some_and(|k| k.get_ref() == "urgent");
-            // An urgent flow's rounds are seconds apart unless it says.
-            let interval = src.duration(
-                &f.interval,
-                &format!("flow[{i}].interval"),
-                if urgent {
-                    Duration::from_secs(2)
-                } else {
-                    Duration::from_millis(20)
-                },
-            )?;
-            let lasts = interval * if urgent { URGENT_ROUNDS } else { count };
-            if interval < Duration::from_micros(10) || lasts > Duration::from_secs(600) {
-                return Err(src.err(
-                    f.interval.as_ref().map(|s| s.span()),
-                    &format!("flow[{i}].interval"),
-                    "at least 10 µs, and the flow must end within 10 minutes",
-                ));
-            }
-            let tcp = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
-                None | Some("udp") | Some("urgent") => None,
+            let kind = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
+                None | Some("udp") => FlowKind::Probe,
+                Some("urgent") => FlowKind::Urgent,
                 Some(kind @ ("tcp" | "iperf3-udp")) => {
                     let d = src.duration(
                         &f.duration,
@@ -515,11 +505,11 @@ impl Lab {
                             ))
                         }
                     };
-                    Some(TcpFlow {
+                    FlowKind::Iperf(IperfFlow {
                         duration: d,
                         bitrate,
                         congestion,
-                        udp: (kind == "iperf3-udp").then_some(size),
+                        udp: kind == "iperf3-udp",
                     })
                 }
                 Some(other) => {
@@ -530,10 +520,30 @@ impl Lab {
                     ))
                 }
             };
-            if tcp.is_some()
+            let urgent = kind == FlowKind::Urgent;
+            // An urgent flow's rounds are seconds apart unless it says.
+            let interval = src.duration(
+                &f.interval,
+                &format!("flow[{i}].interval"),
+                if urgent {
+                    Duration::from_secs(2)
+                } else {
+                    Duration::from_millis(20)
+                },
+            )?;
+            let lasts = interval * if urgent { URGENT_ROUNDS } else { count };
+            if interval < Duration::from_micros(10) || lasts > Duration::from_secs(600) {
+                return Err(src.err(
+                    f.interval.as_ref().map(|s| s.span()),
+                    &format!("flow[{i}].interval"),
+                    "at least 10 µs, and the flow must end within 10 minutes",
+                ));
+            }
+            let iperf = |k: &FlowKind| matches!(k, FlowKind::Iperf(_));
+            if iperf(&kind)
                 && flows
                     .iter()
-                    .any(|o: &LabFlow| o.tcp.is_some() && o.from == from)
+                    .any(|o: &LabFlow| iperf(&o.kind) && o.from == from)
             {
                 return Err(src.err(
                     Some(f.from.span()),
@@ -542,8 +552,7 @@ impl Lab {
                 ));
             }
             flows.push(LabFlow {
-                tcp,
-                urgent,
+                kind,
                 name: f
                     .name
                     .clone()
@@ -1141,7 +1150,7 @@ fn mptcp_paths(lab: &Lab) -> anyhow::Result<()> {
     }
     let graph = g.build();
     for (i, f) in lab.flows.iter().enumerate() {
-        if f.tcp.is_none() {
+        if !matches!(f.kind, FlowKind::Iperf(_)) {
             continue;
         }
         let paths = DisjointPaths::new(&graph, f.from as u32)?.to(
@@ -2075,10 +2084,12 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
             .enumerate()
             .map(|(i, f)| {
                 let mode = &mode;
-                s.spawn(move || match f.tcp {
-                    Some(t) => tcp_flow(lab, &v.software, mode, i, f, t, origin),
-                    None if f.urgent => urgent_flow(lab, mode, i, f, origin, stop),
-                    None => probe_flow(lab, mode, i, f, origin, Duration::from_secs(2), stop),
+                s.spawn(move || match f.kind {
+                    FlowKind::Iperf(t) => iperf_flow(lab, &v.software, mode, i, f, t, origin),
+                    FlowKind::Urgent => urgent_flow(lab, mode, i, f, origin, stop),
+                    FlowKind::Probe => {
+                        probe_flow(lab, mode, i, f, origin, Duration::from_secs(2), stop)
+                    }
                 })
             })
             .collect();
@@ -2295,20 +2306,21 @@ fn bench(scenario: &Path, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A TCP transfer with iperf3 (real kernel TCP end to end): the server in
-/// the receiver's namespace, the client in the sender's for `duration`.
-/// Goodput as the receiver counted it; retransmissions from the sender's
-/// kernel (its namespace's counter): in all, and in the 2 s after the
-/// lab's first event (the counter read every 100 ms while the client
-/// runs). `origin` is when the lab's events are timed from.
+/// An iperf3 test (real kernel TCP end to end, or iperf3's UDP test):
+/// the server in the receiver's namespace, the client in the sender's for
+/// `duration`. Goodput as the receiver counted it; for TCP,
+/// retransmissions from the sender's kernel (its namespace's counter): in
+/// all, and in the 2 s after the lab's first event (the counter read every
+/// 100 ms while the client runs); for UDP, datagrams sent and lost.
+/// `origin` is when the lab's events are timed from.
 #[allow(clippy::too_many_arguments)]
-fn tcp_flow(
+fn iperf_flow(
     lab: &Lab,
     software: &Software,
     mode: &str,
     i: usize,
     f: &LabFlow,
-    tcp: TcpFlow,
+    test: IperfFlow,
     origin: Instant,
 ) -> anyhow::Result<FlowResult> {
     let port = (5201 + i).to_string();
@@ -2357,21 +2369,22 @@ fn tcp_flow(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let secs = format!("{}", tcp.duration.as_secs_f64());
+    let secs = format!("{}", test.duration.as_secs_f64());
     // A ceiling is kept by the sender's kernel pacing the socket
     // (SO_MAX_PACING_RATE), not by iperf3 writing 128 KB blocks at line
     // rate when behind (`-b`): those bursts overflow the links' queues.
     // 0: no ceiling.
-    let bitrate = tcp.bitrate.unwrap_or(0).to_string();
+    let bitrate = test.bitrate.unwrap_or(0).to_string();
     let bind = Lab::subflow_addr(f.from, 0).to_string();
     let mut args = vec!["-c", &dst, "-p", &port, "-t", &secs, "-J"];
     let (udp_rate, udp_len) = (
-        tcp.bitrate.unwrap_or(1_000_000).to_string(),
-        tcp.udp.unwrap_or(0).to_string(),
+        test.bitrate.unwrap_or(1_000_000).to_string(),
+        f.size.to_string(),
     );
-    match tcp.udp {
-        Some(_) => args.extend(["-u", "-b", &udp_rate, "-l", &udp_len]),
-        None => args.extend(["--fq-rate", &bitrate, "-C", tcp.congestion.as_str()]),
+    if test.udp {
+        args.extend(["-u", "-b", &udp_rate, "-l", &udp_len]);
+    } else {
+        args.extend(["--fq-rate", &bitrate, "-C", test.congestion.as_str()]);
     }
     if mptcp {
         args.extend(["-B", bind.as_str()]);
@@ -2391,7 +2404,7 @@ fn tcp_flow(
         .unwrap_or_default();
     // The client is given its duration and 20 s more (a connection cut
     // by a link event can leave iperf3 unable to finish), then stopped.
-    let deadline = Instant::now() + tcp.duration + Duration::from_secs(20);
+    let deadline = Instant::now() + test.duration + Duration::from_secs(20);
     let out = Command::new("ip")
         .args(["netns", "exec", &lab.host_ns(f.from)])
         .args(wrap)
@@ -2439,7 +2452,7 @@ fn tcp_flow(
         bail!("iperf3: {e}");
     }
     let end = &doc["end"];
-    if tcp.udp.is_some() {
+    if test.udp {
         // The receiver's count, as the server reported it back.
         let sum = &end["sum"];
         let sent = sum["packets"].as_u64().unwrap_or(0);
