@@ -54,22 +54,25 @@ fn family<'a>(out: &'a mut String, name: &'static str, kind: &str, help: &str) -
     Family { out, name }
 }
 
-/// Labels of a session's sample: this node, the peer (`egress` at an
-/// ingress session, `ingress` at an egress one), the class, and `extra`.
-fn session(
-    me: &str,
-    peer_key: &'static str,
-    peer: u16,
-    class: u8,
-    extra: Option<(&'static str, String)>,
-) -> Vec<(&'static str, String)> {
-    let mut l = vec![
-        ("node", me.to_string()),
-        (peer_key, peer.to_string()),
-        ("class", class.to_string()),
-    ];
-    l.extend(extra);
-    l
+/// Labels of one session's samples: this node, the peer (`egress` at an
+/// ingress session, `ingress` at an egress one) and the class.
+struct SessionLabels(Vec<(&'static str, String)>);
+
+impl SessionLabels {
+    fn new(me: &str, peer_key: &'static str, peer: u16, class: u8) -> Self {
+        SessionLabels(vec![
+            ("node", me.to_string()),
+            (peer_key, peer.to_string()),
+            ("class", class.to_string()),
+        ])
+    }
+
+    /// These labels and one more.
+    fn with(&self, key: &'static str, value: impl ToString) -> Vec<(&'static str, String)> {
+        let mut l = self.0.clone();
+        l.push((key, value.to_string()));
+        l
+    }
 }
 
 /// The Prometheus page.
@@ -159,13 +162,7 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
             .filter(|(_, &n)| n > 0)
         {
             f.sample(
-                &session(
-                    &id,
-                    "egress",
-                    egress.0,
-                    class,
-                    Some(("path", p.to_string())),
-                ),
+                &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
                 n as f64,
             );
         }
@@ -180,13 +177,7 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
         for (p, &n) in s.counters().lost_per_path.iter().enumerate() {
             if s.counters().sent_per_path[p] > 0 {
                 f.sample(
-                    &session(
-                        &id,
-                        "egress",
-                        egress.0,
-                        class,
-                        Some(("path", p.to_string())),
-                    ),
+                    &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
                     n as f64,
                 );
             }
@@ -200,13 +191,7 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
     );
     for (&(egress, class), s) in &sessions {
         f.sample(
-            &session(
-                &id,
-                "egress",
-                egress.0,
-                class,
-                Some(("reason", "no_path".into())),
-            ),
+            &SessionLabels::new(&id, "egress", egress.0, class).with("reason", "no_path"),
             s.counters().no_path as f64,
         );
     }
@@ -223,13 +208,7 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
             ("rebuild_failed", c.rebuild_failed),
         ] {
             f.sample(
-                &session(
-                    &id,
-                    "ingress",
-                    ingress.0,
-                    class,
-                    Some(("what", what.into())),
-                ),
+                &SessionLabels::new(&id, "ingress", ingress.0, class).with("what", what),
                 n as f64,
             );
         }
@@ -243,7 +222,7 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
     for (&(ingress, class), s) in &egress {
         if let Some(r) = s.reorder_counters() {
             f.sample(
-                &session(&id, "ingress", ingress.0, class, None),
+                &SessionLabels::new(&id, "ingress", ingress.0, class).0,
                 r.held as f64,
             );
         }
@@ -263,13 +242,7 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
             .filter(|(_, pc)| pc.received > 0)
         {
             f.sample(
-                &session(
-                    &id,
-                    "ingress",
-                    ingress.0,
-                    class,
-                    Some(("path", p.to_string())),
-                ),
+                &SessionLabels::new(&id, "ingress", ingress.0, class).with("path", p),
                 pc.received as f64,
             );
         }
