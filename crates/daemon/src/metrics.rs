@@ -343,3 +343,23 @@ pub fn response(status: &str, content_type: &str, body: &str) -> String {
         body.len()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_sample_carries_node_peer_class_and_its_own_label() {
+        let mut out = String::new();
+        let mut f = family(&mut out, "braid_path_sent_total", "counter", "Sent.");
+        let l = SessionLabels::new("1", "egress", 4, 2);
+        f.sample(&l.with("path", 1), 7.0);
+        f.sample(&l.0, f64::INFINITY);
+        assert_eq!(
+            out,
+            "# HELP braid_path_sent_total Sent.\n# TYPE braid_path_sent_total counter\n\
+             braid_path_sent_total{node=\"1\",egress=\"4\",class=\"2\",path=\"1\"} 7\n\
+             braid_path_sent_total{node=\"1\",egress=\"4\",class=\"2\"} +Inf\n"
+        );
+    }
+}
