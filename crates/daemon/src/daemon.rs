@@ -145,7 +145,8 @@ pub struct Daemon {
 
 impl Daemon {
     /// Reads the config and sets everything up: TUN device with its address
-    /// and routes, one socket per interface, the control socket.
+    /// and routes, two sockets per interface (`underlay.rs`), the control
+    /// socket.
     pub fn start(config_path: &Path) -> Result<Daemon, DaemonError> {
         let config = Config::load(config_path)?;
         let clock = std::time::Instant::now();

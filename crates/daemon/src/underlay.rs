@@ -1,5 +1,6 @@
-//! The underlay: one UDP socket per interface, bound to it, that carries
-//! everything between braid nodes. Control messages go to a link-local
+//! The underlay: UDP sockets bound to each interface that carry
+//! everything between braid nodes. One, on the braid port, receives
+//! everything and sends control messages to a link-local
 //! multicast group (every neighbor on that link hears them, which is also
 //! how neighbors are discovered); data goes unicast to the neighbor's
 //! address, learned from the source of its control messages.
