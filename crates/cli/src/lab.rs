@@ -2337,37 +2337,32 @@ fn iperf_flow(
     let mut server = Command::new("ip")
         .args(["netns", "exec", &lab.host_ns(f.to)])
         .args(wrap)
-        .args(["-s", "-B", &dst, "-p", &port])
-        .stdout(Stdio::null())
+        .args(["-s", "-B", &dst, "-p", &port, "--forceflush"])
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .context("starting iperf3 (Debian packages iperf3, and mptcpd for MPTCP)")?;
-    // Wait (at most 5 s) until the server listens, then run the client once.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let listening = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &lab.host_ns(f.to),
-                "ss",
-                "-Hltn",
-                &format!("sport = :{port}"),
-            ])
-            .output()
-            .is_ok_and(|o| !o.stdout.is_empty());
-        if listening {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = server.kill();
-            let _ = server.wait();
-            bail!(
-                "iperf3 server did not start listening in {}",
-                lab.host_ns(f.to)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    // iperf3 says "Server listening" once it listens: wait (at most 5 s)
+    // for that line, then run the client once. The server's output is
+    // read to its end, so that it never blocks on a full pipe.
+    let (tx, rx) = std::sync::mpsc::channel();
+    if let Some(out) = server.stdout.take() {
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(out)).map_while(Result::ok)
+            {
+                if line.contains("Server listening") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+    }
+    if rx.recv_timeout(Duration::from_secs(5)).is_err() {
+        let _ = server.kill();
+        let _ = server.wait();
+        bail!(
+            "iperf3 server did not start listening in {}",
+            lab.host_ns(f.to)
+        );
     }
     let secs = format!("{}", test.duration.as_secs_f64());
     // A ceiling is kept by the sender's kernel pacing the socket
