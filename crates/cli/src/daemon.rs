@@ -30,6 +30,8 @@ pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
     tracing_subscriber::fmt()
         .with_max_level(level)
         .with_writer(std::io::stderr)
+        // Colour codes only on a terminal, not in a log file.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .init();
     let d = Daemon::start(&args.config)?;

@@ -37,7 +37,13 @@ pub struct LabArgs {
 #[derive(Subcommand)]
 enum LabAction {
     /// Build the topology and start the daemons; leave them running.
-    Up { scenario: PathBuf },
+    Up {
+        scenario: PathBuf,
+        /// The braid daemons' log level (error, warn, info, debug, trace);
+        /// their logs are written to the lab's directory.
+        #[arg(long, default_value = "warn")]
+        log: DaemonLog,
+    },
     /// Build, run the scenario's flows, report, and tear down.
     Run {
         scenario: PathBuf,
@@ -48,6 +54,10 @@ enum LabAction {
         /// viewable offline) into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The braid daemons' log level (error, warn, info, debug, trace);
+        /// their logs are written to the lab's directory.
+        #[arg(long, default_value = "warn")]
+        log: DaemonLog,
     },
     /// Tear down what `up` built (namespaces, daemons).
     Down { scenario: PathBuf },
@@ -160,6 +170,31 @@ pub struct Lab {
     /// Runs of the same topology and flows with different routing; one
     /// (braid, `mode`) when the file has no `[[variant]]`.
     pub variants: Vec<LabVariant>,
+    /// The braid daemons' log level (not part of the file: `--log`).
+    pub log: DaemonLog,
+}
+
+/// A braid daemon's log level, as its config's `log` field spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum DaemonLog {
+    Error,
+    #[default]
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+impl DaemonLog {
+    fn as_str(self) -> &'static str {
+        match self {
+            DaemonLog::Error => "error",
+            DaemonLog::Warn => "warn",
+            DaemonLog::Info => "info",
+            DaemonLog::Debug => "debug",
+            DaemonLog::Trace => "trace",
+        }
+    }
 }
 
 /// What routes the lab's routers.
@@ -680,6 +715,7 @@ impl Lab {
             )?,
             settle: src.duration(&raw.settle, "settle", Duration::from_secs(2))?,
             dead_after: raw.dead_after,
+            log: DaemonLog::default(),
             routers,
             links,
             flows,
@@ -1253,9 +1289,10 @@ fn start_braid(lab: &Lab, i: usize, mode: &str) -> anyhow::Result<Child> {
         String::new()
     };
     let config = format!(
-        "node = {}\n{prefixes}mode = \"{mode}\"\npaths = {}\ncontrol_socket = \"{}\"\nmetrics = \"127.0.0.1:9468\"\n{}\n[tun]\nroutes = [\"198.18.0.0/16\"]\n\n[probes]\nsmall_interval = \"{}ms\"\n",
+        "node = {}\n{prefixes}mode = \"{mode}\"\npaths = {}\nlog = \"{}\"\ncontrol_socket = \"{}\"\nmetrics = \"127.0.0.1:9468\"\n{}\n[tun]\nroutes = [\"198.18.0.0/16\"]\n\n[probes]\nsmall_interval = \"{}ms\"\n",
         i + 1,
         lab.paths,
+        lab.log.as_str(),
         lab.socket(i).display(),
         ifaces.join("\n"),
         lab.probe_interval.as_millis()
@@ -1324,23 +1361,20 @@ fn wait_converged(lab: &Lab, built: &mut Built) -> anyhow::Result<()> {
     loop {
         for (i, d) in built.daemons.iter_mut().enumerate() {
             if let Ok(Some(status)) = d.try_wait() {
-                let log =
-                    std::fs::read_to_string(lab.dir().join(format!("{}.log", lab.routers[i].name)))
-                        .unwrap_or_default();
                 bail!(
-                    "the routing daemon of {} exited ({status}):\n{log}",
-                    lab.routers[i].name
+                    "the routing daemon of {} exited ({status}):\n{}",
+                    lab.routers[i].name,
+                    log_tail(lab, i, 40)
                 );
             }
         }
         let mut missing = Vec::new();
         for &i in &ends {
             for &k in &ends {
-                if k != i && !routes_to(lab, i, k) {
-                    missing.push(format!(
-                        "{} has no route to {}",
-                        lab.routers[i].name, lab.routers[k].name
-                    ));
+                if k != i {
+                    if let Err(why) = routes_to(lab, i, k) {
+                        missing.push(why);
+                    }
                 }
             }
         }
@@ -1348,10 +1382,57 @@ fn wait_converged(lab: &Lab, built: &mut Built) -> anyhow::Result<()> {
             return wait_settled(lab);
         }
         if Instant::now() > deadline {
-            bail!("the lab did not converge in 30 s: {}", missing.join("; "));
+            let logs: String = (0..lab.routers.len())
+                .map(|i| {
+                    format!(
+                        "\n{}: {}\n{} log:\n{}",
+                        lab.routers[i].name,
+                        control_state(lab, i),
+                        lab.routers[i].name,
+                        log_tail(lab, i, 20)
+                    )
+                })
+                .collect();
+            bail!(
+                "the lab did not converge in 30 s: {}{logs}",
+                missing.join("; ")
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// What router `i`'s braid daemon holds and has counted of its control
+/// plane (for the report when a lab does not converge); empty for other
+/// routing software.
+fn control_state(lab: &Lab, i: usize) -> String {
+    let origins = match ask(lab, i, "routes") {
+        None => return String::new(),
+        Some(Err(e)) => return format!("did not answer: {e}"),
+        Some(Ok(r)) => r["origins"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|o| format!("{}(seq {})", o["origin"], o["seq"]))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let stats = ask(lab, i, "stats")
+        .and_then(Result::ok)
+        .map(|s| {
+            let s = &s["stats"];
+            format!("control {} lsdb {} io {}", s["control"], s["lsdb"], s["io"])
+        })
+        .unwrap_or_default();
+    format!("origins {origins}; {stats}")
+}
+
+/// The last `lines` lines of router `i`'s routing daemon log.
+fn log_tail(lab: &Lab, i: usize, lines: usize) -> String {
+    let text = std::fs::read_to_string(lab.dir().join(format!("{}.log", lab.routers[i].name)))
+        .unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
 }
 
 /// Waits until the routes between ends are unchanged for `settle` (at most
@@ -1454,19 +1535,30 @@ fn route_text(lab: &Lab, i: usize) -> String {
         .unwrap_or_default()
 }
 
-/// Whether router `i` can reach router `k`'s host subnet.
-fn routes_to(lab: &Lab, i: usize, k: usize) -> bool {
+/// Whether router `i` can reach router `k`'s host subnet; if not, why
+/// (for the report when a lab does not converge).
+fn routes_to(lab: &Lab, i: usize, k: usize) -> Result<(), String> {
+    let (from, to) = (&lab.routers[i].name, &lab.routers[k].name);
     if let Some(r) = ask(lab, i, "routes") {
-        return r.ok().is_some_and(|r| {
-            r["origins"].as_array().is_some_and(|origins| {
-                origins.iter().any(|o| {
-                    o["origin"].as_u64() == Some(k as u64 + 1)
-                        && o["prefixes"].as_array().is_some_and(|p| !p.is_empty())
-                })
-            })
+        let r = r.map_err(|e| format!("{from}'s daemon did not answer: {e}"))?;
+        let origins = r["origins"].as_array().cloned().unwrap_or_default();
+        let knows = origins.iter().any(|o| {
+            o["origin"].as_u64() == Some(k as u64 + 1)
+                && o["prefixes"].as_array().is_some_and(|p| !p.is_empty())
         });
+        if knows {
+            return Ok(());
+        }
+        let known: Vec<String> = origins
+            .iter()
+            .map(|o| format!("{}(seq {})", o["origin"], o["seq"]))
+            .collect();
+        return Err(format!(
+            "{from} has no route to {to} (its database holds origins {})",
+            known.join(", ")
+        ));
     }
-    Command::new("ip")
+    let found = Command::new("ip")
         .args([
             "-n",
             &lab.ns(i),
@@ -1475,7 +1567,12 @@ fn routes_to(lab: &Lab, i: usize, k: usize) -> bool {
             &format!("198.18.{}.0/24", k + 1),
         ])
         .output()
-        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    if found {
+        Ok(())
+    } else {
+        Err(format!("{from} has no kernel route to {to}"))
+    }
 }
 
 /// Applies a link event: a blackhole attaches braid's loss program built
@@ -1801,8 +1898,9 @@ fn probe_flow(
 
 pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
     match args.action {
-        LabAction::Up { scenario } => {
-            let lab = Lab::load(&scenario)?;
+        LabAction::Up { scenario, log } => {
+            let mut lab = Lab::load(&scenario)?;
+            lab.log = log;
             let mut built = build(&lab, &lab.variants[0])?;
             built.keep = true;
             println!(
@@ -1827,8 +1925,10 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             scenario,
             json,
             out: out_dir,
+            log,
         } => {
-            let lab = Lab::load(&scenario)?;
+            let mut lab = Lab::load(&scenario)?;
+            lab.log = log;
             let stop = Arc::new(AtomicBool::new(false));
             for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
                 signal_hook::flag::register(sig, stop.clone())?;

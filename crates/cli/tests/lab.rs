@@ -116,6 +116,8 @@ fn run_lab(path: &std::path::Path) -> serde_json::Value {
         "lab",
         "run",
         "--json",
+        "--log",
+        "info",
         "--out",
         out_dir.to_str().unwrap(),
         path.to_str().unwrap(),

@@ -31,6 +31,7 @@ use thiserror::Error;
 use tracing::{debug, info, warn};
 
 use crate::batch::{RecvBatch, SendBatch};
+use crate::carrier::CarrierWatch;
 use crate::clients::{Client, Service, Step, Stream};
 use crate::config::{Config, ConfigLoadError};
 use crate::ctl::{self, NeighborView, View};
@@ -40,6 +41,7 @@ const TUN: Token = Token(0);
 const SIGNALS: Token = Token(1);
 const CTL: Token = Token(2);
 const METRICS: Token = Token(3);
+const CARRIER: Token = Token(4);
 const PORT_BASE: usize = 16;
 
 /// Monitor clients at most; a slow one that would block is dropped.
@@ -102,6 +104,11 @@ pub struct IoCounters {
     pub clients_refused: u64,
     /// Unicast datagrams for a neighbor whose address is not known.
     pub unknown_neighbor: u64,
+    /// Times an interface went down or lost its carrier (its neighbors
+    /// went down with it).
+    pub carrier_lost: u64,
+    /// Link notifications from the kernel that did not decode.
+    pub carrier_malformed: u64,
     pub reloads: u64,
     pub reloads_refused: u64,
     pub ctl_requests: u64,
@@ -124,6 +131,9 @@ pub struct Daemon {
     started: Instant,
     tun: tun_rs::SyncDevice,
     ports: Vec<Port>,
+    /// The kernel's link notifications (`None`: unavailable, then only
+    /// failed sends and silence take neighbors down).
+    carrier: Option<CarrierWatch>,
     /// Received datagrams, a batch at a time, and what waits to be sent
     /// on each port.
     recv: RecvBatch,
@@ -165,6 +175,9 @@ impl Daemon {
             .iter()
             .map(|name| Port::open(name, config.port, config.group, config.send_buffer))
             .collect::<Result<Vec<_>, _>>()?;
+        let carrier = CarrierWatch::open()
+            .inspect_err(|e| warn!(error = %e, "no link notifications: carrier loss is seen only by failed sends and silence"))
+            .ok();
         let ctl = open_ctl(&config.control_socket)?;
         let metrics = config
             .metrics
@@ -205,6 +218,7 @@ impl Daemon {
             outgoing: (0..ports.len()).map(|_| SendBatch::default()).collect(),
             heard_from: Vec::new(),
             ports,
+            carrier,
             neighbors: BTreeMap::new(),
             ctl,
             metrics,
@@ -233,6 +247,10 @@ impl Daemon {
             .map_err(io_err("poll signals"))?;
         r.register(&mut self.ctl, CTL, Interest::READABLE)
             .map_err(io_err("poll control socket"))?;
+        if let Some(c) = &self.carrier {
+            r.register(&mut SourceFd(&c.as_raw_fd()), CARRIER, Interest::READABLE)
+                .map_err(io_err("poll link notifications"))?;
+        }
         if let Some(m) = &mut self.metrics {
             r.register(m, METRICS, Interest::READABLE)
                 .map_err(io_err("poll metrics port"))?;
@@ -285,6 +303,7 @@ impl Daemon {
                     }
                     CTL => self.accept_ctl(),
                     METRICS => self.accept_metrics(),
+                    CARRIER => self.read_carrier(),
                     Token(t) if t >= CLIENT_BASE => {
                         self.client_event(t - CLIENT_BASE, ev.is_readable(), ev.is_writable())
                     }
@@ -434,6 +453,51 @@ impl Daemon {
         }
     }
 
+    /// Reads the kernel's link notifications: an interface of ours that is
+    /// down or without carrier takes its neighbors down now.
+    fn read_carrier(&mut self) {
+        let Some(watch) = &mut self.carrier else {
+            return;
+        };
+        let mut lost = Vec::new();
+        let r = watch.read(|s| {
+            if !s.usable {
+                lost.push(s.index);
+            }
+        });
+        self.counters.carrier_malformed += r.malformed;
+        let mut ports: Vec<usize> = (0..self.ports.len())
+            .filter(|&i| lost.contains(&self.ports[i].index))
+            .collect();
+        if r.overrun {
+            // Notifications were lost: ask for every interface's state.
+            ports = (0..self.ports.len())
+                .filter(|&i| crate::carrier::usable_now(&self.ports[i].name) != Some(true))
+                .collect();
+        }
+        let now = self.now();
+        for i in ports {
+            self.port_down(now, i, "carrier lost");
+        }
+    }
+
+    /// Interface `i` went down: its neighbors go down with it.
+    fn port_down(&mut self, now: Instant, i: usize, why: &str) {
+        let ids: Vec<NodeId> = self
+            .neighbors
+            .iter()
+            .filter(|(_, n)| n.port == i)
+            .map(|(&id, _)| id)
+            .collect();
+        if !ids.is_empty() {
+            self.counters.carrier_lost += 1;
+            info!(interface = %self.ports[i].name, why, "interface down");
+        }
+        for id in ids {
+            self.neighbor_down(now, id, why);
+        }
+    }
+
     /// Takes `id` down: routes move off it at once; hearing it again
     /// brings it back.
     fn neighbor_down(&mut self, now: Instant, id: NodeId, why: &str) {
@@ -507,15 +571,7 @@ impl Daemon {
             // lost): what waited for it was dropped; its neighbors go
             // down now rather than after `dead_after` silent probes.
             for i in down {
-                let ids: Vec<NodeId> = self
-                    .neighbors
-                    .iter()
-                    .filter(|(_, n)| n.port == i)
-                    .map(|(&id, _)| id)
-                    .collect();
-                for id in ids {
-                    self.neighbor_down(now, id, "interface down");
-                }
+                self.port_down(now, i, "send failed: interface down");
             }
             // Room freed below the binding point lets the node hand out
             // more; stop when nothing moved.

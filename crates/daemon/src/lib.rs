@@ -5,6 +5,7 @@
 //! |---|---|
 //! | [`config`] | the TOML config: fields, defaults, located errors |
 //! | [`underlay`] | two UDP sockets per interface: multicast control, unicast data with a small send buffer |
+//! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down |
 //! | [`batch`] | recvmmsg with buffers allocated once; each interface's send queue (sendmmsg) |
 //! | [`clients`] | control-socket and metrics clients, served without blocking the loop |
 //! | [`daemon`] | the loop: TUN, sockets, timers, neighbor table, reload, shutdown |
@@ -12,6 +13,7 @@
 //! | [`metrics`] | Prometheus metrics and the NetJSON topology on the opt-in HTTP port |
 
 pub mod batch;
+pub mod carrier;
 pub mod clients;
 pub mod config;
 pub mod ctl;

@@ -1,7 +1,12 @@
 //! A node's control plane, sans-IO: it sends probes on randomised timers,
 //! estimates its links from the probes it hears, originates its own
 //! link-state advertisement when its links change (and on a refresh
-//! timer), and floods every newer advertisement it receives.
+//! timer), and floods every newer advertisement it receives. Every probe
+//! carries a digest of the sender's database; a neighbor whose digest
+//! stays different from ours across two of its probes missed a flood (or
+//! we did), and we flood the whole database again (at most once per
+//! `resync_interval`): a lost flood is repaired in seconds, not at the
+//! next refresh.
 //!
 //! The driver (simulator or daemon) calls:
 //! * [`ControlPlane::handle`] with every control datagram received,
@@ -95,6 +100,12 @@ pub struct ControlConfig {
     /// larger than this is still sent, alone). 1200 keeps a message with
     /// its UDP/IPv4 underlay headers under 1280 bytes.
     pub flood_bundle_bytes: usize,
+    /// Least time between two floods of the whole database, which a
+    /// neighbor's lasting digest mismatch asks for (5 s: a lost flood is
+    /// repaired within a few probe intervals, and a neighbor that can
+    /// never agree, such as one whose database is full, costs one
+    /// database's worth of floods per interval at most).
+    pub resync_interval: Duration,
     /// Prefixes and clients this node serves.
     pub prefixes: Vec<Prefix>,
     /// Operator's cost overrides, per direction.
@@ -113,6 +124,7 @@ impl Default for ControlConfig {
             change_threshold: 0.1,
             flood_gap: Duration::from_millis(5),
             flood_bundle_bytes: 1200,
+            resync_interval: Duration::from_secs(5),
             prefixes: Vec::new(),
             overrides: BTreeMap::new(),
         }
@@ -201,6 +213,18 @@ pub struct ControlCounters {
     pub lsas_originated: u64,
     /// Links the driver reported failed.
     pub links_failed: u64,
+    /// Floods of the whole database after a neighbor's digest stayed
+    /// different from ours.
+    pub resyncs: u64,
+}
+
+/// What a neighbor's last probe said its database digest was, and what
+/// ours was then.
+#[derive(Debug, Clone, Copy)]
+struct DigestSeen {
+    neighbor: NodeId,
+    theirs: u16,
+    ours: u16,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -231,6 +255,10 @@ pub struct ControlPlane {
     /// Origins whose advertisement is waiting to be flooded, by id.
     pending_floods: FixedBitSet,
     last_flood_at: Option<Instant>,
+    /// Per neighbor the link estimator tracks, the digests at its last
+    /// probe.
+    digests: Vec<DigestSeen>,
+    last_resync_at: Option<Instant>,
     replay: u64,
     counters: ControlCounters,
     reports: Vec<ProbeReport>,
@@ -291,6 +319,8 @@ impl ControlPlane {
             pending_probes: VecDeque::new(),
             pending_floods: FixedBitSet::new(),
             last_flood_at: None,
+            digests: Vec::new(),
+            last_resync_at: None,
             replay: 0,
             counters: ControlCounters::default(),
             reports: Vec::new(),
@@ -356,6 +386,7 @@ impl ControlPlane {
             Message::Probe(m, probe) => {
                 self.counters.rx_probes += 1;
                 self.links.on_probe(now, m.header.sender, &probe);
+                self.compare_digest(now, m.header.sender, probe.digest);
             }
             Message::Lsa(_, bundle) => {
                 for lsa in bundle.iter() {
@@ -391,6 +422,8 @@ impl ControlPlane {
             }
         }
         self.links.expire(now);
+        let links = &self.links;
+        self.digests.retain(|d| links.knows(d.neighbor));
         self.lsdb.expire(now);
         let current = self.current_links(now);
         if self.links_changed(&current) {
@@ -525,9 +558,57 @@ impl ControlPlane {
             buf,
             pad_to.max(CONTROL_HEADER_LEN + 12 + 6 * reports.len()) + MAX_MAC,
         );
-        let result = Probe::emit(&header, s.seq, interval, s.rate, &reports, pad_to, buf);
+        let digest = self.digest();
+        let result = Probe::emit(
+            &header, s.seq, interval, s.rate, digest, &reports, pad_to, buf,
+        );
         self.reports = reports;
         result
+    }
+
+    /// Our database's digest as probes carry it (16 bits).
+    fn digest(&self) -> u16 {
+        let d = self.lsdb.digest();
+        (d ^ d >> 16 ^ d >> 32 ^ d >> 48) as u16
+    }
+
+    /// A neighbor's probe said its database digest is `theirs`. Two probes
+    /// in a row with the same two different digests (neither database
+    /// changed in between, so no flood was on its way) mean one of us
+    /// missed an advertisement: flood everything we hold. The neighbor
+    /// installs what is newer, and does the same for us.
+    fn compare_digest(&mut self, now: Instant, neighbor: NodeId, theirs: u16) {
+        let ours = self.digest();
+        let seen = DigestSeen {
+            neighbor,
+            theirs,
+            ours,
+        };
+        let Some(k) = self.digests.iter().position(|d| d.neighbor == neighbor) else {
+            // Tracked as long as the link estimator tracks the neighbor
+            // (which bounds how many it tracks).
+            if self.links.knows(neighbor) {
+                self.digests.push(seen);
+            }
+            return;
+        };
+        let last = std::mem::replace(&mut self.digests[k], seen);
+        let lasting = theirs != ours && last.theirs == theirs && last.ours == ours;
+        let allowed = self
+            .last_resync_at
+            .is_none_or(|t| now.since(t) >= self.config.resync_interval);
+        if lasting && allowed {
+            self.last_resync_at = Some(now);
+            self.counters.resyncs += 1;
+            let origins: Vec<NodeId> = self.lsdb.records().map(|r| r.origin).collect();
+            for origin in origins {
+                // Our own advertisement goes only once it has been sent
+                // (see `originate`).
+                if origin != self.id || self.flooded_own {
+                    self.want_flood(origin);
+                }
+            }
+        }
     }
 
     fn want_flood(&mut self, origin: NodeId) {

@@ -215,6 +215,12 @@ impl LinkEstimator {
         self.neighbors.len()
     }
 
+    /// Whether `neighbor` is one of the neighbors tracked (heard, and not
+    /// yet expired).
+    pub fn knows(&self, neighbor: NodeId) -> bool {
+        self.neighbors.contains_key(&neighbor)
+    }
+
     /// Records a probe heard from `sender`.
     pub fn on_probe(&mut self, now: Instant, sender: NodeId, probe: &Probe<'_>) {
         if sender == self.me {
@@ -459,7 +465,7 @@ mod tests {
             replay: 0,
         };
         let mut buf = [0u8; 512];
-        let n = Probe::emit(&header, seq, 1000, rate, reports, 0, &mut buf).unwrap();
+        let n = Probe::emit(&header, seq, 1000, rate, 0, reports, 0, &mut buf).unwrap();
         let msg = ControlMessage::parse(&buf[..n]).unwrap();
         assert_eq!(
             msg.header.msg_type == MessageType::ProbeBig,

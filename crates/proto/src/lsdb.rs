@@ -243,7 +243,19 @@ pub struct Lsdb {
     /// appears or expires, or its links or prefixes change), not on a
     /// refresh that repeats what was known.
     version: u64,
+    /// XOR of [`entry_hash`] over every record held: see [`Self::digest`].
+    digest: u64,
     counters: LsdbCounters,
+}
+
+/// A record's share of the database digest: its origin and sequence
+/// number, mixed (splitmix64's finaliser) so that XORing the shares of
+/// different databases rarely cancels out.
+fn entry_hash(origin: NodeId, seq: u32) -> u64 {
+    let mut z = ((origin.0 as u64) << 32 | seq as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 impl Lsdb {
@@ -261,6 +273,7 @@ impl Lsdb {
             held: 0,
             issued_per_second: BTreeMap::new(),
             version: 0,
+            digest: 0,
             counters: LsdbCounters::default(),
         }
     }
@@ -347,8 +360,10 @@ impl Lsdb {
         let issued = whole_seconds(issued_at);
         let old_issued = full_second(page.issued[i], now);
         page.issued[i] = issued as u16;
+        self.digest ^= entry_hash(record.origin, record.seq);
         let changed = match page.records[i].replace(record) {
             Some(old) => {
+                self.digest ^= entry_hash(old.origin, old.seq);
                 let new = page.records[i].as_ref().expect("just set");
                 forget_second(&mut self.issued_per_second, old_issued);
                 old.links != new.links || old.prefixes != new.prefixes
@@ -367,6 +382,14 @@ impl Lsdb {
     /// The topology version: equal versions describe the same network.
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// A digest of which advertisements are held (origin and sequence
+    /// number, not age): two databases holding the same ones have the
+    /// same digest, whatever order they learnt them in. Kept up to date
+    /// on every change, so reading it costs nothing.
+    pub fn digest(&self) -> u64 {
+        self.digest
     }
 
     fn check(
@@ -469,7 +492,9 @@ impl Lsdb {
                 }
                 let s = full_second(page.issued[i], now);
                 if due(s) {
-                    page.records[i] = None;
+                    if let Some(r) = page.records[i].take() {
+                        self.digest ^= entry_hash(r.origin, r.seq);
+                    }
                     gone += 1;
                 } else {
                     *per_second.entry(s).or_insert(0u32) += 1;
@@ -798,6 +823,35 @@ mod tests {
         offer(&mut db, t, 2, 3, 0, &[link(1, u32::MAX, 1000)]);
         let g = db.graph(&BTreeMap::new());
         assert!(!has_arc(&g, 2, 1));
+    }
+
+    #[test]
+    fn digest_tells_which_advertisements_are_held_whatever_the_order() {
+        let t = Instant::ZERO;
+        let (mut x, mut y) = (
+            Lsdb::new(LsdbConfig::default()),
+            Lsdb::new(LsdbConfig::default()),
+        );
+        assert_eq!(x.digest(), y.digest());
+        offer(&mut x, t, 1, 5, 0, &[]);
+        offer(&mut x, t, 2, 7, 0, &[]);
+        offer(&mut y, t, 2, 7, 0, &[]);
+        assert_ne!(x.digest(), y.digest(), "y lacks origin 1");
+        offer(&mut y, t, 1, 4, 0, &[]);
+        assert_ne!(x.digest(), y.digest(), "y holds an older one");
+        offer(&mut y, t, 1, 5, 0, &[]);
+        assert_eq!(x.digest(), y.digest(), "same records, other order");
+        // A duplicate changes nothing; a newer one changes it.
+        let before = x.digest();
+        offer(&mut x, t, 1, 5, 0, &[]);
+        assert_eq!(x.digest(), before);
+        offer(&mut x, t, 1, 6, 0, &[]);
+        assert_ne!(x.digest(), before);
+        // Expiry takes a record's share out: x held 1 (issued at 0 s) and
+        // 2; once both expire it is back to the empty database's digest.
+        let max_age = x.config().max_age;
+        assert_eq!(x.expire(t + max_age), 2);
+        assert_eq!(x.digest(), Lsdb::new(LsdbConfig::default()).digest());
     }
 
     proptest::proptest! {

@@ -6,6 +6,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use braid_proto::control::{ControlConfig, ControlPlane};
 use braid_proto::paths::shortest_path;
@@ -28,12 +29,21 @@ struct Medium {
 
 impl Medium {
     fn new(n: usize, links: &[(usize, usize, f64)], seed: u64) -> Self {
+        Self::with_config(n, links, seed, ControlConfig::default())
+    }
+
+    fn with_config(
+        n: usize,
+        links: &[(usize, usize, f64)],
+        seed: u64,
+        config: ControlConfig,
+    ) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let nodes = (0..n)
             .map(|i| {
                 ControlPlane::new(
                     NodeId(i as u16 + 1),
-                    ControlConfig::default(),
+                    config.clone(),
                     Instant::ZERO,
                     &mut rng,
                 )
@@ -194,6 +204,85 @@ fn a_failed_link_is_routed_around_and_a_restored_one_returns() {
     m.set_loss(1, 4, 0.0);
     m.run_until(secs(30 + 20 + 20));
     assert_eq!(m.path(0, 1, 5), Some(vec![1, 2, 5]));
+}
+
+/// Node 3 of the chain 1 - 2 - 3 issues a new advertisement while the
+/// link 1 - 2 is cut for an instant: 2 installs it, 1 never hears the
+/// flood. Returns when node 1 held node 3's latest advertisement, in
+/// seconds after the cut (`None`: not within 20 s), and the resyncs
+/// counted network-wide.
+fn lost_flood_repaired_after(config: ControlConfig) -> (Option<f64>, u64) {
+    let mut m = Medium::with_config(3, &[(0, 1, 0.0), (1, 2, 0.0)], 11, config);
+    m.run_until(secs(30));
+    let seq_at = |m: &Medium, i: usize| m.nodes[i].lsdb().get(NodeId(3)).map(|r| r.seq);
+    assert_eq!(seq_at(&m, 0), seq_at(&m, 2), "converged before the cut");
+    m.set_loss(0, 1, 1.0);
+    let cut = m.now;
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    // 3 stops using its link to 2 (say the driver reported it failed):
+    // it advertises at once.
+    m.nodes[2].link_failed(cut, NodeId(2), cut + Duration::from_secs(600), &mut rng);
+    m.run_until(cut + Duration::from_millis(1));
+    assert_ne!(seq_at(&m, 1), seq_at(&m, 0), "2 has it, 1 does not");
+    m.set_loss(0, 1, 0.0);
+    let mut repaired = None;
+    for tenth in 1..=200u64 {
+        m.run_until(cut + Duration::from_millis(100 * tenth));
+        if seq_at(&m, 0) == seq_at(&m, 2) {
+            repaired = Some(tenth as f64 / 10.0);
+            break;
+        }
+    }
+    let resyncs = m.nodes.iter().map(|n| n.counters().resyncs).sum();
+    (repaired, resyncs)
+}
+
+#[test]
+fn a_lost_flood_is_repaired_within_seconds_by_the_probes_digest() {
+    let (repaired, resyncs) = lost_flood_repaired_after(ControlConfig::default());
+    // Two of 2's probes (1 s apart on average) with the same mismatch,
+    // then a flood of the database.
+    eprintln!("with resync: repaired after {repaired:?} s, {resyncs} resyncs");
+    let after = repaired.expect("repaired within 20 s");
+    assert!(after <= 4.0, "repaired only after {after} s");
+    assert!(resyncs >= 1);
+    // Without the resync (an interval longer than the test), nothing
+    // repairs it this soon: the refresh comes 22-30 s after 3's last
+    // advertisement.
+    let never = ControlConfig {
+        resync_interval: Duration::from_secs(3600),
+        ..ControlConfig::default()
+    };
+    let (repaired, _) = lost_flood_repaired_after(never);
+    eprintln!("without: repaired after {repaired:?} s");
+    assert!(repaired.is_none_or(|s| s > 4.0), "{repaired:?}");
+}
+
+#[test]
+fn agreeing_neighbors_never_resync() {
+    // Perfect links: once every node holds every advertisement, the
+    // digests agree and refreshes flood normally; nobody floods its
+    // whole database again.
+    let mut m = Medium::new(
+        5,
+        &[
+            (0, 1, 0.0),
+            (1, 4, 0.0),
+            (0, 3, 0.0),
+            (3, 2, 0.0),
+            (2, 4, 0.0),
+        ],
+        5,
+    );
+    m.run_until(secs(30));
+    let before: Vec<u64> = m.nodes.iter().map(|n| n.counters().resyncs).collect();
+    let lsas: u64 = m.nodes.iter().map(|n| n.counters().tx_lsas).sum();
+    m.run_until(secs(300));
+    let after: Vec<u64> = m.nodes.iter().map(|n| n.counters().resyncs).collect();
+    assert_eq!(before, after);
+    // Refreshes did flow meanwhile (each origin about every 26 s).
+    let lsas_after: u64 = m.nodes.iter().map(|n| n.counters().tx_lsas).sum();
+    assert!(lsas_after > lsas + 5 * 9, "{lsas} -> {lsas_after}");
 }
 
 #[test]

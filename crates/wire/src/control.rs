@@ -176,6 +176,11 @@ pub struct Probe<'a> {
     /// Bit-rate this probe was sent at, 100 kbit/s units; [`RATE_SMALL`]
     /// for small probes, [`RATE_UNSPECIFIED`] when the radio chose.
     pub rate: u16,
+    /// A 16-bit digest of the sender's link-state database (which
+    /// advertisement, by origin and sequence number, it holds): a neighbor
+    /// whose own digest stays different knows that flooding lost something
+    /// between them, and floods its database again.
+    pub digest: u16,
     reports: &'a [u8],
 }
 
@@ -196,7 +201,7 @@ impl<'a> Probe<'a> {
         let interval_ms = r.u16()?;
         let rate = r.u16()?;
         let count = r.u16()? as usize;
-        let _reserved = r.u16()?;
+        let digest = r.u16()?;
         let reports = r.take(count * PROBE_REPORT_LEN)?;
         // Whatever follows is padding that makes a big probe big.
         Ok(Probe {
@@ -204,6 +209,7 @@ impl<'a> Probe<'a> {
             seq,
             interval_ms,
             rate,
+            digest,
             reports,
         })
     }
@@ -230,6 +236,7 @@ impl<'a> Probe<'a> {
         seq: u32,
         interval_ms: u16,
         rate: u16,
+        digest: u16,
         reports: &[ProbeReport],
         pad_to: usize,
         out: &mut [u8],
@@ -247,7 +254,7 @@ impl<'a> Probe<'a> {
             w.u16(interval_ms);
             w.u16(rate);
             w.u16(count);
-            w.u16(0);
+            w.u16(digest);
             for rep in reports {
                 w.u16(rep.neighbor.0);
                 w.u16(rep.rate);
@@ -718,6 +725,7 @@ mod tests {
             9,
             1000,
             110,
+            0xbeef,
             &reports,
             1400,
             &mut buf,
@@ -728,12 +736,22 @@ mod tests {
         assert_eq!(msg.header, hdr(MessageType::ProbeBig));
         let p = Probe::parse(&msg).unwrap();
         assert_eq!(
-            (p.kind, p.seq, p.interval_ms, p.rate),
-            (ProbeKind::Big, 9, 1000, 110)
+            (p.kind, p.seq, p.interval_ms, p.rate, p.digest),
+            (ProbeKind::Big, 9, 1000, 110, 0xbeef)
         );
         assert_eq!(p.reports().collect::<Vec<_>>(), reports);
         // Without padding the small probe is as short as it can be.
-        let n = Probe::emit(&hdr(MessageType::ProbeSmall), 1, 1000, 0, &[], 0, &mut buf).unwrap();
+        let n = Probe::emit(
+            &hdr(MessageType::ProbeSmall),
+            1,
+            1000,
+            0,
+            0,
+            &[],
+            0,
+            &mut buf,
+        )
+        .unwrap();
         assert_eq!(n, CONTROL_HEADER_LEN + PROBE_FIXED_LEN);
     }
 
@@ -841,7 +859,7 @@ mod tests {
         h.key_id = 3;
         h.mac_len = 16;
         let mut buf = [0u8; 128];
-        let n = Probe::emit(&h, 1, 500, 0, &[], 0, &mut buf).unwrap();
+        let n = Probe::emit(&h, 1, 500, 0, 0, &[], 0, &mut buf).unwrap();
         let msg = ControlMessage::parse(&buf[..n]).unwrap();
         assert_eq!(msg.mac.len(), 16);
         assert_eq!(msg.authenticated.len(), n - 16);

@@ -125,12 +125,13 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
         any::<u32>(),
         any::<u16>(),
         any::<u16>(),
+        any::<u16>(),
         prop::collection::vec(report(), 0..20),
         0usize..300,
     )
-        .prop_map(|(h, seq, interval, rate, reports, pad)| {
+        .prop_map(|(h, seq, interval, rate, digest, reports, pad)| {
             let mut buf = vec![0u8; 512];
-            let n = Probe::emit(&h, seq, interval, rate, &reports, pad, &mut buf).unwrap();
+            let n = Probe::emit(&h, seq, interval, rate, digest, &reports, pad, &mut buf).unwrap();
             buf.truncate(n);
             buf
         });
@@ -199,6 +200,7 @@ fn re_emit(msg: &Message<'_>) -> Vec<u8> {
                 p.seq,
                 p.interval_ms,
                 p.rate,
+                p.digest,
                 &reports,
                 len,
                 &mut buf,
@@ -237,7 +239,8 @@ fn same_value(a: &Message<'_>, b: &Message<'_>) -> bool {
         (Message::Data(x), Message::Data(y)) => x == y,
         (Message::Probe(mx, x), Message::Probe(my, y)) => {
             mx.header == my.header
-                && (x.kind, x.seq, x.interval_ms, x.rate) == (y.kind, y.seq, y.interval_ms, y.rate)
+                && (x.kind, x.seq, x.interval_ms, x.rate, x.digest)
+                    == (y.kind, y.seq, y.interval_ms, y.rate, y.digest)
                 && x.reports().eq(y.reports())
         }
         (Message::Lsa(mx, xs), Message::Lsa(my, ys)) => {

@@ -1,0 +1,209 @@
+//! Carrier watch: the kernel's link notifications (rtnetlink, the
+//! `RTMGRP_LINK` group), so that an underlay interface that goes down or
+//! loses its carrier takes its neighbors down at once, whether or not
+//! braid was sending on it at that moment. (A failed send also says so,
+//! but only when there is something to send, and only if the kernel
+//! reports the error to that send rather than dropping the datagram
+//! quietly; silence takes `dead_after` probe intervals.)
+//!
+//! Messages are decoded with `netlink-packet-route` (rust-netlink, the
+//! crates rtnetlink and tun-rs build on); the socket is `netlink-sys`'s.
+//! Only the interface index and its `IFF_UP`/`IFF_RUNNING` flags matter
+//! here. The receive buffer is fixed; when the kernel had to drop
+//! notifications (`ENOBUFS`), [`CarrierWatch::read`] says so and the caller
+//! asks for every interface's state instead.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+
+use nix::libc;
+
+use netlink_packet_core::{NetlinkMessage, NetlinkPayload};
+use netlink_packet_route::link::LinkFlags;
+use netlink_packet_route::RouteNetlinkMessage;
+use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
+
+/// Bytes read per notification batch. A link message is a few hundred
+/// bytes to a couple of kilobytes (with its statistics).
+const BUF: usize = 32 * 1024;
+
+/// An interface's state as a notification gave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkState {
+    pub index: u32,
+    /// Administratively up with carrier (`IFF_UP` and `IFF_RUNNING`); an
+    /// interface removed is not.
+    pub usable: bool,
+}
+
+/// What one read found.
+#[derive(Debug, Default)]
+pub struct Read {
+    /// Notifications that did not decode (counted, skipped).
+    pub malformed: u64,
+    /// The kernel dropped notifications (its queue overflowed): the
+    /// caller should look at every interface's state itself.
+    pub overrun: bool,
+}
+
+/// The notification socket.
+pub struct CarrierWatch {
+    socket: Socket,
+    buf: Vec<u8>,
+}
+
+impl CarrierWatch {
+    /// Subscribes to link notifications of this network namespace.
+    pub fn open() -> io::Result<CarrierWatch> {
+        let mut socket = Socket::new(NETLINK_ROUTE)?;
+        socket.bind(&SocketAddr::new(0, libc::RTMGRP_LINK as u32))?;
+        socket.set_non_blocking(true)?;
+        Ok(CarrierWatch {
+            socket,
+            buf: vec![0; BUF],
+        })
+    }
+
+    /// Reads every notification waiting, calling `state` for each link
+    /// message, until the socket is empty.
+    pub fn read(&mut self, mut state: impl FnMut(LinkState)) -> Read {
+        let mut r = Read::default();
+        loop {
+            self.buf.clear();
+            match self.socket.recv(&mut self.buf, libc::MSG_DONTWAIT) {
+                Ok(0) => return r,
+                Ok(_) => r.malformed += decode(&self.buf, &mut state),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return r,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => r.overrun = true,
+                Err(_) => {
+                    r.malformed += 1;
+                    return r;
+                }
+            }
+        }
+    }
+}
+
+impl AsRawFd for CarrierWatch {
+    fn as_raw_fd(&self) -> RawFd {
+        self.socket.as_raw_fd()
+    }
+}
+
+/// Decodes the netlink messages of one datagram; returns how many did not
+/// decode. Each message says its own length; a length that does not fit
+/// ends the datagram.
+fn decode(mut bytes: &[u8], state: &mut impl FnMut(LinkState)) -> u64 {
+    let mut malformed = 0;
+    while bytes.len() >= 16 {
+        let len = u32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+        if len < 16 || len > bytes.len() {
+            return malformed + 1;
+        }
+        match NetlinkMessage::<RouteNetlinkMessage>::deserialize(&bytes[..len]) {
+            Ok(m) => match m.payload {
+                NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewLink(l)) => {
+                    let up = l.header.flags.contains(LinkFlags::Up | LinkFlags::Running);
+                    state(LinkState {
+                        index: l.header.index,
+                        usable: up,
+                    });
+                }
+                NetlinkPayload::InnerMessage(RouteNetlinkMessage::DelLink(l)) => {
+                    state(LinkState {
+                        index: l.header.index,
+                        usable: false,
+                    });
+                }
+                _ => {}
+            },
+            Err(_) => malformed += 1,
+        }
+        // Messages are 4-byte aligned.
+        let step = (len + 3) & !3;
+        bytes = &bytes[step.min(bytes.len())..];
+    }
+    malformed
+}
+
+/// Whether the interface `name` is usable now (up with carrier), as the
+/// kernel's interface list says; `None` when it is not there.
+pub fn usable_now(name: &str) -> Option<bool> {
+    let addrs = nix::ifaddrs::getifaddrs().ok()?;
+    let mut found = None;
+    for a in addrs.filter(|a| a.interface_name == name) {
+        use nix::net::if_::InterfaceFlags as F;
+        found = Some(a.flags.contains(F::IFF_UP | F::IFF_RUNNING));
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netlink_packet_core::NetlinkHeader;
+    use netlink_packet_route::link::LinkMessage;
+
+    fn link_message(index: u32, flags: LinkFlags, new: bool) -> Vec<u8> {
+        let mut l = LinkMessage::default();
+        l.header.index = index;
+        l.header.flags = flags;
+        let inner = if new {
+            RouteNetlinkMessage::NewLink(l)
+        } else {
+            RouteNetlinkMessage::DelLink(l)
+        };
+        let mut m = NetlinkMessage::new(NetlinkHeader::default(), NetlinkPayload::from(inner));
+        m.finalize();
+        let mut buf = vec![0; m.buffer_len()];
+        m.serialize(&mut buf);
+        buf
+    }
+
+    fn states(bytes: &[u8]) -> (Vec<LinkState>, u64) {
+        let mut seen = Vec::new();
+        let bad = decode(bytes, &mut |s| seen.push(s));
+        (seen, bad)
+    }
+
+    #[test]
+    fn up_with_carrier_is_usable_and_anything_else_is_not() {
+        let mut batch = link_message(3, LinkFlags::Up | LinkFlags::Running, true);
+        batch.extend(link_message(4, LinkFlags::Up, true));
+        batch.extend(link_message(5, LinkFlags::Running, true));
+        batch.extend(link_message(6, LinkFlags::Up | LinkFlags::Running, false));
+        let (seen, bad) = states(&batch);
+        assert_eq!(bad, 0);
+        let usable: Vec<(u32, bool)> = seen.iter().map(|s| (s.index, s.usable)).collect();
+        assert_eq!(usable, [(3, true), (4, false), (5, false), (6, false)]);
+    }
+
+    #[test]
+    fn garbage_is_counted_never_a_panic() {
+        let good = link_message(3, LinkFlags::Up | LinkFlags::Running, true);
+        // A length beyond the datagram.
+        let mut cut = good.clone();
+        cut.truncate(good.len() - 4);
+        assert_eq!(states(&cut), (vec![], 1));
+        // A length under a header's.
+        let mut tiny = good.clone();
+        tiny[..4].copy_from_slice(&8u32.to_ne_bytes());
+        assert_eq!(states(&tiny), (vec![], 1));
+        // A body that does not decode, then a good message.
+        let mut bad = good.clone();
+        bad.truncate(20);
+        bad.extend([0; 4]);
+        bad[..4].copy_from_slice(&24u32.to_ne_bytes());
+        bad.extend(&good);
+        let (seen, n) = states(&bad);
+        assert_eq!((seen.len(), n), (1, 1));
+        // Arbitrary bytes.
+        for seed in 0..200u32 {
+            let bytes: Vec<u8> = (0..seed % 97)
+                .map(|i| (i.wrapping_mul(2654435761) ^ seed) as u8)
+                .collect();
+            let _ = states(&bytes);
+        }
+    }
+}
