@@ -440,25 +440,29 @@ fn an_uplink_lost_mid_transfer_costs_plain_linux_its_queue_and_braid_almost_noth
     let f = |v: usize| r["variants"][v]["flows"][0].clone();
     eprintln!("plain Linux: {}\nbraid: {}", f(0), f(1));
     let after = |x: &serde_json::Value| x["retransmits_after_event"].as_u64().unwrap();
-    // Plain Linux loses what its uplink's queue held (tens of packets,
-    // 61-62 seen); braid what the kernel held below its binding point
-    // (two datagrams) and what was on the way (4-11 seen).
+    // Plain Linux loses what its uplink's queue held (32-36 retransmitted
+    // in this shorter run); braid what the kernel held below its binding
+    // point (two datagrams) and what was on the way (2-4 seen).
     assert!(after(&f(0)) >= 20, "{}", after(&f(0)));
-    // What the link's queue held when its carrier went: tens of packets
-    // for plain Linux, the couple the daemon lets the kernel hold for
-    // braid.
+    // What the link's queue held when its carrier went: for plain Linux
+    // what CUBIC had queued at that moment (16-86 seen; fewest just after
+    // it backed off), for braid the couple the daemon lets the kernel
+    // hold.
     let queued = |v: usize| r["variants"][v]["queued_at_down"].as_u64().unwrap();
     assert!(
-        queued(0) >= 20 && queued(1) <= 4,
+        queued(0) >= 8 && queued(1) <= 4,
         "{} vs {}",
         queued(0),
         queued(1)
     );
+    // On failure, what every braid daemon counted (sends that failed,
+    // interfaces seen going down, ...).
     assert!(
         after(&f(1)) * 3 < after(&f(0)),
-        "{} vs {}",
+        "{} vs {}; braid's daemons: {}",
         after(&f(1)),
-        after(&f(0))
+        after(&f(0)),
+        r["variants"][1]["daemons"]
     );
     // Both carried on over the second uplink.
     for v in [0, 1] {

@@ -178,9 +178,24 @@ impl SendBatch {
         Ok(())
     }
 
+    /// Waiting for the socket to be writable (the kernel's queue was full).
+    pub fn is_blocked(&self) -> bool {
+        self.blocked
+    }
+
     /// The socket is writable again.
     pub fn unblock(&mut self) {
         self.blocked = false;
+    }
+
+    /// Drops everything waiting (its interface is down); `left` is given
+    /// each datagram. Returns how many.
+    pub fn fail_all(&mut self, mut left: impl FnMut(NodeId, Vec<u8>)) -> u64 {
+        let n = self.datagrams.len() as u64;
+        for (bytes, _, id) in self.datagrams.drain(..) {
+            left(id, bytes);
+        }
+        n
     }
 
     /// Hands what waits to the kernel, a batch per system call, until it

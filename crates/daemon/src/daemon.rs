@@ -555,10 +555,23 @@ impl Daemon {
             let mut down = Vec::new();
             for (i, (p, batch)) in self.ports.iter().zip(&mut self.outgoing).enumerate() {
                 let node = &mut self.node;
-                let r = batch.flush(p.data.as_raw_fd(), |id, bytes| {
+                let left = |id, bytes| {
                     node.on_sent(id);
                     node.recycle(bytes);
-                });
+                };
+                if batch.is_empty() || batch.is_blocked() {
+                    continue;
+                }
+                // A closing interface takes datagrams and drops them:
+                // look before every send (one ioctl per batch).
+                if !p.usable() {
+                    let n = batch.fail_all(left);
+                    self.counters.udp_tx_errors += n;
+                    taken += n;
+                    down.push(i);
+                    continue;
+                }
+                let r = batch.flush(p.data.as_raw_fd(), left);
                 self.counters.udp_tx += r.sent;
                 self.counters.udp_tx_errors += r.failed;
                 self.counters.udp_tx_blocked += u64::from(r.blocked);
@@ -571,7 +584,7 @@ impl Daemon {
             // lost): what waited for it was dropped; its neighbors go
             // down now rather than after `dead_after` silent probes.
             for i in down {
-                self.port_down(now, i, "send failed: interface down");
+                self.port_down(now, i, "interface down at send");
             }
             // Room freed below the binding point lets the node hand out
             // more; stop when nothing moved.

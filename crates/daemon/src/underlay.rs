@@ -107,4 +107,39 @@ impl Port {
     pub fn send_all(&self, bytes: &[u8]) -> io::Result<usize> {
         self.socket.send_to(bytes, self.group)
     }
+
+    /// Whether the interface can carry data now: up and running (its
+    /// operational state up, which needs carrier), as `SIOCGIFFLAGS` says.
+    /// Asked before each send: while an interface is closing or has just
+    /// lost carrier, the kernel still takes datagrams and drops them
+    /// without a word (its queue is already the no-op one), so a send
+    /// that succeeds proves nothing, and late binding would pour
+    /// everything held above the binding point into it; the link
+    /// notification comes only after. Both flags clear before the
+    /// kernel's queue goes. (An error to ask counts as usable: sends then
+    /// report what is wrong.)
+    pub fn usable(&self) -> bool {
+        use nix::libc;
+        use std::os::fd::AsRawFd;
+        // SAFETY: an all-zero ifreq is valid; the name is at most 15
+        // bytes (checked when the config was read) plus the zero.
+        let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+        for (d, s) in req
+            .ifr_name
+            .iter_mut()
+            .zip(self.name.bytes().take(libc::IFNAMSIZ - 1))
+        {
+            *d = s as libc::c_char;
+        }
+        // SAFETY: SIOCGIFFLAGS reads the name and writes the flags into
+        // `req`, which lives across the call.
+        let r = unsafe { libc::ioctl(self.data.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) };
+        if r < 0 {
+            return true;
+        }
+        // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+        let flags = unsafe { req.ifr_ifru.ifru_flags } as libc::c_int;
+        let need = libc::IFF_UP | libc::IFF_RUNNING;
+        flags & need == need
+    }
 }

@@ -1,0 +1,99 @@
+//! An interface going down, seen the two ways the daemon looks: the
+//! interface's flags before a send (`Port::usable`) and the kernel's link
+//! notifications (`CarrierWatch`). Runs in a network namespace of its own
+//! (a thread that unshares one), on a veth pair; needs root, and says so
+//! when it cannot run.
+
+use std::os::fd::AsRawFd;
+use std::process::Command;
+
+use braid_daemon::carrier::CarrierWatch;
+use braid_daemon::underlay::Port;
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("ip runs");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Reads notifications until one about interface `index` arrives (at
+/// most 5 s each); returns whether it said usable.
+fn next_state(watch: &mut CarrierWatch, index: u32) -> bool {
+    loop {
+        assert!(readable(watch.as_raw_fd()), "a notification within 5 s");
+        let mut seen = None;
+        let r = watch.read(|s| {
+            if s.index == index {
+                seen = Some(s.usable);
+            }
+        });
+        assert_eq!(r.malformed, 0);
+        if let Some(usable) = seen {
+            return usable;
+        }
+    }
+}
+
+/// Waits (at most 5 s) until `fd` is readable.
+fn readable(fd: i32) -> bool {
+    let mut p = nix::libc::pollfd {
+        fd,
+        events: nix::libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    unsafe { nix::libc::poll(&mut p, 1, 5000) > 0 }
+}
+
+#[test]
+fn an_interface_going_down_is_seen_before_a_send_and_by_notification() {
+    std::thread::spawn(|| {
+        // This thread, and what it starts, get a network namespace of
+        // their own: nothing outside sees the dummy interface.
+        if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET) {
+            eprintln!("SKIPPED: cannot create a network namespace ({e}); run as root");
+            return;
+        }
+        ip(&[
+            "link", "add", "braidt0", "type", "veth", "peer", "name", "braidt1",
+        ]);
+        ip(&["link", "set", "lo", "up"]);
+        ip(&["link", "set", "braidt1", "up"]);
+        ip(&["link", "set", "braidt0", "up"]);
+        ip(&["addr", "add", "198.18.200.1/24", "dev", "braidt0"]);
+        let port = Port::open("braidt0", 6868, "224.0.0.186".parse().unwrap(), 2304)
+            .expect("port on the veth");
+        let mut watch = CarrierWatch::open().expect("link notifications");
+        // Carrier comes when both ends are up (the kernel says so a moment
+        // later: wait for its notification).
+        while !port.usable() {
+            next_state(&mut watch, port.index);
+        }
+        // Set down here: the flags say so at once, before any send.
+        ip(&["link", "set", "braidt0", "down"]);
+        assert!(!port.usable(), "down is seen at once");
+        assert!(!next_state(&mut watch, port.index), "and notified");
+        ip(&["link", "set", "braidt0", "up"]);
+        while !next_state(&mut watch, port.index) {}
+        assert!(port.usable(), "back up");
+        // The far end goes down: carrier lost here, notified, and the
+        // flags agree once the kernel has noted it.
+        ip(&["link", "set", "braidt1", "down"]);
+        assert!(!next_state(&mut watch, port.index), "carrier loss notified");
+        assert!(!port.usable(), "no carrier, not usable");
+        ip(&["link", "set", "braidt1", "up"]);
+        while !next_state(&mut watch, port.index) {}
+        assert_eq!(
+            braid_daemon::carrier::usable_now("braidt0"),
+            Some(true),
+            "the interface list agrees"
+        );
+        assert_eq!(braid_daemon::carrier::usable_now("braidt9"), None);
+        // The namespace goes with the thread (nothing else holds it).
+    })
+    .join()
+    .expect("the test thread");
+}
