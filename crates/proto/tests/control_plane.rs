@@ -126,6 +126,22 @@ fn diamond(seed: u64) -> Medium {
     )
 }
 
+/// The ring 1 - 2 - 5 - 3 - 4 - 1, every link perfect: 1-2-5 is the short
+/// way from 1 to 5, 1-4-3-5 the long one.
+fn ring(seed: u64) -> Medium {
+    Medium::new(
+        5,
+        &[
+            (0, 1, 0.0),
+            (1, 4, 0.0),
+            (0, 3, 0.0),
+            (3, 2, 0.0),
+            (2, 4, 0.0),
+        ],
+        seed,
+    )
+}
+
 #[test]
 fn every_node_learns_the_whole_network_and_agrees_on_paths() {
     let mut m = diamond(1);
@@ -177,17 +193,7 @@ fn etx_of_a_lossy_link_matches_its_loss() {
 #[test]
 fn a_failed_link_is_routed_around_and_a_restored_one_returns() {
     // All links perfect; 1-2-5 is the short way, 1-4-3-5 the long one.
-    let mut m = Medium::new(
-        5,
-        &[
-            (0, 1, 0.0),
-            (1, 4, 0.0),
-            (0, 3, 0.0),
-            (3, 2, 0.0),
-            (2, 4, 0.0),
-        ],
-        3,
-    );
+    let mut m = ring(3);
     m.run_until(secs(30));
     assert_eq!(m.path(0, 1, 5), Some(vec![1, 2, 5]));
     // The 2-5 link dies silently.
@@ -263,17 +269,7 @@ fn agreeing_neighbors_never_resync() {
     // Perfect links: once every node holds every advertisement, the
     // digests agree and refreshes flood normally; nobody floods its
     // whole database again.
-    let mut m = Medium::new(
-        5,
-        &[
-            (0, 1, 0.0),
-            (1, 4, 0.0),
-            (0, 3, 0.0),
-            (3, 2, 0.0),
-            (2, 4, 0.0),
-        ],
-        5,
-    );
+    let mut m = ring(5);
     m.run_until(secs(30));
     let before: Vec<u64> = m.nodes.iter().map(|n| n.counters().resyncs).collect();
     let lsas: u64 = m.nodes.iter().map(|n| n.counters().tx_lsas).sum();
