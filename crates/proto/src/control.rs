@@ -4,9 +4,9 @@
 //! timer), and floods every newer advertisement it receives. Every probe
 //! carries a digest of the sender's database; a neighbor whose digest
 //! stays different from ours across two of its probes missed a flood (or
-//! we did), and we flood the whole database again (at most once per
-//! `resync_interval`): a lost flood is repaired in seconds, not at the
-//! next refresh.
+//! we did), and we flood again what changed since we last agreed (at most
+//! once per `resync_interval`): a lost flood is repaired in seconds, not
+//! at the next refresh.
 //!
 //! The driver (simulator or daemon) calls:
 //! * [`ControlPlane::handle`] with every control datagram received,
@@ -100,11 +100,11 @@ pub struct ControlConfig {
     /// larger than this is still sent, alone). 1200 keeps a message with
     /// its UDP/IPv4 underlay headers under 1280 bytes.
     pub flood_bundle_bytes: usize,
-    /// Least time between two floods of the whole database, which a
-    /// neighbor's lasting digest mismatch asks for (5 s: a lost flood is
-    /// repaired within a few probe intervals, and a neighbor that can
-    /// never agree, such as one whose database is full, costs one
-    /// database's worth of floods per interval at most).
+    /// Least time between two repair floods, which a neighbor's lasting
+    /// digest mismatch asks for (5 s: a lost flood is repaired within a
+    /// few probe intervals, and a neighbor that can never agree, such as
+    /// one whose database is full, costs at most one database's worth of
+    /// floods per interval).
     pub resync_interval: Duration,
     /// Prefixes and clients this node serves.
     pub prefixes: Vec<Prefix>,
@@ -213,18 +213,19 @@ pub struct ControlCounters {
     pub lsas_originated: u64,
     /// Links the driver reported failed.
     pub links_failed: u64,
-    /// Floods of the whole database after a neighbor's digest stayed
-    /// different from ours.
+    /// Repair floods (what changed since a neighbor and we last agreed)
+    /// after its digest stayed different from ours.
     pub resyncs: u64,
 }
 
-/// What a neighbor's last probe said its database digest was, and what
-/// ours was then.
+/// What a neighbor's last probe said its database digest was, what ours
+/// was then, and when the two last agreed.
 #[derive(Debug, Clone, Copy)]
 struct DigestSeen {
     neighbor: NodeId,
     theirs: u16,
     ours: u16,
+    agreed_at: Option<Instant>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -575,14 +576,18 @@ impl ControlPlane {
     /// A neighbor's probe said its database digest is `theirs`. Two probes
     /// in a row with the same two different digests (neither database
     /// changed in between, so no flood was on its way) mean one of us
-    /// missed an advertisement: flood everything we hold. The neighbor
-    /// installs what is newer, and does the same for us.
+    /// missed an advertisement: flood what we hold that was issued since
+    /// our databases last agreed (everything, if they never did). The
+    /// neighbor installs what is newer, and does the same for us. Only
+    /// what changed goes again: on a radio link a whole database flooded
+    /// at the base rate costs air time that traffic waits for.
     fn compare_digest(&mut self, now: Instant, neighbor: NodeId, theirs: u16) {
         let ours = self.digest();
-        let seen = DigestSeen {
+        let mut seen = DigestSeen {
             neighbor,
             theirs,
             ours,
+            agreed_at: (theirs == ours).then_some(now),
         };
         let Some(k) = self.digests.iter().position(|d| d.neighbor == neighbor) else {
             // Tracked as long as the link estimator tracks the neighbor
@@ -592,7 +597,9 @@ impl ControlPlane {
             }
             return;
         };
-        let last = std::mem::replace(&mut self.digests[k], seen);
+        let last = self.digests[k];
+        seen.agreed_at = seen.agreed_at.or(last.agreed_at);
+        self.digests[k] = seen;
         let lasting = theirs != ours && last.theirs == theirs && last.ours == ours;
         let allowed = self
             .last_resync_at
@@ -600,7 +607,19 @@ impl ControlPlane {
         if lasting && allowed {
             self.last_resync_at = Some(now);
             self.counters.resyncs += 1;
-            let origins: Vec<NodeId> = self.lsdb.records().map(|r| r.origin).collect();
+            // Ages are whole seconds: a margin of two.
+            let since = seen
+                .agreed_at
+                .map(|t| Instant(t.0.saturating_sub(2_000_000)));
+            let origins: Vec<NodeId> = self
+                .lsdb
+                .records()
+                .map(|r| r.origin)
+                .filter(|&o| {
+                    let issued = |age: u16| Instant(now.0.saturating_sub(age as u64 * 1_000_000));
+                    since.is_none_or(|t| self.lsdb.age(o, now).is_some_and(|a| issued(a) >= t))
+                })
+                .collect();
             for origin in origins {
                 // Our own advertisement goes only once it has been sent
                 // (see `originate`).

@@ -215,11 +215,17 @@ fn a_failed_link_is_routed_around_and_a_restored_one_returns() {
 /// Node 3 of the chain 1 - 2 - 3 issues a new advertisement while the
 /// link 1 - 2 is cut for an instant: 2 installs it, 1 never hears the
 /// flood. Returns when node 1 held node 3's latest advertisement, in
-/// seconds after the cut (`None`: not within 20 s), and the resyncs
-/// counted network-wide.
-fn lost_flood_repaired_after(config: ControlConfig) -> (Option<f64>, u64) {
+/// seconds after the cut (`None`: not within 20 s), and the resyncs and
+/// advertisements sent network-wide from the cut until then.
+fn lost_flood_repaired_after(config: ControlConfig) -> (Option<f64>, u64, u64) {
     let mut m = Medium::with_config(3, &[(0, 1, 0.0), (1, 2, 0.0)], 11, config);
-    m.run_until(secs(30));
+    m.run_until(secs(100));
+    let totals = |m: &Medium| -> (u64, u64) {
+        m.nodes.iter().fold((0, 0), |(r, l), n| {
+            (r + n.counters().resyncs, l + n.counters().tx_lsas)
+        })
+    };
+    let before = totals(&m);
     let seq_at = |m: &Medium, i: usize| m.nodes[i].lsdb().get(NodeId(3)).map(|r| r.seq);
     assert_eq!(seq_at(&m, 0), seq_at(&m, 2), "converged before the cut");
     m.set_loss(0, 1, 1.0);
@@ -239,19 +245,26 @@ fn lost_flood_repaired_after(config: ControlConfig) -> (Option<f64>, u64) {
             break;
         }
     }
-    let resyncs = m.nodes.iter().map(|n| n.counters().resyncs).sum();
-    (repaired, resyncs)
+    let after = totals(&m);
+    (repaired, after.0 - before.0, after.1 - before.1)
 }
 
 #[test]
 fn a_lost_flood_is_repaired_within_seconds_by_the_probes_digest() {
-    let (repaired, resyncs) = lost_flood_repaired_after(ControlConfig::default());
+    let (repaired, resyncs, lsas) = lost_flood_repaired_after(ControlConfig::default());
     // Two of 2's probes (1 s apart on average) with the same mismatch,
-    // then a flood of the database.
-    eprintln!("with resync: repaired after {repaired:?} s, {resyncs} resyncs");
+    // then a flood of what changed since 1 and 2 last agreed.
+    eprintln!("with resync: repaired after {repaired:?} s, {resyncs} resyncs, {lsas} LSAs sent");
     let after = repaired.expect("repaired within 20 s");
     assert!(after <= 4.0, "repaired only after {after} s");
     assert!(resyncs >= 1);
+    // 3's new advertisement is sent by 3 and by 2 (its flood, lost at 1),
+    // then once per resync: the other two advertisements, older than the
+    // last agreement, are not sent again.
+    assert!(
+        lsas <= 2 + resyncs,
+        "{lsas} advertisements for {resyncs} resyncs"
+    );
     // Without the resync (an interval longer than the test), nothing
     // repairs it this soon: the refresh comes 22-30 s after 3's last
     // advertisement.
@@ -259,7 +272,7 @@ fn a_lost_flood_is_repaired_within_seconds_by_the_probes_digest() {
         resync_interval: Duration::from_secs(3600),
         ..ControlConfig::default()
     };
-    let (repaired, _) = lost_flood_repaired_after(never);
+    let (repaired, _, _) = lost_flood_repaired_after(never);
     eprintln!("without: repaired after {repaired:?} s");
     assert!(repaired.is_none_or(|s| s > 4.0), "{repaired:?}");
 }

@@ -179,7 +179,7 @@ pub struct Probe<'a> {
     /// A 16-bit digest of the sender's link-state database (which
     /// advertisement, by origin and sequence number, it holds): a neighbor
     /// whose own digest stays different knows that flooding lost something
-    /// between them, and floods its database again.
+    /// between them, and floods again what changed since they agreed.
     pub digest: u16,
     reports: &'a [u8],
 }
