@@ -553,6 +553,14 @@ impl Daemon {
             }
             let mut taken = 0;
             let mut down = Vec::new();
+            // A closing interface, or one without carrier, takes datagrams
+            // and drops them without an error; late binding would then
+            // pour everything it holds into it before the kernel's link
+            // notification arrives. While the node holds traffic, look
+            // at the interface's flags before each send (one ioctl per
+            // batch; without a backlog only what arrives meanwhile is
+            // lost, as on any link that fails).
+            let look = self.node.holds_backlog();
             for (i, (p, batch)) in self.ports.iter().zip(&mut self.outgoing).enumerate() {
                 let node = &mut self.node;
                 let left = |id, bytes| {
@@ -562,9 +570,7 @@ impl Daemon {
                 if batch.is_empty() || batch.is_blocked() {
                     continue;
                 }
-                // A closing interface takes datagrams and drops them:
-                // look before every send (one ioctl per batch).
-                if !p.usable() {
+                if look && !p.usable() {
                     let n = batch.fail_all(left);
                     self.counters.udp_tx_errors += n;
                     taken += n;

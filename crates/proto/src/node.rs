@@ -645,6 +645,14 @@ impl Node {
         }
     }
 
+    /// Whether traffic waits above the binding point (late binding): the
+    /// driver then hands the node's datagrams to the kernel only as fast
+    /// as the kernel takes them, and anything the kernel takes but drops
+    /// (an interface losing its carrier) drains what waits.
+    pub fn holds_backlog(&self) -> bool {
+        !self.backlog.is_empty()
+    }
+
     /// The driver's report that a unicast datagram to `neighbor` left its
     /// queue (sent, or dropped): room for the next one (late binding).
     pub fn on_sent(&mut self, neighbor: NodeId) {
