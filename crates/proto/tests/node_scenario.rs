@@ -220,6 +220,10 @@ fn late_binding_strands_only_what_the_driver_holds() {
         "two below the binding point: {to:?}"
     );
     assert_eq!(to.len(), 1, "single path: one next hop");
+    assert!(
+        net.nodes[0].holds_backlog(),
+        "18 wait above the binding point"
+    );
     // The link to the first hop goes: its 2 are lost with it, the other
     // 18 take another path (2 at a time, as the driver sends them).
     net.nodes[0].link_down(now, first, &mut net.rng);
@@ -242,4 +246,5 @@ fn late_binding_strands_only_what_the_driver_holds() {
         sent_elsewhere, 18,
         "nothing above the binding point is lost"
     );
+    assert!(!net.nodes[0].holds_backlog(), "nothing waits any more");
 }
