@@ -134,6 +134,10 @@ pub struct Daemon {
     /// The kernel's link notifications (`None`: unavailable, then only
     /// failed sends and silence take neighbors down).
     carrier: Option<CarrierWatch>,
+    /// Per port: the kernel said it is down or without carrier, and has
+    /// not said otherwise since. Messages still queued from before do not
+    /// bring its neighbors back meanwhile.
+    carrier_down: Vec<bool>,
     /// Received datagrams, a batch at a time, and what waits to be sent
     /// on each port.
     recv: RecvBatch,
@@ -217,6 +221,7 @@ impl Daemon {
             recv: RecvBatch::new(recv_slot),
             outgoing: (0..ports.len()).map(|_| SendBatch::default()).collect(),
             heard_from: Vec::new(),
+            carrier_down: vec![false; ports.len()],
             ports,
             carrier,
             neighbors: BTreeMap::new(),
@@ -404,7 +409,7 @@ impl Daemon {
 
     /// A control message from `id` arrived on port `i` from `from`.
     fn heard(&mut self, now: Instant, id: NodeId, i: usize, from: SocketAddr) {
-        if id == self.config.node {
+        if id == self.config.node || self.carrier_down[i] {
             return;
         }
         let max = self.config.node_config.control.links.max_neighbors;
@@ -459,25 +464,32 @@ impl Daemon {
         let Some(watch) = &mut self.carrier else {
             return;
         };
-        let mut lost = Vec::new();
-        let r = watch.read(|s| {
-            if !s.usable {
-                lost.push(s.index);
-            }
-        });
+        let mut states = Vec::new();
+        let r = watch.read(|s| states.push(s));
         self.counters.carrier_malformed += r.malformed;
-        let mut ports: Vec<usize> = (0..self.ports.len())
-            .filter(|&i| lost.contains(&self.ports[i].index))
-            .collect();
+        // The last word about each of our interfaces.
+        let mut usable: Vec<Option<bool>> = vec![None; self.ports.len()];
+        for s in states {
+            if let Some(i) = self.ports.iter().position(|p| p.index == s.index) {
+                usable[i] = Some(s.usable);
+            }
+        }
         if r.overrun {
             // Notifications were lost: ask for every interface's state.
-            ports = (0..self.ports.len())
-                .filter(|&i| crate::carrier::usable_now(&self.ports[i].name) != Some(true))
-                .collect();
+            for (i, p) in self.ports.iter().enumerate() {
+                usable[i] = Some(crate::carrier::usable_now(&p.name) == Some(true));
+            }
         }
         let now = self.now();
-        for i in ports {
-            self.port_down(now, i, "carrier lost");
+        for (i, u) in usable.into_iter().enumerate() {
+            match u {
+                Some(false) => {
+                    self.carrier_down[i] = true;
+                    self.port_down(now, i, "carrier lost");
+                }
+                Some(true) => self.carrier_down[i] = false,
+                None => {}
+            }
         }
     }
 
