@@ -607,17 +607,19 @@ impl ControlPlane {
         if lasting && allowed {
             self.last_resync_at = Some(now);
             self.counters.resyncs += 1;
-            // Ages are whole seconds: a margin of two.
-            let since = seen
+            // Issued since the last agreement: no older than that, with a
+            // margin of two seconds (ages are whole seconds).
+            let max_age = seen
                 .agreed_at
-                .map(|t| Instant(t.0.saturating_sub(2_000_000)));
+                .map(|t| now.since(t).as_secs().saturating_add(2));
             let origins: Vec<NodeId> = self
                 .lsdb
                 .records()
                 .map(|r| r.origin)
                 .filter(|&o| {
-                    let issued = |age: u16| Instant(now.0.saturating_sub(age as u64 * 1_000_000));
-                    since.is_none_or(|t| self.lsdb.age(o, now).is_some_and(|a| issued(a) >= t))
+                    max_age.is_none_or(|max| {
+                        self.lsdb.age(o, now).is_some_and(|a| u64::from(a) <= max)
+                    })
                 })
                 .collect();
             for origin in origins {
