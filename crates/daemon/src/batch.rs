@@ -251,10 +251,7 @@ impl SendBatch {
                 Some(libc::EINTR) => {}
                 Some(libc::ENETDOWN) | Some(libc::ENETUNREACH) | Some(libc::ENODEV) => {
                     r.down = true;
-                    for (bytes, _, id) in self.datagrams.drain(..) {
-                        left(id, bytes);
-                        r.failed += 1;
-                    }
+                    r.failed += self.fail_all(&mut left);
                 }
                 _ => {
                     // This datagram cannot be sent (an unreachable or
