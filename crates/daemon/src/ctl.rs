@@ -204,6 +204,7 @@ fn stats(v: &View<'_>) -> Value {
         "control": c.counters(),
         "lsdb": c.lsdb().counters(),
         "ingress": v.node.ingress().totals(),
+        "egress": { "sessions": v.node.egress().table_counters() },
         "io": v.io,
     }})
 }

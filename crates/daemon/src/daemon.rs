@@ -917,6 +917,12 @@ impl Daemon {
 
     fn shutdown(&mut self) {
         info!("stopping");
+        // Flush our advertisement from every database (best effort: what
+        // the sockets take now), so that nobody routes through us until
+        // it ages out.
+        let now = self.now();
+        self.node.leave();
+        self.flush(now);
         let _ = std::fs::remove_file(&self.config.control_socket);
         // The TUN device goes when its descriptor closes (on drop), and
         // the kernel removes the routes through it with it.

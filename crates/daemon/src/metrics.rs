@@ -197,7 +197,7 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
     }
 
     let egress: Vec<_> = node.egress().sessions().collect();
-    let mut f = family(&mut out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets: delivered, duplicate (dropped), rebuilt (from parity or erasure), too_old and rebuild_failed (dropped).");
+    let mut f = family(&mut out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets: delivered, duplicate (dropped), rebuilt (from parity or erasure), too_old, too_far_ahead (an unconfirmed jump), old_epoch (a late copy from before its ingress restarted) and rebuild_failed (dropped).");
     for (&(ingress, class), s) in &egress {
         let c = s.counters();
         for (what, n) in [
@@ -205,6 +205,8 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
             ("duplicate", c.duplicates),
             ("rebuilt", c.rebuilt),
             ("too_old", c.too_old),
+            ("too_far_ahead", c.too_far_ahead),
+            ("old_epoch", c.old_epoch),
             ("rebuild_failed", c.rebuild_failed),
         ] {
             f.sample(
@@ -212,6 +214,57 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
                 n as f64,
             );
         }
+    }
+    let mut f = family(
+        &mut out,
+        "braid_egress_epoch_changes_total",
+        "counter",
+        "Times an egress session's ingress opened it anew (restarted): the window started over.",
+    );
+    for (&(ingress, class), s) in &egress {
+        f.sample(
+            &SessionLabels::new(&id, "ingress", ingress.0, class).0,
+            s.counters().epoch_changes as f64,
+        );
+    }
+    let mut f = family(
+        &mut out,
+        "braid_sessions_dropped_total",
+        "counter",
+        "Sessions a table dropped (expired: idle; evicted: idle longest when the table was full) or refused (the table was full of busy sessions), per side.",
+    );
+    let tables = [
+        ("ingress", node.ingress().totals().sessions),
+        ("egress", node.egress().table_counters()),
+    ];
+    for (side, t) in tables {
+        for (reason, n) in [
+            ("expired", t.expired),
+            ("evicted", t.evicted),
+            ("refused", t.refused),
+        ] {
+            f.sample(
+                &[me(), ("side", side.into()), ("reason", reason.into())],
+                n as f64,
+            );
+        }
+    }
+    let cc = node.control().counters();
+    let mut f = family(
+        &mut out,
+        "braid_control_events_total",
+        "counter",
+        "Link-state events: neighbors_new and neighbors_restarted (each got a probe and the database), stale_answered (an older advertisement answered with ours), own_seq_jumps (numbered past our own advertisement from before a restart), flushes_received, resyncs (repair floods).",
+    );
+    for (what, n) in [
+        ("neighbors_new", cc.neighbors_new),
+        ("neighbors_restarted", cc.neighbors_restarted),
+        ("stale_answered", cc.stale_answered),
+        ("own_seq_jumps", cc.own_seq_jumps),
+        ("flushes_received", cc.flushes_received),
+        ("resyncs", cc.resyncs),
+    ] {
+        f.sample(&[me(), ("what", what.into())], n as f64);
     }
     let mut f = family(
         &mut out,

@@ -35,7 +35,15 @@ fn modes() -> Vec<Mode> {
 }
 
 fn session(mode: Mode) -> IngressSession {
-    let mut s = IngressSession::new(NodeId(1), NodeId(2), 0, mode, IngressConfig::default(), 0);
+    let mut s = IngressSession::new(
+        NodeId(1),
+        NodeId(2),
+        0,
+        mode,
+        IngressConfig::default(),
+        0,
+        0,
+    );
     let paths = [PathState {
         up: true,
         weight: 1,
@@ -105,7 +113,7 @@ fn redundancy(c: &mut Criterion) {
             format!("{mode} ({} wire packets per {STREAM} data)", wire.len()),
             |b| {
                 b.iter_batched(
-                    || EgressSession::new(EgressConfig::default()),
+                    || EgressSession::new(EgressConfig::default(), Instant::ZERO),
                     |mut eg| {
                         let mut delivered = 0usize;
                         for w in &wire {
@@ -133,7 +141,7 @@ fn redundancy(c: &mut Criterion) {
         rebuild.throughput(Throughput::Elements(STREAM as u64));
         rebuild.bench_function(format!("{mode} (1 of 6 lost, per data packet)"), |b| {
             b.iter_batched(
-                || EgressSession::new(EgressConfig::default()),
+                || EgressSession::new(EgressConfig::default(), Instant::ZERO),
                 |mut eg| {
                     for w in &wire {
                         eg.receive(Instant::ZERO, &DataHeader::parse(w).unwrap(), &mut |p| {
@@ -169,8 +177,8 @@ fn redundancy(c: &mut Criterion) {
     });
 
     // Memory per egress session.
-    let idle = EgressSession::new(EgressConfig::default());
-    let mut busy = EgressSession::new(EgressConfig::default());
+    let idle = EgressSession::new(EgressConfig::default(), Instant::ZERO);
+    let mut busy = EgressSession::new(EgressConfig::default(), Instant::ZERO);
     for w in stream("erasure:6,4".parse().unwrap(), &packet)
         .iter()
         .filter(|w| DataHeader::parse(w).unwrap().header.group.index != 5)

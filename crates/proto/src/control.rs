@@ -8,6 +8,19 @@
 //! once per `resync_interval`): a lost flood is repaired in seconds, not
 //! at the next refresh.
 //!
+//! Restarts, the way OSPF and IS-IS learned to survive them (each rule in
+//! docs/protocol.md with the RFC it follows):
+//! * every control header carries the sender's boot index, drawn at
+//!   random at each start: a neighbor heard for the first time, or with a
+//!   new index, gets a probe at once (so the link comes up both ways in
+//!   one round trip) and our whole database (so a restarted router knows
+//!   the network within round trips, not a refresh period);
+//! * an advertisement older than the one we hold is answered with ours
+//!   (RFC 2328 §13 step 8), so a restarted origin that numbers from 1
+//!   again hears its old number back and jumps past it at once;
+//! * an origin that leaves floods its advertisement with the flush age,
+//!   and every database drops it (premature aging, RFC 2328 §14.1).
+//!
 //! The driver (simulator or daemon) calls:
 //! * [`ControlPlane::handle`] with every control datagram received,
 //! * [`ControlPlane::handle_timeout`] when [`ControlPlane::poll_timeout`]
@@ -33,7 +46,9 @@ use rand_core::RngCore;
 use thiserror::Error;
 
 use crate::linkest::{LinkEstConfig, LinkEstimate, LinkEstimator, MetricKind};
-use crate::lsdb::{seq_newer, Install, LsGraph, LsaRecord, LsaStore, Lsdb, LsdbConfig};
+use crate::lsdb::{
+    instance_order, seq_newer, Install, LsGraph, LsaRecord, LsaStore, Lsdb, LsdbConfig, FLUSH_AGE,
+};
 use crate::metric::Metric;
 use crate::random::uniform;
 use crate::time::Instant;
@@ -216,16 +231,38 @@ pub struct ControlCounters {
     /// Repair floods (what changed since a neighbor and we last agreed)
     /// after its digest stayed different from ours.
     pub resyncs: u64,
+    /// Neighbors heard for the first time, and neighbors heard with a new
+    /// boot index (restarted): each got a probe and our database.
+    pub neighbors_new: u64,
+    pub neighbors_restarted: u64,
+    /// Advertisements older than ours that we answered with ours.
+    pub stale_answered: u64,
+    /// Times the network held a newer advertisement of ours than we did
+    /// (from before a restart) and we numbered past it.
+    pub own_seq_jumps: u64,
+    /// Advertisements flushed (dropped before their maximum age because
+    /// their origin left).
+    pub flushes_received: u64,
 }
 
-/// What a neighbor's last probe said its database digest was, what ours
-/// was then, and when the two last agreed.
+/// What we know of a neighbor beyond its links: its boot index (a change
+/// means it restarted), what its last probe said its database digest was,
+/// what ours was then, and when the two last agreed.
 #[derive(Debug, Clone, Copy)]
-struct DigestSeen {
+struct NeighborState {
     neighbor: NodeId,
+    boot_index: u32,
     theirs: u16,
     ours: u16,
     agreed_at: Option<Instant>,
+}
+
+/// How a probe's sender relates to what we knew of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Heard {
+    Known,
+    New,
+    Restarted,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -246,21 +283,44 @@ pub struct ControlPlane {
     streams: Vec<Stream>,
     /// Bit-rate the last message from `poll_transmit` must be sent at.
     last_tx_rate: Option<u16>,
+    /// Drawn at random at start; in every control header we send.
+    boot_index: u32,
+    /// +1 per control message we send.
+    counter: u32,
     own_seq: u32,
     flooded_own: bool,
     advertised: Vec<LsaLink>,
+    /// When our last advertisement that was flooded was made (the ones
+    /// kept local, before the node has a link, cost nobody anything).
     last_lsa_at: Option<Instant>,
     next_refresh: Instant,
     lsa_wanted: bool,
+    /// The network holds a newer advertisement of ours than we do: issue
+    /// one past it without waiting for `lsa_min_interval`, at most once
+    /// per interval.
+    jump_wanted: bool,
+    last_jump_at: Option<Instant>,
+    /// Leaving: our advertisement goes out once more with the flush age.
+    leaving: bool,
     pending_probes: VecDeque<usize>,
     /// Origins whose advertisement is waiting to be flooded, by id.
     pending_floods: FixedBitSet,
     last_flood_at: Option<Instant>,
-    /// Per neighbor the link estimator tracks, the digests at its last
-    /// probe.
-    digests: Vec<DigestSeen>,
+    /// A neighbor came up: flood the whole database, at most once per
+    /// `lsa_min_interval` (later neighbors within it are served by that
+    /// flood or by the digest repair).
+    last_full_flood_at: Option<Instant>,
+    /// Per neighbor the link estimator tracks.
+    neighbors: Vec<NeighborState>,
     last_resync_at: Option<Instant>,
-    replay: u64,
+    /// Origins whose advertisement we recently sent back to a neighbor
+    /// that held an older one, and when: at most one answer per origin per
+    /// `lsa_min_interval` (entries older than that are dropped, so the
+    /// table is bounded by the origins answered within one interval).
+    answered: BTreeMap<NodeId, Instant>,
+    /// Flushes received and waiting to be flooded on (bounded: a flush is
+    /// taken only for an origin we held).
+    flushing: BTreeMap<NodeId, LsaRecord>,
     counters: ControlCounters,
     reports: Vec<ProbeReport>,
 }
@@ -300,29 +360,43 @@ impl ControlPlane {
                 next_at: now,
             });
         }
-        // First probes go out at a random point of their first interval.
+        // First probes go out at a random point of their first interval;
+        // the first small probe within a tenth of it, so that a node that
+        // starts (or restarts) is heard, and answered, at once.
         for s in &mut streams {
             let mean = stream_interval(&config.probes, s.kind);
-            s.next_at = now + mean.mul_f64(uniform(rng, 0.0, 1.0));
+            let spread = match s.kind {
+                ProbeKind::Small => 0.1,
+                ProbeKind::Big => 1.0,
+            };
+            s.next_at = now + mean.mul_f64(uniform(rng, 0.0, spread));
         }
+        let boot_index = rng.next_u32();
         Ok(ControlPlane {
             id,
             links: LinkEstimator::new(id, config.links.clone()),
             lsdb: Lsdb::with_store(config.lsdb.clone(), store),
             streams,
             last_tx_rate: None,
+            boot_index,
+            counter: 0,
             own_seq: 0,
             flooded_own: false,
             advertised: Vec::new(),
             last_lsa_at: None,
             next_refresh: now,
             lsa_wanted: true,
+            jump_wanted: false,
+            last_jump_at: None,
+            leaving: false,
             pending_probes: VecDeque::new(),
             pending_floods: FixedBitSet::new(),
             last_flood_at: None,
-            digests: Vec::new(),
+            last_full_flood_at: None,
+            neighbors: Vec::new(),
             last_resync_at: None,
-            replay: 0,
+            answered: BTreeMap::new(),
+            flushing: BTreeMap::new(),
             counters: ControlCounters::default(),
             reports: Vec::new(),
             config,
@@ -331,6 +405,11 @@ impl ControlPlane {
 
     pub fn id(&self) -> NodeId {
         self.id
+    }
+
+    /// This start's boot index (in every control header we send).
+    pub fn boot_index(&self) -> u32 {
+        self.boot_index
     }
 
     pub fn config(&self) -> &ControlConfig {
@@ -386,27 +465,159 @@ impl ControlPlane {
             }
             Message::Probe(m, probe) => {
                 self.counters.rx_probes += 1;
-                self.links.on_probe(now, m.header.sender, &probe);
-                self.compare_digest(now, m.header.sender, probe.digest);
+                let sender = m.header.sender;
+                let heard = self.heard(sender, m.header.boot_index);
+                if heard == Heard::Restarted {
+                    self.links.restarted(sender);
+                }
+                self.links.on_probe(now, sender, &probe);
+                if heard != Heard::Known && self.links.knows(sender) {
+                    self.neighbor_up(now, sender, m.header.boot_index, heard);
+                }
+                self.compare_digest(now, sender, probe.digest);
             }
             Message::Lsa(_, bundle) => {
                 for lsa in bundle.iter() {
                     self.counters.rx_lsas += 1;
                     if lsa.origin == self.id {
-                        // Our own advertisement from before a restart:
-                        // continue numbering above it so that ours is
-                        // newer everywhere.
-                        if seq_newer(lsa.seq, self.own_seq) {
-                            self.own_seq = lsa.seq;
-                            self.lsa_wanted = true;
+                        self.own_heard(now, &lsa);
+                        continue;
+                    }
+                    match self.lsdb.install(now, &lsa) {
+                        Install::New => self.want_flood(lsa.origin),
+                        Install::Flushed => {
+                            // Our copy is gone; the flush goes on (it
+                            // carries the contents its checksum covers).
+                            self.counters.flushes_received += 1;
+                            let record = LsaRecord {
+                                origin: lsa.origin,
+                                seq: lsa.seq,
+                                checksum: lsa.checksum,
+                                links: lsa.links().collect(),
+                                prefixes: lsa.prefixes().collect(),
+                            };
+                            self.flushing.insert(lsa.origin, record);
+                            self.want_flood(lsa.origin);
                         }
-                    } else if self.lsdb.install(now, &lsa) == Install::New {
-                        self.want_flood(lsa.origin);
+                        Install::Stale => self.answer(now, lsa.origin),
+                        _ => {}
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Whether `sender` is new, restarted (another boot index) or known.
+    fn heard(&self, sender: NodeId, boot_index: u32) -> Heard {
+        match self.neighbors.iter().find(|n| n.neighbor == sender) {
+            None => Heard::New,
+            Some(n) if n.boot_index != boot_index => Heard::Restarted,
+            Some(_) => Heard::Known,
+        }
+    }
+
+    /// A neighbor came up (first heard, or restarted): a probe at once, so
+    /// that it hears us and reports us back within one round trip, and our
+    /// whole database, so that it knows the network (a restarted router
+    /// would otherwise wait for each origin's refresh).
+    fn neighbor_up(&mut self, now: Instant, neighbor: NodeId, boot_index: u32, heard: Heard) {
+        match self.neighbors.iter_mut().find(|n| n.neighbor == neighbor) {
+            Some(n) => {
+                n.boot_index = boot_index;
+                n.agreed_at = None;
+                self.counters.neighbors_restarted += 1;
+            }
+            None => {
+                self.neighbors.push(NeighborState {
+                    neighbor,
+                    boot_index,
+                    theirs: 0,
+                    ours: 0,
+                    agreed_at: None,
+                });
+                self.counters.neighbors_new += 1;
+            }
+        }
+        debug_assert!(heard != Heard::Known);
+        if !self.pending_probes.contains(&0) {
+            // Stream 0 is the small probes.
+            self.pending_probes.push_back(0);
+        }
+        let allowed = self
+            .last_full_flood_at
+            .is_none_or(|t| now.since(t) >= self.config.lsa_min_interval);
+        if allowed {
+            self.last_full_flood_at = Some(now);
+            self.flood_database();
+        }
+    }
+
+    /// Queues every advertisement we hold for flooding (ours only once it
+    /// has been sent: see `originate`).
+    fn flood_database(&mut self) {
+        let origins: Vec<NodeId> = self.lsdb.records().map(|r| r.origin).collect();
+        for origin in origins {
+            if origin != self.id || self.flooded_own {
+                self.want_flood(origin);
+            }
+        }
+    }
+
+    /// A neighbor sent an advertisement older than ours (or a flush of
+    /// one): send ours back (RFC 2328 §13 step 8), at most once per origin
+    /// per `lsa_min_interval`.
+    fn answer(&mut self, now: Instant, origin: NodeId) {
+        let gap = self.config.lsa_min_interval;
+        self.answered.retain(|_, t| now.since(*t) < gap);
+        if self.answered.contains_key(&origin) || self.lsdb.get(origin).is_none() {
+            return;
+        }
+        self.answered.insert(origin, now);
+        self.counters.stale_answered += 1;
+        self.want_flood(origin);
+    }
+
+    /// One of our own advertisements came back. Newer than ours (from
+    /// before a restart), the same number with other contents, or a flush
+    /// of ours: issue one numbered past it at once. Older: the sender holds
+    /// a stale copy; send ours back.
+    fn own_heard(&mut self, now: Instant, lsa: &braid_wire::Lsa<'_>) {
+        use core::cmp::Ordering;
+        if self.leaving {
+            return;
+        }
+        let ours = self.lsdb.get(self.id).map(|r| (r.seq, r.checksum));
+        let theirs = (lsa.seq, lsa.checksum);
+        let flush = Duration::from_secs(lsa.age as u64) >= self.config.lsdb.max_age;
+        match ours.map(|o| instance_order(theirs, o)) {
+            Some(Ordering::Less) => self.answer(now, self.id),
+            Some(Ordering::Equal) if !flush => {}
+            _ => {
+                if seq_newer(lsa.seq, self.own_seq) {
+                    self.own_seq = lsa.seq;
+                }
+                self.counters.own_seq_jumps += 1;
+                // The network knows us: what we issue next must replace
+                // that copy everywhere, links or not.
+                self.flooded_own = true;
+                self.lsa_wanted = true;
+                self.jump_wanted = true;
+            }
+        }
+    }
+
+    /// The node is leaving (an operator's shutdown): our advertisement goes
+    /// out once more with the flush age, so every database drops it now
+    /// instead of routing through us until it ages out. Drain
+    /// [`Self::poll_transmit`] before stopping.
+    pub fn leave(&mut self) {
+        if self.flooded_own && self.lsdb.get(self.id).is_some() {
+            self.leaving = true;
+            self.want_flood(self.id);
+            // Now, not after the flood gap: the caller is about to stop.
+            self.last_flood_at = None;
+        }
     }
 
     /// Runs the timers due at `now`.
@@ -424,18 +635,33 @@ impl ControlPlane {
         }
         self.links.expire(now);
         let links = &self.links;
-        self.digests.retain(|d| links.knows(d.neighbor));
+        self.neighbors.retain(|n| links.knows(n.neighbor));
         self.lsdb.expire(now);
+        if self.leaving {
+            return;
+        }
         let current = self.current_links(now);
         if self.links_changed(&current) {
             self.lsa_wanted = true;
         }
+        let jump = self.jump_wanted && self.jump_allowed(now);
         let min_gap_passed = self
             .last_lsa_at
             .is_none_or(|t| now.since(t) >= self.config.lsa_min_interval);
-        if (self.lsa_wanted || now >= self.next_refresh) && min_gap_passed {
+        if jump || ((self.lsa_wanted || now >= self.next_refresh) && min_gap_passed) {
+            if jump {
+                self.last_jump_at = Some(now);
+            }
             self.originate(now, current, rng);
         }
+    }
+
+    /// Whether numbering past a newer copy of ours may skip
+    /// `lsa_min_interval` now (once per interval: a neighbor that keeps
+    /// sending us "newer" copies cannot make us advertise at its rate).
+    fn jump_allowed(&self, now: Instant) -> bool {
+        self.last_jump_at
+            .is_none_or(|t| now.since(t) >= self.config.lsa_min_interval)
     }
 
     /// The link to `neighbor` failed (the driver says so: a frame not
@@ -473,9 +699,12 @@ impl ControlPlane {
             t = t.min(s.next_at);
         }
         if self.lsa_wanted {
-            if let Some(last) = self.last_lsa_at {
-                t = t.min(last + self.config.lsa_min_interval);
+            let gap = self.config.lsa_min_interval;
+            let mut at = self.last_lsa_at.map_or(Instant::ZERO, |last| last + gap);
+            if self.jump_wanted {
+                at = at.min(self.last_jump_at.map_or(Instant::ZERO, |last| last + gap));
             }
+            t = t.min(at);
         }
         for e in [
             self.links.next_expiry(),
@@ -528,13 +757,11 @@ impl ControlPlane {
     }
 
     fn next_header(&mut self, kind: braid_wire::MessageType) -> ControlHeader {
-        self.replay += 1;
+        self.counter = self.counter.wrapping_add(1);
         ControlHeader {
-            msg_type: kind,
-            sender: self.id,
-            key_id: 0,
-            mac_len: 0,
-            replay: self.replay,
+            boot_index: self.boot_index,
+            counter: self.counter,
+            ..ControlHeader::new(kind, self.id)
         }
     }
 
@@ -583,23 +810,21 @@ impl ControlPlane {
     /// at the base rate costs air time that traffic waits for.
     fn compare_digest(&mut self, now: Instant, neighbor: NodeId, theirs: u16) {
         let ours = self.digest();
-        let mut seen = DigestSeen {
-            neighbor,
-            theirs,
-            ours,
-            agreed_at: (theirs == ours).then_some(now),
-        };
-        let Some(k) = self.digests.iter().position(|d| d.neighbor == neighbor) else {
-            // Tracked as long as the link estimator tracks the neighbor
-            // (which bounds how many it tracks).
-            if self.links.knows(neighbor) {
-                self.digests.push(seen);
-            }
+        // Tracked as long as the link estimator tracks the neighbor (which
+        // bounds how many it tracks): see `neighbor_up`.
+        let Some(k) = self.neighbors.iter().position(|d| d.neighbor == neighbor) else {
             return;
         };
-        let last = self.digests[k];
-        seen.agreed_at = seen.agreed_at.or(last.agreed_at);
-        self.digests[k] = seen;
+        let last = self.neighbors[k];
+        let agreed_at = (theirs == ours).then_some(now).or(last.agreed_at);
+        self.neighbors[k] = NeighborState {
+            theirs,
+            ours,
+            agreed_at,
+            ..last
+        };
+        // The first probe of a neighbor that just came up has nothing to
+        // compare with (`theirs` and `ours` of the state are 0 then).
         let lasting = theirs != ours && last.theirs == theirs && last.ours == ours;
         let allowed = self
             .last_resync_at
@@ -609,9 +834,7 @@ impl ControlPlane {
             self.counters.resyncs += 1;
             // Issued since the last agreement: no older than that, with a
             // margin of two seconds (ages are whole seconds).
-            let max_age = seen
-                .agreed_at
-                .map(|t| now.since(t).as_secs().saturating_add(2));
+            let max_age = agreed_at.map(|t| now.since(t).as_secs().saturating_add(2));
             let origins: Vec<NodeId> = self
                 .lsdb
                 .records()
@@ -662,16 +885,16 @@ impl ControlPlane {
         let mut taken = Vec::new();
         for i in self.pending_floods.ones() {
             let origin = NodeId(i as u16);
-            let Some(r) = self.lsdb.get(origin) else {
-                taken.push(i);
-                continue;
-            };
-            let entry = braid_wire::LsaEntry {
-                origin,
-                age: self.lsdb.age(origin, now).unwrap_or(0),
-                seq: r.seq,
-                links: &r.links,
-                prefixes: &r.prefixes,
+            // What we hold (ours with the flush age when leaving), else a
+            // flush received and going on.
+            let entry = match (self.lsdb.get(origin), self.flushing.get(&origin)) {
+                (Some(r), _) if origin == self.id && self.leaving => r.entry(FLUSH_AGE),
+                (Some(r), _) => r.entry(self.lsdb.age(origin, now).unwrap_or(0)),
+                (None, Some(r)) => r.entry(FLUSH_AGE),
+                (None, None) => {
+                    taken.push(i);
+                    continue;
+                }
             };
             let len = entry.encoded_len();
             if !entries.is_empty() && bytes + len > self.config.flood_bundle_bytes {
@@ -685,19 +908,20 @@ impl ControlPlane {
         let result = if entries.is_empty() {
             Ok(0)
         } else {
-            self.replay += 1;
+            // Written out (not `next_header`): the entries borrow the
+            // database.
+            self.counter = self.counter.wrapping_add(1);
             let header = ControlHeader {
-                msg_type: braid_wire::MessageType::Lsa,
-                sender: self.id,
-                key_id: 0,
-                mac_len: 0,
-                replay: self.replay,
+                boot_index: self.boot_index,
+                counter: self.counter,
+                ..ControlHeader::new(braid_wire::MessageType::Lsa, self.id)
             };
             fit(buf, CONTROL_HEADER_LEN + bytes + MAX_MAC);
             braid_wire::Lsa::emit_bundle(&header, &entries, buf)
         };
         for i in taken {
             self.pending_floods.set(i, false);
+            self.flushing.remove(&NodeId(i as u16));
         }
         if result.as_ref().is_ok_and(|&n| n > 0) {
             self.counters.tx_lsas += sent;
@@ -737,12 +961,12 @@ impl ControlPlane {
 
     fn originate(&mut self, now: Instant, links: Vec<LsaLink>, rng: &mut dyn RngCore) {
         self.own_seq = self.own_seq.wrapping_add(1);
-        let record = LsaRecord {
-            origin: self.id,
-            seq: self.own_seq,
-            links: links.as_slice().into(),
-            prefixes: self.config.prefixes.as_slice().into(),
-        };
+        let record = LsaRecord::new(
+            self.id,
+            self.own_seq,
+            links.as_slice().into(),
+            self.config.prefixes.as_slice().into(),
+        );
         // Until the node has a link, nobody can hear its advertisement:
         // keep it in the local database (its own prefixes) but do not send
         // it. Once it has flooded one, it floods every later one, so a node
@@ -751,10 +975,11 @@ impl ControlPlane {
         if self.lsdb.install_own(now, record) == Install::New && worth_sending {
             self.want_flood(self.id);
             self.flooded_own = true;
+            self.last_lsa_at = Some(now);
         }
         self.advertised = links;
-        self.last_lsa_at = Some(now);
         self.lsa_wanted = false;
+        self.jump_wanted = false;
         self.next_refresh = now + self.config.lsa_refresh.mul_f64(uniform(rng, 0.75, 1.0));
         self.counters.lsas_originated += 1;
     }

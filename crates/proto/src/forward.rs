@@ -66,12 +66,7 @@ mod tests {
             };
             db.install_own(
                 Instant::ZERO,
-                LsaRecord {
-                    origin: NodeId(node),
-                    seq: 1,
-                    links: mine,
-                    prefixes: prefixes.into(),
-                },
+                LsaRecord::new(NodeId(node), 1, mine, prefixes.into()),
             );
         }
         db

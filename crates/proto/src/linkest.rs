@@ -52,7 +52,13 @@ pub struct LinkEstConfig {
     pub expiry: Duration,
     /// Packet size ETT is computed for.
     pub ett_packet_bytes: u32,
-    /// Most neighbors tracked; probes from more are counted and ignored.
+    /// Most neighbors tracked; probes from more are counted
+    /// (`neighbors_rejected`) and ignored, so links to them are never
+    /// used. 256 by default: far more routers than one radio hears in any
+    /// real mesh (dense urban meshes hear a few dozen), and the table's
+    /// size times the probe rate is the per-node work each second; every
+    /// node's probe carries a report per neighbor, so 256 neighbors with
+    /// two streams each already make a 3 KB probe.
     pub max_neighbors: usize,
 }
 
@@ -150,8 +156,13 @@ struct Neighbor {
     last_heard: Instant,
     /// Throughput the caller supplies for real radios, bit/s.
     supplied_rate: Option<u64>,
-    /// The driver reported the link failed: unusable until then.
+    /// The driver reported the link failed: unusable from us to the
+    /// neighbor until then.
     failed_until: Option<Instant>,
+    /// The neighbor just restarted: its first small probe cannot report
+    /// us yet (it has not heard us), so it does not clear what it
+    /// reported before the restart.
+    keep_report_once: bool,
 }
 
 /// Both directions of one link, as estimated here.
@@ -241,6 +252,7 @@ impl LinkEstimator {
                     last_heard: now,
                     supplied_rate: None,
                     failed_until: None,
+                    keep_report_once: false,
                 },
             );
         }
@@ -272,12 +284,26 @@ impl LinkEstimator {
         }
         // The sender's view of us: replaces what it said before.
         let mut mine = probe.reports().filter(|r| r.neighbor == self.me).peekable();
-        if mine.peek().is_some() || probe.kind == ProbeKind::Small {
+        let keep = probe.kind == ProbeKind::Small && std::mem::take(&mut n.keep_report_once);
+        if mine.peek().is_some() || (probe.kind == ProbeKind::Small && !keep) {
             n.reported.clear();
             for r in mine.take(MAX_RATES + 1) {
                 n.reported.insert(r.rate, r.ratio);
             }
             n.reported_at = now;
+        }
+    }
+
+    /// `neighbor` restarted (its boot index changed): its probe streams
+    /// start over, so its windows do too. What it reported of us is kept
+    /// until its first small probe that has had the chance to hear us: a
+    /// one-second reboot does not take the link down and up again in
+    /// every database.
+    pub fn restarted(&mut self, neighbor: NodeId) {
+        if let Some(n) = self.neighbors.get_mut(&neighbor) {
+            n.small = None;
+            n.big.clear();
+            n.keep_report_once = true;
         }
     }
 
@@ -290,9 +316,9 @@ impl LinkEstimator {
     }
 
     /// Marks the link to `neighbor` failed until `until` (a link-layer
-    /// failure, or lost carrier when `until` is far away): its metric is
-    /// infinite meanwhile, whatever the probes say. Returns false when the
-    /// neighbor is unknown.
+    /// failure, or lost carrier when `until` is far away): its metric from
+    /// us to the neighbor is infinite meanwhile, whatever the probes say.
+    /// Returns false when the neighbor is unknown.
     pub fn mark_failed(&mut self, neighbor: NodeId, until: Instant) -> bool {
         match self.neighbors.get_mut(&neighbor) {
             Some(n) => {
@@ -381,8 +407,13 @@ impl LinkEstimator {
         } else {
             f64::INFINITY
         };
+        // A link the driver reported failed is unusable from us to the
+        // neighbor, whatever the probes say; the other direction is the
+        // neighbor's to judge (its own driver tells it, and its
+        // advertisement carries its direction's cost), so the link stays
+        // listed and both ends still confirm it (the two-way check).
         let failed = n.failed_until.is_some_and(|t| now < t);
-        let usable = etx.is_finite() && !failed;
+        let usable = etx.is_finite();
         let bits = self.config.ett_packet_bytes as f64 * 8.0;
         // Best throughput in one direction: over the big-probe streams,
         // rate × delivery ratio; or the supplied rate × delivery ratio.
@@ -420,7 +451,12 @@ impl LinkEstimator {
                 df,
             );
             let thr_in = best(&mut n.big.iter().map(|(&r, w)| (r, w.ratio(now, len))), dr);
-            (metric(dr, thr_out), metric(df, thr_in))
+            let out = if failed {
+                Metric::INFINITY
+            } else {
+                metric(dr, thr_out)
+            };
+            (out, metric(df, thr_in))
         } else {
             (Metric::INFINITY, Metric::INFINITY)
         };
@@ -457,13 +493,7 @@ mod tests {
         reports: &[ProbeReport],
         f: impl FnOnce(&Probe<'_>) -> R,
     ) -> R {
-        let header = ControlHeader {
-            msg_type: kind.message_type(),
-            sender: NodeId(sender),
-            key_id: 0,
-            mac_len: 0,
-            replay: 0,
-        };
+        let header = ControlHeader::new(kind.message_type(), NodeId(sender));
         let mut buf = [0u8; 512];
         let n = Probe::emit(&header, seq, 1000, rate, 0, reports, 0, &mut buf).unwrap();
         let msg = ControlMessage::parse(&buf[..n]).unwrap();

@@ -2,10 +2,15 @@
 //! newer than what we hold, aged out when its origin stops refreshing it,
 //! and turned into a [`Graph`] for path computation.
 //!
-//! Sequence numbers compare in serial-number arithmetic (RFC 1982), so they
-//! may wrap. An advertisement's age travels with it: a receiver expires it
+//! Which of two advertisements of one origin is newer follows OSPF (RFC
+//! 2328 §13.1): the higher sequence number in serial-number arithmetic
+//! (RFC 1982, so numbers may wrap), then on equal numbers the higher
+//! checksum, then a flush (age [`FLUSH_AGE`]) over the same instance
+//! alive. An advertisement's age travels with it: a receiver expires it
 //! `max_age` after its origin issued it, however many hops it crossed.
-//! Every table is bounded: origins, links and prefixes per origin.
+//! The route graph keeps a link only when both ends list it (RFC 2328
+//! §16.1's two-way check). Every table is bounded: origins, links and
+//! prefixes per origin.
 //!
 //! Storage is shaped for large networks, where every node holds every
 //! origin's advertisement (n² records network-wide). A record's contents are
@@ -27,14 +32,32 @@ use crate::graph::{Graph, GraphBuilder, NodeIx};
 use crate::metric::Metric;
 use crate::time::Instant;
 
+/// The age that flushes an advertisement (RFC 2328's premature aging): an
+/// origin that leaves floods its last advertisement with this age, and
+/// every database drops its copy at once instead of at `max_age`. It is
+/// the wire's largest age, so it is at or past every node's `max_age`.
+pub const FLUSH_AGE: u16 = u16::MAX;
+
 /// Database limits and timers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LsdbConfig {
-    /// Most origins held; advertisements from more are refused and counted.
+    /// Most origins held; advertisements from more are refused and counted
+    /// (`refused_origins`) and their origins are unreachable until one
+    /// held expires. 16,384 by default, a quarter of the id space: a
+    /// link-state domain floods every refresh of every origin to every
+    /// node, so at 16,384 origins each node already receives about 650
+    /// advertisements a second (some 65 KB/s of control traffic on every
+    /// link) from refreshes alone, past what a radio mesh should carry;
+    /// a larger network is split into domains. The simulator's 10,000-node
+    /// mesh fits.
     pub max_origins: usize,
-    /// Most links one advertisement may list.
+    /// Most links one advertisement may list (512: twice the link
+    /// estimator's neighbors, for parallel links); longer ones are refused
+    /// whole and counted (`refused_links`).
     pub max_links: usize,
-    /// Most prefixes one advertisement may list.
+    /// Most prefixes one advertisement may list (256; an access point
+    /// serving more clients than that advertises a covering prefix);
+    /// longer ones are refused whole and counted (`refused_prefixes`).
     pub max_prefixes: usize,
     /// An advertisement this old is dropped (its origin refreshes well
     /// before: see `ControlConfig::lsa_refresh`). 90 s: two refreshes in a
@@ -59,11 +82,16 @@ impl Default for LsdbConfig {
 pub enum Install {
     /// Newer than what we held (or first seen): installed; flood it on.
     New,
-    /// The same sequence number as held: ignored.
+    /// The same instance as held (number and checksum): ignored.
     Duplicate,
-    /// Older than what we hold: ignored.
+    /// Older than what we hold (a lower number, or the same number with a
+    /// lower checksum): ignored. The sender holds an old copy: answer it
+    /// with ours (RFC 2328 §13 step 8).
     Stale,
-    /// Already at or past the maximum age: ignored.
+    /// A flush (age [`FLUSH_AGE`]) of the instance we held or a newer one:
+    /// our copy is gone; flood the flush on.
+    Flushed,
+    /// At or past the maximum age, and nothing held to flush: ignored.
     TooOld,
     /// Refused by a bound; the reason is counted.
     Refused(Refusal),
@@ -83,6 +111,7 @@ pub struct LsdbCounters {
     pub installed: u64,
     pub duplicate: u64,
     pub stale: u64,
+    pub flushed: u64,
     pub too_old: u64,
     pub refused_origins: u64,
     pub refused_links: u64,
@@ -96,14 +125,49 @@ pub struct LsdbCounters {
 pub struct LsaRecord {
     pub origin: NodeId,
     pub seq: u32,
+    /// The checksum the advertisement carries ([`braid_wire::LsaEntry::checksum`]).
+    pub checksum: u32,
     pub links: Box<[LsaLink]>,
     pub prefixes: Box<[Prefix]>,
 }
 
 impl LsaRecord {
+    /// A record of `origin`'s advertisement number `seq`, its checksum
+    /// computed.
+    pub fn new(origin: NodeId, seq: u32, links: Box<[LsaLink]>, prefixes: Box<[Prefix]>) -> Self {
+        let checksum = braid_wire::LsaEntry::checksum_of(origin, seq, &links, &prefixes);
+        LsaRecord {
+            origin,
+            seq,
+            checksum,
+            links,
+            prefixes,
+        }
+    }
+
+    /// This record as an entry of a message, `age` seconds old.
+    pub fn entry(&self, age: u16) -> braid_wire::LsaEntry<'_> {
+        braid_wire::LsaEntry {
+            origin: self.origin,
+            age,
+            seq: self.seq,
+            checksum: self.checksum,
+            links: &self.links,
+            prefixes: &self.prefixes,
+        }
+    }
+
+    /// Whether this record lists a link to `neighbor` with `link_id`.
+    pub fn lists(&self, neighbor: NodeId, link_id: u8) -> bool {
+        self.links
+            .iter()
+            .any(|l| l.neighbor == neighbor && l.link_id == link_id)
+    }
+
     fn matches(&self, lsa: &Lsa<'_>) -> bool {
         self.origin == lsa.origin
             && self.seq == lsa.seq
+            && self.checksum == lsa.checksum
             && self.links.len() == lsa.link_count()
             && self.prefixes.len() == lsa.prefix_count()
             && self.links.iter().copied().eq(lsa.links())
@@ -114,6 +178,22 @@ impl LsaRecord {
 /// Whether `a` is newer than `b` in serial-number arithmetic.
 pub fn seq_newer(a: u32, b: u32) -> bool {
     a != b && a.wrapping_sub(b) < 1 << 31
+}
+
+/// How an instance (sequence number, checksum) of one origin's
+/// advertisement compares with another (RFC 2328 §13.1, without ages).
+pub fn instance_order(a: (u32, u32), b: (u32, u32)) -> core::cmp::Ordering {
+    use core::cmp::Ordering;
+    if seq_newer(a.0, b.0) {
+        Ordering::Greater
+    } else if seq_newer(b.0, a.0) {
+        Ordering::Less
+    } else {
+        // Equal numbers, or exactly half the space apart (neither newer):
+        // the numbers, then the checksums, decide, the same way
+        // everywhere.
+        a.cmp(&b)
+    }
 }
 
 /// Interns advertisement records: an advertisement offered to several
@@ -166,6 +246,7 @@ impl LsaStore {
         let record = Arc::new(LsaRecord {
             origin: lsa.origin,
             seq: lsa.seq,
+            checksum: lsa.checksum,
             links: lsa.links().collect(),
             prefixes: lsa.prefixes().collect(),
         });
@@ -248,11 +329,12 @@ pub struct Lsdb {
     counters: LsdbCounters,
 }
 
-/// A record's share of the database digest: its origin and sequence
-/// number, mixed (splitmix64's finaliser) so that XORing the shares of
-/// different databases rarely cancels out.
-fn entry_hash(origin: NodeId, seq: u32) -> u64 {
-    let mut z = ((origin.0 as u64) << 32 | seq as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+/// A record's share of the database digest: its origin, sequence number
+/// and checksum, mixed (splitmix64's finaliser) so that XORing the shares
+/// of different databases rarely cancels out.
+fn entry_hash(r: &LsaRecord) -> u64 {
+    let key = ((r.origin.0 as u64) << 32 | r.seq as u64) ^ (r.checksum as u64).rotate_left(16);
+    let mut z = key.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -321,15 +403,19 @@ impl Lsdb {
     pub fn install(&mut self, now: Instant, lsa: &Lsa<'_>) -> Install {
         let outcome = self.check(
             lsa.origin,
-            lsa.seq,
+            (lsa.seq, lsa.checksum),
             lsa.age,
             lsa.link_count(),
             lsa.prefix_count(),
         );
-        if outcome == Install::New {
-            let issued_at = Instant(now.0.saturating_sub(lsa.age as u64 * 1_000_000));
-            let record = self.store.intern_parsed(lsa);
-            self.put(now, record, issued_at);
+        match outcome {
+            Install::New => {
+                let issued_at = Instant(now.0.saturating_sub(lsa.age as u64 * 1_000_000));
+                let record = self.store.intern_parsed(lsa);
+                self.put(now, record, issued_at);
+            }
+            Install::Flushed => self.remove(now, lsa.origin),
+            _ => {}
         }
         outcome
     }
@@ -339,7 +425,7 @@ impl Lsdb {
     pub fn install_own(&mut self, now: Instant, record: LsaRecord) -> Install {
         let outcome = self.check(
             record.origin,
-            record.seq,
+            (record.seq, record.checksum),
             0,
             record.links.len(),
             record.prefixes.len(),
@@ -351,6 +437,24 @@ impl Lsdb {
         outcome
     }
 
+    /// Drops `origin`'s advertisement (flushed, or this node's own when
+    /// it leaves).
+    pub fn remove(&mut self, now: Instant, origin: NodeId) {
+        let (page, i) = slot_of(origin);
+        let Some(page) = self.pages.get_mut(page).and_then(Option::as_mut) else {
+            return;
+        };
+        if let Some(old) = page.records[i].take() {
+            self.digest ^= entry_hash(&old);
+            forget_second(
+                &mut self.issued_per_second,
+                full_second(page.issued[i], now),
+            );
+            self.held -= 1;
+            self.version += 1;
+        }
+    }
+
     fn put(&mut self, now: Instant, record: Arc<LsaRecord>, issued_at: Instant) {
         let (page, i) = slot_of(record.origin);
         if self.pages.len() <= page {
@@ -360,10 +464,10 @@ impl Lsdb {
         let issued = whole_seconds(issued_at);
         let old_issued = full_second(page.issued[i], now);
         page.issued[i] = issued as u16;
-        self.digest ^= entry_hash(record.origin, record.seq);
+        self.digest ^= entry_hash(&record);
         let changed = match page.records[i].replace(record) {
             Some(old) => {
-                self.digest ^= entry_hash(old.origin, old.seq);
+                self.digest ^= entry_hash(&old);
                 let new = page.records[i].as_ref().expect("just set");
                 forget_second(&mut self.issued_per_second, old_issued);
                 old.links != new.links || old.prefixes != new.prefixes
@@ -384,10 +488,10 @@ impl Lsdb {
         self.version
     }
 
-    /// A digest of which advertisements are held (origin and sequence
-    /// number, not age): two databases holding the same ones have the
-    /// same digest, whatever order they learnt them in. Kept up to date
-    /// on every change, so reading it costs nothing.
+    /// A digest of which advertisements are held (origin, sequence number
+    /// and checksum, not age): two databases holding the same ones have
+    /// the same digest, whatever order they learnt them in. Kept up to
+    /// date on every change, so reading it costs nothing.
     pub fn digest(&self) -> u64 {
         self.digest
     }
@@ -395,16 +499,33 @@ impl Lsdb {
     fn check(
         &mut self,
         origin: NodeId,
-        seq: u32,
+        instance: (u32, u32),
         age: u16,
         links: usize,
         prefixes: usize,
     ) -> Install {
-        let held_seq = self.get(origin).map(|r| r.seq);
+        use core::cmp::Ordering;
+        let held = self.get(origin).map(|r| (r.seq, r.checksum));
+        let order = held.map(|h| instance_order(instance, h));
         let c = &mut self.counters;
         if Duration::from_secs(age as u64) >= self.config.max_age {
-            c.too_old += 1;
-            Install::TooOld
+            // Past the maximum age: a flush of what we hold (or of a newer
+            // instance) takes our copy out; an older one is stale; with
+            // nothing held there is nothing to flush.
+            match order {
+                Some(Ordering::Less) => {
+                    c.stale += 1;
+                    Install::Stale
+                }
+                Some(_) => {
+                    c.flushed += 1;
+                    Install::Flushed
+                }
+                None => {
+                    c.too_old += 1;
+                    Install::TooOld
+                }
+            }
         } else if links > self.config.max_links {
             c.refused_links += 1;
             Install::Refused(Refusal::TooManyLinks)
@@ -412,12 +533,12 @@ impl Lsdb {
             c.refused_prefixes += 1;
             Install::Refused(Refusal::TooManyPrefixes)
         } else {
-            match held_seq {
-                Some(held) if held == seq => {
+            match order {
+                Some(Ordering::Equal) => {
                     c.duplicate += 1;
                     Install::Duplicate
                 }
-                Some(held) if !seq_newer(seq, held) => {
+                Some(Ordering::Less) => {
                     c.stale += 1;
                     Install::Stale
                 }
@@ -442,10 +563,24 @@ impl Lsdb {
             .collect()
     }
 
+    /// Whether `origin` has a link that its neighbor confirms (lists back):
+    /// a router that left, or whose neighbors all lost it, has none, and
+    /// what it still advertises is not reachable through it.
+    pub fn has_two_way_link(&self, origin: NodeId) -> bool {
+        self.get(origin).is_some_and(|r| {
+            r.links.iter().any(|l| {
+                self.get(l.neighbor)
+                    .is_some_and(|n| n.lists(origin, l.link_id))
+            })
+        })
+    }
+
     /// The origin serving the longest prefix that covers `dst` (an IPv4
-    /// address in the first four bytes when `v4`); ties go to the lowest
-    /// node id. `None` when no origin serves it.
-    pub fn egress_for(&self, dst: &[u8; 16], v4: bool) -> Option<NodeId> {
+    /// address in the first four bytes when `v4`), among `me` and the
+    /// origins with a two-way link (a router that left still advertises
+    /// its prefixes until its advertisement ages out); ties go to the
+    /// lowest node id. `None` when no such origin serves it.
+    pub fn egress_for(&self, dst: &[u8; 16], v4: bool, me: NodeId) -> Option<NodeId> {
         let covers = |p: &Prefix| -> Option<u8> {
             let (addr, len): (&[u8], u8) = match p {
                 Prefix::V4 { addr, len } if v4 => (addr, *len),
@@ -461,14 +596,19 @@ impl Lsdb {
             };
             (head && tail).then_some(len)
         };
-        self.records()
-            .flat_map(|r| {
-                r.prefixes
-                    .iter()
-                    .filter_map(move |p| covers(p).map(|len| (len, r.origin)))
-            })
-            .max_by_key(|&(len, origin)| (len, core::cmp::Reverse(origin)))
-            .map(|(_, origin)| origin)
+        let mut best: Option<(u8, NodeId)> = None;
+        for r in self.records() {
+            let Some(len) = r.prefixes.iter().filter_map(&covers).max() else {
+                continue;
+            };
+            let better = best.is_none_or(|(l, o)| {
+                (len, core::cmp::Reverse(r.origin)) > (l, core::cmp::Reverse(o))
+            });
+            if better && (r.origin == me || self.has_two_way_link(r.origin)) {
+                best = Some((len, r.origin));
+            }
+        }
+        best.map(|(_, origin)| origin)
     }
 
     /// Drops advertisements that reached the maximum age; returns how many.
@@ -493,7 +633,7 @@ impl Lsdb {
                 let s = full_second(page.issued[i], now);
                 if due(s) {
                     if let Some(r) = page.records[i].take() {
-                        self.digest ^= entry_hash(r.origin, r.seq);
+                        self.digest ^= entry_hash(&r);
                     }
                     gone += 1;
                 } else {
@@ -516,12 +656,15 @@ impl Lsdb {
             .map(|&s| at_second(s) + self.config.max_age)
     }
 
-    /// Builds the graph of everything known. Each link's direction takes
-    /// the cost its tail measured (`metric_out` in the tail's
-    /// advertisement) and falls back on the head's `metric_in` when the
-    /// tail has not advertised. `overrides` replace a direction's cost (an
-    /// operator's setting). Nodes are sorted by id, so the graph and every
-    /// path computed on it are the same for the same database.
+    /// Builds the graph of everything known. A link is in it only when
+    /// both ends list it (the two-way check of RFC 2328 §16.1): one end's
+    /// word is not enough, so a stale advertisement of a router that
+    /// restarted or left cannot keep links alive, and no router attracts
+    /// traffic with links nobody confirms. Each direction takes the cost
+    /// its tail measured (`metric_out` in the tail's advertisement);
+    /// `overrides` replace a direction's cost (an operator's setting).
+    /// Nodes are sorted by id, so the graph and every path computed on it
+    /// are the same for the same database.
     pub fn graph(&self, overrides: &BTreeMap<(NodeId, NodeId), Metric>) -> LsGraph {
         let mut ids: Vec<NodeId> = self.records().map(|r| r.origin).collect();
         for r in self.records() {
@@ -529,19 +672,10 @@ impl Lsdb {
         }
         ids.sort_unstable();
         ids.dedup();
-        // Per physical link (lower id, higher id, link id): the two costs,
-        // each with whether it came from the tail itself.
-        type Dir = Option<(Metric, bool)>;
+        // Per physical link (lower id, higher id, link id): the cost each
+        // end measured for its own direction, once each end has listed it.
+        type Dir = Option<Metric>;
         let mut links: BTreeMap<(NodeId, NodeId, u8), (Dir, Dir)> = BTreeMap::new();
-        let set = |slot: &mut Dir, m: u32, own: bool| {
-            let better = match slot {
-                None => true,
-                Some((_, held_own)) => own && !*held_own,
-            };
-            if better {
-                *slot = Some((Metric::from_units(m), own));
-            }
-        };
         for r in self.records() {
             for l in r.links.iter() {
                 if l.neighbor == r.origin {
@@ -549,26 +683,24 @@ impl Lsdb {
                 }
                 let (lo, hi) = (r.origin.min(l.neighbor), r.origin.max(l.neighbor));
                 let entry = links.entry((lo, hi, l.link_id)).or_insert((None, None));
-                let (fwd, back) = if r.origin == lo {
-                    (&mut entry.0, &mut entry.1)
+                let own = if r.origin == lo {
+                    &mut entry.0
                 } else {
-                    (&mut entry.1, &mut entry.0)
+                    &mut entry.1
                 };
-                set(fwd, l.metric_out, true);
-                // The far end's own advertisement is authoritative for its
-                // direction: if it has one that does not list this link,
-                // the link is gone that way (a stale LSA of a dead node must
-                // not keep links toward it alive).
-                if self.get(l.neighbor).is_none() {
-                    set(back, l.metric_in, false);
-                }
+                // A record lists a link once (duplicates keep the first).
+                own.get_or_insert(Metric::from_units(l.metric_out));
             }
         }
         let index = |id: NodeId| ids.binary_search(&id).expect("collected above") as NodeIx;
         let mut b = GraphBuilder::new(ids.len());
         for ((lo, hi, _), (up, down)) in links {
-            let cost = |from: NodeId, to: NodeId, d: Dir| {
-                overrides.get(&(from, to)).copied().or(d.map(|(m, _)| m))
+            // The two-way check: a link only one end lists is left out.
+            let (Some(up), Some(down)) = (up, down) else {
+                continue;
+            };
+            let cost = |from: NodeId, to: NodeId, m: Metric| {
+                overrides.get(&(from, to)).copied().or(Some(m))
             };
             b.add_link(index(lo), index(hi), cost(lo, hi, up), cost(hi, lo, down));
         }
@@ -619,13 +751,7 @@ mod tests {
         age: u16,
         links: &[LsaLink],
     ) -> Install {
-        let header = ControlHeader {
-            msg_type: MessageType::Lsa,
-            sender: NodeId(99),
-            key_id: 0,
-            mac_len: 0,
-            replay: 0,
-        };
+        let header = ControlHeader::new(MessageType::Lsa, NodeId(99));
         let mut buf = vec![0u8; 4096];
         let n = Lsa::emit(&header, NodeId(origin), age, seq, links, &[], &mut buf).unwrap();
         let msg = ControlMessage::parse(&buf[..n]).unwrap();
@@ -665,6 +791,55 @@ mod tests {
         assert_eq!(offer(&mut db, t, 2, u32::MAX, 0, &[]), Install::Stale);
         let c = db.counters();
         assert_eq!((c.installed, c.duplicate, c.stale), (4, 1, 2));
+    }
+
+    #[test]
+    fn equal_numbers_with_other_contents_are_ordered_by_checksum() {
+        // A restarted origin reused number 5 with other links: the two
+        // instances are not duplicates; the higher checksum wins
+        // everywhere (RFC 2328 §13.1), whichever arrives first.
+        let t = Instant::ZERO;
+        let (a, b) = ([link(2, 1000, 1000)], [link(3, 1000, 1000)]);
+        let sum = |l: &[LsaLink]| LsaRecord::new(NodeId(1), 5, l.into(), Box::new([])).checksum;
+        let (high, low) = if sum(&a) > sum(&b) {
+            (&a, &b)
+        } else {
+            (&b, &a)
+        };
+        for order in [[low, high], [high, low]] {
+            let mut db = Lsdb::new(LsdbConfig::default());
+            assert_eq!(offer(&mut db, t, 1, 5, 0, order[0]), Install::New);
+            let second = offer(&mut db, t, 1, 5, 0, order[1]);
+            let expected = if order[1] == high {
+                Install::New
+            } else {
+                Install::Stale
+            };
+            assert_eq!(second, expected);
+            assert_eq!(&*db.get(NodeId(1)).unwrap().links, &high[..]);
+            assert_eq!(offer(&mut db, t, 1, 5, 0, high), Install::Duplicate);
+        }
+    }
+
+    #[test]
+    fn a_flush_removes_the_instance_held_or_older_ones_only() {
+        let t = Instant::from_millis(10_000);
+        let mut db = Lsdb::new(LsdbConfig::default());
+        assert_eq!(offer(&mut db, t, 1, 5, 0, &[]), Install::New);
+        let digest = db.digest();
+        assert_eq!(offer(&mut db, t, 1, 4, FLUSH_AGE, &[]), Install::Stale);
+        assert!(
+            db.get(NodeId(1)).is_some(),
+            "an older flush changes nothing"
+        );
+        assert_eq!(db.digest(), digest);
+        let v = db.version();
+        assert_eq!(offer(&mut db, t, 1, 5, FLUSH_AGE, &[]), Install::Flushed);
+        assert!(db.is_empty() && db.next_expiry().is_none());
+        assert!(db.version() > v);
+        assert_eq!(db.digest(), Lsdb::new(LsdbConfig::default()).digest());
+        assert_eq!(offer(&mut db, t, 1, 6, FLUSH_AGE, &[]), Install::TooOld);
+        assert_eq!(db.counters().flushed, 1);
     }
 
     #[test]
@@ -777,10 +952,11 @@ mod tests {
     }
 
     #[test]
-    fn graph_uses_each_tails_own_measurement_and_overrides() {
+    fn graph_keeps_two_way_links_with_each_tails_own_measurement_and_overrides() {
         let mut db = Lsdb::new(LsdbConfig::default());
         let t = Instant::ZERO;
         // 1 says 1->2 costs 1000, 2->1 costs 5000; 2 says 2->1 costs 2000.
+        // 1 also lists 3, which never advertised.
         offer(
             &mut db,
             t,
@@ -808,21 +984,75 @@ mod tests {
         };
         assert_eq!(cost(&g, 1, 2), 1000);
         assert_eq!(cost(&g, 2, 1), 2000, "2's own view wins over 1's metric_in");
-        assert_eq!(cost(&g, 3, 1), 1500, "3 never advertised: 1's metric_in");
-        assert_eq!(g.graph.link_count(), 2);
+        assert!(
+            !has_arc(&g, 1, 3) && !has_arc(&g, 3, 1),
+            "3 never confirmed the link 1 lists"
+        );
+        assert_eq!(g.graph.link_count(), 1);
+        assert!(db.has_two_way_link(NodeId(1)) && !db.has_two_way_link(NodeId(3)));
         let mut overrides = BTreeMap::new();
         overrides.insert((NodeId(1), NodeId(2)), Metric::from_units(9000));
         assert_eq!(cost(&db.graph(&overrides), 1, 2), 9000);
-        // 2 stops listing 1 (its link died): 1's stale metric_in does not
-        // keep the direction 2 -> 1 alive.
-        offer(&mut db, t, 2, 2, 0, &[]);
+        // An infinite metric removes that direction only.
+        offer(&mut db, t, 2, 2, 0, &[link(1, u32::MAX, 1000)]);
         let g = db.graph(&BTreeMap::new());
         assert!(!has_arc(&g, 2, 1));
         assert!(has_arc(&g, 1, 2));
-        // An infinite metric removes that direction.
-        offer(&mut db, t, 2, 3, 0, &[link(1, u32::MAX, 1000)]);
+        // 2 stops listing 1 (its link died, or 2 restarted and has not
+        // heard 1 yet): 1's word alone keeps neither direction alive.
+        offer(&mut db, t, 2, 3, 0, &[]);
         let g = db.graph(&BTreeMap::new());
-        assert!(!has_arc(&g, 2, 1));
+        assert!(!has_arc(&g, 2, 1) && !has_arc(&g, 1, 2));
+        assert!(!db.has_two_way_link(NodeId(1)));
+    }
+
+    #[test]
+    fn egress_is_a_reachable_origin_or_this_node() {
+        let mut db = Lsdb::new(LsdbConfig::default());
+        let t = Instant::ZERO;
+        let client = Prefix::V4 {
+            addr: [198, 18, 0, 9],
+            len: 32,
+        };
+        let mut buf = vec![0u8; 256];
+        let mut put = |db: &mut Lsdb, origin: u16, seq: u32, links: &[LsaLink]| {
+            let header = ControlHeader::new(MessageType::Lsa, NodeId(99));
+            let n = Lsa::emit(&header, NodeId(origin), 0, seq, links, &[client], &mut buf).unwrap();
+            let msg = ControlMessage::parse(&buf[..n]).unwrap();
+            db.install(t, &Lsa::parse(&msg).unwrap())
+        };
+        // Access points 1 and 2 both serve the client; 3 links to 2 only.
+        put(&mut db, 1, 1, &[link(3, 1000, 1000)]);
+        put(&mut db, 2, 1, &[link(3, 1000, 1000)]);
+        offer(&mut db, t, 3, 1, 0, &[link(2, 1000, 1000)]);
+        let dst = {
+            let mut d = [0u8; 16];
+            d[..4].copy_from_slice(&[198, 18, 0, 9]);
+            d
+        };
+        assert_eq!(
+            db.egress_for(&dst, true, NodeId(3)),
+            Some(NodeId(2)),
+            "1 is cut off"
+        );
+        assert_eq!(
+            db.egress_for(&dst, true, NodeId(1)),
+            Some(NodeId(1)),
+            "itself"
+        );
+        offer(
+            &mut db,
+            t,
+            3,
+            2,
+            0,
+            &[link(1, 1000, 1000), link(2, 1000, 1000)],
+        );
+        assert_eq!(
+            db.egress_for(&dst, true, NodeId(3)),
+            Some(NodeId(1)),
+            "lowest id"
+        );
     }
 
     #[test]

@@ -43,7 +43,7 @@ use crate::lsdb::LsaStore;
 use crate::paths::{Damping, DampingConfig, DisjointPaths, Disjointness};
 use crate::redundancy::{
     Egress, EgressConfig, Ingress, IngressConfig, Outgoing, PathState, Payload, Policy,
-    CLASS_CONTROL,
+    SessionLimits, CLASS_CONTROL,
 };
 use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::time::Instant;
@@ -60,8 +60,8 @@ pub struct NodeConfig {
     pub max_paths: usize,
     pub disjoint: Disjointness,
     pub damping: DampingConfig,
-    /// Sessions per side (ingress, egress).
-    pub max_sessions: usize,
+    /// Bounds of the session tables (each side: ingress, egress).
+    pub sessions: SessionLimits,
     /// How often each egress session reports per-path counts to its ingress.
     pub path_report_interval: Duration,
     /// Bound of the transmit and deliver queues toward the driver.
@@ -136,7 +136,7 @@ impl Default for NodeConfig {
             max_paths: 3,
             disjoint: Disjointness::Node,
             damping: DampingConfig::default(),
-            max_sessions: 1024,
+            sessions: SessionLimits::default(),
             path_report_interval: Duration::from_secs(1),
             max_queue: 4096,
             route_delay: Duration::from_millis(200),
@@ -296,10 +296,10 @@ impl Node {
                 config.ingress,
                 config.policy.clone(),
                 config.classifier.clone(),
-                config.max_sessions,
+                config.sessions,
                 config.seed,
             ),
-            egress: Egress::new(config.egress, config.max_sessions),
+            egress: Egress::new(config.egress, config.sessions),
             control,
             routes: BTreeMap::new(),
             topology_seen: u64::MAX,
@@ -347,7 +347,7 @@ impl Node {
             self.counters.not_ip += 1;
             return;
         };
-        let Some(egress) = self.control.lsdb().egress_for(&info.dst, info.v4) else {
+        let Some(egress) = self.control.lsdb().egress_for(&info.dst, info.v4, self.id) else {
             self.counters.no_egress += 1;
             return;
         };
@@ -867,7 +867,55 @@ impl Node {
         if now >= self.next_report {
             self.next_report = now + self.config.path_report_interval;
             self.send_path_reports(now);
+            self.expire_idle(now);
         }
+    }
+
+    /// Drops idle sessions (each side), and the routes toward nodes that no
+    /// session uses any more and nothing waits for: no per-peer table
+    /// keeps what traffic left behind.
+    fn expire_idle(&mut self, now: Instant) {
+        self.ingress.expire(now);
+        let (got, pool) = (&mut self.got, &mut self.pool);
+        self.egress.expire(now, &mut |p| {
+            let mut b = take_buffer(pool);
+            b.extend_from_slice(p);
+            got.push(b);
+        });
+        let mut got = std::mem::take(&mut self.got);
+        for p in got.drain(..) {
+            self.deliver_local(p);
+        }
+        self.got = got;
+        let unused: Vec<NodeId> = self
+            .routes
+            .iter()
+            .filter(|(&peer, set)| {
+                !self.ingress.serves(peer)
+                    && !self.egress.serves(peer)
+                    && set.waiting.as_ref().is_none_or(|w| w.queued() == 0)
+                    && self.backlog.binary_search(&peer).is_err()
+            })
+            .map(|(&peer, _)| peer)
+            .collect();
+        for peer in unused {
+            self.routes.remove(&peer);
+            self.ingress.forget_paths(peer);
+        }
+        // Next hops that are neighbors no more (and hold nothing in the
+        // driver); a current neighbor's entry stays at zero, so that the
+        // data path does not allocate it again.
+        let links = self.control.links();
+        self.in_driver
+            .retain(|n, held| *held > 0 || links.knows(*n));
+    }
+
+    /// The node is leaving (an operator's shutdown): its link-state
+    /// advertisement is flushed from every database (see
+    /// [`ControlPlane::leave`]). Drain [`Self::poll_transmit`] before
+    /// stopping.
+    pub fn leave(&mut self) {
+        self.control.leave();
     }
 
     /// Notes a link-state change and schedules the route recomputation
@@ -894,13 +942,7 @@ impl Node {
                 .into_iter()
                 .map(|(path, received)| PathCount { path, received })
                 .collect();
-            let header = ControlHeader {
-                msg_type: MessageType::PathReport,
-                sender: self.id,
-                key_id: 0,
-                mac_len: 0,
-                replay: 0,
-            };
+            let header = ControlHeader::new(MessageType::PathReport, self.id);
             let mut buf = vec![0u8; 16 + 4 + 8 * counts.len()];
             let Ok(n) = PathReport::emit(&header, ingress, class, &counts, &mut buf) else {
                 continue;

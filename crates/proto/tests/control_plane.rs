@@ -259,10 +259,11 @@ fn a_lost_flood_is_repaired_within_seconds_by_the_probes_digest() {
     assert!(after <= 4.0, "repaired only after {after} s");
     assert!(resyncs >= 1);
     // 3's new advertisement is sent by 3 and by 2 (its flood, lost at 1),
-    // then once per resync: the other two advertisements, older than the
-    // last agreement, are not sent again.
+    // then once per resync, and once by 1 when it installs it (flooding
+    // on): the other two advertisements, older than the last agreement,
+    // are not sent again.
     assert!(
-        lsas <= 2 + resyncs,
+        lsas <= 3 + resyncs,
         "{lsas} advertisements for {resyncs} resyncs"
     );
     // Without the resync (an interval longer than the test), nothing
@@ -335,4 +336,71 @@ fn garbage_is_counted_never_fatal() {
     // A message of a version we do not speak is counted as such.
     let _ = node.handle(secs(10), &[0x23, 0, 0, 0]);
     assert!(node.counters().rx_errors["unsupported_version"] >= 1);
+}
+
+#[test]
+fn a_router_that_leaves_is_flushed_from_every_database_at_once() {
+    let mut m = ring(7);
+    m.run_until(secs(30));
+    assert_eq!(m.path(0, 1, 5), Some(vec![1, 2, 5]));
+    // Node 2 (index 1) shuts down cleanly: its flush goes out, then it is
+    // gone from the medium.
+    m.nodes[1].leave();
+    let t = m.now;
+    m.run_until(t + Duration::from_millis(1));
+    for i in [1, 4] {
+        m.set_loss(1, i, 1.0);
+    }
+    m.set_loss(0, 1, 1.0);
+    for (i, n) in m.nodes.iter().enumerate() {
+        if i != 1 {
+            assert!(
+                n.lsdb().get(NodeId(2)).is_none(),
+                "node {} still holds 2's advertisement",
+                i + 1
+            );
+            assert_eq!(n.counters().flushes_received, 1, "node {}", i + 1);
+        }
+    }
+    assert_eq!(
+        m.path(0, 1, 5),
+        Some(vec![1, 4, 3, 5]),
+        "routed around at once"
+    );
+}
+
+#[test]
+fn a_restarted_router_is_heard_and_knows_the_network_within_round_trips() {
+    let mut m = ring(8);
+    m.run_until(secs(60));
+    let seq_before = m.nodes[1].lsdb().get(NodeId(2)).unwrap().seq;
+    assert!(seq_before > 2, "a few advertisements before the restart");
+    // Node 2 reboots: new boot index, empty database, numbering from 1.
+    let t = m.now;
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    m.nodes[1] = ControlPlane::new(NodeId(2), ControlConfig::default(), t, &mut rng).unwrap();
+    m.run_until(t + Duration::from_millis(500));
+    let held: Vec<u32> = m
+        .nodes
+        .iter()
+        .map(|n| n.lsdb().get(NodeId(2)).map_or(0, |r| r.seq))
+        .collect();
+    assert!(
+        held.iter().all(|&s| s > seq_before && s == held[0]),
+        "everyone holds 2's new advertisement, numbered past {seq_before}: {held:?}"
+    );
+    assert_eq!(m.nodes[1].lsdb().len(), 5, "2 knows every origin again");
+    assert!(m.nodes[1].counters().own_seq_jumps >= 1);
+    // Its links are two-way again: it routes through them, and others
+    // through it.
+    assert_eq!(m.path(1, 2, 3), Some(vec![2, 5, 3]));
+    assert_eq!(m.path(0, 1, 5), Some(vec![1, 2, 5]));
+    for i in [0, 4] {
+        assert_eq!(
+            m.nodes[i].counters().neighbors_restarted,
+            1,
+            "node {}",
+            i + 1
+        );
+    }
 }

@@ -74,6 +74,7 @@ fn run(
         mode,
         IngressConfig::default(),
         start,
+        start.rotate_left(16),
     );
     let mut out = Vec::new();
     let path_states: Vec<PathState> = (0..paths)
@@ -142,7 +143,7 @@ fn run(
         }),
         ..EgressConfig::default()
     };
-    let mut eg = EgressSession::new(config);
+    let mut eg = EgressSession::new(config, Instant::ZERO);
     let mut delivered = Vec::new();
     for (_, j) in wire_order {
         now = now + Duration::from_micros(100);
@@ -236,8 +237,8 @@ proptest! {
     /// packet lost or delivered twice on a perfect network.
     #[test]
     fn adaptive_switches_without_loss_or_duplication(losses in prop::collection::vec(0.0f64..0.4, 1..12)) {
-        let mut ing = IngressSession::new(NodeId(1), NodeId(2), 0, Mode::Adaptive { target: 0.999 }, IngressConfig::default(), 0);
-        let mut eg = EgressSession::new(EgressConfig::default());
+        let mut ing = IngressSession::new(NodeId(1), NodeId(2), 0, Mode::Adaptive { target: 0.999 }, IngressConfig::default(), 0, 0);
+        let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
         let mut delivered = Vec::new();
         let mut out = Vec::new();
         let mut now = Instant::ZERO;
@@ -280,8 +281,9 @@ fn path_reports_measure_per_path_loss_and_drive_adaptive() {
         Mode::Adaptive { target: 0.999 },
         IngressConfig::default(),
         0,
+        0,
     );
-    let mut eg = EgressSession::new(EgressConfig::default());
+    let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
     let mut out = Vec::new();
     // The probes see three clean paths, so adaptive starts with `single`.
     let paths = [PathState {

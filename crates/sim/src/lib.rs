@@ -29,4 +29,4 @@ pub use report::{
     run_scenario, run_scenario_capturing, FlowSummary, ScenarioReport, VariantReport,
 };
 pub use scenario::{Scenario, ScenarioError};
-pub use world::{run_once, FlowResult, RunResult, World};
+pub use world::{run_once, FlowResult, Outage, RunResult, World, MAX_OUTAGES};

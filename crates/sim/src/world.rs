@@ -49,6 +49,11 @@ pub struct FlowResult {
     pub overhead: f64,
     /// Longest time between two packets delivered in a row (an outage).
     pub max_gap_ms: f64,
+    /// Constant-rate flows: every gap between two packets delivered in a
+    /// row longer than five packet intervals (and 100 ms), in order; at
+    /// most [`MAX_OUTAGES`] (the first ones).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<Outage>,
     /// Bytes received (in order, for TCP) per second of the flow, Mbit/s.
     pub goodput_mbps: f64,
     /// TCP: segments the sender sent again.
@@ -57,6 +62,18 @@ pub struct FlowResult {
     /// after the first event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retransmits_after_event: Option<u64>,
+}
+
+/// Most outages recorded per flow.
+pub const MAX_OUTAGES: usize = 64;
+
+/// A time a flow delivered nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Outage {
+    /// When the last packet before the gap arrived, seconds into the run.
+    pub from_s: f64,
+    /// How long until the next one arrived.
+    pub ms: f64,
 }
 
 /// Results of one run.
@@ -123,6 +140,7 @@ struct Flow {
     delays_us: Vec<u64>,
     last_arrival: Option<Instant>,
     max_gap_us: u64,
+    outages: Vec<Outage>,
     /// For TCP flows: the two ends, once started, and their next timers.
     tcp: Option<Box<TcpPair>>,
     tcp_bytes: Option<u64>,
@@ -400,6 +418,7 @@ impl World {
                 delays_us: Vec::new(),
                 last_arrival: None,
                 max_gap_us: 0,
+                outages: Vec::new(),
                 tcp: None,
                 tcp_bytes: f.tcp_bytes,
                 started: Instant::ZERO + f.start,
@@ -730,7 +749,15 @@ impl World {
                 f.delays_us
                     .push(self.now.as_micros().saturating_sub(sent_us));
                 if let Some(last) = f.last_arrival {
-                    f.max_gap_us = f.max_gap_us.max(self.now.since(last).as_micros() as u64);
+                    let gap = self.now.since(last);
+                    f.max_gap_us = f.max_gap_us.max(gap.as_micros() as u64);
+                    let outage = (f.interval * 5).max(Duration::from_millis(100));
+                    if gap > outage && f.outages.len() < MAX_OUTAGES {
+                        f.outages.push(Outage {
+                            from_s: last.as_micros() as f64 / 1e6,
+                            ms: gap.as_micros() as f64 / 1000.0,
+                        });
+                    }
                 }
                 f.last_arrival = Some(self.now);
             }
@@ -1090,6 +1117,7 @@ impl World {
                     delay_p99_ms,
                     overhead,
                     max_gap_ms: f.max_gap_us as f64 / 1000.0,
+                    outages: f.outages.clone(),
                     retransmits: 0,
                     retransmits_after_event: None,
                     goodput_mbps: {

@@ -23,6 +23,7 @@ fn header() -> DataHeader {
         },
         hop_limit: 32,
         class: 0,
+        epoch: 7,
     }
 }
 

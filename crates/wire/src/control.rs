@@ -3,13 +3,14 @@
 //! Every control message is a 16-byte control header, a body whose length
 //! the header gives, and a MAC trailer whose length the header also gives
 //! (zero while the control plane is unauthenticated). The header carries a
-//! key id and a 64-bit replay counter already, so authenticating the control
-//! plane later changes no message layout:
+//! key id, the sender's boot index and a packet counter (RFC 8967's index
+//! and PC), so authenticating the control plane changes no message layout:
 //!
 //! ```text
-//!  0: ver:4 type:4 | 1: flags (0) | 2: body length:16
-//!  4: sender:16                   | 6: key id | 7: MAC length
-//!  8: replay counter:64
+//!  0: ver:4 type:4 | 1: flags | 2: body length:16
+//!  4: sender:16               | 6: key id | 7: MAC length
+//!  8: boot index:32
+//! 12: packet counter:32
 //! 16: body (body length bytes) | MAC (MAC length bytes)
 //! ```
 
@@ -19,21 +20,63 @@ use crate::{first_byte, peek, MessageType, NodeId, Reader, WireError, Writer};
 pub const CONTROL_HEADER_LEN: usize = 16;
 const PROBE_FIXED_LEN: usize = 12;
 const PROBE_REPORT_LEN: usize = 6;
-const LSA_FIXED_LEN: usize = 12;
+const LSA_FIXED_LEN: usize = 16;
 const LSA_LINK_LEN: usize = 12;
+
+/// Control header flags (byte 1). This version defines none: they are
+/// sent as 0 and ignored on receipt, so a later version can use them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ControlFlags(u8);
+
+impl ControlFlags {
+    /// The bits this version defines.
+    const KNOWN: u8 = 0;
+
+    pub const fn empty() -> Self {
+        ControlFlags(0)
+    }
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+    /// Keeps only the bits this version defines.
+    pub const fn from_bits_truncate(bits: u8) -> Self {
+        ControlFlags(bits & Self::KNOWN)
+    }
+}
 
 /// The control header, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ControlHeader {
     pub msg_type: MessageType,
+    pub flags: ControlFlags,
     /// The neighbor that sent this copy (not necessarily the LSA's origin).
     pub sender: NodeId,
     /// Which key the MAC was made with (0 while unauthenticated).
     pub key_id: u8,
     /// Length of the MAC trailer in bytes (0 while unauthenticated).
     pub mac_len: u8,
-    /// Strictly increasing per (sender, key); lets a receiver refuse replays.
-    pub replay: u64,
+    /// Drawn at random each time the sender starts: a neighbor that sees
+    /// it change knows the sender restarted (RFC 8967's index).
+    pub boot_index: u32,
+    /// +1 per message the sender sends in this boot (RFC 8967's packet
+    /// counter): with the boot index it lets a receiver refuse replays.
+    pub counter: u32,
+}
+
+impl ControlHeader {
+    /// An unauthenticated header of `msg_type` from `sender`, boot index
+    /// and counter 0 (fill them in before sending).
+    pub const fn new(msg_type: MessageType, sender: NodeId) -> Self {
+        ControlHeader {
+            msg_type,
+            flags: ControlFlags::empty(),
+            sender,
+            key_id: 0,
+            mac_len: 0,
+            boot_index: 0,
+            counter: 0,
+        }
+    }
 }
 
 /// A control message split into its parts, all borrowed from the input.
@@ -58,12 +101,13 @@ impl<'a> ControlMessage<'a> {
         }
         let mut r = Reader::new(buf);
         let _first = r.u8()?;
-        let _flags = r.u8()?;
+        let flags = ControlFlags::from_bits_truncate(r.u8()?);
         let body_len = r.u16()? as usize;
         let sender = NodeId(r.u16()?);
         let key_id = r.u8()?;
         let mac_len = r.u8()?;
-        let replay = r.u64()?;
+        let boot_index = r.u32()?;
+        let counter = r.u32()?;
         let declared = CONTROL_HEADER_LEN + body_len + mac_len as usize;
         if buf.len() != declared {
             return Err(WireError::LengthMismatch {
@@ -77,10 +121,12 @@ impl<'a> ControlMessage<'a> {
         Ok(ControlMessage {
             header: ControlHeader {
                 msg_type: ty,
+                flags,
                 sender,
                 key_id,
                 mac_len,
-                replay,
+                boot_index,
+                counter,
             },
             body,
             mac,
@@ -105,12 +151,13 @@ fn emit_control(
     let mut w = Writer::new(out);
     w.reserve(CONTROL_HEADER_LEN + body_len + header.mac_len as usize)?;
     w.u8(first_byte(header.msg_type));
-    w.u8(0);
+    w.u8(header.flags.bits());
     w.u16(body_len16);
     w.u16(header.sender.0);
     w.u8(header.key_id);
     w.u8(header.mac_len);
-    w.u64(header.replay);
+    w.u32(header.boot_index);
+    w.u32(header.counter);
     let start = w.pos();
     body(&mut w);
     debug_assert_eq!(w.pos() - start, body_len, "body writer and length disagree");
@@ -402,9 +449,20 @@ pub struct Lsa<'a> {
     pub age: u16,
     /// Origin's sequence number (serial-number arithmetic, RFC 1982).
     pub seq: u32,
+    /// CRC-32 of the contents (everything but the age), checked when
+    /// parsed: see [`LsaEntry::checksum`].
+    pub checksum: u32,
     links: &'a [u8],
     prefixes: &'a [u8],
     prefix_count: usize,
+}
+
+/// Whether reading an LSA checks its checksum (a bundle checks each once,
+/// when parsed, and trusts it when iterated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checksum {
+    Verify,
+    Trust,
 }
 
 /// The body of an LSA message: one or more LSAs back to back (a node
@@ -423,7 +481,7 @@ impl<'a> LsaBundle<'a> {
         let mut r = Reader::new(msg.body);
         let mut count = 0;
         loop {
-            Lsa::read(&mut r)?;
+            Lsa::read(&mut r, Checksum::Verify)?;
             count += 1;
             if r.is_empty() {
                 break;
@@ -446,27 +504,86 @@ impl<'a> LsaBundle<'a> {
 
     pub fn iter(&self) -> impl Iterator<Item = Lsa<'a>> + 'a {
         let mut r = Reader::new(self.body);
-        // Validated in `parse`, so `read` cannot fail here.
-        (0..self.count).map_while(move |_| Lsa::read(&mut r).ok())
+        // Validated (checksums too) in `parse`, so `read` cannot fail here.
+        (0..self.count).map_while(move |_| Lsa::read(&mut r, Checksum::Trust).ok())
     }
 }
 
-/// One LSA to write: see [`Lsa::emit_bundle`].
+/// One LSA to write: see [`Lsa::emit_bundle`]. Its checksum is computed
+/// once, when the LSA is made ([`LsaEntry::new`]), and travels with it:
+/// flooding an LSA on costs no checksum, receiving one costs one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LsaEntry<'b> {
     pub origin: NodeId,
     pub age: u16,
     pub seq: u32,
+    /// [`LsaEntry::checksum_of`] the other fields (a receiver refuses the
+    /// LSA if it is not).
+    pub checksum: u32,
     pub links: &'b [LsaLink],
     pub prefixes: &'b [Prefix],
 }
 
-impl LsaEntry<'_> {
+impl<'b> LsaEntry<'b> {
     /// Bytes this LSA takes in a message body.
     pub fn encoded_len(&self) -> usize {
         LSA_FIXED_LEN
             + self.links.len() * LSA_LINK_LEN
             + self.prefixes.iter().map(Prefix::encoded_len).sum::<usize>()
+    }
+
+    /// An entry with its checksum computed.
+    pub fn new(
+        origin: NodeId,
+        age: u16,
+        seq: u32,
+        links: &'b [LsaLink],
+        prefixes: &'b [Prefix],
+    ) -> Self {
+        LsaEntry {
+            origin,
+            age,
+            seq,
+            checksum: Self::checksum_of(origin, seq, links, prefixes),
+            links,
+            prefixes,
+        }
+    }
+
+    /// The checksum an LSA carries: CRC-32 (IEEE) over its encoding
+    /// without the age and the checksum field (origin, sequence number,
+    /// counts, links, prefixes), so that it does not change in flight and
+    /// two LSAs with one number and other contents are told apart.
+    pub fn checksum_of(origin: NodeId, seq: u32, links: &[LsaLink], prefixes: &[Prefix]) -> u32 {
+        let mut head = [0u8; 6];
+        head[..2].copy_from_slice(&origin.0.to_be_bytes());
+        head[2..].copy_from_slice(&seq.to_be_bytes());
+        let mut h = crc32fast::Hasher::new();
+        h.update(&head);
+        h.update(&(links.len() as u16).to_be_bytes());
+        h.update(&(prefixes.len() as u16).to_be_bytes());
+        let mut link = [0u8; LSA_LINK_LEN];
+        for l in links {
+            l.encode(&mut link);
+            h.update(&link);
+        }
+        let mut prefix = [0u8; 18];
+        for p in prefixes {
+            let n = p.encoded_len();
+            p.write(&mut Writer::new(&mut prefix[..n]));
+            h.update(&prefix[..n]);
+        }
+        h.finalize()
+    }
+}
+
+impl LsaLink {
+    fn encode(&self, b: &mut [u8; LSA_LINK_LEN]) {
+        b[0..2].copy_from_slice(&self.neighbor.0.to_be_bytes());
+        b[2] = self.link_id;
+        b[3] = 0;
+        b[4..8].copy_from_slice(&self.metric_out.to_be_bytes());
+        b[8..12].copy_from_slice(&self.metric_in.to_be_bytes());
     }
 }
 
@@ -483,10 +600,13 @@ impl<'a> Lsa<'a> {
         }
     }
 
-    fn read(r: &mut Reader<'a>) -> Result<Self, WireError> {
+    fn read(r: &mut Reader<'a>, checksum_check: Checksum) -> Result<Self, WireError> {
         let origin = NodeId(r.u16()?);
         let age = r.u16()?;
         let seq = r.u32()?;
+        let checksum = r.u32()?;
+        // Counts, links and prefixes: one run of bytes the checksum covers.
+        let covered = r.clone();
         let link_count = r.u16()? as usize;
         let prefix_count = r.u16()? as usize;
         let links = r.take(link_count * LSA_LINK_LEN)?;
@@ -497,10 +617,28 @@ impl<'a> Lsa<'a> {
             Prefix::read(r)?;
         }
         let prefixes = start.between(r);
+        if checksum_check == Checksum::Verify {
+            // The same bytes, in the same order, as `LsaEntry::checksum_of`.
+            let mut head = [0u8; 6];
+            head[..2].copy_from_slice(&origin.0.to_be_bytes());
+            head[2..].copy_from_slice(&seq.to_be_bytes());
+            let mut h = crc32fast::Hasher::new();
+            h.update(&head);
+            h.update(covered.between(r));
+            let computed = h.finalize();
+            if computed != checksum {
+                return Err(WireError::BadChecksum {
+                    field: "LSA",
+                    declared: checksum,
+                    computed,
+                });
+            }
+        }
         Ok(Lsa {
             origin,
             age,
             seq,
+            checksum,
             links,
             prefixes,
             prefix_count,
@@ -540,13 +678,7 @@ impl<'a> Lsa<'a> {
         prefixes: &[Prefix],
         out: &mut [u8],
     ) -> Result<usize, WireError> {
-        let entry = LsaEntry {
-            origin,
-            age,
-            seq,
-            links,
-            prefixes,
-        };
+        let entry = LsaEntry::new(origin, age, seq, links, prefixes);
         Self::emit_bundle(header, &[entry], out)
     }
 
@@ -574,18 +706,17 @@ impl<'a> Lsa<'a> {
         }
         let body_len = entries.iter().map(LsaEntry::encoded_len).sum();
         emit_control(header, body_len, out, |w| {
+            let mut link = [0u8; LSA_LINK_LEN];
             for e in entries {
                 w.u16(e.origin.0);
                 w.u16(e.age);
                 w.u32(e.seq);
+                w.u32(e.checksum);
                 w.u16(e.links.len() as u16);
                 w.u16(e.prefixes.len() as u16);
                 for l in e.links {
-                    w.u16(l.neighbor.0);
-                    w.u8(l.link_id);
-                    w.u8(0);
-                    w.u32(l.metric_out);
-                    w.u32(l.metric_in);
+                    l.encode(&mut link);
+                    w.put(&link);
                 }
                 for p in e.prefixes {
                     p.write(w);
@@ -698,11 +829,78 @@ mod tests {
     fn hdr(ty: MessageType) -> ControlHeader {
         ControlHeader {
             msg_type: ty,
+            flags: ControlFlags::empty(),
             sender: NodeId(7),
             key_id: 0,
             mac_len: 0,
-            replay: 42,
+            boot_index: 0x0a0b_0c0d,
+            counter: 42,
         }
+    }
+
+    #[test]
+    fn lsa_known_bytes_with_checksum() {
+        let links = [LsaLink {
+            neighbor: NodeId(2),
+            link_id: 1,
+            metric_out: 1000,
+            metric_in: 2000,
+        }];
+        let prefixes = [Prefix::V4 {
+            addr: [198, 18, 0, 1],
+            len: 32,
+        }];
+        let h = hdr(MessageType::Lsa);
+        // Pre-filled with a pattern: a byte the emitter forgets shows.
+        let mut buf = [0xa5u8; 64];
+        let n = Lsa::emit(&h, NodeId(1), 5, 77, &links, &prefixes, &mut buf).unwrap();
+        assert_eq!(n, CONTROL_HEADER_LEN + LSA_FIXED_LEN + LSA_LINK_LEN + 6);
+        // CRC-32 of 00 01 | 00 00 00 4d | 00 01 00 01 | link | prefix, as
+        // Python's zlib.crc32 computes it (an independent implementation).
+        let sum = 0x6871_7e67u32;
+        assert_eq!(LsaEntry::checksum_of(NodeId(1), 77, &links, &prefixes), sum);
+        #[rustfmt::skip]
+        let expected: Vec<u8> = [
+            &[0x13, 0x00, 0, 34, 0, 7, 0, 0, 0x0a, 0x0b, 0x0c, 0x0d, 0, 0, 0, 42][..],
+            &[0, 1, 0, 5, 0, 0, 0, 77], &sum.to_be_bytes(), &[0, 1, 0, 1],
+            &[0, 2, 1, 0, 0, 0, 0x03, 0xe8, 0, 0, 0x07, 0xd0],
+            &[4, 32, 198, 18, 0, 1],
+        ]
+        .concat();
+        assert_eq!(&buf[..n], &expected[..]);
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        assert_eq!(msg.header, h);
+        let lsa = Lsa::parse(&msg).unwrap();
+        assert_eq!(lsa.checksum, sum);
+        // The age is not covered: it changes in flight.
+        buf[CONTROL_HEADER_LEN + 3] = 9;
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        assert_eq!(Lsa::parse(&msg).unwrap().age, 9);
+        // Anything else is: a flipped metric bit is refused.
+        buf[CONTROL_HEADER_LEN + LSA_FIXED_LEN + 7] ^= 1;
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        let e = Lsa::parse(&msg).unwrap_err();
+        assert!(matches!(e, WireError::BadChecksum { field: "LSA", .. }));
+        assert_eq!(e.kind(), "bad_checksum");
+    }
+
+    #[test]
+    fn unknown_control_flags_are_ignored() {
+        let mut buf = [0u8; 64];
+        let n = Probe::emit(
+            &hdr(MessageType::ProbeSmall),
+            1,
+            1000,
+            0,
+            0,
+            &[],
+            0,
+            &mut buf,
+        )
+        .unwrap();
+        buf[1] = 0xfe;
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        assert_eq!(msg.header.flags, ControlFlags::empty());
     }
 
     #[test]
@@ -802,20 +1000,8 @@ mod tests {
         }];
         let client = [Prefix::Mac([2, 0, 0, 0, 0, 9])];
         let entries = [
-            LsaEntry {
-                origin: NodeId(1),
-                age: 3,
-                seq: 10,
-                links: &links,
-                prefixes: &[],
-            },
-            LsaEntry {
-                origin: NodeId(7),
-                age: 0,
-                seq: 11,
-                links: &[],
-                prefixes: &client,
-            },
+            LsaEntry::new(NodeId(1), 3, 10, &links, &[]),
+            LsaEntry::new(NodeId(7), 0, 11, &[], &client),
         ];
         let mut buf = [0u8; 256];
         let n = Lsa::emit_bundle(&hdr(MessageType::Lsa), &entries, &mut buf).unwrap();

@@ -1,6 +1,6 @@
 //! The data header: what wraps every packet of user traffic inside braid.
 //!
-//! Fixed part, 16 bytes, then a compact source route of 2 bytes per transit
+//! Fixed part, 20 bytes, then a compact source route of 2 bytes per transit
 //! node, then the encapsulated packet:
 //!
 //! ```text
@@ -8,7 +8,8 @@
 //!  4: ingress:16             | 6: egress:16
 //!  8: sequence:32
 //! 12: data:4 repair:4 | 13: shard | 14: hop limit | 15: class
-//! 16: route[0]:16 ... route[rlen-1]:16 | payload
+//! 16: session epoch:32
+//! 20: route[0]:16 ... route[rlen-1]:16 | payload
 //! ```
 //!
 //! See `docs/protocol.md` for field semantics and why a source route.
@@ -16,7 +17,13 @@
 use crate::{first_byte, MessageType, NodeId, Reader, WireError, Writer, NIBBLE_MAX};
 
 /// Length of the fixed part of the data header.
-pub const DATA_HEADER_LEN: usize = 16;
+pub const DATA_HEADER_LEN: usize = 20;
+/// Offset of the byte that holds the route pointer (low 6 bits).
+pub const OFFSET_ROUTE_PTR: usize = 3;
+/// Offset of the hop limit.
+pub const OFFSET_HOP_LIMIT: usize = 14;
+/// Offset of the session epoch.
+pub const OFFSET_EPOCH: usize = 16;
 /// Most transit nodes a source route can list (a route of 64 hops).
 pub const MAX_ROUTE_LEN: usize = 63;
 const ROUTE_FIELD: u8 = 0x3f;
@@ -141,6 +148,11 @@ pub struct DataHeader {
     pub hop_limit: u8,
     /// Traffic class: with (ingress, egress) it names the session.
     pub class: u8,
+    /// Which start of the session this packet belongs to: drawn at random
+    /// each time the ingress opens the session, so an egress tells a
+    /// restarted ingress (a new sequence space) from a packet that merely
+    /// jumps, and resets its window on a new epoch and nothing else.
+    pub epoch: u32,
 }
 
 /// The transit nodes of a source route, borrowed from the packet.
@@ -233,6 +245,7 @@ impl DataHeader {
         validate_group(group, flags)?;
         let hop_limit = r.u8()?;
         let class = r.u8()?;
+        let epoch = r.u32()?;
         let route = Route {
             bytes: r.take(2 * route_len as usize)?,
         };
@@ -249,6 +262,7 @@ impl DataHeader {
                 group,
                 hop_limit,
                 class,
+                epoch,
             },
             route,
             payload,
@@ -297,6 +311,7 @@ impl DataHeader {
         w.u8(self.group.index);
         w.u8(self.hop_limit);
         w.u8(self.class);
+        w.u32(self.epoch);
         for hop in route {
             w.u16(hop.0);
         }
@@ -349,8 +364,8 @@ pub fn forward_in_place(buf: &mut [u8], me: NodeId) -> Result<Forward, WireError
         Some(hop) => (hop, ptr + 1),
         None => (h.egress, ptr),
     };
-    buf[3] = (buf[3] & !ROUTE_FIELD) | new_ptr as u8;
-    buf[14] = h.hop_limit - 1;
+    buf[OFFSET_ROUTE_PTR] = (buf[OFFSET_ROUTE_PTR] & !ROUTE_FIELD) | new_ptr as u8;
+    buf[OFFSET_HOP_LIMIT] = h.hop_limit - 1;
     Ok(Forward::To(next))
 }
 
@@ -370,6 +385,7 @@ mod tests {
             group: Group::NONE,
             hop_limit: 16,
             class: 3,
+            epoch: 0x0102_0304,
         }
     }
 
@@ -378,7 +394,7 @@ mod tests {
         let route = [NodeId(4), NodeId(5)];
         let mut buf = [0u8; 64];
         let n = header().emit(&route, &mut buf).unwrap();
-        assert_eq!(n, 20);
+        assert_eq!(n, 24);
         buf[n..n + 3].copy_from_slice(b"abc");
         let pkt = DataHeader::parse(&buf[..n + 3]).unwrap();
         assert_eq!(pkt.header, header());
@@ -391,7 +407,7 @@ mod tests {
         let route: Vec<NodeId> = (100..163).map(NodeId).collect();
         let mut buf = vec![0u8; 256];
         let n = header().emit(&route, &mut buf).unwrap();
-        assert_eq!(n, 16 + 2 * 63);
+        assert_eq!(n, DATA_HEADER_LEN + 2 * 63);
         let pkt = DataHeader::parse(&buf[..n]).unwrap();
         assert_eq!(pkt.route.len(), 63);
         let mut at = NodeId(1);
@@ -408,11 +424,13 @@ mod tests {
 
     #[test]
     fn known_bytes() {
-        let mut buf = [0u8; 16];
+        // Pre-filled with a pattern, so that a byte the emitter forgets
+        // shows.
+        let mut buf = [0xa5u8; 20];
         header().emit(&[], &mut buf).unwrap();
         assert_eq!(
             buf,
-            [0x10, 0x42, 0x20, 0x00, 0, 1, 0, 9, 0xde, 0xad, 0xbe, 0xef, 0, 0, 16, 3]
+            [0x10, 0x42, 0x20, 0x00, 0, 1, 0, 9, 0xde, 0xad, 0xbe, 0xef, 0, 0, 16, 3, 1, 2, 3, 4]
         );
     }
 
@@ -435,7 +453,7 @@ mod tests {
     fn hop_limit_stops_forwarding() {
         let mut h = header();
         h.hop_limit = 0;
-        let mut buf = [0u8; 16];
+        let mut buf = [0u8; 20];
         h.emit(&[], &mut buf).unwrap();
         assert_eq!(
             forward_in_place(&mut buf, NodeId(1)),
@@ -445,7 +463,7 @@ mod tests {
 
     #[test]
     fn invalid_fields_are_typed_errors() {
-        let mut buf = [0u8; 16];
+        let mut buf = [0u8; 20];
         header().emit(&[], &mut buf).unwrap();
         let mut bad_mode = buf;
         bad_mode[1] = 0x47; // urgent, mode 7
@@ -469,14 +487,14 @@ mod tests {
         parity_without_group[1] |= DataFlags::PARITY.bits();
         assert!(DataHeader::parse(&parity_without_group).is_err());
         assert_eq!(
-            DataHeader::parse(&buf[..15]),
-            Err(WireError::Truncated { need: 16, have: 15 })
+            DataHeader::parse(&buf[..19]),
+            Err(WireError::Truncated { need: 20, have: 19 })
         );
         let mut route_missing = buf;
         route_missing[3] = 0x80; // rlen 2
         assert_eq!(
             DataHeader::parse(&route_missing),
-            Err(WireError::Truncated { need: 20, have: 16 })
+            Err(WireError::Truncated { need: 24, have: 20 })
         );
     }
 
@@ -489,8 +507,8 @@ mod tests {
             Err(WireError::TooLarge { .. })
         ));
         assert_eq!(
-            header().emit(&[NodeId(2)], &mut buf[..17]),
-            Err(WireError::BufferTooSmall { need: 18, have: 17 })
+            header().emit(&[NodeId(2)], &mut buf[..21]),
+            Err(WireError::BufferTooSmall { need: 22, have: 21 })
         );
         let mut h = header();
         h.group = Group {

@@ -26,6 +26,14 @@ pub enum WireError {
         declared: usize,
         available: usize,
     },
+    /// A checksum does not match the bytes it covers (corrupted in
+    /// flight, or made by a broken sender).
+    #[error("{field} checksum is {declared:#010x} but the contents give {computed:#010x}")]
+    BadChecksum {
+        field: &'static str,
+        declared: u32,
+        computed: u32,
+    },
     /// The output buffer is too small for the message.
     #[error("output buffer too small: need {need} bytes, have {have}")]
     BufferTooSmall { need: usize, have: usize },
@@ -44,6 +52,7 @@ impl WireError {
             WireError::WrongType { .. } => "wrong_type",
             WireError::InvalidField { .. } => "invalid_field",
             WireError::LengthMismatch { .. } => "length_mismatch",
+            WireError::BadChecksum { .. } => "bad_checksum",
             WireError::BufferTooSmall { .. } => "buffer_too_small",
             WireError::TooLarge { .. } => "too_large",
         }

@@ -20,8 +20,9 @@ pub mod data;
 mod error;
 
 pub use control::{
-    ControlHeader, ControlMessage, Lsa, LsaBundle, LsaEntry, LsaLink, PathCount, PathReport,
-    Prefix, Probe, ProbeKind, ProbeReport, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
+    ControlFlags, ControlHeader, ControlMessage, Lsa, LsaBundle, LsaEntry, LsaLink, PathCount,
+    PathReport, Prefix, Probe, ProbeKind, ProbeReport, CONTROL_HEADER_LEN, RATE_SMALL,
+    RATE_UNSPECIFIED,
 };
 pub use data::{DataFlags, DataHeader, DataPacket, Group, RedundancyMode, Route, DATA_HEADER_LEN};
 pub use error::WireError;
@@ -168,13 +169,6 @@ impl<'a> Reader<'a> {
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    pub(crate) fn u64(&mut self) -> Result<u64, WireError> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_be_bytes(a))
-    }
-
     pub(crate) fn is_empty(&self) -> bool {
         self.pos == self.buf.len()
     }
@@ -229,10 +223,6 @@ impl<'a> Writer<'a> {
     }
 
     pub(crate) fn u32(&mut self, v: u32) {
-        self.put(&v.to_be_bytes());
-    }
-
-    pub(crate) fn u64(&mut self, v: u64) {
         self.put(&v.to_be_bytes());
     }
 

@@ -48,9 +48,10 @@ fn data_packet() -> impl Strategy<Value = (DataHeader, Vec<NodeId>, Vec<u8>)> {
         0u8..=15,
         prop::collection::vec(node(), 0..=63),
         (node(), node(), any::<u32>(), any::<u8>(), any::<u8>()),
+        any::<u32>(),
         prop::collection::vec(any::<u8>(), 0..64),
     )
-        .prop_flat_map(|((group, flags), mode, path, route, ids, payload)| {
+        .prop_flat_map(|((group, flags), mode, path, route, ids, epoch, payload)| {
             let len = route.len() as u8;
             (0..=len).prop_map(move |route_ptr| {
                 let (ingress, egress, seq, hop_limit, class) = ids;
@@ -65,6 +66,7 @@ fn data_packet() -> impl Strategy<Value = (DataHeader, Vec<NodeId>, Vec<u8>)> {
                     group,
                     hop_limit,
                     class,
+                    epoch,
                 };
                 (header, route.clone(), payload.clone())
             })
@@ -72,13 +74,15 @@ fn data_packet() -> impl Strategy<Value = (DataHeader, Vec<NodeId>, Vec<u8>)> {
 }
 
 fn control_header(ty: MessageType) -> impl Strategy<Value = ControlHeader> {
-    (node(), any::<u8>(), 0u8..=32, any::<u64>()).prop_map(
-        move |(sender, key_id, mac_len, replay)| ControlHeader {
+    (node(), any::<u8>(), 0u8..=32, any::<u32>(), any::<u32>()).prop_map(
+        move |(sender, key_id, mac_len, boot_index, counter)| ControlHeader {
             msg_type: ty,
+            flags: ControlFlags::empty(),
             sender,
             key_id,
             mac_len,
-            replay,
+            boot_index,
+            counter,
         },
     )
 }
@@ -149,12 +153,8 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
         .prop_map(|(h, lsas)| {
             let entries: Vec<LsaEntry<'_>> = lsas
                 .iter()
-                .map(|(origin, age, seq, links, prefixes)| LsaEntry {
-                    origin: *origin,
-                    age: *age,
-                    seq: *seq,
-                    links,
-                    prefixes,
+                .map(|(origin, age, seq, links, prefixes)| {
+                    LsaEntry::new(*origin, *age, *seq, links, prefixes)
                 })
                 .collect();
             let mut buf = vec![0u8; 4096];
@@ -219,6 +219,7 @@ fn re_emit(msg: &Message<'_>) -> Vec<u8> {
                     origin: l.origin,
                     age: l.age,
                     seq: l.seq,
+                    checksum: l.checksum,
                     links,
                     prefixes,
                 })

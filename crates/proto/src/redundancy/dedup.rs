@@ -5,13 +5,25 @@
 //! numbers compare with wrap-around (serial) arithmetic, so the window
 //! slides across 2^32 without a seam.
 //!
-//! * A number above the highest seen is new: the window slides up to it.
+//! * A number above the highest seen, by at most half the window, is new:
+//!   the window slides up to it.
+//! * A number further ahead moves the window only when the next packet
+//!   confirms the jump (lands within half a window of it): alone it is
+//!   dropped and counted ([`Verdict::TooFarAhead`]), and any packet that
+//!   fits the window in between cancels it. One forged or corrupted number
+//!   therefore costs at most that packet, never the packets after it; a
+//!   real jump (more than half a window of packets lost in a row) costs
+//!   its first packet.
 //! * A number inside the window is new exactly when its bit is clear.
 //! * A number older than the window cannot be told apart from a duplicate.
 //!   It is **dropped and counted** ([`Verdict::TooOld`]): delivering it
 //!   could deliver a packet twice, and at-most-once is the egress's
 //!   promise. Size the window to cover the paths' delay spread (the
 //!   default 8192 packets is 0.9 s at 100 Mbit/s of 1400-byte packets).
+//!
+//! A session whose ingress restarts starts a new window: the egress tells
+//! a restart by the session epoch in the data header, never by the
+//! numbers (see `egress.rs`).
 //!
 //! Memory: `W / 8` bytes (1 KiB by default) per session.
 
@@ -24,6 +36,9 @@ pub enum Verdict {
     Duplicate,
     /// Older than the window: dropped, counted.
     TooOld,
+    /// More than half a window ahead, unconfirmed: dropped, counted; the
+    /// next packet near it confirms the jump.
+    TooFarAhead,
 }
 
 /// The dedup window of one session.
@@ -33,6 +48,9 @@ pub struct DedupWindow {
     mask: u32,
     highest: u32,
     started: bool,
+    /// The last number that arrived too far ahead, if no packet that fits
+    /// the window came since: the next one near it confirms the jump.
+    jump: Option<u32>,
 }
 
 impl DedupWindow {
@@ -45,7 +63,15 @@ impl DedupWindow {
             mask: size - 1,
             highest: 0,
             started: false,
+            jump: None,
         }
+    }
+
+    /// How far one packet alone may move the window: half of it, so that
+    /// after any such move the packets just below the old highest are
+    /// still inside it.
+    pub fn max_advance(&self) -> u32 {
+        self.size() / 2
     }
 
     pub fn size(&self) -> u32 {
@@ -69,7 +95,11 @@ impl DedupWindow {
         }
         let ahead = seq.wrapping_sub(self.highest);
         if ahead != 0 && ahead < 1 << 31 {
-            return Verdict::New;
+            return if ahead <= self.max_advance() || self.confirms_jump(seq) {
+                Verdict::New
+            } else {
+                Verdict::TooFarAhead
+            };
         }
         let behind = self.highest.wrapping_sub(seq);
         if behind > self.mask {
@@ -83,9 +113,23 @@ impl DedupWindow {
         }
     }
 
+    /// Whether `seq` lands within half a window of the last number that
+    /// arrived too far ahead.
+    fn confirms_jump(&self, seq: u32) -> bool {
+        self.jump.is_some_and(|j| {
+            let d = seq.wrapping_sub(j);
+            d.min(d.wrapping_neg()) <= self.max_advance()
+        })
+    }
+
     /// Checks `seq` and, when new, records it.
     pub fn insert(&mut self, seq: u32) -> Verdict {
         let verdict = self.check(seq);
+        match verdict {
+            Verdict::TooFarAhead => self.jump = Some(seq),
+            Verdict::Duplicate => self.jump = None,
+            _ => {}
+        }
         if verdict != Verdict::New {
             return verdict;
         }
@@ -95,10 +139,16 @@ impl DedupWindow {
         } else {
             let ahead = seq.wrapping_sub(self.highest);
             if ahead != 0 && ahead < 1 << 31 {
-                self.slide(ahead);
+                if ahead > self.max_advance() {
+                    // A confirmed jump: the window starts over here.
+                    self.bits.fill(0);
+                } else {
+                    self.slide(ahead);
+                }
                 self.highest = seq;
             }
         }
+        self.jump = None;
         let (w, b) = self.bit(seq);
         self.bits[w] |= b;
         verdict
@@ -147,13 +197,46 @@ mod tests {
         assert_eq!(w.insert(start.wrapping_add(5)), Verdict::Duplicate);
         // 28 is past the wrap to 0.
         assert_eq!(w.insert(start.wrapping_add(28)), Verdict::Duplicate);
-        assert_eq!(w.insert(start.wrapping_add(200)), Verdict::New);
-        assert_eq!(w.insert(start.wrapping_add(100)), Verdict::TooOld);
+        assert_eq!(w.insert(start.wrapping_add(70)), Verdict::New);
+        assert_eq!(w.insert(start.wrapping_add(100)), Verdict::New);
+        assert_eq!(w.insert(start.wrapping_add(130)), Verdict::New);
+        assert_eq!(w.insert(start.wrapping_add(200)), Verdict::TooFarAhead);
+        assert_eq!(w.insert(start.wrapping_add(160)), Verdict::New);
+        assert_eq!(w.insert(start.wrapping_add(90)), Verdict::TooOld);
         assert_eq!(
             w.insert(start.wrapping_add(150)),
             Verdict::New,
             "inside the window, never seen"
         );
+    }
+
+    #[test]
+    fn one_far_number_costs_itself_only_and_a_real_jump_is_confirmed() {
+        let mut w = DedupWindow::new(8192);
+        for s in 1000..1100u32 {
+            assert_eq!(w.insert(s), Verdict::New);
+        }
+        // A forged (or corrupted) number far ahead: dropped, and the
+        // packets after it are not.
+        assert_eq!(w.insert(2_000_000_000), Verdict::TooFarAhead);
+        for s in 1100..1200u32 {
+            assert_eq!(w.insert(s), Verdict::New, "{s}");
+        }
+        // One every few packets changes nothing either.
+        for s in 1200..1400u32 {
+            if s % 4 == 0 {
+                let forged = w.insert(s.wrapping_mul(2_654_435_761));
+                assert!(matches!(forged, Verdict::TooFarAhead | Verdict::TooOld));
+            }
+            assert_eq!(w.insert(s), Verdict::New, "{s}");
+        }
+        // A real jump (the ingress lost 50,000 packets in a row): the first
+        // packet is dropped, the next confirms, its copies are duplicates.
+        assert_eq!(w.insert(51_400), Verdict::TooFarAhead);
+        assert_eq!(w.insert(51_401), Verdict::New);
+        assert_eq!(w.insert(51_401), Verdict::Duplicate);
+        assert_eq!(w.insert(51_400), Verdict::New, "its late copy");
+        assert_eq!(w.insert(1399), Verdict::TooOld);
     }
 
     proptest! {
@@ -164,7 +247,7 @@ mod tests {
             start: u32,
             steps in prop::collection::vec(-100i64..100, 1..2000),
         ) {
-            let mut w = DedupWindow::new(128);
+            let mut w = DedupWindow::new(256);
             let mut seen: HashSet<u32> = HashSet::new();
             let mut highest: Option<u32> = None;
             let mut cur = start;
@@ -174,7 +257,7 @@ mod tests {
                 let first = !seen.contains(&cur);
                 let inside = highest.is_none_or(|h| {
                     let ahead = cur.wrapping_sub(h);
-                    (ahead < 1 << 31) || h.wrapping_sub(cur) < 128
+                    (ahead < 1 << 31) || h.wrapping_sub(cur) < 256
                 });
                 match verdict {
                     Verdict::New => {
@@ -187,10 +270,36 @@ mod tests {
                     }
                     Verdict::Duplicate => prop_assert!(!first),
                     Verdict::TooOld => prop_assert!(!inside),
+                    // Steps of at most 100 never go past half of 256.
+                    Verdict::TooFarAhead => prop_assert!(false, "{cur} too far ahead"),
                 }
                 if first && inside {
                     prop_assert_eq!(verdict, Verdict::New);
                 }
+            }
+        }
+
+        /// A lone far number (forged or corrupted), ahead or behind, never
+        /// gets in and never costs a real packet: with one between every
+        /// two real ones, every real packet is still new exactly once.
+        #[test]
+        fn lone_far_numbers_cost_nothing_but_themselves(
+            start: u32,
+            far in prop::collection::vec((any::<bool>(), 129u32..(1 << 30)), 1..500),
+        ) {
+            let mut w = DedupWindow::new(256);
+            let mut cur = start;
+            prop_assert_eq!(w.insert(cur), Verdict::New);
+            for (ahead, distance) in far {
+                let forged = if ahead {
+                    cur.wrapping_add(distance)
+                } else {
+                    cur.wrapping_sub(distance + 256)
+                };
+                prop_assert_ne!(w.insert(forged), Verdict::New, "{} got in", forged);
+                cur = cur.wrapping_add(1);
+                prop_assert_eq!(w.insert(cur), Verdict::New, "{} was refused", cur);
+                prop_assert_eq!(w.insert(cur), Verdict::Duplicate);
             }
         }
     }

@@ -4,7 +4,15 @@
 //! brought.
 //!
 //! Order of decisions for an arriving packet:
-//! 1. data: the dedup window decides new / duplicate / too old; a new
+//! 0. epoch: a packet of another epoch than the session's means its
+//!    ingress opened the session anew (it restarted, or its session
+//!    expired): the window, the open groups and the re-order buffer start
+//!    over (what the buffer held is delivered first). A packet of the
+//!    epoch just replaced is a late copy from before: dropped, counted.
+//!    Nothing else ever resets the window;
+//! 1. data: the dedup window decides new / duplicate / too old / too far
+//!    ahead (see `dedup.rs`: one packet alone moves it at most half a
+//!    window); a new
 //!    packet is delivered at once (or through the re-order buffer) and,
 //!    when it belongs to a group, kept until the group is settled;
 //! 2. repair: kept with its group; its header's group shape is
@@ -37,9 +45,6 @@ pub struct EgressConfig {
     pub reorder: Option<ReorderConfig>,
     /// Groups kept open per session while waiting for repair.
     pub max_groups: usize,
-    /// This many packets in a row older than the window mean the ingress
-    /// restarted its sequence: the window starts over from the next one.
-    pub resync_after: u32,
 }
 
 impl Default for EgressConfig {
@@ -48,7 +53,6 @@ impl Default for EgressConfig {
             dedup_window: 8192,
             reorder: None,
             max_groups: 32,
-            resync_after: 64,
         }
     }
 }
@@ -73,14 +77,21 @@ pub struct EgressCounters {
     pub duplicates: u64,
     /// Older than the dedup window: dropped (see `dedup`).
     pub too_old: u64,
+    /// More than half a window ahead and unconfirmed: dropped (see
+    /// `dedup`).
+    pub too_far_ahead: u64,
     pub rebuilt: u64,
     /// Groups whose rebuild failed (malformed repair): dropped, counted.
     pub rebuild_failed: u64,
     pub repair_received: u64,
     /// Groups dropped unsettled to keep within `max_groups`.
     pub groups_evicted: u64,
-    /// Times the window started over after a run of too-old packets.
-    pub resyncs: u64,
+    /// Times the ingress opened the session anew (a new epoch): the
+    /// window started over.
+    pub epoch_changes: u64,
+    /// Packets of the epoch just replaced (late copies from before the
+    /// ingress restarted): dropped.
+    pub old_epoch: u64,
     pub per_path: [PathCounters; MAX_PATHS],
 }
 
@@ -102,24 +113,71 @@ struct RxGroup {
 #[derive(Debug)]
 pub struct EgressSession {
     config: EgressConfig,
+    /// The epoch of the session's packets, once one has arrived, and the
+    /// one it replaced.
+    epoch: Option<u32>,
+    retired_epoch: Option<u32>,
     dedup: DedupWindow,
     reorder: Option<ReorderBuffer<Vec<u8>>>,
     groups: VecDeque<RxGroup>,
-    too_old_run: u32,
     rs: RsCodec,
+    /// When the last packet arrived (idle sessions expire: `sessions.rs`).
+    last_active: Instant,
     counters: EgressCounters,
 }
 
 impl EgressSession {
-    pub fn new(config: EgressConfig) -> Self {
+    pub fn new(config: EgressConfig, now: Instant) -> Self {
         EgressSession {
+            epoch: None,
+            retired_epoch: None,
             dedup: DedupWindow::new(config.dedup_window),
             reorder: config.reorder.map(ReorderBuffer::new),
             groups: VecDeque::new(),
-            too_old_run: 0,
             rs: RsCodec::default(),
+            last_active: now,
             counters: EgressCounters::default(),
             config,
+        }
+    }
+
+    /// When the last packet arrived.
+    pub fn last_active(&self) -> Instant {
+        self.last_active
+    }
+
+    /// The epoch of the session's packets (`None` before the first).
+    pub fn epoch(&self) -> Option<u32> {
+        self.epoch
+    }
+
+    /// Takes `epoch` as the session's: false when the packet must be
+    /// dropped (a late copy from the epoch just replaced).
+    fn follow_epoch(&mut self, epoch: u32, deliver: &mut dyn FnMut(&[u8])) -> bool {
+        match self.epoch {
+            Some(e) if e == epoch => true,
+            _ if self.retired_epoch == Some(epoch) => {
+                self.counters.old_epoch += 1;
+                false
+            }
+            None => {
+                self.epoch = Some(epoch);
+                true
+            }
+            Some(old) => {
+                // The ingress opened the session anew: start over, after
+                // delivering what the re-order buffer held.
+                self.counters.epoch_changes += 1;
+                self.retired_epoch = Some(old);
+                self.epoch = Some(epoch);
+                self.dedup = DedupWindow::new(self.config.dedup_window);
+                self.groups.clear();
+                if let Some(r) = &mut self.reorder {
+                    r.flush(|p| deliver(&p));
+                    *r = ReorderBuffer::new(self.config.reorder.expect("reorder configured"));
+                }
+                true
+            }
         }
     }
 
@@ -150,7 +208,11 @@ impl EgressSession {
     pub fn receive(&mut self, now: Instant, pkt: &DataPacket<'_>, deliver: &mut dyn FnMut(&[u8])) {
         let h = &pkt.header;
         let path = (h.path as usize).min(MAX_PATHS - 1);
+        self.last_active = now;
         self.counters.per_path[path].received += 1;
+        if !self.follow_epoch(h.epoch, deliver) {
+            return;
+        }
         let congestion = h.flags.contains(braid_wire::DataFlags::CONGESTION);
         if h.group.is_repair() {
             self.counters.repair_received += 1;
@@ -166,24 +228,7 @@ impl EgressSession {
             self.try_rebuild(now, gi, deliver);
             return;
         }
-        let mut verdict = self.dedup.insert(h.seq);
-        if verdict == Verdict::TooOld {
-            self.too_old_run += 1;
-            if self.too_old_run >= self.config.resync_after.max(1) {
-                self.counters.resyncs += 1;
-                self.dedup = DedupWindow::new(self.config.dedup_window);
-                self.groups.clear();
-                if let Some(r) = &mut self.reorder {
-                    r.flush(|p| deliver(&p));
-                    *r = ReorderBuffer::new(self.config.reorder.expect("reorder configured"));
-                }
-                verdict = self.dedup.insert(h.seq);
-            }
-        }
-        if verdict != Verdict::TooOld {
-            self.too_old_run = 0;
-        }
-        match verdict {
+        match self.dedup.insert(h.seq) {
             Verdict::Duplicate => {
                 self.counters.duplicates += 1;
                 self.counters.per_path[path].duplicates += 1;
@@ -191,6 +236,10 @@ impl EgressSession {
             }
             Verdict::TooOld => {
                 self.counters.too_old += 1;
+                return;
+            }
+            Verdict::TooFarAhead => {
+                self.counters.too_far_ahead += 1;
                 return;
             }
             Verdict::New => {}
@@ -353,7 +402,7 @@ mod tests {
     use super::*;
     use braid_wire::{DataFlags, DataHeader, Group, NodeId};
 
-    fn packet(seq: u32) -> Vec<u8> {
+    fn packet(epoch: u32, seq: u32) -> Vec<u8> {
         let h = DataHeader {
             flags: DataFlags::empty(),
             mode: RedundancyMode::Single,
@@ -365,37 +414,60 @@ mod tests {
             group: Group::NONE,
             hop_limit: 8,
             class: 0,
+            epoch,
         };
-        let mut b = vec![0u8; 20];
+        let mut b = vec![0u8; braid_wire::DATA_HEADER_LEN];
         let n = h.emit(&[], &mut b).unwrap();
         b.truncate(n);
         b.extend_from_slice(&seq.to_be_bytes());
         b
     }
 
+    /// Feeds `(epoch, seq)` packets; returns the sequence numbers
+    /// delivered.
+    fn feed(eg: &mut EgressSession, packets: impl IntoIterator<Item = (u32, u32)>) -> Vec<u32> {
+        let mut got = Vec::new();
+        for (epoch, seq) in packets {
+            let p = packet(epoch, seq);
+            eg.receive(Instant::ZERO, &DataHeader::parse(&p).unwrap(), &mut |b| {
+                got.push(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+            });
+        }
+        got
+    }
+
     #[test]
-    fn a_restarted_ingress_is_followed_after_a_run_of_too_old_packets() {
-        let mut eg = EgressSession::new(EgressConfig::default());
-        let mut n = 0;
-        let mut deliver = |_: &[u8]| n += 1;
-        for seq in 1_000_000..1_000_100u32 {
-            eg.receive(
-                Instant::ZERO,
-                &DataHeader::parse(&packet(seq)).unwrap(),
-                &mut deliver,
-            );
-        }
-        // The ingress restarts from 0: the first 63 are refused as too old,
-        // then the window starts over.
-        for seq in 0..200u32 {
-            eg.receive(
-                Instant::ZERO,
-                &DataHeader::parse(&packet(seq)).unwrap(),
-                &mut deliver,
-            );
-        }
+    fn a_restarted_ingress_is_followed_at_once_whatever_its_first_number() {
+        let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
+        assert_eq!(feed(&mut eg, (1000..1100).map(|s| (7, s))).len(), 100);
+        // The ingress restarts with a new epoch and, by bad luck, a first
+        // number just behind its old highest (inside the old window: the
+        // numbers alone would say "duplicate"): every packet is delivered.
+        let got = feed(&mut eg, (1050..1250).map(|s| (9, s)));
+        assert_eq!(got, (1050..1250).collect::<Vec<_>>());
+        // Late copies of the old epoch are dropped, not delivered again.
+        assert!(feed(&mut eg, (1090..1100).map(|s| (7, s))).is_empty());
         let c = eg.counters();
-        assert_eq!((c.too_old, c.resyncs), (63, 1));
-        assert_eq!(n, 100 + 200 - 63);
+        assert_eq!((c.epoch_changes, c.old_epoch, c.too_old), (1, 10, 0));
+        assert_eq!(eg.epoch(), Some(9));
+    }
+
+    #[test]
+    fn a_far_future_number_costs_itself_only() {
+        let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
+        feed(&mut eg, (0..100).map(|s| (7, s)));
+        // One forged or corrupted number per 64 packets: each is dropped,
+        // and every real packet still gets through.
+        let mut packets = Vec::new();
+        for s in 100..1000u32 {
+            if s % 64 == 0 {
+                packets.push((7, s + 2_000_000_000));
+            }
+            packets.push((7, s));
+        }
+        let got = feed(&mut eg, packets);
+        assert_eq!(got, (100..1000).collect::<Vec<_>>());
+        let c = eg.counters();
+        assert_eq!((c.too_far_ahead, c.too_old, c.epoch_changes), (14, 0, 0));
     }
 }

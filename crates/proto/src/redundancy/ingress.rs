@@ -112,6 +112,10 @@ pub struct IngressSession {
     mode: Mode,
     active: Mode,
     seq: u32,
+    /// Drawn when the session opens; every packet carries it.
+    epoch: u32,
+    /// When the last packet was encoded (idle sessions expire).
+    last_active: Instant,
     paths: Vec<PathState>,
     wrr: Vec<i64>,
     group: Option<OpenGroup>,
@@ -129,7 +133,9 @@ pub struct IngressSession {
 
 impl IngressSession {
     /// A session from `ingress` to `egress` for traffic class `class`;
-    /// sequence numbers start at `first_seq`.
+    /// sequence numbers start at `first_seq`, and every packet carries
+    /// `epoch` (draw both at random each time a session opens: the epoch
+    /// tells the egress that this is a new start).
     pub fn new(
         ingress: NodeId,
         egress: NodeId,
@@ -137,6 +143,7 @@ impl IngressSession {
         mode: Mode,
         config: IngressConfig,
         first_seq: u32,
+        epoch: u32,
     ) -> Self {
         IngressSession {
             ingress,
@@ -150,6 +157,8 @@ impl IngressSession {
                 mode
             },
             seq: first_seq,
+            epoch,
+            last_active: Instant::ZERO,
             paths: Vec::new(),
             wrr: Vec::new(),
             group: None,
@@ -180,6 +189,16 @@ impl IngressSession {
     /// The next sequence number to be used.
     pub fn next_seq(&self) -> u32 {
         self.seq
+    }
+
+    /// The epoch every packet of this session carries.
+    pub fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// When the last packet was encoded.
+    pub fn last_active(&self) -> Instant {
+        self.last_active
     }
 
     /// Replaces the mode; the open group is closed first (its repair
@@ -293,6 +312,7 @@ impl IngressSession {
             group,
             hop_limit: self.config.hop_limit,
             class: self.class,
+            epoch: self.epoch,
         }
     }
 
@@ -336,6 +356,7 @@ impl IngressSession {
         meta: PacketMeta,
         out: &mut Vec<Outgoing>,
     ) {
+        self.last_active = now;
         // The paths up, on the stack (no allocation per packet).
         let mut up_buf = [0usize; MAX_PATHS];
         let mut n = 0;

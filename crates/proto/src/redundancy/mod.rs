@@ -18,4 +18,7 @@ pub use ingress::{
 };
 pub mod sessions;
 
-pub use sessions::{Egress, Ingress, PeerPolicy, Policy, SendError, CLASS_CONTROL};
+pub use sessions::{
+    Egress, Ingress, PeerPolicy, Policy, SendError, SessionLimits, SessionTableCounters,
+    CLASS_CONTROL,
+};

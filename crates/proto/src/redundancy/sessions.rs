@@ -7,8 +7,16 @@
 //! direction) and per class ("duplicate only the traffic that matters,
 //! aggregate the rest"). Both sides bound their session tables; what a
 //! bound refuses is counted.
+//!
+//! Session tables never fill for good ([`SessionLimits`]): a session idle
+//! for `idle` is dropped, and when a table is full the session idle
+//! longest gives way to a new one if it has been idle for `evict_after`;
+//! only when every session is busier than that is the new one refused.
+//! An ingress session that opens again gets a new epoch and a new first
+//! sequence number, so its egress starts a new window at once.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use braid_wire::{DataPacket, NodeId};
 
@@ -58,6 +66,96 @@ impl Policy {
     }
 }
 
+/// Bounds of a session table (each side of a node has one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// Most sessions (1,024: a router's peers times its classes; an
+    /// egress session holds about 1 KiB of dedup window plus what its
+    /// re-order buffer and open groups hold).
+    pub max: usize,
+    /// A session with no packet for this long is dropped (120 s). An
+    /// egress must not forget a session whose copies may still be in
+    /// flight (its window is what stops them being delivered twice), so
+    /// this is far above any path's delay.
+    pub idle: Duration,
+    /// When the table is full, the session idle longest is dropped for a
+    /// new one if it has been idle this long (10 s, again far above any
+    /// path's delay); otherwise the new one is refused.
+    pub evict_after: Duration,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits {
+            max: 1024,
+            idle: Duration::from_secs(120),
+            evict_after: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What a session table did to make room or keep tidy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SessionTableCounters {
+    /// Sessions dropped after `idle` without a packet.
+    pub expired: u64,
+    /// Sessions dropped for a new one while the table was full.
+    pub evicted: u64,
+    /// New sessions refused: the table was full of busy sessions.
+    pub refused: u64,
+}
+
+/// Makes room in a full table of sessions keyed by `K`: drops the one
+/// idle longest if it has been idle for `evict_after`. Returns whether
+/// there is room now.
+fn make_room<K: Ord + Copy, S>(
+    table: &mut BTreeMap<K, S>,
+    limits: &SessionLimits,
+    now: Instant,
+    last_active: impl Fn(&S) -> Instant,
+    counters: &mut SessionTableCounters,
+) -> bool {
+    if table.len() < limits.max {
+        return true;
+    }
+    let oldest = table
+        .iter()
+        .min_by_key(|(_, s)| last_active(s))
+        .map(|(k, s)| (*k, last_active(s)));
+    match oldest {
+        Some((k, at)) if now.since(at) >= limits.evict_after => {
+            table.remove(&k);
+            counters.evicted += 1;
+            true
+        }
+        _ => {
+            counters.refused += 1;
+            false
+        }
+    }
+}
+
+/// Drops the sessions idle for `limits.idle` (and for which `quiet`
+/// holds: nothing left to send); returns them.
+fn expire_idle<K: Ord + Copy, S>(
+    table: &mut BTreeMap<K, S>,
+    limits: &SessionLimits,
+    now: Instant,
+    last_active: impl Fn(&S) -> Instant,
+    quiet: impl Fn(&S) -> bool,
+    counters: &mut SessionTableCounters,
+) -> Vec<(K, S)> {
+    let idle: Vec<K> = table
+        .iter()
+        .filter(|(_, s)| now.since(last_active(s)) >= limits.idle && quiet(s))
+        .map(|(k, _)| *k)
+        .collect();
+    counters.expired += idle.len() as u64;
+    idle.into_iter()
+        .filter_map(|k| table.remove(&k).map(|s| (k, s)))
+        .collect()
+}
+
 /// Why the ingress did not take a packet (each is counted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
@@ -71,7 +169,7 @@ pub enum SendError {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IngressTotals {
     pub not_ip: u64,
-    pub sessions_refused: u64,
+    pub sessions: SessionTableCounters,
 }
 
 /// The ingress side of a node.
@@ -83,8 +181,11 @@ pub struct Ingress {
     classifier: Classifier,
     sessions: BTreeMap<(NodeId, u8), IngressSession>,
     paths: BTreeMap<NodeId, Vec<PathState>>,
-    max_sessions: usize,
+    limits: SessionLimits,
     seed: u64,
+    /// Sessions opened so far: mixed into each new session's epoch and
+    /// first number, so that a session that opens again differs.
+    opened: u64,
     totals: IngressTotals,
 }
 
@@ -96,15 +197,15 @@ fn splitmix(mut x: u64) -> u64 {
 }
 
 impl Ingress {
-    /// `seed` picks each session's first sequence number (give a fresh one
-    /// per start, so that a restarted ingress rarely lands inside the
-    /// egress's window).
+    /// `seed` picks each session's epoch and first sequence number (give a
+    /// fresh random one per start: the epoch is how an egress tells a
+    /// restarted ingress).
     pub fn new(
         me: NodeId,
         config: IngressConfig,
         policy: Policy,
         classifier: Classifier,
-        max_sessions: usize,
+        limits: SessionLimits,
         seed: u64,
     ) -> Self {
         Ingress {
@@ -114,8 +215,9 @@ impl Ingress {
             classifier,
             sessions: BTreeMap::new(),
             paths: BTreeMap::new(),
-            max_sessions,
+            limits,
             seed,
+            opened: 0,
             totals: IngressTotals::default(),
         }
     }
@@ -160,13 +262,24 @@ impl Ingress {
     ) -> Result<(), SendError> {
         let key = (egress, c.class);
         if !self.sessions.contains_key(&key) {
-            if self.sessions.len() >= self.max_sessions {
-                self.totals.sessions_refused += 1;
-                return Err(SendError::TooManySessions(self.max_sessions));
+            let room = make_room(
+                &mut self.sessions,
+                &self.limits,
+                now,
+                IngressSession::last_active,
+                &mut self.totals.sessions,
+            );
+            if !room {
+                return Err(SendError::TooManySessions(self.limits.max));
             }
             let mode = self.policy.mode_for(egress, c.class);
-            let first = splitmix(self.seed ^ ((egress.0 as u64) << 8) ^ c.class as u64) as u32;
-            let mut s = IngressSession::new(self.me, egress, c.class, mode, self.config, first);
+            self.opened += 1;
+            let mix = splitmix(
+                self.seed ^ ((egress.0 as u64) << 8) ^ c.class as u64 ^ (self.opened << 32),
+            );
+            let (first, epoch) = (mix as u32, (mix >> 32) as u32);
+            let mut s =
+                IngressSession::new(self.me, egress, c.class, mode, self.config, first, epoch);
             if let Some(p) = self.paths.get(&egress) {
                 s.set_paths(now, p, out);
             }
@@ -247,6 +360,32 @@ impl Ingress {
             s.handle_timeout(now, out);
         }
     }
+
+    /// Drops sessions idle for `limits.idle` (with no group waiting for its
+    /// flush timer), and the paths of egresses no session uses any more.
+    pub fn expire(&mut self, now: Instant) {
+        expire_idle(
+            &mut self.sessions,
+            &self.limits,
+            now,
+            IngressSession::last_active,
+            |s| s.poll_timeout().is_none(),
+            &mut self.totals.sessions,
+        );
+    }
+
+    /// Whether some session sends toward `egress`.
+    pub fn serves(&self, egress: NodeId) -> bool {
+        self.sessions
+            .range((egress, 0)..=(egress, u8::MAX))
+            .next()
+            .is_some()
+    }
+
+    /// Forgets the paths toward `egress` (the node no longer routes to it).
+    pub fn forget_paths(&mut self, egress: NodeId) {
+        self.paths.remove(&egress);
+    }
 }
 
 /// The egress side of a node.
@@ -254,23 +393,32 @@ impl Ingress {
 pub struct Egress {
     config: EgressConfig,
     sessions: BTreeMap<(NodeId, u8), EgressSession>,
-    max_sessions: usize,
-    refused: u64,
+    limits: SessionLimits,
+    counters: SessionTableCounters,
 }
 
 impl Egress {
-    pub fn new(config: EgressConfig, max_sessions: usize) -> Self {
+    pub fn new(config: EgressConfig, limits: SessionLimits) -> Self {
         Egress {
             config,
             sessions: BTreeMap::new(),
-            max_sessions,
-            refused: 0,
+            limits,
+            counters: SessionTableCounters::default(),
         }
     }
 
-    /// Packets refused because the session table was full.
-    pub fn refused(&self) -> u64 {
-        self.refused
+    /// What the session table did (`refused`: packets of a new session
+    /// refused because the table was full of busy sessions).
+    pub fn table_counters(&self) -> SessionTableCounters {
+        self.counters
+    }
+
+    /// Whether some session comes from `ingress`.
+    pub fn serves(&self, ingress: NodeId) -> bool {
+        self.sessions
+            .range((ingress, 0)..=(ingress, u8::MAX))
+            .next()
+            .is_some()
     }
 
     pub fn session(&self, ingress: NodeId, class: u8) -> Option<&EgressSession> {
@@ -291,11 +439,18 @@ impl Egress {
     ) -> bool {
         let key = (pkt.header.ingress, pkt.header.class);
         if !self.sessions.contains_key(&key) {
-            if self.sessions.len() >= self.max_sessions {
-                self.refused += 1;
+            let room = make_room(
+                &mut self.sessions,
+                &self.limits,
+                now,
+                EgressSession::last_active,
+                &mut self.counters,
+            );
+            if !room {
                 return false;
             }
-            self.sessions.insert(key, EgressSession::new(self.config));
+            self.sessions
+                .insert(key, EgressSession::new(self.config, now));
         }
         self.sessions
             .get_mut(&key)
@@ -314,6 +469,22 @@ impl Egress {
     pub fn handle_timeout(&mut self, now: Instant, deliver: &mut dyn FnMut(&[u8])) {
         for s in self.sessions.values_mut() {
             s.handle_timeout(now, deliver);
+        }
+    }
+
+    /// Drops sessions idle for `limits.idle`, delivering whatever their
+    /// re-order buffers still hold.
+    pub fn expire(&mut self, now: Instant, deliver: &mut dyn FnMut(&[u8])) {
+        let gone = expire_idle(
+            &mut self.sessions,
+            &self.limits,
+            now,
+            EgressSession::last_active,
+            |_| true,
+            &mut self.counters,
+        );
+        for (_, mut s) in gone {
+            s.flush(deliver);
         }
     }
 }
@@ -340,7 +511,7 @@ mod tests {
             IngressConfig::default(),
             pa,
             Classifier::example(),
-            16,
+            limits(16),
             1,
         );
         let mut ing_b = Ingress::new(
@@ -348,7 +519,7 @@ mod tests {
             IngressConfig::default(),
             pb,
             Classifier::example(),
-            16,
+            limits(16),
             2,
         );
         let paths: Vec<PathState> = (0..3)
@@ -382,7 +553,7 @@ mod tests {
         assert_eq!(out.len(), 1, "the other direction: single");
 
         // The egress delivers one copy of the mirrored packet.
-        let mut eg = Egress::new(EgressConfig::default(), 16);
+        let mut eg = Egress::new(EgressConfig::default(), limits(16));
         out.clear();
         ing_a.send(t, b, &voip, false, &mut out).unwrap();
         let mut got = 0;
@@ -397,6 +568,17 @@ mod tests {
         assert_eq!(eg.session(a, 1).unwrap().counters().duplicates, 2);
     }
 
+    fn limits(max: usize) -> SessionLimits {
+        SessionLimits {
+            max,
+            ..SessionLimits::default()
+        }
+    }
+
+    fn secs(s: u64) -> Instant {
+        Instant::from_millis(s * 1000)
+    }
+
     #[test]
     fn tables_are_bounded_and_garbage_is_counted() {
         let mut ing = Ingress::new(
@@ -404,7 +586,7 @@ mod tests {
             IngressConfig::default(),
             Policy::default(),
             Classifier::default(),
-            2,
+            limits(2),
             0,
         );
         let mut out = Vec::new();
@@ -412,12 +594,86 @@ mod tests {
         for egress in 2..6u16 {
             let _ = ing.send(Instant::ZERO, NodeId(egress), &p, false, &mut out);
         }
-        assert_eq!(ing.totals().sessions_refused, 2);
+        assert_eq!(ing.totals().sessions.refused, 2);
         assert!(matches!(
             ing.send(Instant::ZERO, NodeId(2), b"junk", false, &mut out),
             Err(SendError::NotIp(_))
         ));
         assert_eq!(ing.totals().not_ip, 1);
+    }
+
+    /// A data packet of session (`ingress`, class 0) with `epoch`.
+    fn from(ingress: u16, epoch: u32, seq: u32) -> Vec<u8> {
+        let h = DataHeader {
+            flags: braid_wire::DataFlags::empty(),
+            mode: braid_wire::RedundancyMode::Single,
+            path: 0,
+            route_ptr: 0,
+            ingress: NodeId(ingress),
+            egress: NodeId(1),
+            seq,
+            group: braid_wire::Group::NONE,
+            hop_limit: 8,
+            class: 0,
+            epoch,
+        };
+        let mut b = vec![0u8; braid_wire::DATA_HEADER_LEN];
+        h.emit(&[], &mut b).unwrap();
+        b
+    }
+
+    #[test]
+    fn bogus_sessions_never_lock_real_ones_out_for_good() {
+        // 1,024 bogus (ingress, class) pairs fill the egress's table.
+        let mut eg = Egress::new(EgressConfig::default(), SessionLimits::default());
+        for i in 0..1024u16 {
+            assert!(eg.receive(
+                secs(0),
+                &DataHeader::parse(&from(1000 + i, 1, 1)).unwrap(),
+                &mut |_| {}
+            ));
+        }
+        let real = from(7, 42, 1);
+        let real = DataHeader::parse(&real).unwrap();
+        // While every session is recent, a new one is refused, counted.
+        assert!(!eg.receive(secs(5), &real, &mut |_| {}));
+        assert_eq!(eg.table_counters().refused, 1);
+        // Once the bogus ones have been idle for `evict_after`, the real
+        // session takes the place of the one idle longest...
+        let mut got = 0;
+        assert!(eg.receive(secs(11), &real, &mut |_| got += 1));
+        assert_eq!((got, eg.table_counters().evicted), (1, 1));
+        // ... and after `idle` they are all gone, the busy one kept.
+        let later = from(7, 42, 2);
+        let later = DataHeader::parse(&later).unwrap();
+        assert!(eg.receive(secs(100), &later, &mut |_| {}));
+        eg.expire(secs(125), &mut |_| {});
+        assert_eq!(eg.sessions().count(), 1);
+        assert_eq!(eg.table_counters().expired, 1023);
+        assert!(eg.serves(NodeId(7)) && !eg.serves(NodeId(1000)));
+    }
+
+    #[test]
+    fn an_ingress_session_that_opens_again_has_a_new_epoch() {
+        let mut ing = Ingress::new(
+            NodeId(1),
+            IngressConfig::default(),
+            Policy::default(),
+            Classifier::default(),
+            limits(4),
+            9,
+        );
+        let mut out = Vec::new();
+        let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
+        ing.send(secs(0), NodeId(2), &p, false, &mut out).unwrap();
+        let first = ing.session(NodeId(2), 0).unwrap().epoch();
+        ing.expire(secs(60));
+        assert!(ing.serves(NodeId(2)), "idle for less than `idle`");
+        ing.expire(secs(121));
+        assert!(!ing.serves(NodeId(2)));
+        assert_eq!(ing.totals().sessions.expired, 1);
+        ing.send(secs(130), NodeId(2), &p, false, &mut out).unwrap();
+        assert_ne!(ing.session(NodeId(2), 0).unwrap().epoch(), first);
     }
 
     #[test]
