@@ -846,17 +846,7 @@ impl Node {
         self.ingress.handle_timeout(now, &mut out);
         self.emit_all(&mut out, &[], FlowKey::default());
         self.scratch = out;
-        let (got, pool) = (&mut self.got, &mut self.pool);
-        self.egress.handle_timeout(now, &mut |p| {
-            let mut b = take_buffer(pool);
-            b.extend_from_slice(p);
-            got.push(b);
-        });
-        let mut got = std::mem::take(&mut self.got);
-        for p in got.drain(..) {
-            self.deliver_local(p);
-        }
-        self.got = got;
+        self.deliver_from_egress(|egress, deliver| egress.handle_timeout(now, deliver));
         self.note_topology(now);
         if self.routes_due.is_some_and(|t| t <= now) {
             self.routes_due = None;
@@ -871,13 +861,12 @@ impl Node {
         }
     }
 
-    /// Drops idle sessions (each side), and the routes toward nodes that no
-    /// session uses any more and nothing waits for: no per-peer table
-    /// keeps what traffic left behind.
-    fn expire_idle(&mut self, now: Instant) {
-        self.ingress.expire(now);
+    /// Runs `step` on the egress and delivers to local hosts what it hands
+    /// over (re-ordered packets released by a timer, or by a session that
+    /// expired).
+    fn deliver_from_egress(&mut self, step: impl FnOnce(&mut Egress, &mut dyn FnMut(&[u8]))) {
         let (got, pool) = (&mut self.got, &mut self.pool);
-        self.egress.expire(now, &mut |p| {
+        step(&mut self.egress, &mut |p| {
             let mut b = take_buffer(pool);
             b.extend_from_slice(p);
             got.push(b);
@@ -887,6 +876,14 @@ impl Node {
             self.deliver_local(p);
         }
         self.got = got;
+    }
+
+    /// Drops idle sessions (each side), and the routes toward nodes that no
+    /// session uses any more and nothing waits for: no per-peer table
+    /// keeps what traffic left behind.
+    fn expire_idle(&mut self, now: Instant) {
+        self.ingress.expire(now);
+        self.deliver_from_egress(|egress, deliver| egress.expire(now, deliver));
         let unused: Vec<NodeId> = self
             .routes
             .iter()

@@ -5,25 +5,13 @@
 //! never leaves a flow dark for longer than the disruption plus a second,
 //! never delivers a packet twice and never loops one.
 
-use std::path::PathBuf;
+mod common;
 
 use braid_proto::time::Instant;
-use braid_sim::{run_once, FlowResult, RunResult, Scenario, World};
+use braid_sim::{FlowResult, RunResult, Scenario, World};
+use common::{runs, scenario};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn scenario(name: &str) -> Scenario {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios")
-        .join(name);
-    Scenario::load(&p).unwrap()
-}
-
-fn runs(s: &Scenario) -> Vec<RunResult> {
-    (0..s.runs as u64)
-        .map(|i| run_once(s, s.seed + i, |_| {}).unwrap())
-        .collect()
-}
 
 fn voip(r: &RunResult) -> &FlowResult {
     &r.flows[0]

@@ -1,23 +1,11 @@
 //! The bundled scenarios run, reproduce what the papers measured within
 //! reason, and are deterministic.
 
-use std::path::PathBuf;
+mod common;
 
 use braid_proto::time::Instant;
 use braid_sim::{run_once, RunResult, Scenario};
-
-fn scenario(name: &str) -> Scenario {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios")
-        .join(name);
-    Scenario::load(&p).unwrap()
-}
-
-fn runs(s: &Scenario) -> Vec<RunResult> {
-    (0..s.runs as u64)
-        .map(|i| run_once(s, s.seed + i, |_| {}).unwrap())
-        .collect()
-}
+use common::{runs, scenario};
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let v: Vec<f64> = v.collect();

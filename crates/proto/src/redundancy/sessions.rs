@@ -575,20 +575,26 @@ mod tests {
         }
     }
 
+    /// An ingress of node 1 with the default policy and classifier, at
+    /// most `max` sessions.
+    fn plain_ingress(max: usize, seed: u64) -> Ingress {
+        Ingress::new(
+            NodeId(1),
+            IngressConfig::default(),
+            Policy::default(),
+            Classifier::default(),
+            limits(max),
+            seed,
+        )
+    }
+
     fn secs(s: u64) -> Instant {
         Instant::from_millis(s * 1000)
     }
 
     #[test]
     fn tables_are_bounded_and_garbage_is_counted() {
-        let mut ing = Ingress::new(
-            NodeId(1),
-            IngressConfig::default(),
-            Policy::default(),
-            Classifier::default(),
-            limits(2),
-            0,
-        );
+        let mut ing = plain_ingress(2, 0);
         let mut out = Vec::new();
         let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
         for egress in 2..6u16 {
@@ -655,14 +661,7 @@ mod tests {
 
     #[test]
     fn an_ingress_session_that_opens_again_has_a_new_epoch() {
-        let mut ing = Ingress::new(
-            NodeId(1),
-            IngressConfig::default(),
-            Policy::default(),
-            Classifier::default(),
-            limits(4),
-            9,
-        );
+        let mut ing = plain_ingress(4, 9);
         let mut out = Vec::new();
         let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
         ing.send(secs(0), NodeId(2), &p, false, &mut out).unwrap();
