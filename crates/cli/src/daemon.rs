@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use braid_daemon::config::{Config, DEFAULT_SOCKET};
-use braid_daemon::daemon::{self, Daemon};
+use braid_daemon::ctl;
+use braid_daemon::daemon::Daemon;
 use clap::Args;
 use serde_json::Value;
 
@@ -64,14 +65,14 @@ pub fn run_ctl(args: CtlArgs) -> anyhow::Result<ExitCode> {
     let socket = &args.socket;
     let cannot = || format!("cannot reach a braid daemon on {}", socket.display());
     if args.command == "monitor" {
-        daemon::monitor(socket, |line| {
+        ctl::monitor(socket, |line| {
             println!("{line}");
             true
         })
         .with_context(cannot)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let reply = daemon::request(socket, &args.command).with_context(cannot)?;
+    let reply = ctl::request(socket, &args.command).with_context(cannot)?;
     let doc: Value = serde_json::from_str(reply.trim())
         .with_context(|| format!("the daemon's reply is not JSON: {reply}"))?;
     if let Some(e) = doc.get("error") {

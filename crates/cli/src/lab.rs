@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 use braid_conf::{LocatedError, Source, Spanned};
-use braid_sim::world::FlowResult;
+use braid_sim::FlowResult;
 use clap::{Args, Subcommand};
 use serde::Deserialize;
 
@@ -1467,7 +1467,7 @@ fn wait_settled(lab: &Lab) -> anyhow::Result<()> {
 fn ask(lab: &Lab, i: usize, command: &str) -> Option<anyhow::Result<serde_json::Value>> {
     let sock = lab.socket(i);
     sock.exists().then(|| {
-        let reply = braid_daemon::daemon::request(&sock, command)?;
+        let reply = braid_daemon::ctl::request(&sock, command)?;
         Ok(serde_json::from_str(&reply)?)
     })
 }
@@ -1780,7 +1780,7 @@ fn urgent_flow(
             )
         })
         .collect();
-    let (mean, p50, p99) = braid_sim::report::delay_stats(&mut delays);
+    let (mean, p50, p99) = braid_sim::delay_stats(&mut delays);
     Ok(FlowResult {
         name: f.name.clone(),
         mode: mode.to_string(),
@@ -1867,7 +1867,7 @@ fn probe_flow(
             last_ok = Some(s);
         }
     }
-    let (mean, p50, p99) = braid_sim::report::delay_stats(&mut delays);
+    let (mean, p50, p99) = braid_sim::delay_stats(&mut delays);
     Ok(FlowResult {
         name: f.name.clone(),
         mode: mode.to_string(),

@@ -375,6 +375,7 @@ impl Config {
                 ))
             }
         };
+        nc.neighbor_timeout = Some(nc.control.probes.small_interval * dead_after);
         Ok(Config {
             dead_after,
             send_buffer,
@@ -400,12 +401,6 @@ impl Config {
             source: e,
         })?;
         Ok(Config::parse(&path.display().to_string(), &text)?)
-    }
-
-    /// How long a neighbor may stay silent before it is taken down: what
-    /// the operator sees as failover time on a silent failure.
-    pub fn neighbor_timeout(&self) -> Duration {
-        self.node_config.control.probes.small_interval * self.dead_after
     }
 }
 

@@ -2,15 +2,31 @@
 //! daemon's Unix socket, writes one command line, and reads one JSON
 //! document back; `monitor` instead keeps the connection and receives one
 //! JSON object per line for every event. Every document carries
-//! `"version": CTL_VERSION`; fields are only ever added within a version.
-//! The documents are built here from the node's state, so the daemon's
-//! loop and the documents stay apart.
+//! `"version": CTL_VERSION` and the node's id; fields are only ever added
+//! within a version.
+//!
+//! The documents are typed here, once: the daemon builds them from the
+//! node's state, and clients (`braid ctl`, the lab) read them back into
+//! the same types. Also here: the client's side of the socket.
 
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::time::Duration;
 
-use braid_proto::node::Node;
+use braid_proto::control::ControlCounters;
+use braid_proto::lsdb::LsdbCounters;
+use braid_proto::node::{Node, NodeCounters};
+use braid_proto::redundancy::{
+    EgressCounters, IngressCounters, IngressTotals, SessionTableCounters,
+};
 use braid_proto::time::Instant;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+
+use crate::counters::IoCounters;
+use crate::neighbors::AddressBook;
 
 /// Version of every JSON document and event.
 pub const CTL_VERSION: u32 = 1;
@@ -27,13 +43,138 @@ pub const COMMANDS: [&str; 8] = [
     "monitor",
 ];
 
-/// What the daemon knows of one neighbor beyond the protocol node.
-#[derive(Debug, Clone)]
-pub struct NeighborView {
+/// A document: the version and node, then the command's own fields.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Doc<T> {
+    pub version: u32,
+    pub node: u16,
+    #[serde(flatten)]
+    pub body: T,
+}
+
+/// `status`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Status {
+    pub uptime_ms: u64,
+    pub interfaces: Vec<String>,
+    pub neighbors: usize,
+    pub origins_known: usize,
+    pub egresses_routed: usize,
+    pub ingress_sessions: usize,
+    pub egress_sessions: usize,
+}
+
+/// `neighbors`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Neighbors {
+    pub neighbors: Vec<NeighborEntry>,
+}
+
+/// One neighbor up.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NeighborEntry {
     pub id: u16,
     pub interface: String,
     pub address: String,
-    pub last_heard: Instant,
+    pub last_heard_ms_ago: u64,
+}
+
+/// `links`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Links {
+    pub links: Vec<LinkEntry>,
+}
+
+/// One link's estimate; `None` where it is unusable.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LinkEntry {
+    pub neighbor: u16,
+    pub df: f64,
+    pub dr: f64,
+    pub etx: Option<f64>,
+    pub metric_out: Option<u32>,
+    pub metric_in: Option<u32>,
+}
+
+/// `routes` and `paths`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Routes {
+    pub routes: Vec<RouteEntry>,
+    /// The link-state database.
+    pub origins: Vec<OriginEntry>,
+}
+
+/// The paths toward one egress, each in full (this node, transit nodes,
+/// egress).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteEntry {
+    pub egress: u16,
+    pub prefixes: Vec<String>,
+    pub paths: Vec<Vec<u16>>,
+}
+
+/// One origin's advertisement.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OriginEntry {
+    pub origin: u16,
+    pub seq: u32,
+    pub links: Vec<u16>,
+    pub prefixes: Vec<String>,
+}
+
+/// `sessions`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sessions {
+    pub ingress: Vec<IngressSessionEntry>,
+    pub egress: Vec<EgressSessionEntry>,
+}
+
+/// A session this node is the ingress of.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IngressSessionEntry {
+    pub egress: u16,
+    pub class: u8,
+    pub mode: String,
+    pub active_mode: String,
+    pub counters: IngressCounters,
+}
+
+/// A session this node is the egress of.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EgressSessionEntry {
+    pub ingress: u16,
+    pub class: u8,
+    pub counters: EgressCounters,
+}
+
+/// `stats`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Stats {
+    pub stats: StatsBody,
+}
+
+/// Every counter.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatsBody {
+    pub node: NodeCounters,
+    pub control: ControlCounters,
+    pub lsdb: LsdbCounters,
+    pub ingress: IngressTotals,
+    pub egress: EgressTotals,
+    pub io: IoCounters,
+}
+
+/// The egress side as a whole.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EgressTotals {
+    pub sessions: SessionTableCounters,
+}
+
+/// An error document (an unknown command).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ErrorDoc {
+    pub version: u32,
+    pub error: String,
 }
 
 /// Everything a document is built from.
@@ -42,8 +183,8 @@ pub struct View<'a> {
     pub now: Instant,
     pub started: Instant,
     pub interfaces: &'a [String],
-    pub neighbors: &'a [NeighborView],
-    pub io: &'a Value,
+    pub book: &'a AddressBook,
+    pub io: &'a IoCounters,
 }
 
 fn ms(d: Duration) -> u64 {
@@ -52,91 +193,105 @@ fn ms(d: Duration) -> u64 {
 
 /// The document a command asks for, or `None` for an unknown command.
 pub fn answer(command: &str, v: &View<'_>) -> Option<Value> {
+    let doc = |body: Value| -> Value {
+        let mut d = json!({ "version": CTL_VERSION, "node": v.node.id().0 });
+        if let (Value::Object(d), Value::Object(b)) = (&mut d, body) {
+            d.extend(b);
+        }
+        d
+    };
+    let to = |x: Result<Value, serde_json::Error>| x.unwrap_or(Value::Null);
     let body = match command {
-        "status" => status(v),
-        "neighbors" => neighbors(v),
-        "links" => links(v),
-        "routes" | "paths" => routes(v),
-        "sessions" => sessions(v),
-        "stats" => stats(v),
+        "status" => to(serde_json::to_value(status(v))),
+        "neighbors" => to(serde_json::to_value(neighbors(v))),
+        "links" => to(serde_json::to_value(links(v))),
+        "routes" | "paths" => to(serde_json::to_value(routes(v))),
+        "sessions" => to(serde_json::to_value(sessions(v))),
+        "stats" => to(serde_json::to_value(stats(v))),
         _ => return None,
     };
-    let mut doc = json!({ "version": CTL_VERSION, "node": v.node.id().0 });
-    if let (Value::Object(d), Value::Object(b)) = (&mut doc, body) {
-        d.extend(b);
-    }
-    Some(doc)
+    Some(doc(body))
 }
 
-fn status(v: &View<'_>) -> Value {
-    let lsdb = v.node.control().lsdb();
-    json!({
-        "uptime_ms": ms(v.now.since(v.started)),
-        "interfaces": v.interfaces,
-        "neighbors": v.neighbors.len(),
-        "origins_known": lsdb.len(),
-        "egresses_routed": v.node.routes().count(),
-        "ingress_sessions": v.node.ingress().sessions().count(),
-        "egress_sessions": v.node.egress().sessions().count(),
+/// The document for a request the daemon cannot answer.
+pub fn error_doc(message: &str) -> Value {
+    serde_json::to_value(ErrorDoc {
+        version: CTL_VERSION,
+        error: message.to_string(),
     })
+    .unwrap_or(Value::Null)
 }
 
-fn neighbors(v: &View<'_>) -> Value {
-    let list: Vec<Value> = v
-        .neighbors
+fn status(v: &View<'_>) -> Status {
+    Status {
+        uptime_ms: ms(v.now.since(v.started)),
+        interfaces: v.interfaces.to_vec(),
+        neighbors: v.node.neighbors().len(),
+        origins_known: v.node.control().lsdb().len(),
+        egresses_routed: v.node.routes().count(),
+        ingress_sessions: v.node.ingress().sessions().count(),
+        egress_sessions: v.node.egress().sessions().count(),
+    }
+}
+
+fn neighbors(v: &View<'_>) -> Neighbors {
+    let neighbors = v
+        .node
+        .neighbors()
         .iter()
-        .map(|n| {
-            json!({
-                "id": n.id,
-                "interface": n.interface,
-                "address": n.address,
-                "last_heard_ms_ago": ms(v.now.since(n.last_heard)),
-            })
+        .map(|(id, interface, last_heard)| NeighborEntry {
+            id: id.0,
+            interface: v
+                .interfaces
+                .get(interface.0 as usize)
+                .cloned()
+                .unwrap_or_default(),
+            address: v
+                .book
+                .get(id)
+                .map(|p| p.addr.to_string())
+                .unwrap_or_default(),
+            last_heard_ms_ago: ms(v.now.since(last_heard)),
         })
         .collect();
-    json!({ "neighbors": list })
+    Neighbors { neighbors }
 }
 
-fn metric(m: braid_proto::metric::Metric) -> Value {
-    if m.is_infinite() {
-        Value::Null
-    } else {
-        json!(m.units())
-    }
+fn metric(m: braid_proto::metric::Metric) -> Option<u32> {
+    (!m.is_infinite()).then(|| m.units())
 }
 
-fn links(v: &View<'_>) -> Value {
-    let list: Vec<Value> = v
+fn links(v: &View<'_>) -> Links {
+    let links = v
         .node
         .control()
         .link_estimates(v.now)
         .into_iter()
-        .map(|e| {
-            json!({
-                "neighbor": e.neighbor.0,
-                "df": e.df,
-                "dr": e.dr,
-                "etx": if e.etx.is_finite() { json!(e.etx) } else { Value::Null },
-                "metric_out": metric(e.metric_out),
-                "metric_in": metric(e.metric_in),
-            })
+        .map(|e| LinkEntry {
+            neighbor: e.neighbor.0,
+            df: e.df,
+            dr: e.dr,
+            etx: e.etx.is_finite().then_some(e.etx),
+            metric_out: metric(e.metric_out),
+            metric_in: metric(e.metric_in),
         })
         .collect();
-    json!({ "links": list })
+    Links { links }
 }
 
 /// Every egress this node routes to, with its prefixes and its paths,
 /// each written in full (this node, transit nodes, egress).
-pub fn route_list(node: &Node) -> Vec<Value> {
+pub fn route_list(node: &Node) -> Vec<RouteEntry> {
     let lsdb = node.control().lsdb();
     let me = node.id().0;
     node.routes()
-        .map(|(egress, paths)| {
-            let prefixes: Vec<String> = lsdb
+        .map(|(egress, paths)| RouteEntry {
+            egress: egress.0,
+            prefixes: lsdb
                 .get(egress)
                 .map(|r| r.prefixes.iter().map(|p| p.to_string()).collect())
-                .unwrap_or_default();
-            let paths: Vec<Vec<u16>> = paths
+                .unwrap_or_default(),
+            paths: paths
                 .iter()
                 .map(|transit| {
                     std::iter::once(me)
@@ -144,69 +299,70 @@ pub fn route_list(node: &Node) -> Vec<Value> {
                         .chain(std::iter::once(egress.0))
                         .collect()
                 })
-                .collect();
-            json!({ "egress": egress.0, "prefixes": prefixes, "paths": paths })
+                .collect(),
         })
         .collect()
 }
 
-fn routes(v: &View<'_>) -> Value {
-    let lsdb = v.node.control().lsdb();
-    let list = route_list(v.node);
-    let origins: Vec<Value> = lsdb
+fn routes(v: &View<'_>) -> Routes {
+    let origins = v
+        .node
+        .control()
+        .lsdb()
         .records()
-        .map(|r| {
-            json!({
-                "origin": r.origin.0,
-                "seq": r.seq,
-                "links": r.links.iter().map(|l| l.neighbor.0).collect::<Vec<_>>(),
-                "prefixes": r.prefixes.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-            })
+        .map(|r| OriginEntry {
+            origin: r.origin.0,
+            seq: r.seq,
+            links: r.links.iter().map(|l| l.neighbor.0).collect(),
+            prefixes: r.prefixes.iter().map(|p| p.to_string()).collect(),
         })
         .collect();
-    json!({ "routes": list, "origins": origins })
+    Routes {
+        routes: route_list(v.node),
+        origins,
+    }
 }
 
-fn sessions(v: &View<'_>) -> Value {
-    let ingress: Vec<Value> = v
+fn sessions(v: &View<'_>) -> Sessions {
+    let ingress = v
         .node
         .ingress()
         .sessions()
-        .map(|(&(egress, class), s)| {
-            json!({
-                "egress": egress.0,
-                "class": class,
-                "mode": s.mode().to_string(),
-                "active_mode": s.active_mode().to_string(),
-                "counters": s.counters(),
-            })
+        .map(|(&(egress, class), s)| IngressSessionEntry {
+            egress: egress.0,
+            class,
+            mode: s.mode().to_string(),
+            active_mode: s.active_mode().to_string(),
+            counters: *s.counters(),
         })
         .collect();
-    let egress: Vec<Value> = v
+    let egress = v
         .node
         .egress()
         .sessions()
-        .map(|(&(ingress, class), s)| {
-            json!({
-                "ingress": ingress.0,
-                "class": class,
-                "counters": s.counters(),
-            })
+        .map(|(&(ingress, class), s)| EgressSessionEntry {
+            ingress: ingress.0,
+            class,
+            counters: *s.counters(),
         })
         .collect();
-    json!({ "ingress": ingress, "egress": egress })
+    Sessions { ingress, egress }
 }
 
-fn stats(v: &View<'_>) -> Value {
+fn stats(v: &View<'_>) -> Stats {
     let c = v.node.control();
-    json!({ "stats": {
-        "node": v.node.counters(),
-        "control": c.counters(),
-        "lsdb": c.lsdb().counters(),
-        "ingress": v.node.ingress().totals(),
-        "egress": { "sessions": v.node.egress().table_counters() },
-        "io": v.io,
-    }})
+    Stats {
+        stats: StatsBody {
+            node: v.node.counters(),
+            control: c.counters().clone(),
+            lsdb: c.lsdb().counters(),
+            ingress: v.node.ingress().totals(),
+            egress: EgressTotals {
+                sessions: v.node.egress().table_counters(),
+            },
+            io: v.io.clone(),
+        },
+    }
 }
 
 /// A monitor event line.
@@ -218,4 +374,64 @@ pub fn event(kind: &str, now: Instant, fields: Value) -> String {
     let mut line = e.to_string();
     line.push('\n');
     line
+}
+
+/// Why a client's request got no document.
+#[derive(Debug, thiserror::Error)]
+pub enum CtlError {
+    #[error("cannot reach a braid daemon on {socket}: {source}")]
+    Unreachable { socket: String, source: io::Error },
+    #[error("the daemon's reply is not a {what} document: {reason}: {reply}")]
+    Unreadable {
+        what: &'static str,
+        reason: String,
+        reply: String,
+    },
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// A client's side of the control socket: sends `command`, returns the
+/// reply (one JSON document, as text).
+pub fn request(socket: &Path, command: &str) -> io::Result<String> {
+    let mut s = UnixStream::connect(socket)?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    s.write_all(command.as_bytes())?;
+    s.write_all(b"\n")?;
+    let mut reply = String::new();
+    s.read_to_string(&mut reply)?;
+    Ok(reply)
+}
+
+/// Sends `command` and reads the reply into its document type (`T`, one
+/// of this module's: `Routes` for "routes", ...).
+pub fn query<T: DeserializeOwned>(socket: &Path, command: &str) -> Result<Doc<T>, CtlError> {
+    let reply = request(socket, command).map_err(|source| CtlError::Unreachable {
+        socket: socket.display().to_string(),
+        source,
+    })?;
+    if let Ok(e) = serde_json::from_str::<ErrorDoc>(&reply) {
+        return Err(CtlError::Refused(e.error));
+    }
+    serde_json::from_str(&reply).map_err(|e| CtlError::Unreadable {
+        what: std::any::type_name::<T>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("ctl"),
+        reason: e.to_string(),
+        reply: reply.trim().chars().take(200).collect(),
+    })
+}
+
+/// A client's side of `monitor`: calls `line` for every event until the
+/// daemon goes away or `line` returns false.
+pub fn monitor(socket: &Path, mut line: impl FnMut(&str) -> bool) -> io::Result<()> {
+    let mut s = UnixStream::connect(socket)?;
+    s.write_all(b"monitor\n")?;
+    for l in BufReader::new(s).lines() {
+        if !line(&l?) {
+            break;
+        }
+    }
+    Ok(())
 }

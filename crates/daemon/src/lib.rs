@@ -8,15 +8,19 @@
 //! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down |
 //! | [`batch`] | recvmmsg with buffers allocated once; each interface's send queue (sendmmsg) |
 //! | [`clients`] | control-socket and metrics clients, served without blocking the loop |
-//! | [`daemon`] | the loop: TUN, sockets, timers, neighbor table, reload, shutdown |
-//! | [`ctl`] | the control socket's JSON documents and monitor events |
+//! | [`daemon`] | the loop and what it opened; its data plane (TUN, sockets) and management plane (signals, reload, ctl, metrics, monitors) |
+//! | [`neighbors`] | where each neighbor is (interface and address), following the node's events |
+//! | [`counters`] | what the I/O layer counted |
+//! | [`ctl`] | the control socket's typed JSON documents, monitor events, and the client's side |
 //! | [`metrics`] | Prometheus metrics and the NetJSON topology on the opt-in HTTP port |
 
 pub mod batch;
 pub mod carrier;
 pub mod clients;
 pub mod config;
+pub mod counters;
 pub mod ctl;
 pub mod daemon;
 pub mod metrics;
+pub mod neighbors;
 pub mod underlay;

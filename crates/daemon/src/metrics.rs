@@ -15,7 +15,7 @@ use braid_proto::node::Node;
 use braid_proto::time::Instant;
 use serde_json::json;
 
-use crate::daemon::IoCounters;
+use crate::counters::IoCounters;
 
 /// One metric family being written.
 struct Family<'a> {

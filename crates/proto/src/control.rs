@@ -211,14 +211,14 @@ impl ControlConfig {
 }
 
 /// Counters of the control plane; the operator and tests read them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ControlCounters {
     pub rx_probes: u64,
     pub rx_lsas: u64,
     /// Our own messages heard back (ignored).
     pub rx_own: u64,
     /// Datagrams refused, by [`WireError::kind`].
-    pub rx_errors: BTreeMap<&'static str, u64>,
+    pub rx_errors: BTreeMap<String, u64>,
     pub tx_probes: u64,
     /// Advertisements flooded, and the messages that carried them.
     pub tx_lsas: u64,
@@ -438,13 +438,14 @@ impl ControlPlane {
         self.lsdb.graph(&self.config.overrides)
     }
 
-    /// Handles one control datagram. Bad input is counted and returned as
-    /// an error; it never changes state.
-    pub fn handle(&mut self, now: Instant, datagram: &[u8]) -> Result<(), WireError> {
+    /// Handles one control datagram; returns the neighbor that sent it
+    /// (`None`: it was our own, heard back). Bad input is counted and
+    /// returned as an error; it never changes state.
+    pub fn handle(&mut self, now: Instant, datagram: &[u8]) -> Result<Option<NodeId>, WireError> {
         let msg = match parse_any(datagram) {
             Ok(m) => m,
             Err(e) => {
-                *self.counters.rx_errors.entry(e.kind()).or_default() += 1;
+                self.count_rx_error(e.kind());
                 return Err(e);
             }
         };
@@ -457,11 +458,12 @@ impl ControlPlane {
                     expected: braid_wire::MessageType::Lsa as u8,
                     found,
                 };
-                *self.counters.rx_errors.entry(e.kind()).or_default() += 1;
-                return Err(e);
+                self.count_rx_error(e.kind());
+                Err(e)
             }
             Message::Probe(m, _) | Message::Lsa(m, _) if m.header.sender == self.id => {
                 self.counters.rx_own += 1;
+                Ok(None)
             }
             Message::Probe(m, probe) => {
                 self.counters.rx_probes += 1;
@@ -475,8 +477,9 @@ impl ControlPlane {
                     self.neighbor_up(now, sender, m.header.boot_index, heard);
                 }
                 self.compare_digest(now, sender, probe.digest);
+                Ok(Some(sender))
             }
-            Message::Lsa(_, bundle) => {
+            Message::Lsa(m, bundle) => {
                 for lsa in bundle.iter() {
                     self.counters.rx_lsas += 1;
                     if lsa.origin == self.id {
@@ -503,9 +506,19 @@ impl ControlPlane {
                         _ => {}
                     }
                 }
+                Ok(Some(m.header.sender))
             }
         }
-        Ok(())
+    }
+
+    /// Counts a refused datagram by kind (a key is made once per kind).
+    fn count_rx_error(&mut self, kind: &'static str) {
+        match self.counters.rx_errors.get_mut(kind) {
+            Some(n) => *n += 1,
+            None => {
+                self.counters.rx_errors.insert(kind.to_string(), 1);
+            }
+        }
     }
 
     /// Whether `sender` is new, restarted (another boot index) or known.

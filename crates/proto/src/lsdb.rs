@@ -106,7 +106,7 @@ pub enum Refusal {
 }
 
 /// Counters of everything the database was offered.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LsdbCounters {
     pub installed: u64,
     pub duplicate: u64,

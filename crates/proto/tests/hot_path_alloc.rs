@@ -9,7 +9,7 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use braid_proto::node::{Dest, Node};
+use braid_proto::node::{Dest, Interface, Node};
 use braid_proto::redundancy::Mode;
 use braid_proto::time::Instant;
 use rand_chacha::rand_core::SeedableRng;
@@ -89,7 +89,11 @@ impl Net {
                             Dest::Neighbor(n) => n.0 as usize == to + 1,
                         };
                         if wanted {
-                            self.nodes[to].handle_datagram(self.now, &t.bytes);
+                            self.nodes[to].handle_datagram(
+                                self.now,
+                                Interface(from as u16),
+                                &t.bytes,
+                            );
                         }
                     }
                     if let Dest::Neighbor(n) = t.dest {

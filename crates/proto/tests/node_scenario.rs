@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use braid_proto::node::{Dest, Node};
+use braid_proto::node::{Dest, Interface, Node};
 use braid_proto::random::unit_f64;
 use braid_proto::redundancy::Mode;
 use braid_proto::time::Instant;
@@ -83,7 +83,11 @@ impl Net {
                             continue;
                         };
                         if unit_f64(&mut self.rng) >= loss {
-                            self.nodes[to].handle_datagram(self.now, &t.bytes);
+                            self.nodes[to].handle_datagram(
+                                self.now,
+                                Interface(from as u16),
+                                &t.bytes,
+                            );
                         }
                     }
                 }
@@ -182,7 +186,7 @@ fn parity_rebuilds_and_runs_are_deterministic() {
             .sessions()
             .map(|(_, s)| s.counters().rebuilt)
             .sum();
-        (got, rebuilt, *n.nodes[0].counters(), *n.nodes[4].counters())
+        (got, rebuilt, n.nodes[0].counters(), n.nodes[4].counters())
     };
     let a = run(3);
     assert_eq!(a, run(3), "same seed, same run");
@@ -247,4 +251,83 @@ fn late_binding_strands_only_what_the_driver_holds() {
         "nothing above the binding point is lost"
     );
     assert!(!net.nodes[0].holds_backlog(), "nothing waits any more");
+}
+
+/// The node tells its driver what happened: neighbors up, routes chosen,
+/// garbage refused, a silent neighbor taken down after the timeout, and an
+/// interface's neighbors with it.
+#[test]
+fn events_tell_the_driver_about_neighbors_routes_and_refusals() {
+    use braid_proto::node::{DownReason, NodeEvent};
+    use std::time::Duration;
+    let mut net = Net::diamond(Mode::Single, 0.0, 9);
+    let timeout = Duration::from_secs(3);
+    for n in &mut net.nodes {
+        *n = {
+            let id = n.id();
+            let mut config = braid_proto::node::NodeConfig {
+                neighbor_timeout: Some(timeout),
+                ..Default::default()
+            };
+            if id == NodeId(1) || id == NodeId(5) {
+                config.control.prefixes = vec![braid_wire::Prefix::V4 {
+                    addr: [198, 18, id.0 as u8, 0],
+                    len: 24,
+                }];
+            }
+            Node::new(id, config, Instant::ZERO, &mut net.rng).unwrap()
+        };
+    }
+    let drain = |net: &mut Net, i: usize| -> Vec<NodeEvent> {
+        std::iter::from_fn(|| net.nodes[i].poll_event()).collect()
+    };
+    net.run_until(secs(10));
+    let ups: Vec<NodeId> = drain(&mut net, 0)
+        .into_iter()
+        .filter_map(|e| match e {
+            NodeEvent::NeighborUp { neighbor, .. } => Some(neighbor),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ups,
+        vec![NodeId(2), NodeId(3), NodeId(4)],
+        "each neighbor once"
+    );
+    assert_eq!(net.nodes[0].neighbors().len(), 3);
+    net.stream(3);
+    assert!(drain(&mut net, 0).contains(&NodeEvent::RouteChange { egress: NodeId(5) }));
+    // Garbage from a neighbor is refused, with its reason.
+    let sender = net.nodes[0].handle_datagram(net.now, Interface(1), &[0x13, 0, 0]);
+    assert_eq!(sender, None);
+    assert_eq!(
+        drain(&mut net, 0),
+        vec![NodeEvent::Refused {
+            reason: "truncated"
+        }]
+    );
+    // 1 - 2 goes silent: after the timeout, 2 is down at 1 (and 1 at 2).
+    net.links.insert((0, 1), 1.0);
+    net.links.insert((1, 0), 1.0);
+    let cut = net.now;
+    net.run_until(cut + timeout + Duration::from_millis(1500));
+    let down: Vec<NodeEvent> = drain(&mut net, 0)
+        .into_iter()
+        .filter(|e| matches!(e, NodeEvent::NeighborDown { .. }))
+        .collect();
+    assert_eq!(
+        down,
+        vec![NodeEvent::NeighborDown {
+            neighbor: NodeId(2),
+            why: DownReason::Unheard
+        }]
+    );
+    // Everything 1 heard on interface 2 (node 3) goes with it.
+    let now = net.now;
+    net.nodes[0].interface_down(now, Interface(2), &mut net.rng);
+    assert!(drain(&mut net, 0).contains(&NodeEvent::NeighborDown {
+        neighbor: NodeId(3),
+        why: DownReason::InterfaceDown
+    }));
+    assert_eq!(net.nodes[0].neighbors().len(), 1, "only 4 is left");
 }

@@ -10,7 +10,8 @@
 //! | [`link`] | link models: loss (Bernoulli, netem Gilbert-Elliott, time-based), delay, jitter, rate and queue, down intervals |
 //! | [`scenario`] | scenario files (TOML) and their errors (file:line: field) |
 //! | [`tcp`] | real TCP ends (smoltcp) in simulated time |
-//! | [`world`] | one run: topology, nodes, hosts sending CBR UDP or TCP, results |
+//! | [`world`] | one run: topology, nodes, hosts sending CBR UDP or TCP |
+//! | [`results`] | what a run measured: per flow and per link (the lab fills the same types) |
 //! | [`radio`] | radios: bit-rates with per-rate loss, retries, one transmitter per node, a shared medium |
 //! | [`pcap`] | captures of a simulated link for tcpdump and Wireshark |
 //! | [`report`] | a scenario's variants and runs, summarized (with theory for sweeps) |
@@ -21,6 +22,7 @@ pub mod link;
 pub mod pcap;
 pub mod radio;
 pub mod report;
+pub mod results;
 pub mod scenario;
 pub mod tcp;
 pub mod world;
@@ -28,5 +30,6 @@ pub mod world;
 pub use report::{
     run_scenario, run_scenario_capturing, FlowSummary, ScenarioReport, VariantReport,
 };
+pub use results::{delay_stats, FlowResult, Outage, RunResult, MAX_OUTAGES};
 pub use scenario::{Scenario, ScenarioError};
-pub use world::{run_once, FlowResult, Outage, RunResult, World, MAX_OUTAGES};
+pub use world::{run_once, World};

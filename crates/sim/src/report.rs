@@ -6,8 +6,9 @@ use braid_proto::redundancy::{Mode, PathState};
 use braid_proto::time::Instant;
 use serde::Serialize;
 
+use crate::results::RunResult;
 use crate::scenario::{Scenario, ScenarioError, TopologySpec};
-use crate::world::{run_once, RunResult, World};
+use crate::world::{run_once, World};
 
 /// One flow, averaged over runs.
 #[derive(Debug, Clone, Serialize)]
@@ -167,18 +168,4 @@ pub fn run_scenario_capturing(
         events,
         packet_hops: hops,
     })
-}
-
-/// Mean, median and 99th percentile of one-way delays given in
-/// microseconds, in milliseconds (zeros when there are none). Sorts
-/// `delays_us`. The simulator and the lab report delays through this.
-pub fn delay_stats(delays_us: &mut [u64]) -> (f64, f64, f64) {
-    if delays_us.is_empty() {
-        return (0.0, 0.0, 0.0);
-    }
-    delays_us.sort_unstable();
-    let pct =
-        |q: f64| delays_us[((delays_us.len() as f64 - 1.0) * q).round() as usize] as f64 / 1000.0;
-    let mean = delays_us.iter().sum::<u64>() as f64 / delays_us.len() as f64 / 1000.0;
-    (mean, pct(0.5), pct(0.99))
 }

@@ -15,78 +15,22 @@ use braid_proto::classify::{ClassRule, Classifier, Match, PortRange};
 use braid_proto::generate::random_geometric;
 use braid_proto::linkest::MetricKind;
 use braid_proto::lsdb::LsaStore;
-use braid_proto::node::{Dest, LateBinding, Node, NodeConfig};
+use braid_proto::node::{Dest, Interface, LateBinding, Node, NodeConfig};
 use braid_proto::paths::{DampingConfig, Margin};
 use braid_proto::redundancy::Policy;
 use braid_proto::time::Instant;
 use braid_wire::{NodeId, Prefix};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
 
 use crate::event::EventQueue;
-use crate::link::{Fate, LinkDir, LinkStats, Outcome};
+use crate::link::{Fate, LinkDir, Outcome};
 use crate::radio::{Radio, RadioSpec};
+use crate::results::{delay_stats, FlowResult, Outage, RunResult, MAX_OUTAGES};
 use crate::scenario::{Scenario, ScenarioError, TopologySpec};
 
 const FLOW_PORT_BASE: u16 = 10_000;
 const PAYLOAD_OFFSET: usize = 28;
-
-/// Results of one flow in one run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct FlowResult {
-    pub name: String,
-    pub mode: String,
-    pub sent: u64,
-    pub delivered: u64,
-    pub duplicates: u64,
-    pub lost: u64,
-    pub loss_ratio: f64,
-    pub delay_mean_ms: f64,
-    pub delay_p50_ms: f64,
-    pub delay_p99_ms: f64,
-    /// Packets the ingress sent per data packet (copies and repair).
-    pub overhead: f64,
-    /// Longest time between two packets delivered in a row (an outage).
-    pub max_gap_ms: f64,
-    /// Constant-rate flows: every gap between two packets delivered in a
-    /// row longer than five packet intervals (and 100 ms), in order; at
-    /// most [`MAX_OUTAGES`] (the first ones).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub outages: Vec<Outage>,
-    /// Bytes received (in order, for TCP) per second of the flow, Mbit/s.
-    pub goodput_mbps: f64,
-    /// TCP: segments the sender sent again.
-    pub retransmits: u64,
-    /// Lab TCP flows with link events: segments sent again in the 2 s
-    /// after the first event.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retransmits_after_event: Option<u64>,
-}
-
-/// Most outages recorded per flow.
-pub const MAX_OUTAGES: usize = 64;
-
-/// A time a flow delivered nothing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Outage {
-    /// When the last packet before the gap arrived, seconds into the run.
-    pub from_s: f64,
-    /// How long until the next one arrived.
-    pub ms: f64,
-}
-
-/// Results of one run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct RunResult {
-    pub seed: u64,
-    pub flows: Vec<FlowResult>,
-    pub events: u64,
-    /// Packets carried across one link.
-    pub packet_hops: u64,
-    pub link_bytes: u64,
-    pub links: BTreeMap<String, LinkStats>,
-}
 
 enum Event {
     Timer(u32),
@@ -97,6 +41,7 @@ enum Event {
     },
     /// One buffer shared by every receiver of a broadcast.
     Arrive {
+        from: u32,
         to: u32,
         bytes: std::rc::Rc<[u8]>,
     },
@@ -176,6 +121,7 @@ pub struct World {
     rng: ChaCha8Rng,
     now: Instant,
     packet_hops: u64,
+    node_events: BTreeMap<&'static str, u64>,
     capture: Option<crate::pcap::Capture>,
     radio: Option<RadioSpec>,
     radios: Vec<Radio>,
@@ -531,6 +477,7 @@ impl World {
             rng,
             now: Instant::ZERO,
             packet_hops: 0,
+            node_events: BTreeMap::new(),
             capture: None,
         };
         for i in 0..world.nodes.len() as u32 {
@@ -563,8 +510,12 @@ impl World {
         }
     }
 
-    /// Sends what node `i` has queued and takes what it delivered.
+    /// Sends what node `i` has queued, takes what it delivered, and counts
+    /// what it reported.
     fn drain(&mut self, i: u32) {
+        while let Some(e) = self.nodes[i as usize].poll_event() {
+            *self.node_events.entry(e.kind()).or_default() += 1;
+        }
         loop {
             self.drain_transmits(i);
             let mut delivered = false;
@@ -598,6 +549,7 @@ impl World {
             self.queue.push(
                 at,
                 Event::Arrive {
+                    from,
                     to,
                     bytes: bytes.clone(),
                 },
@@ -917,12 +869,15 @@ impl World {
                     self.nodes[i as usize].handle_timeout(t, &mut self.rng);
                     self.drain(i);
                 }
-                Event::Arrive { to, bytes } => {
+                Event::Arrive { from, to, bytes } => {
                     self.packet_hops += 1;
                     if self.down[to as usize] {
                         continue;
                     }
-                    self.nodes[to as usize].handle_datagram(t, &bytes);
+                    // Every simulated link is an interface of its own,
+                    // numbered by the node at its other end.
+                    let via = Interface(from as u16);
+                    self.nodes[to as usize].handle_datagram(t, via, &bytes);
                     self.drain(to);
                 }
                 Event::TcpTimer { flow, receiver } => {
@@ -1090,8 +1045,7 @@ impl World {
                 }
                 let delivered = f.delivered.iter().filter(|&&d| d).count() as u64;
                 let mut d = f.delays_us.clone();
-                let (delay_mean_ms, delay_p50_ms, delay_p99_ms) =
-                    crate::report::delay_stats(&mut d);
+                let (delay_mean_ms, delay_p50_ms, delay_p99_ms) = delay_stats(&mut d);
                 let class = flow_class(i);
                 let overhead = self.nodes[f.from as usize]
                     .ingress()
@@ -1139,6 +1093,11 @@ impl World {
             flows,
             events: self.queue.processed(),
             packet_hops: self.packet_hops,
+            node_events: self
+                .node_events
+                .iter()
+                .map(|(k, n)| (k.to_string(), *n))
+                .collect(),
             link_bytes,
             links,
         }

@@ -788,6 +788,12 @@ impl<'a> PathReport<'a> {
         })
     }
 
+    /// Bytes a path report with `counts` entries takes, with its control
+    /// header and a MAC of `mac_len` bytes.
+    pub const fn encoded_len(counts: usize, mac_len: usize) -> usize {
+        CONTROL_HEADER_LEN + PATH_REPORT_FIXED_LEN + counts * PATH_COUNT_LEN + mac_len
+    }
+
     pub fn emit(
         header: &ControlHeader,
         ingress: NodeId,

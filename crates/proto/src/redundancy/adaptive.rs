@@ -8,8 +8,8 @@
 //! sends them. When no candidate meets the target, the one with the highest
 //! delivery ratio wins.
 
-use super::ingress::PathState;
 use super::mode::{Mode, MAX_SHARDS};
+use super::path::PathState;
 
 /// The candidates, cheapest first.
 pub fn candidates(paths_up: usize) -> Vec<Mode> {

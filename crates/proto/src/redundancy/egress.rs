@@ -58,7 +58,7 @@ impl Default for EgressConfig {
 }
 
 /// What one path brought to this egress.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PathCounters {
     /// Packets (data and repair) that arrived by this path.
     pub received: u64,
@@ -71,7 +71,7 @@ pub struct PathCounters {
 }
 
 /// Counters of one egress session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EgressCounters {
     pub delivered: u64,
     pub duplicates: u64,

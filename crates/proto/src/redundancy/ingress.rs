@@ -18,18 +18,8 @@ use braid_wire::{DataFlags, DataHeader, Group, NodeId};
 use super::adaptive;
 use super::coding::{rs_encode, RsCodec, XorParity};
 use super::mode::{Mode, MAX_PATHS};
+use super::path::PathState;
 use crate::time::Instant;
-
-/// What the ingress knows of one of its paths.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PathState {
-    pub up: bool,
-    /// Capacity estimate (any unit, the same for all paths): the stripe
-    /// weight.
-    pub weight: u32,
-    /// Measured loss ratio in [0, 1] (for the adaptive mode).
-    pub loss: f64,
-}
 
 /// Per-packet facts from the classifier.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -77,7 +67,7 @@ impl Default for IngressConfig {
 }
 
 /// Counters of one ingress session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IngressCounters {
     pub data_packets: u64,
     pub copies: u64,

@@ -11,14 +11,14 @@ pub use mode::{Mode, ModeError};
 pub mod adaptive;
 pub mod egress;
 pub mod ingress;
+pub mod path;
 
 pub use egress::{EgressConfig, EgressCounters, EgressSession, PathCounters};
-pub use ingress::{
-    IngressConfig, IngressCounters, IngressSession, Outgoing, PacketMeta, PathState, Payload,
-};
+pub use ingress::{IngressConfig, IngressCounters, IngressSession, Outgoing, PacketMeta, Payload};
+pub use path::PathState;
 pub mod sessions;
 
 pub use sessions::{
-    Egress, Ingress, PeerPolicy, Policy, SendError, SessionLimits, SessionTableCounters,
-    CLASS_CONTROL,
+    Egress, Ingress, IngressTotals, PeerPolicy, Policy, SendError, SessionLimits,
+    SessionTableCounters, CLASS_CONTROL,
 };

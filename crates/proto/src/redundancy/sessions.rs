@@ -21,8 +21,9 @@ use std::time::Duration;
 use braid_wire::{DataPacket, NodeId};
 
 use super::egress::{EgressConfig, EgressSession};
-use super::ingress::{IngressConfig, IngressSession, Outgoing, PacketMeta, PathState};
+use super::ingress::{IngressConfig, IngressSession, Outgoing, PacketMeta};
 use super::mode::Mode;
+use super::path::PathState;
 use crate::classify::{inspect, Classified, Classifier, InspectError};
 use crate::time::Instant;
 
@@ -95,7 +96,7 @@ impl Default for SessionLimits {
 }
 
 /// What a session table did to make room or keep tidy.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SessionTableCounters {
     /// Sessions dropped after `idle` without a packet.
     pub expired: u64,
@@ -166,7 +167,7 @@ pub enum SendError {
 }
 
 /// Counters of the ingress as a whole.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IngressTotals {
     pub not_ip: u64,
     pub sessions: SessionTableCounters,
@@ -186,6 +187,9 @@ pub struct Ingress {
     /// Sessions opened so far: mixed into each new session's epoch and
     /// first number, so that a session that opens again differs.
     opened: u64,
+    /// Sessions whose mode in force changed, not yet taken by the node
+    /// (at most one entry per session per call).
+    mode_changes: Vec<(NodeId, u8, Mode)>,
     totals: IngressTotals,
 }
 
@@ -218,7 +222,28 @@ impl Ingress {
             limits,
             seed,
             opened: 0,
+            mode_changes: Vec::new(),
             totals: IngressTotals::default(),
+        }
+    }
+
+    /// The sessions whose mode in force changed since the last call
+    /// (egress, class, the mode now in force).
+    pub fn take_mode_changes(&mut self) -> std::vec::Drain<'_, (NodeId, u8, Mode)> {
+        self.mode_changes.drain(..)
+    }
+
+    /// Runs `f` on a session and notes whether its mode in force changed.
+    fn on_session(
+        changes: &mut Vec<(NodeId, u8, Mode)>,
+        key: (NodeId, u8),
+        s: &mut IngressSession,
+        f: impl FnOnce(&mut IngressSession),
+    ) {
+        let before = s.active_mode();
+        f(s);
+        if s.active_mode() != before {
+            changes.push((key.0, key.1, s.active_mode()));
         }
     }
 
@@ -306,8 +331,10 @@ impl Ingress {
         out: &mut Vec<Outgoing>,
     ) {
         self.paths.insert(egress, paths.to_vec());
-        for ((_, _), s) in self.sessions.range_mut((egress, 0)..=(egress, u8::MAX)) {
-            s.set_paths(now, paths, out);
+        for (&key, s) in self.sessions.range_mut((egress, 0)..=(egress, u8::MAX)) {
+            Self::on_session(&mut self.mode_changes, key, s, |s| {
+                s.set_paths(now, paths, out)
+            });
         }
     }
 
@@ -323,7 +350,9 @@ impl Ingress {
     ) -> bool {
         match self.sessions.get_mut(&(egress, class)) {
             Some(s) => {
-                s.on_path_report(now, counts, out);
+                Self::on_session(&mut self.mode_changes, (egress, class), s, |s| {
+                    s.on_path_report(now, counts, out)
+                });
                 true
             }
             None => false,
@@ -342,7 +371,9 @@ impl Ingress {
         for (&(egress, class), s) in &mut self.sessions {
             let mode = policy.mode_for(egress, class);
             if mode != s.mode() {
-                s.set_mode(now, mode, out);
+                Self::on_session(&mut self.mode_changes, (egress, class), s, |s| {
+                    s.set_mode(now, mode, out)
+                });
             }
         }
         self.policy = policy;

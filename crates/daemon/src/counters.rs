@@ -1,0 +1,32 @@
+//! What the daemon's I/O layer counted (the node counts the protocol).
+
+/// Counts of what the I/O layer did.
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+pub struct IoCounters {
+    pub tun_rx: u64,
+    pub tun_tx: u64,
+    pub tun_tx_errors: u64,
+    pub udp_rx: u64,
+    /// Datagrams longer than the receive slot (TUN MTU + 512): dropped.
+    pub udp_rx_truncated: u64,
+    pub udp_tx: u64,
+    pub udp_tx_errors: u64,
+    /// Times an interface's kernel queue was full (late binding held
+    /// the traffic in the node).
+    pub udp_tx_blocked: u64,
+    /// Datagrams dropped because too many waited for one interface.
+    pub udp_tx_queue_full: u64,
+    /// Local clients (ctl, metrics) refused: too many at once.
+    pub clients_refused: u64,
+    /// Unicast datagrams for a neighbor whose address is not known.
+    pub unknown_neighbor: u64,
+    /// Times an interface went down or lost its carrier (its neighbors
+    /// went down with it).
+    pub carrier_lost: u64,
+    /// Link notifications from the kernel that did not decode.
+    pub carrier_malformed: u64,
+    pub reloads: u64,
+    pub reloads_refused: u64,
+    pub ctl_requests: u64,
+    pub ctl_bad_requests: u64,
+}

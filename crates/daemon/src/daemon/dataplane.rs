@@ -1,0 +1,236 @@
+//! The daemon's data plane: the TUN device and the interfaces' sockets on
+//! one side, the node on the other. Reads a batch, hands it to the node,
+//! sends what the node has ready (one sendmmsg per interface), writes what
+//! it delivers, and follows the kernel's word on each interface's carrier.
+
+use std::io::ErrorKind;
+
+use braid_proto::node::{Dest, Interface};
+use braid_proto::time::Instant;
+use tracing::{debug, info, warn};
+
+use super::Daemon;
+use crate::neighbors::{Noted, Place};
+
+impl Daemon {
+    /// Reads the TUN device: up to a batch of packets go to the node before
+    /// what it sends goes out (one sendmmsg per port for the batch).
+    pub(super) fn read_tun(&mut self, buf: &mut [u8]) {
+        loop {
+            let mut read = 0;
+            let now = self.now();
+            while read < crate::batch::BATCH {
+                match self.tun.recv(buf) {
+                    Ok(n) => {
+                        self.counters.tun_rx += 1;
+                        self.node.send(now, &buf[..n]);
+                        read += 1;
+                    }
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        if e.kind() != ErrorKind::WouldBlock {
+                            warn!(error = %e, "TUN read failed");
+                        }
+                        break;
+                    }
+                }
+            }
+            self.flush(now);
+            if read < crate::batch::BATCH {
+                return;
+            }
+        }
+    }
+
+    /// Reads port `i` a batch at a time (recvmmsg): every datagram goes
+    /// to the node, then what the node sends goes out in one sendmmsg per
+    /// port.
+    pub(super) fn read_port(&mut self, i: usize) {
+        use std::os::fd::AsRawFd;
+        let Some(port) = self.ports.get(i) else {
+            return;
+        };
+        let fd = port.socket.as_raw_fd();
+        loop {
+            let n = match self.recv.recv(fd) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    debug!(error = %e, interface = %self.ports[i].name, "receive failed");
+                    break;
+                }
+            };
+            let now = self.now();
+            for k in 0..n {
+                let (bytes, from, truncated) = self.recv.get(k);
+                self.counters.udp_rx += 1;
+                if truncated {
+                    self.counters.udp_rx_truncated += 1;
+                    continue;
+                }
+                // A control message the node took tells where its sender is.
+                let sender = self.node.handle_datagram(now, Interface(i as u16), bytes);
+                if let Some(id) = sender {
+                    let place = Place {
+                        port: i,
+                        addr: from,
+                    };
+                    if self.book.note(id, place) == Noted::Moved {
+                        info!(neighbor = id.0, interface = %self.ports[i].name, %from, "neighbor moved");
+                    }
+                }
+            }
+            self.flush(now);
+            if n < crate::batch::BATCH {
+                break;
+            }
+        }
+    }
+
+    /// Reads the kernel's link notifications: an interface of ours that is
+    /// down or without carrier takes its neighbors down now, and brings
+    /// nobody back until the kernel says it is up again.
+    pub(super) fn read_carrier(&mut self) {
+        let Some(watch) = &mut self.carrier else {
+            return;
+        };
+        let mut states = Vec::new();
+        let r = watch.read(|s| states.push(s));
+        self.counters.carrier_malformed += r.malformed;
+        // The last word about each of our interfaces.
+        let mut usable: Vec<Option<bool>> = vec![None; self.ports.len()];
+        for s in states {
+            if let Some(i) = self.ports.iter().position(|p| p.index == s.index) {
+                usable[i] = Some(s.usable);
+            }
+        }
+        if r.overrun {
+            // Notifications were lost: ask for every interface's state.
+            for (i, p) in self.ports.iter().enumerate() {
+                usable[i] = Some(crate::carrier::usable_now(&p.name) == Some(true));
+            }
+        }
+        let now = self.now();
+        for (i, u) in usable.into_iter().enumerate() {
+            match u {
+                Some(false) => {
+                    let gone = self
+                        .node
+                        .interface_down(now, Interface(i as u16), &mut self.rng);
+                    self.note_interface_down(i, gone, "carrier lost");
+                }
+                Some(true) => self.node.interface_up(Interface(i as u16)),
+                None => {}
+            }
+        }
+    }
+
+    /// Counts and logs an interface that took `gone` neighbors down.
+    fn note_interface_down(&mut self, i: usize, gone: usize, why: &str) {
+        if gone > 0 {
+            self.counters.carrier_lost += 1;
+            info!(interface = %self.ports[i].name, why, neighbors = gone, "interface down");
+        }
+    }
+
+    /// Sends everything the node has ready and writes what it delivers.
+    ///
+    /// Late binding: the node hands out a datagram for a next hop only
+    /// while fewer than `late_binding` wait here for that hop, and a
+    /// datagram stops waiting (`on_sent`) when the kernel takes it; the
+    /// kernel takes no more than the data socket's small send buffer
+    /// holds. So when an interface is slower than the traffic offered,
+    /// the queue builds in the node, above the binding point, where a
+    /// datagram can still move to another path or jump ahead as urgent.
+    pub(super) fn flush(&mut self, now: Instant) {
+        use std::os::fd::AsRawFd;
+        loop {
+            while let Some(t) = self.node.poll_transmit(now) {
+                match t.dest {
+                    Dest::AllNeighbors => {
+                        for p in &self.ports {
+                            match p.send_all(&t.bytes) {
+                                Ok(_) => self.counters.udp_tx += 1,
+                                Err(_) => self.counters.udp_tx_errors += 1,
+                            }
+                        }
+                        self.node.recycle(t.bytes);
+                    }
+                    Dest::Neighbor(id) => match self.book.get(id) {
+                        Some(place) => {
+                            if let Err(bytes) =
+                                self.outgoing[place.port].push(t.bytes, place.addr, id)
+                            {
+                                self.counters.udp_tx_queue_full += 1;
+                                self.node.on_sent(id);
+                                self.node.recycle(bytes);
+                            }
+                        }
+                        None => {
+                            self.counters.unknown_neighbor += 1;
+                            self.node.on_sent(id);
+                            self.node.recycle(t.bytes);
+                        }
+                    },
+                }
+            }
+            let mut taken = 0;
+            let mut down = Vec::new();
+            // A closing interface, or one without carrier, takes datagrams
+            // and drops them without an error; late binding would then
+            // pour everything it holds into it before the kernel's link
+            // notification arrives. While the node holds traffic, look
+            // at the interface's flags before each send (one ioctl per
+            // batch; without a backlog only what arrives meanwhile is
+            // lost, as on any link that fails).
+            let look = self.node.holds_backlog();
+            for (i, (p, batch)) in self.ports.iter().zip(&mut self.outgoing).enumerate() {
+                let node = &mut self.node;
+                let left = |id, bytes| {
+                    node.on_sent(id);
+                    node.recycle(bytes);
+                };
+                if batch.is_empty() || batch.is_blocked() {
+                    continue;
+                }
+                if look && !p.usable() {
+                    let n = batch.fail_all(left);
+                    self.counters.udp_tx_errors += n;
+                    taken += n;
+                    down.push(i);
+                    continue;
+                }
+                let r = batch.flush(p.data.as_raw_fd(), left);
+                self.counters.udp_tx += r.sent;
+                self.counters.udp_tx_errors += r.failed;
+                self.counters.udp_tx_blocked += u64::from(r.blocked);
+                taken += r.sent + r.failed;
+                if r.down {
+                    down.push(i);
+                }
+            }
+            // The interface went down under us (carrier or address
+            // lost): what waited for it was dropped; its neighbors go
+            // down now rather than after `dead_after` silent probes.
+            for i in down {
+                let gone = self
+                    .node
+                    .interface_failed(now, Interface(i as u16), &mut self.rng);
+                self.note_interface_down(i, gone, "interface down at send");
+            }
+            // Room freed below the binding point lets the node hand out
+            // more; stop when nothing moved.
+            if taken == 0 {
+                break;
+            }
+        }
+        while let Some(p) = self.node.poll_deliver() {
+            match self.tun.send(&p) {
+                Ok(_) => self.counters.tun_tx += 1,
+                Err(_) => self.counters.tun_tx_errors += 1,
+            }
+            self.node.recycle(p);
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! What a node is told (its configuration, with defaults) and the plain
+//! types it hands its driver: datagrams to send and the counters of its
+//! data path.
+
+use std::time::Duration;
+
+use braid_wire::NodeId;
+
+use crate::classify::Classifier;
+use crate::control::ControlConfig;
+use crate::paths::{DampingConfig, Disjointness};
+use crate::redundancy::{EgressConfig, IngressConfig, Policy, SessionLimits};
+use crate::scheduler::SchedulerConfig;
+
+/// Everything a node is configured with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeConfig {
+    /// Probing, link state and flooding.
+    pub control: ControlConfig,
+    /// The encoder of each session this node is the ingress of.
+    pub ingress: IngressConfig,
+    /// The decoder of each session this node is the egress of.
+    pub egress: EgressConfig,
+    /// Which mode each session gets, by egress and class.
+    pub policy: Policy,
+    /// Which class each user packet belongs to.
+    pub classifier: Classifier,
+    /// Paths kept per egress (k).
+    pub max_paths: usize,
+    /// Node- or edge-disjoint paths.
+    pub disjoint: Disjointness,
+    /// When a better path replaces the current one (SrcRR's damping).
+    pub damping: DampingConfig,
+    /// Bounds of the session tables (each side: ingress, egress).
+    pub sessions: SessionLimits,
+    /// How often each egress session reports per-path counts to its ingress.
+    pub path_report_interval: Duration,
+    /// Bound of the transmit and deliver queues toward the driver.
+    pub max_queue: usize,
+    /// After the link state changes, routes are recomputed at most this
+    /// often (SPF throttling): a burst of LSAs costs one computation.
+    pub route_delay: Duration,
+    /// Picks sessions' epochs and first sequence numbers (use a fresh
+    /// random value per start).
+    pub seed: u64,
+    /// Late binding: at most this many datagrams per next hop in the
+    /// driver, the rest above the binding point. `None`: early binding
+    /// (everything goes to the driver at once).
+    pub late_binding: Option<LateBinding>,
+    /// Ignore link-layer transmission failures (SrcRR IGNORE-FAIL): the
+    /// probes' long-term measure decides. Otherwise a failed link is
+    /// treated as down for `tx_failure_hold`.
+    pub ignore_tx_failures: bool,
+    /// How long a link whose frames failed every retry stays unusable
+    /// (when failures are not ignored).
+    pub tx_failure_hold: Duration,
+    /// A neighbor not heard for this long is taken down and routes move
+    /// off it at once (the daemon: `dead_after` small-probe intervals).
+    /// `None`: only the probes' link estimates (and the driver's
+    /// [`super::Node::link_down`]) retire a silent neighbor.
+    pub neighbor_timeout: Option<Duration>,
+}
+
+/// Late-binding settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LateBinding {
+    /// Datagrams per next hop below the binding point (the seed: 2).
+    pub bound: usize,
+    /// Limits of each egress's queue above the binding point.
+    pub scheduler: SchedulerConfig,
+}
+
+impl Default for LateBinding {
+    fn default() -> Self {
+        LateBinding {
+            bound: 2,
+            scheduler: SchedulerConfig {
+                // The scheduler's own binding holds one packet per path;
+                // the bound toward the driver is `bound`.
+                bound_per_path: 1,
+                max_packets: 1024,
+                max_bytes: 1 << 20,
+                flow_buckets: 32,
+                quantum: 1514,
+            },
+        }
+    }
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            control: ControlConfig::default(),
+            ingress: IngressConfig::default(),
+            egress: EgressConfig::default(),
+            policy: Policy::default(),
+            classifier: Classifier::default(),
+            max_paths: 3,
+            disjoint: Disjointness::Node,
+            damping: DampingConfig::default(),
+            sessions: SessionLimits::default(),
+            path_report_interval: Duration::from_secs(1),
+            max_queue: 4096,
+            route_delay: Duration::from_millis(200),
+            seed: 0,
+            late_binding: Some(LateBinding::default()),
+            ignore_tx_failures: true,
+            tx_failure_hold: Duration::from_secs(10),
+            neighbor_timeout: None,
+        }
+    }
+}
+
+/// Where a datagram goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dest {
+    /// Every neighbor (control messages are link-local broadcasts).
+    AllNeighbors,
+    /// One neighbor (data).
+    Neighbor(NodeId),
+}
+
+/// A datagram for the driver to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// To whom.
+    pub dest: Dest,
+    /// The whole datagram (the underlay's payload).
+    pub bytes: Vec<u8>,
+    /// Bit-rate to send at, 100 kbit/s units (big probes measure one rate
+    /// each); `None`: the radio's own choice.
+    pub rate: Option<u16>,
+}
+
+/// Counters of the node's data path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NodeCounters {
+    /// User packets handed to `send`.
+    pub user_in: u64,
+    /// User packets whose destination no node serves.
+    pub no_egress: u64,
+    /// User packets whose destination has no path.
+    pub no_path: u64,
+    /// User packets that were not IP.
+    pub not_ip: u64,
+    /// User packets delivered to local hosts.
+    pub delivered: u64,
+    /// Data packets this node passed on toward their egress.
+    pub forwarded: u64,
+    /// Data packets dropped because their hop limit ran out.
+    pub hop_limit_exceeded: u64,
+    /// Data packets that reached a node their route does not name.
+    pub not_on_route: u64,
+    /// Data datagrams that failed to parse.
+    pub malformed: u64,
+    /// Dropped because the transmit or deliver queue was full.
+    pub queue_full: u64,
+    /// Path reports this node sent as an egress.
+    pub path_reports_sent: u64,
+    /// Path reports this node received as an ingress.
+    pub path_reports_received: u64,
+    /// Times the paths toward some egress changed.
+    pub route_changes: u64,
+    /// Link-layer failures the driver reported.
+    pub tx_failures: u64,
+    /// Dropped above the binding point to stay within its bounds.
+    pub binding_overflow: u64,
+    /// Events dropped because the driver did not drain them.
+    pub events_dropped: u64,
+    /// Neighbors not taken because the neighbor table was full.
+    pub neighbors_refused: u64,
+}

@@ -1,0 +1,135 @@
+//! What happened in a node, for its driver: neighbors coming and going,
+//! routes and modes changing, input refused. The driver drains them with
+//! [`super::Node::poll_event`] (the daemon logs them and tells its
+//! monitors; the simulator counts them) instead of re-parsing datagrams
+//! or diffing counters. The queue is bounded: when the driver does not
+//! drain it, the newest events are dropped and counted.
+
+use std::collections::VecDeque;
+
+use braid_wire::NodeId;
+
+use crate::redundancy::Mode;
+
+/// An interface of the driver's, by its own number (the daemon: the
+/// position of the interface in its config; the simulator: the link's
+/// position among the node's links). The node only tells interfaces
+/// apart; it never looks inside the number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Interface(pub u16);
+
+/// Why a neighbor went down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownReason {
+    /// Nothing heard from it for `NodeConfig::neighbor_timeout`.
+    Unheard,
+    /// The driver lost the link to it ([`super::Node::link_down`]: carrier
+    /// or association lost).
+    LinkDown,
+    /// The interface it was heard on went down
+    /// ([`super::Node::interface_down`]).
+    InterfaceDown,
+}
+
+impl DownReason {
+    /// A short stable name (logs, monitor events).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DownReason::Unheard => "unheard",
+            DownReason::LinkDown => "link down",
+            DownReason::InterfaceDown => "interface down",
+        }
+    }
+}
+
+/// Something the driver may want to know.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NodeEvent {
+    /// A neighbor was heard for the first time, or again after it went
+    /// down.
+    NeighborUp {
+        neighbor: NodeId,
+        interface: Interface,
+    },
+    /// A neighbor heard before was heard on another interface.
+    NeighborMoved {
+        neighbor: NodeId,
+        interface: Interface,
+    },
+    /// A neighbor went down: routes have moved off it.
+    NeighborDown { neighbor: NodeId, why: DownReason },
+    /// The paths toward `egress` changed (see `Node::paths_to`).
+    RouteChange { egress: NodeId },
+    /// The mode in force for a session changed (a policy reload, or the
+    /// adaptive mode's choice).
+    ModeChange {
+        egress: NodeId,
+        class: u8,
+        mode: Mode,
+    },
+    /// A datagram was refused; `reason` is the counter it was counted
+    /// under (a wire error's kind, or a node drop reason).
+    Refused { reason: &'static str },
+}
+
+impl NodeEvent {
+    /// A short stable name of the event's kind (counters, monitor events).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            NodeEvent::NeighborUp { .. } => "neighbor_up",
+            NodeEvent::NeighborMoved { .. } => "neighbor_moved",
+            NodeEvent::NeighborDown { .. } => "neighbor_down",
+            NodeEvent::RouteChange { .. } => "route_change",
+            NodeEvent::ModeChange { .. } => "mode_change",
+            NodeEvent::Refused { .. } => "refused",
+        }
+    }
+}
+
+/// Most events held for the driver.
+pub const MAX_EVENTS: usize = 1024;
+
+/// The bounded queue of events.
+#[derive(Debug, Default)]
+pub(super) struct EventQueue {
+    queue: VecDeque<NodeEvent>,
+    dropped: u64,
+}
+
+impl EventQueue {
+    pub(super) fn push(&mut self, e: NodeEvent) {
+        if self.queue.len() >= MAX_EVENTS {
+            self.dropped += 1;
+        } else {
+            self.queue.push_back(e);
+        }
+    }
+
+    pub(super) fn pop(&mut self) -> Option<NodeEvent> {
+        self.queue.pop_front()
+    }
+
+    /// Events dropped because the queue was full.
+    pub(super) fn dropped(&self) -> u64 {
+        self.dropped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_queue_keeps_order_and_drops_beyond_its_bound() {
+        let mut q = EventQueue::default();
+        for i in 0..MAX_EVENTS + 5 {
+            q.push(NodeEvent::RouteChange {
+                egress: NodeId(i as u16),
+            });
+        }
+        assert_eq!(q.dropped(), 5);
+        assert_eq!(q.pop(), Some(NodeEvent::RouteChange { egress: NodeId(0) }));
+        let rest = std::iter::from_fn(|| q.pop()).count();
+        assert_eq!(rest, MAX_EVENTS - 1);
+    }
+}

@@ -1,0 +1,627 @@
+//! A whole braid node, sans-IO: the one object the simulator and the
+//! daemon drive. It joins the control plane (probes, link state), the
+//! neighbor table, path selection (k disjoint paths per egress, damped),
+//! the ingress (classify, encode), late binding, forwarding (source
+//! routes), the egress (dedup, rebuild, re-order) and path reports.
+//!
+//! # The driver's contract
+//!
+//! The node does no I/O, reads no clock and draws no randomness of its
+//! own: the driver (the simulator's world, the daemon's loop) passes all
+//! three in and carries out what the node asks.
+//!
+//! **Inputs.**
+//! * [`Node::send`]: a user packet from a local host (an IP packet).
+//! * [`Node::handle_datagram`]: a datagram from the underlay, with the
+//!   [`Interface`] it arrived on. It returns the neighbor that sent it when
+//!   it was a control message the node took: the driver keeps that
+//!   neighbor's address (the node knows neighbors by id only).
+//! * [`Node::handle_timeout`]: when [`Node::poll_timeout`] says.
+//! * Driver events: [`Node::on_sent`] (a unicast datagram left the
+//!   driver's queue, sent or dropped: the late-binding contract; report
+//!   every one while late binding is on), [`Node::tx_failed`] (a frame
+//!   unacknowledged after every link-layer retry), [`Node::link_down`] /
+//!   [`Node::link_up`] (carrier or association of the link to one
+//!   neighbor), [`Node::interface_down`] / [`Node::interface_up`] (an
+//!   interface lost or regained its carrier).
+//! * Management: [`Node::set_policy`] (a reload), [`Node::leave`] (a clean
+//!   shutdown: the node's advertisement is flushed everywhere).
+//!
+//! **Outputs**, drained until they return `None` after every input:
+//! * [`Node::poll_transmit`]: datagrams to send, to every neighbor
+//!   (control messages are link-local broadcasts) or to one;
+//! * [`Node::poll_deliver`]: packets for local hosts;
+//! * [`Node::poll_event`]: what happened ([`NodeEvent`]: neighbors up and
+//!   down, route and mode changes, refused input) for logs and monitors.
+//!
+//! Draining `poll_transmit` may itself free room below the binding point
+//! (through `on_sent`), so a driver drains until nothing moves. Buffers
+//! the driver is done with go back through [`Node::recycle`] (optional;
+//! with it the data path allocates nothing once warm).
+//!
+//! **Time** is an [`Instant`] the driver supplies; it must never go
+//! backwards between calls (the node does not check, and timers would
+//! misfire). [`Node::poll_timeout`] may return a time in the past: call
+//! [`Node::handle_timeout`] at once. It changes after every input, so ask
+//! again each time round the loop.
+//!
+//! **Bounds.** Every queue toward the driver is bounded (`max_queue`
+//! datagrams and packets, [`events::MAX_EVENTS`] events); what does not
+//! fit is dropped and counted. Nothing a neighbor sends grows a table
+//! without a bound.
+//!
+//! **Panics.** The node does not panic on any input: bad bytes are
+//! counted and refused. A panic is a bug; the node's state is then
+//! unspecified and the driver should start a new one (a restart, which
+//! the protocol recovers from: new boot index, new session epochs).
+//!
+//! # Sub-machines
+//!
+//! `neighbors.rs` (who is up, on which interface), `routes.rs` (damped
+//! disjoint paths per egress), `binding.rs` (late binding and source
+//! routing), `reports.rs` (path reports), `pool.rs` (buffers), `events.rs`
+//! (the event queue), `config.rs` (settings and the types handed out).
+
+mod binding;
+mod config;
+pub mod events;
+mod neighbors;
+mod pool;
+mod reports;
+mod routes;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use braid_wire::data::{forward_in_place, Forward};
+use braid_wire::{DataHeader, MessageType, NodeId};
+use rand_core::RngCore;
+
+use crate::classify::{inspect, Classifier};
+use crate::control::{ConfigError, ControlPlane};
+use crate::lsdb::LsaStore;
+use crate::redundancy::{Egress, Ingress, Outgoing, Policy, CLASS_CONTROL};
+use crate::time::Instant;
+
+use binding::FlowKey;
+pub use config::{Dest, LateBinding, NodeConfig, NodeCounters, Transmit};
+use events::EventQueue;
+pub use events::{DownReason, Interface, NodeEvent};
+use neighbors::Heard;
+pub use neighbors::NeighborTable;
+use pool::BufferPool;
+use routes::RouteSet;
+
+/// A braid node.
+#[derive(Debug)]
+pub struct Node {
+    id: NodeId,
+    config: NodeConfig,
+    control: ControlPlane,
+    neighbors: NeighborTable,
+    ingress: Ingress,
+    egress: Egress,
+    routes: BTreeMap<NodeId, RouteSet>,
+    topology_seen: u64,
+    /// When routes are next due for recomputation (the topology changed).
+    routes_due: Option<Instant>,
+    routes_computed: Instant,
+    outbox: VecDeque<Transmit>,
+    delivered: VecDeque<Vec<u8>>,
+    events: EventQueue,
+    next_report: Instant,
+    scratch: Vec<Outgoing>,
+    /// Packets the egress handed over, before delivery (reused).
+    got: Vec<Vec<u8>>,
+    /// Buffers the driver gave back, reused for the next datagrams.
+    pool: BufferPool,
+    /// Reused for control messages; grows to the largest sent.
+    control_buf: Vec<u8>,
+    /// Late binding: unicast datagrams in the driver, per next hop.
+    in_driver: BTreeMap<NodeId, usize>,
+    /// Egresses with datagrams above the binding point, sorted (a vector
+    /// keeps its room when it empties: no allocation per packet, as a
+    /// set's node would be).
+    backlog: Vec<NodeId>,
+    counters: NodeCounters,
+}
+
+impl Node {
+    /// A node with a link-state store of its own (a router).
+    pub fn new(
+        id: NodeId,
+        config: NodeConfig,
+        now: Instant,
+        rng: &mut dyn RngCore,
+    ) -> Result<Self, ConfigError> {
+        Self::with_lsa_store(id, config, now, rng, LsaStore::new())
+    }
+
+    /// A node whose link-state records are interned in `store`: nodes of
+    /// one simulation share it, so an advertisement every node holds is
+    /// stored once (see [`crate::lsdb`]).
+    pub fn with_lsa_store(
+        id: NodeId,
+        config: NodeConfig,
+        now: Instant,
+        rng: &mut dyn RngCore,
+        store: LsaStore,
+    ) -> Result<Self, ConfigError> {
+        let control = ControlPlane::with_lsa_store(id, config.control.clone(), now, rng, store)?;
+        Ok(Node {
+            id,
+            neighbors: NeighborTable::new(config.control.links.max_neighbors),
+            ingress: Ingress::new(
+                id,
+                config.ingress,
+                config.policy.clone(),
+                config.classifier.clone(),
+                config.sessions,
+                config.seed,
+            ),
+            egress: Egress::new(config.egress, config.sessions),
+            control,
+            routes: BTreeMap::new(),
+            topology_seen: u64::MAX,
+            routes_due: None,
+            routes_computed: now,
+            outbox: VecDeque::new(),
+            delivered: VecDeque::new(),
+            events: EventQueue::default(),
+            next_report: now + config.path_report_interval,
+            scratch: Vec::new(),
+            got: Vec::new(),
+            pool: BufferPool::default(),
+            control_buf: Vec::new(),
+            in_driver: BTreeMap::new(),
+            backlog: Default::default(),
+            counters: NodeCounters::default(),
+            config,
+        })
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+    /// The control plane: link estimates, the link-state database.
+    pub fn control(&self) -> &ControlPlane {
+        &self.control
+    }
+    /// The neighbors up now.
+    pub fn neighbors(&self) -> &NeighborTable {
+        &self.neighbors
+    }
+    /// The sessions this node is the ingress of.
+    pub fn ingress(&self) -> &Ingress {
+        &self.ingress
+    }
+    /// The sessions this node is the egress of.
+    pub fn egress(&self) -> &Egress {
+        &self.egress
+    }
+    /// The data path's counters.
+    pub fn counters(&self) -> NodeCounters {
+        NodeCounters {
+            events_dropped: self.events.dropped(),
+            neighbors_refused: self.neighbors.refused(),
+            ..self.counters
+        }
+    }
+
+    /// A user packet from a local host.
+    pub fn send(&mut self, now: Instant, packet: &[u8]) {
+        self.counters.user_in += 1;
+        let Ok(info) = inspect(packet) else {
+            self.counters.not_ip += 1;
+            return;
+        };
+        let Some(egress) = self.control.lsdb().egress_for(&info.dst, info.v4, self.id) else {
+            self.counters.no_egress += 1;
+            return;
+        };
+        if egress == self.id {
+            let buf = self.pool.copy_of(packet);
+            self.deliver_local(buf);
+            return;
+        }
+        if !self.ensure_routes(now, egress) {
+            self.counters.no_path += 1;
+            return;
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        let key = match self.ingress.send(now, egress, packet, false, &mut out) {
+            Ok(c) => FlowKey {
+                hash: c.flow_hash,
+                urgent: c.urgent,
+            },
+            Err(_) => FlowKey::default(),
+        };
+        self.emit_all(&mut out, packet, key);
+        self.scratch = out;
+    }
+
+    /// A datagram from the underlay that arrived on `interface`. Returns
+    /// the neighbor that sent it when it was a control message the node
+    /// took (not its own, not refused, not on an interface that is down):
+    /// the driver notes that neighbor's address there.
+    pub fn handle_datagram(
+        &mut self,
+        now: Instant,
+        interface: Interface,
+        bytes: &[u8],
+    ) -> Option<NodeId> {
+        if braid_wire::peek(bytes) == Ok(MessageType::Data) {
+            self.handle_data(now, bytes);
+            return None;
+        }
+        let sender = match self.control.handle(now, bytes) {
+            Ok(sender) => sender,
+            Err(e) => {
+                // Counted by the control plane.
+                self.refuse(e.kind());
+                None
+            }
+        };
+        self.note_topology(now);
+        let sender = sender?;
+        match self.neighbors.heard(now, sender, interface) {
+            Heard::Up => {
+                // Back after being taken down: its link counts again.
+                self.control.link_restored(sender);
+                self.events.push(NodeEvent::NeighborUp {
+                    neighbor: sender,
+                    interface,
+                });
+            }
+            Heard::Moved => self.events.push(NodeEvent::NeighborMoved {
+                neighbor: sender,
+                interface,
+            }),
+            Heard::Again => {}
+            Heard::Ignored => return None,
+        }
+        Some(sender)
+    }
+
+    fn handle_data(&mut self, now: Instant, bytes: &[u8]) {
+        let mut buf = self.pool.copy_of(bytes);
+        let deliver = match forward_in_place(&mut buf, self.id) {
+            Ok(Forward::Deliver) => true,
+            Ok(Forward::To(next)) => {
+                self.counters.forwarded += 1;
+                self.push_out(Transmit {
+                    dest: Dest::Neighbor(next),
+                    bytes: buf,
+                    rate: None,
+                });
+                return;
+            }
+            Ok(Forward::HopLimitExceeded) => {
+                self.counters.hop_limit_exceeded += 1;
+                self.refuse("hop_limit_exceeded");
+                false
+            }
+            Ok(Forward::NotOnRoute) => {
+                self.counters.not_on_route += 1;
+                self.refuse("not_on_route");
+                false
+            }
+            Err(e) => {
+                self.counters.malformed += 1;
+                self.refuse(e.kind());
+                false
+            }
+        };
+        let class = match deliver.then(|| DataHeader::parse(&buf)) {
+            None => None,
+            Some(Ok(pkt)) => {
+                let (got, pool) = (&mut self.got, &mut self.pool);
+                self.egress
+                    .receive(now, &pkt, &mut |p| got.push(pool.copy_of(p)));
+                Some(pkt.header.class)
+            }
+            Some(Err(e)) => {
+                self.counters.malformed += 1;
+                self.refuse(e.kind());
+                None
+            }
+        };
+        self.pool.give(buf);
+        if let Some(class) = class {
+            self.take_delivered(now, class);
+        }
+    }
+
+    /// Delivers what the egress handed over (`self.got`): path reports to
+    /// the ingress, the rest to the host.
+    fn take_delivered(&mut self, now: Instant, class: u8) {
+        let mut got = std::mem::take(&mut self.got);
+        for p in got.drain(..) {
+            if class == CLASS_CONTROL {
+                self.on_node_message(now, &p);
+                self.pool.give(p);
+            } else {
+                self.deliver_local(p);
+            }
+        }
+        self.got = got;
+    }
+
+    /// Runs `step` on the egress and delivers to local hosts what it hands
+    /// over (re-ordered packets released by a timer, or by a session that
+    /// expired).
+    fn deliver_from_egress(&mut self, step: impl FnOnce(&mut Egress, &mut dyn FnMut(&[u8]))) {
+        let (got, pool) = (&mut self.got, &mut self.pool);
+        step(&mut self.egress, &mut |p| got.push(pool.copy_of(p)));
+        let mut got = std::mem::take(&mut self.got);
+        for p in got.drain(..) {
+            self.deliver_local(p);
+        }
+        self.got = got;
+    }
+
+    fn deliver_local(&mut self, p: Vec<u8>) {
+        if self.delivered.len() >= self.config.max_queue {
+            self.counters.queue_full += 1;
+            self.pool.give(p);
+            return;
+        }
+        self.counters.delivered += 1;
+        self.delivered.push_back(p);
+    }
+
+    fn push_out(&mut self, t: Transmit) {
+        if self.outbox.len() >= self.config.max_queue {
+            self.counters.queue_full += 1;
+            self.pool.give(t.bytes);
+            return;
+        }
+        self.outbox.push_back(t);
+    }
+
+    /// Tells the driver a datagram was refused (counted where it was).
+    fn refuse(&mut self, reason: &'static str) {
+        self.events.push(NodeEvent::Refused { reason });
+    }
+
+    /// Turns the ingress's mode changes into events.
+    fn note_mode_changes(&mut self) {
+        for (egress, class, mode) in self.ingress.take_mode_changes() {
+            self.events.push(NodeEvent::ModeChange {
+                egress,
+                class,
+                mode,
+            });
+        }
+    }
+
+    /// The driver's report that a frame to `neighbor` was not acknowledged
+    /// after every link-layer retry.
+    pub fn tx_failed(&mut self, now: Instant, neighbor: NodeId, rng: &mut dyn RngCore) {
+        self.counters.tx_failures += 1;
+        if !self.config.ignore_tx_failures {
+            let until = now + self.config.tx_failure_hold;
+            self.control.link_failed(now, neighbor, until, rng);
+            self.after_local_failure(now);
+        }
+    }
+
+    /// The driver lost the link to `neighbor` (carrier or association
+    /// lost): routes move off it at once.
+    pub fn link_down(&mut self, now: Instant, neighbor: NodeId, rng: &mut dyn RngCore) {
+        self.take_down(now, neighbor, DownReason::LinkDown, rng);
+        self.after_local_failure(now);
+    }
+
+    /// The driver has the link to `neighbor` back; probes decide when it
+    /// is used again.
+    pub fn link_up(&mut self, neighbor: NodeId) {
+        self.control.link_restored(neighbor);
+    }
+
+    /// `interface` lost its carrier (or went down): every neighbor heard
+    /// on it goes down at once, and nothing heard on it counts until
+    /// [`Self::interface_up`] (datagrams queued before it went still
+    /// arrive). Returns how many neighbors went down.
+    pub fn interface_down(
+        &mut self,
+        now: Instant,
+        interface: Interface,
+        rng: &mut dyn RngCore,
+    ) -> usize {
+        let gone = self.neighbors.interface_down(interface);
+        self.retire_all(now, gone, DownReason::InterfaceDown, rng)
+    }
+
+    /// A send found `interface` down (the driver has no word from the
+    /// kernel yet): its neighbors go down at once and come back as they
+    /// are heard. Returns how many went down.
+    pub fn interface_failed(
+        &mut self,
+        now: Instant,
+        interface: Interface,
+        rng: &mut dyn RngCore,
+    ) -> usize {
+        let gone = self.neighbors.remove_on(interface);
+        self.retire_all(now, gone, DownReason::InterfaceDown, rng)
+    }
+
+    /// Retires `gone` (out of the table already) and moves routes once.
+    fn retire_all(
+        &mut self,
+        now: Instant,
+        gone: Vec<NodeId>,
+        why: DownReason,
+        rng: &mut dyn RngCore,
+    ) -> usize {
+        let n = gone.len();
+        if n > 0 {
+            for neighbor in gone {
+                self.retire(now, neighbor, why, rng);
+            }
+            self.after_local_failure(now);
+        }
+        n
+    }
+
+    /// `interface` is usable again; its neighbors come back as they are
+    /// heard.
+    pub fn interface_up(&mut self, interface: Interface) {
+        self.neighbors.interface_up(interface);
+    }
+
+    /// Takes `neighbor`'s link out of use (a neighbor that was up goes
+    /// down: an event).
+    fn take_down(
+        &mut self,
+        now: Instant,
+        neighbor: NodeId,
+        why: DownReason,
+        rng: &mut dyn RngCore,
+    ) {
+        let was_up = self.neighbors.remove(neighbor);
+        self.control
+            .link_failed(now, neighbor, Instant(u64::MAX), rng);
+        if was_up {
+            self.events.push(NodeEvent::NeighborDown { neighbor, why });
+        }
+    }
+
+    /// The link to `neighbor`, taken out of the table already, goes out
+    /// of use until it is heard again.
+    fn retire(&mut self, now: Instant, neighbor: NodeId, why: DownReason, rng: &mut dyn RngCore) {
+        self.control
+            .link_failed(now, neighbor, Instant(u64::MAX), rng);
+        self.events.push(NodeEvent::NeighborDown { neighbor, why });
+    }
+
+    /// A local link failed: routes move now, not after `route_delay`.
+    fn after_local_failure(&mut self, now: Instant) {
+        self.note_topology(now);
+        self.recompute_routes_now(now);
+    }
+
+    /// A new neighbor timeout (an operator's reload; see
+    /// [`NodeConfig::neighbor_timeout`]).
+    pub fn set_neighbor_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.config.neighbor_timeout = timeout;
+    }
+
+    /// Takes new redundancy settings (an operator's reload) without
+    /// dropping traffic: sessions whose mode changes switch at once, and
+    /// what the switch sends (a flushed parity group) goes out.
+    pub fn set_policy(&mut self, now: Instant, policy: Policy, classifier: Classifier) {
+        self.ingress.set_classifier(classifier.clone());
+        let mut out = std::mem::take(&mut self.scratch);
+        self.ingress.set_policy(now, policy.clone(), &mut out);
+        self.emit_all(&mut out, &[], FlowKey::default());
+        self.scratch = out;
+        self.note_mode_changes();
+        self.config.policy = policy;
+        self.config.classifier = classifier;
+    }
+
+    /// Runs every timer due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant, rng: &mut dyn RngCore) {
+        self.control.handle_timeout(now, rng);
+        if let Some(timeout) = self.config.neighbor_timeout {
+            let gone = self.neighbors.expire(now, timeout);
+            self.retire_all(now, gone, DownReason::Unheard, rng);
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        self.ingress.handle_timeout(now, &mut out);
+        self.emit_all(&mut out, &[], FlowKey::default());
+        self.scratch = out;
+        self.deliver_from_egress(|egress, deliver| egress.handle_timeout(now, deliver));
+        self.note_topology(now);
+        self.recompute_routes_if_due(now);
+        if now >= self.next_report {
+            self.next_report = now + self.config.path_report_interval;
+            self.send_path_reports(now);
+            self.expire_idle(now);
+        }
+    }
+
+    /// Drops idle sessions (each side), and the routes toward nodes that no
+    /// session uses any more and nothing waits for: no per-peer table
+    /// keeps what traffic left behind.
+    fn expire_idle(&mut self, now: Instant) {
+        self.ingress.expire(now);
+        self.deliver_from_egress(|egress, deliver| egress.expire(now, deliver));
+        self.drop_unused_routes();
+        // Next hops that are neighbors no more (and hold nothing in the
+        // driver); a current neighbor's entry stays at zero, so that the
+        // data path does not allocate it again.
+        let links = self.control.links();
+        self.in_driver
+            .retain(|n, held| *held > 0 || links.knows(*n));
+    }
+
+    /// The node is leaving (an operator's shutdown): its link-state
+    /// advertisement is flushed from every database (see
+    /// [`ControlPlane::leave`]). Drain [`Self::poll_transmit`] before
+    /// stopping.
+    pub fn leave(&mut self) {
+        self.control.leave();
+    }
+
+    /// When [`Self::handle_timeout`] should next run.
+    pub fn poll_timeout(&self) -> Instant {
+        let mut t = self.control.poll_timeout().min(self.next_report);
+        if let Some(due) = self.routes_due {
+            t = t.min(due);
+        }
+        let neighbors = self
+            .config
+            .neighbor_timeout
+            .and_then(|timeout| self.neighbors.next_expiry(timeout));
+        for x in [
+            self.ingress.poll_timeout(),
+            self.egress.poll_timeout(),
+            neighbors,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            t = t.min(x);
+        }
+        t
+    }
+
+    /// The next datagram to send: control messages first, then datagrams
+    /// already bound, then (late binding) datagrams whose path has room.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        if let Some(n) = self.control.poll_transmit(now, &mut self.control_buf) {
+            let bytes = self.control_buf[..n].to_vec();
+            return Some(Transmit {
+                dest: Dest::AllNeighbors,
+                bytes,
+                rate: self.control.last_tx_rate(),
+            });
+        }
+        let t = match self.outbox.pop_front() {
+            Some(t) => t,
+            None => self.pull_bound()?,
+        };
+        self.count_in_driver(&t);
+        Some(t)
+    }
+
+    /// The next packet for a local host.
+    pub fn poll_deliver(&mut self) -> Option<Vec<u8>> {
+        self.delivered.pop_front()
+    }
+
+    /// The next thing that happened (see [`NodeEvent`]).
+    pub fn poll_event(&mut self) -> Option<NodeEvent> {
+        self.events.pop()
+    }
+
+    /// Gives back the buffer of a datagram the driver has sent, or of a
+    /// packet it has delivered: the node reuses it for the next one, so a
+    /// driver that gives its buffers back makes the data path allocate
+    /// nothing once warm. Optional; the pool is bounded.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.pool.give(buf);
+    }
+}

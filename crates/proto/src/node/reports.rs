@@ -1,0 +1,90 @@
+//! Path reports: every `path_report_interval` each egress session tells
+//! its ingress how many packets arrived on each path, inside a data
+//! packet of the control class; the ingress turns two reports and what it
+//! sent in between into each path's loss (what the adaptive mode and the
+//! operator's per-path counters read).
+
+use braid_wire::{ControlHeader, ControlMessage, MessageType, NodeId, PathCount, PathReport};
+
+use super::binding::FlowKey;
+use super::Node;
+use crate::classify::Classified;
+use crate::redundancy::CLASS_CONTROL;
+use crate::time::Instant;
+
+/// One egress session's per-path receive counts: (ingress, class, counts).
+type SessionCounts = (NodeId, u8, Vec<(u8, u32)>);
+
+impl Node {
+    /// Sends each egress session's report to its ingress.
+    pub(super) fn send_path_reports(&mut self, now: Instant) {
+        let reports: Vec<SessionCounts> = self
+            .egress
+            .sessions()
+            .filter(|((_, class), _)| *class != CLASS_CONTROL)
+            .map(|(&(ingress, class), s)| (ingress, class, s.path_counts()))
+            .collect();
+        for (ingress, class, counts) in reports {
+            let counts: Vec<PathCount> = counts
+                .into_iter()
+                .map(|(path, received)| PathCount { path, received })
+                .collect();
+            let header = ControlHeader::new(MessageType::PathReport, self.id);
+            let mut buf = vec![0u8; PathReport::encoded_len(counts.len(), 0)];
+            let Ok(n) = PathReport::emit(&header, ingress, class, &counts, &mut buf) else {
+                continue;
+            };
+            buf.truncate(n);
+            if !self.ensure_routes(now, ingress) {
+                continue;
+            }
+            let c = Classified {
+                class: CLASS_CONTROL,
+                urgent: true,
+                flow_hash: 0,
+            };
+            let mut out = std::mem::take(&mut self.scratch);
+            if self
+                .ingress
+                .send_classified(now, ingress, c, &buf, false, &mut out)
+                .is_ok()
+            {
+                self.counters.path_reports_sent += 1;
+            }
+            let key = FlowKey {
+                hash: 0,
+                urgent: true,
+            };
+            self.emit_all(&mut out, &buf, key);
+            self.scratch = out;
+        }
+    }
+
+    /// A message of the control class delivered here: a path report for
+    /// one of our ingress sessions.
+    pub(super) fn on_node_message(&mut self, now: Instant, bytes: &[u8]) {
+        let report = ControlMessage::parse(bytes)
+            .and_then(|msg| Ok((msg.header.sender, PathReport::parse(&msg)?)));
+        let (sender, report) = match report {
+            Ok(r) => r,
+            Err(e) => {
+                self.counters.malformed += 1;
+                self.refuse(e.kind());
+                return;
+            }
+        };
+        if report.ingress != self.id {
+            self.counters.malformed += 1;
+            self.refuse("not_our_report");
+            return;
+        }
+        self.counters.path_reports_received += 1;
+        let counts: Vec<(u8, u32)> = report.counts().map(|c| (c.path, c.received)).collect();
+        let mut out = std::mem::take(&mut self.scratch);
+        self.ingress
+            .on_path_report(now, sender, report.class, &counts, &mut out);
+        self.emit_all(&mut out, &[], FlowKey::default());
+        self.scratch = out;
+        self.note_mode_changes();
+    }
+}

@@ -1,0 +1,84 @@
+//! What one run of a scenario measured: per flow (delivery, duplicates,
+//! delay, outages, goodput, retransmissions) and per link. The world
+//! fills these in; reports summarise them; the lab fills the same types
+//! from real traffic.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::link::LinkStats;
+
+/// Results of one flow in one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FlowResult {
+    pub name: String,
+    pub mode: String,
+    pub sent: u64,
+    pub delivered: u64,
+    pub duplicates: u64,
+    pub lost: u64,
+    pub loss_ratio: f64,
+    pub delay_mean_ms: f64,
+    pub delay_p50_ms: f64,
+    pub delay_p99_ms: f64,
+    /// Packets the ingress sent per data packet (copies and repair).
+    pub overhead: f64,
+    /// Longest time between two packets delivered in a row (an outage).
+    pub max_gap_ms: f64,
+    /// Constant-rate flows: every gap between two packets delivered in a
+    /// row longer than five packet intervals (and 100 ms), in order; at
+    /// most [`MAX_OUTAGES`] (the first ones).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<Outage>,
+    /// Bytes received (in order, for TCP) per second of the flow, Mbit/s.
+    pub goodput_mbps: f64,
+    /// TCP: segments the sender sent again.
+    pub retransmits: u64,
+    /// Lab TCP flows with link events: segments sent again in the 2 s
+    /// after the first event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retransmits_after_event: Option<u64>,
+}
+
+/// Most outages recorded per flow.
+pub const MAX_OUTAGES: usize = 64;
+
+/// A time a flow delivered nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Outage {
+    /// When the last packet before the gap arrived, seconds into the run.
+    pub from_s: f64,
+    /// How long until the next one arrived.
+    pub ms: f64,
+}
+
+/// Results of one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunResult {
+    pub seed: u64,
+    pub flows: Vec<FlowResult>,
+    pub events: u64,
+    /// Packets carried across one link.
+    pub packet_hops: u64,
+    /// What the nodes reported, by kind (`NodeEvent::kind`), over all
+    /// nodes: neighbors up and down, route and mode changes, datagrams
+    /// refused.
+    pub node_events: BTreeMap<String, u64>,
+    pub link_bytes: u64,
+    pub links: BTreeMap<String, LinkStats>,
+}
+
+/// Mean, median and 99th percentile of one-way delays given in
+/// microseconds, in milliseconds (zeros when there are none). Sorts
+/// `delays_us`. The simulator and the lab report delays through this.
+pub fn delay_stats(delays_us: &mut [u64]) -> (f64, f64, f64) {
+    if delays_us.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    delays_us.sort_unstable();
+    let pct =
+        |q: f64| delays_us[((delays_us.len() as f64 - 1.0) * q).round() as usize] as f64 / 1000.0;
+    let mean = delays_us.iter().sum::<u64>() as f64 / delays_us.len() as f64 / 1000.0;
+    (mean, pct(0.5), pct(0.99))
+}
