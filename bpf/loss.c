@@ -6,29 +6,20 @@
 // lost with probability 1-k if it arrived in Good, 1-h if in Bad.
 // Bernoulli loss L is p = L, r = 1 - L, 1-h = 1, 1-k = 0.
 //
-// The four probabilities are compile-time constants scaled to 2^32
-// (braid lab compiles one object per parameter set), so the program needs
-// no map writes from user space. Map `state`: [0] = 1 while in Bad,
-// [1] = packets seen, [2] = packets dropped.
-//
-// Build: clang -O2 -g -target bpf -I/usr/include/x86_64-linux-gnu \
-//   -DP_GB=... -DP_BG=... -DLOSS_G=... -DLOSS_B=... -c loss.c -o loss.o
+// Built once, when braid is built (crates/lab/build.rs), and carried
+// inside the braid binary. The four probabilities, scaled to 2^32
+// (0xffffffff or more: always), are read-only globals: the loader (tc,
+// through libbpf) loads them from the object's .rodata, which braid lab
+// writes into a copy of the object for each parameter set. Map `state`:
+// [0] = 1 while in Bad, [1] = packets seen, [2] = packets dropped.
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 
-#ifndef P_GB
-#define P_GB 0
-#endif
-#ifndef P_BG
-#define P_BG 4294967295u
-#endif
-#ifndef LOSS_G
-#define LOSS_G 0
-#endif
-#ifndef LOSS_B
-#define LOSS_B 4294967295u
-#endif
+const volatile __u64 p_gb = 0;
+const volatile __u64 p_bg = 0xffffffffu;
+const volatile __u64 loss_good = 0;
+const volatile __u64 loss_bad = 0xffffffffu;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -39,7 +30,7 @@ struct {
 
 static __always_inline int chance(__u64 threshold)
 {
-	// threshold / 2^32; 0xffffffff means always.
+	// threshold / 2^32; 0xffffffff (or more) means always.
 	if (threshold >= 0xffffffffu)
 		return 1;
 	return (__u64)bpf_get_prandom_u32() < threshold;
@@ -57,13 +48,13 @@ int ge_loss(struct __sk_buff *skb)
 	__sync_fetch_and_add(seen, 1);
 	int arrived_bad = *bad != 0;
 	if (arrived_bad) {
-		if (chance(P_BG))
+		if (chance(p_bg))
 			*bad = 0;
 	} else {
-		if (chance(P_GB))
+		if (chance(p_gb))
 			*bad = 1;
 	}
-	if (chance(arrived_bad ? LOSS_B : LOSS_G)) {
+	if (chance(arrived_bad ? loss_bad : loss_good)) {
 		__sync_fetch_and_add(dropped, 1);
 		return TC_ACT_SHOT;
 	}

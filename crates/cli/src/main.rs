@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod daemon;
-mod delay;
 mod demo;
 mod lab;
 mod paths;
@@ -34,7 +33,7 @@ enum Command {
     Lab(lab::LabArgs),
     /// The lab's link emulator (delay, jitter) between two interfaces; `braid lab` runs it.
     #[command(name = "lab-delay", hide = true)]
-    LabDelay(delay::DelayArgs),
+    LabDelay(lab::DelayArgs),
     /// Ask a running daemon: status, neighbors, links, routes, paths, sessions, stats, monitor.
     Ctl(daemon::CtlArgs),
 }
@@ -52,7 +51,7 @@ fn main() -> ExitCode {
         Command::Daemon(args) => daemon::run_daemon(args),
         Command::Ctl(args) => daemon::run_ctl(args),
         Command::Lab(args) => lab::run_lab(args),
-        Command::LabDelay(args) => delay::run(args),
+        Command::LabDelay(args) => lab::run_delay(args),
     };
     match result {
         Ok(code) => code,

@@ -1,8 +1,10 @@
 //! The daemon and the lab with real kernel traffic: network namespaces,
 //! veth pairs, TUN devices, braid's eBPF loss program, UDP through the
 //! daemons, `braid ctl`, reload and clean teardown. Needs root and network
-//! namespaces (CI has both); where they are missing each test says so on
-//! stderr and does nothing else.
+//! namespaces (CI has both). A harness of its own (libtest-mimic) so that
+//! where something is missing, the runner's own output says so: each lab
+//! test that cannot run is listed as ignored, with the reason as its kind
+//! (`test [skipped: not root] ... ignored`).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -35,14 +37,10 @@ fn missing_capability() -> Option<String> {
     if !ok {
         return Some("cannot create network namespaces".into());
     }
-    for tool in ["clang", "tc"] {
-        if Command::new(tool).arg("--version").output().is_err()
-            && Command::new(tool).arg("-V").output().is_err()
-        {
-            return Some(format!("{tool} is not installed (run scripts/setup.sh)"));
-        }
+    if Command::new("tc").arg("-V").output().is_err() {
+        return Some("tc is not installed (run scripts/setup.sh)".into());
     }
-    None
+    braid_lab::link::loss_program_missing().map(|why| format!("no eBPF loss program: {why}"))
 }
 
 fn nix_root() -> bool {
@@ -59,25 +57,6 @@ fn nix_root() -> bool {
 /// Lab tests run one at a time: they share this machine's two cores with
 /// every daemon they start, and parallel labs would measure each other.
 static LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Holds the lab for this test, or says why the test is skipped and
-/// returns; further tools the test needs may be named.
-macro_rules! need_lab {
-    ($($tool:literal),*) => {
-        let _one_at_a_time = LAB.lock().unwrap_or_else(|e| e.into_inner());
-        let tools: &[&str] = &[$($tool),*];
-        let missing = missing_capability().or_else(|| {
-            tools
-                .iter()
-                .find(|t| Command::new(t).arg("--version").output().is_err())
-                .map(|t| format!("{t} is not installed (run scripts/setup.sh)"))
-        });
-        if let Some(why) = missing {
-            eprintln!("SKIPPED (lab test): {why}");
-            return;
-        }
-    };
-}
 
 fn write_lab(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("braid-lab-test-{}", std::process::id()));
@@ -137,9 +116,7 @@ fn run_lab(path: &std::path::Path) -> serde_json::Value {
     printed
 }
 
-#[test]
 fn udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows() {
-    need_lab!();
     // 10% loss on the first link of each path, applied by the eBPF program.
     let single = run_lab(&write_lab(
         "t1.toml",
@@ -185,9 +162,7 @@ fn udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows(
     assert!(namespaces_of("tsingle").is_empty() && namespaces_of("tmirror").is_empty());
 }
 
-#[test]
 fn a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirror_nothing() {
-    need_lab!();
     // A diamond whose second path is a hop longer; the flow's active first
     // link is blackholed 2 s in.
     let text = "name = \"tfail\"\npaths = 2\nprobe_interval = \"100ms\"\ndead_after = 5\n\
@@ -213,9 +188,7 @@ fn a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirro
     assert!(namespaces_of("tfail").is_empty());
 }
 
-#[test]
 fn kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions() {
-    need_lab!("iperf3");
     // TCP at most 4 Mbit/s over 10 Mbit/s links: it meets the links' 10%
     // loss, not a full queue. (Unlimited, TCP grows until a queue
     // overflows; under mirror:2 its rate is set by the faster path, the
@@ -255,9 +228,7 @@ fn kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions() {
     assert!(namespaces_of("ttcp").is_empty());
 }
 
-#[test]
 fn the_link_emulator_delays_real_traffic_by_what_the_scenario_says() {
-    need_lab!("ethtool");
     let text = "name = \"tdelay\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\nhost = true\n\
          [[link]]\na = \"a\"\nb = \"b\"\ndelay = \"40ms\"\njitter = \"10ms\"\n\
          [[flow]]\nfrom = \"a\"\nto = \"b\"\ncount = 200\ninterval = \"10ms\"\n\
@@ -273,9 +244,7 @@ fn the_link_emulator_delays_real_traffic_by_what_the_scenario_says() {
     assert!(namespaces_of("tdelay").is_empty());
 }
 
-#[test]
 fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
-    need_lab!();
     let path = write_lab("t3.toml", &diamond("tctl", "single", 0.0, 10));
     let p = path.to_str().unwrap();
     let up = braid(&["lab", "up", p]);
@@ -390,7 +359,6 @@ fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
     }
 }
 
-#[test]
 fn a_bad_config_is_refused_with_file_line_and_field() {
     let dir = std::env::temp_dir().join(format!("braid-daemon-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -424,9 +392,7 @@ fn scenario_with(name: &str, edits: &[(&str, &str)]) -> String {
     text
 }
 
-#[test]
 fn an_uplink_lost_mid_transfer_costs_plain_linux_its_queue_and_braid_almost_nothing() {
-    need_lab!("iperf3", "ethtool");
     // scenarios/lab/handoff.toml, shorter: the uplink goes 3 s into 6.
     let text = scenario_with(
         "handoff.toml",
@@ -471,9 +437,7 @@ fn an_uplink_lost_mid_transfer_costs_plain_linux_its_queue_and_braid_almost_noth
     assert!(namespaces_of("thand").is_empty());
 }
 
-#[test]
 fn an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk() {
-    need_lab!();
     // scenarios/lab/urgent.toml at twice the rate, rounds 1 s apart (the
     // 1,000-packet queue drains in 0.5 s).
     let text = scenario_with(
@@ -498,9 +462,7 @@ fn an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk() {
     assert!(namespaces_of("turg").is_empty());
 }
 
-#[test]
 fn linux_mptcp_runs_a_subflow_on_each_disjoint_path() {
-    need_lab!("iperf3", "mptcpize");
     // Two 10 Mbit/s paths without loss: one TCP path carries about 10,
     // MPTCP with a subflow on each about 20.
     let text = scenario_with(
@@ -536,9 +498,7 @@ fn linux_mptcp_runs_a_subflow_on_each_disjoint_path() {
     assert!(namespaces_of("tmptcp").is_empty());
 }
 
-#[test]
 fn a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones() {
-    need_lab!("ethtool");
     // scenarios/lab/wispr-5.3.toml, braid only, 150 packets: one path of
     // 500 ms losing 5% (its neighbor takes a second to resolve), two of
     // 10 ms. Every packet arrives by a fast path; none waits for the slow
@@ -560,4 +520,52 @@ fn a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones() {
     let p99 = f["delay_p99_ms"].as_f64().unwrap();
     assert!(p99 < 60.0, "p99 {p99} ms");
     assert!(namespaces_of("tw53").is_empty());
+}
+
+/// A test: its name, the tools it needs beyond the lab's (`None`: it
+/// needs no lab at all), and its body.
+type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
+
+fn main() -> std::process::ExitCode {
+    let args = libtest_mimic::Arguments::from_args();
+    let tests: [LabTest; 10] = [
+        ("udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows", Some(&[]), udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows),
+        ("a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirror_nothing", Some(&[]), a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirror_nothing),
+        ("kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions", Some(&["iperf3"]), kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions),
+        ("the_link_emulator_delays_real_traffic_by_what_the_scenario_says", Some(&["ethtool"]), the_link_emulator_delays_real_traffic_by_what_the_scenario_says),
+        ("ctl_monitor_reload_and_teardown_on_a_running_lab", Some(&[]), ctl_monitor_reload_and_teardown_on_a_running_lab),
+        ("an_uplink_lost_mid_transfer_costs_plain_linux_its_queue_and_braid_almost_nothing", Some(&["iperf3", "ethtool"]), an_uplink_lost_mid_transfer_costs_plain_linux_its_queue_and_braid_almost_nothing),
+        ("an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk", Some(&[]), an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk),
+        ("linux_mptcp_runs_a_subflow_on_each_disjoint_path", Some(&["iperf3", "mptcpize"]), linux_mptcp_runs_a_subflow_on_each_disjoint_path),
+        ("a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones", Some(&["ethtool"]), a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones),
+        ("a_bad_config_is_refused_with_file_line_and_field", None, a_bad_config_is_refused_with_file_line_and_field),
+    ];
+    let lab = missing_capability();
+    let trials = tests
+        .into_iter()
+        .map(|(name, tools, body)| {
+            let missing = tools.and_then(|tools| {
+                lab.clone().or_else(|| {
+                    tools
+                        .iter()
+                        .find(|t| Command::new(t).arg("--version").output().is_err())
+                        .map(|t| format!("{t} is not installed (run scripts/setup.sh)"))
+                })
+            });
+            let needs_lab = tools.is_some();
+            let trial = libtest_mimic::Trial::test(name, move || {
+                let _one_at_a_time =
+                    needs_lab.then(|| LAB.lock().unwrap_or_else(|e| e.into_inner()));
+                body();
+                Ok(())
+            });
+            match missing {
+                Some(why) => trial
+                    .with_ignored_flag(true)
+                    .with_kind(format!("skipped: {why}")),
+                None => trial,
+            }
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
 }

@@ -4,6 +4,8 @@
 //! file shares: durations ("20ms", "1m 30s"), rates ("10Mbit") and
 //! anything with a `FromStr` (modes, prefixes).
 
+#![forbid(unsafe_code)]
+
 use std::ops::Range;
 use std::str::FromStr;
 use std::time::Duration;

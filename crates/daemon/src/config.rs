@@ -12,7 +12,7 @@ use braid_proto::node::NodeConfig;
 use braid_proto::redundancy::reorder::{ReorderConfig, ReorderTimeout};
 use braid_proto::redundancy::{Mode, Policy};
 use braid_wire::{NodeId, Prefix};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// UDP port of the underlay, on every interface.
 pub const DEFAULT_PORT: u16 = 6868;
@@ -63,67 +63,136 @@ pub struct TunConfig {
     pub routes: Vec<(Ipv4Addr, u8)>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The config file as it is written: every field, unchecked, each with
+/// where it stands in the file (for errors). [`Config::parse`] reads and
+/// checks one; a program that writes a config (the lab) fills one in and
+/// serialises it ([`ConfigFile::to_toml`]), so there is one schema.
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct Raw {
-    node: Spanned<u16>,
-    port: Option<u16>,
-    group: Option<Spanned<String>>,
-    control_socket: Option<String>,
-    metrics: Option<Spanned<String>>,
-    log: Option<Spanned<String>>,
+pub struct ConfigFile {
+    pub node: Spanned<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_socket: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<Spanned<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefixes: Vec<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_window: Option<Spanned<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_max_wait: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedup_window: Option<Spanned<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Spanned<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_binding: Option<Spanned<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_buffer: Option<Spanned<usize>>,
+    #[serde(default, rename = "interface", skip_serializing_if = "Vec::is_empty")]
+    pub interfaces: Vec<InterfaceFile>,
     #[serde(default)]
-    prefixes: Vec<Spanned<String>>,
-    #[serde(default, rename = "interface")]
-    interfaces: Vec<RawInterface>,
+    pub tun: TunFile,
     #[serde(default)]
-    tun: RawTun,
-    #[serde(default)]
-    probes: RawProbes,
-    mode: Option<Spanned<String>>,
-    reorder: Option<bool>,
-    reorder_window: Option<Spanned<usize>>,
-    reorder_max_wait: Option<Spanned<String>>,
-    dedup_window: Option<Spanned<u32>>,
-    paths: Option<Spanned<usize>>,
-    late_binding: Option<Spanned<usize>>,
-    send_buffer: Option<Spanned<usize>>,
-    #[serde(default)]
-    policy: Vec<RawPolicy>,
+    pub probes: ProbesFile,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policy: Vec<PolicyFile>,
 }
 
-#[derive(Debug, Deserialize)]
+/// `[[interface]]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct RawInterface {
-    name: Spanned<String>,
+pub struct InterfaceFile {
+    pub name: Spanned<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `[tun]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct RawTun {
-    name: Option<Spanned<String>>,
-    address: Option<Spanned<String>>,
-    mtu: Option<Spanned<u16>>,
-    #[serde(default)]
-    routes: Vec<Spanned<String>>,
+pub struct TunFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<Spanned<u16>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<Spanned<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `[probes]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct RawProbes {
-    small_interval: Option<Spanned<String>>,
-    big_interval: Option<Spanned<String>>,
-    dead_after: Option<Spanned<u32>>,
+pub struct ProbesFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub small_interval: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub big_interval: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dead_after: Option<Spanned<u32>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// `[[policy]]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct RawPolicy {
-    name: Option<String>,
-    to: Option<Spanned<String>>,
-    ports: Option<Spanned<String>>,
-    mode: Spanned<String>,
-    urgent: Option<bool>,
+pub struct PolicyFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Spanned<String>>,
+    pub mode: Spanned<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urgent: Option<bool>,
+}
+
+/// A value for a [`ConfigFile`] made by a program (it stands nowhere in a
+/// file).
+pub fn value<T>(v: T) -> Spanned<T> {
+    Spanned::new(0..0, v)
+}
+
+impl ConfigFile {
+    /// A file with only the node's id: every other field at its default.
+    pub fn new(node: u16) -> Self {
+        ConfigFile {
+            node: value(node),
+            port: None,
+            group: None,
+            control_socket: None,
+            metrics: None,
+            log: None,
+            prefixes: Vec::new(),
+            mode: None,
+            reorder: None,
+            reorder_window: None,
+            reorder_max_wait: None,
+            dedup_window: None,
+            paths: None,
+            late_binding: None,
+            send_buffer: None,
+            interfaces: Vec::new(),
+            tun: TunFile::default(),
+            probes: ProbesFile::default(),
+            policy: Vec::new(),
+        }
+    }
+
+    /// The file's text (TOML).
+    pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
+        toml::to_string(self)
+    }
 }
 
 const LOG_LEVELS: [&str; 5] = ["error", "warn", "info", "debug", "trace"];
@@ -132,7 +201,7 @@ impl Config {
     /// Reads and checks a config file's text.
     pub fn parse(file: &str, text: &str) -> Result<Config, LocatedError> {
         let src = Source::new(file, text);
-        let raw: Raw = src.parse()?;
+        let raw: ConfigFile = src.parse()?;
         let node = NodeId(*raw.node.get_ref());
         if node.0 == 0 || node == NodeId::NONE || node.0 == u16::MAX {
             return Err(src.err(Some(raw.node.span()), "node", "node ids are 1 to 65534"));

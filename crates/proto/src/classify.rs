@@ -18,8 +18,10 @@ use thiserror::Error;
 /// Why a packet could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 pub enum InspectError {
+    /// The version nibble is neither 4 nor 6.
     #[error("not an IPv4 or IPv6 packet")]
     NotIp,
+    /// The packet ends before its IP header does.
     #[error("IP header truncated")]
     Truncated,
 }
@@ -29,11 +31,15 @@ pub enum InspectError {
 pub struct PacketInfo {
     /// Destination address, IPv4 in the first four bytes.
     pub dst: [u8; 16],
+    /// Whether the packet is IPv4 (else IPv6).
     pub v4: bool,
+    /// DSCP: the top six bits of the IPv4 TOS or IPv6 traffic class byte.
     pub dscp: u8,
+    /// IP protocol number (for IPv6, the first next-header value).
     pub protocol: u8,
     /// Ports for TCP, UDP, UDP-Lite, SCTP and DCCP (0 otherwise).
     pub src_port: u16,
+    /// Destination port, for the same protocols (0 otherwise).
     pub dst_port: u16,
     /// Hash of the 5-tuple (FNV-1a): equal for every packet of a flow.
     pub flow_hash: u64,
@@ -117,13 +123,16 @@ pub struct IpPrefix {
 /// Why a prefix or rule text is not valid.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RuleError {
+    /// The text is not an IP prefix.
     #[error("\"{0}\" is not an IP prefix (like 198.18.0.0/15 or 2001:db8::/32)")]
     Prefix(String),
+    /// The text is not a port or port range.
     #[error("\"{0}\" is not a port range (like 5060 or 16384-32767)")]
     Ports(String),
 }
 
 impl IpPrefix {
+    /// Whether the packet's destination lies in this prefix (of the same IP version).
     pub fn contains(&self, info: &PacketInfo) -> bool {
         if self.v4 != info.v4 {
             return false;
@@ -214,14 +223,20 @@ impl FromStr for PortRange {
 /// What a class rule matches. Empty lists match anything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Match {
+    /// Destination prefixes: one must hold the packet's destination.
     pub dst: Vec<IpPrefix>,
+    /// DSCP values: the packet's must be one of them.
     pub dscp: Vec<u8>,
+    /// IP protocol numbers: the packet's must be one of them.
     pub protocols: Vec<u8>,
+    /// Source port ranges: one must hold the packet's source port.
     pub src_ports: Vec<PortRange>,
+    /// Destination port ranges: one must hold the packet's destination port.
     pub dst_ports: Vec<PortRange>,
 }
 
 impl Match {
+    /// Whether the packet meets every non-empty list.
     pub fn matches(&self, p: &PacketInfo) -> bool {
         let port_in = |ranges: &[PortRange], port: u16| {
             ranges.is_empty() || ranges.iter().any(|r| (r.0..=r.1).contains(&port))
@@ -237,9 +252,11 @@ impl Match {
 /// One traffic class.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassRule {
+    /// The operator's name for the class (`voip`, `dns`, ...).
     pub name: String,
     /// 1..=255; class 0 is "everything else".
     pub id: u8,
+    /// Which packets belong to the class.
     pub matches: Match,
     /// Scheduled ahead of bulk; `None`: urgent when DSCP is EF or CS6.
     pub urgent: Option<bool>,
@@ -248,8 +265,11 @@ pub struct ClassRule {
 /// The result of classifying one packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Classified {
+    /// Traffic class: the id of the first rule that matched, or 0.
     pub class: u8,
+    /// Whether the packet is scheduled ahead of bulk.
     pub urgent: bool,
+    /// The packet's flow hash ([`PacketInfo::flow_hash`]).
     pub flow_hash: u64,
 }
 
@@ -259,6 +279,7 @@ pub const URGENT_DSCP: [u8; 2] = [46, 48];
 /// Ordered class rules.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Classifier {
+    /// The rules, in the order they are tried; the first match wins.
     pub rules: Vec<ClassRule>,
 }
 
@@ -306,6 +327,7 @@ impl Classifier {
         }
     }
 
+    /// Classifies a packet: the first rule that matches decides; no match is class 0.
     pub fn classify(&self, info: &PacketInfo) -> Classified {
         let rule = self.rules.iter().find(|r| r.matches.matches(info));
         Classified {

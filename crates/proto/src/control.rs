@@ -89,9 +89,13 @@ impl Default for ProbeConfig {
 /// Everything the control plane can be told.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ControlConfig {
+    /// Probe timing and sizes.
     pub probes: ProbeConfig,
+    /// Link estimation settings.
     pub links: LinkEstConfig,
+    /// Link-state database limits and timers.
     pub lsdb: LsdbConfig,
+    /// The link metric computed and advertised (ETX by default).
     pub metric: MetricKind,
     /// Interval at which the node re-issues its advertisement even when
     /// nothing changed (jittered down by up to 25%: 22-30 s by default).
@@ -149,29 +153,46 @@ impl Default for ControlConfig {
 /// A configuration the control plane cannot run with.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ConfigError {
+    /// A probe interval is outside 1 ms..=65 s (it travels as 16-bit milliseconds).
     #[error("{field} must be between 1 ms and 65 s, got {value:?}")]
     Interval {
+        /// Which interval.
         field: &'static str,
+        /// The interval configured.
         value: Duration,
     },
+    /// `lsa_refresh` is zero, or not under half of `lsdb.max_age`.
     #[error("lsa_refresh ({refresh:?}) must be under half of the maximum age ({max_age:?})")]
     Refresh {
+        /// The refresh interval configured.
         refresh: Duration,
+        /// The maximum age configured.
         max_age: Duration,
     },
+    /// `lsdb.max_age` is outside 2 s..=65535 s (ages travel as 16-bit seconds).
     #[error("the maximum LSA age must be 2 s to 65535 s (the wire's age field), got {0:?}")]
     MaxAge(Duration),
+    /// The probe jitter is outside [0, 0.9].
     #[error("probe jitter must be in [0, 0.9], got {0}")]
     Jitter(f64),
+    /// The link estimator's window is outside 1..=64 probes.
     #[error("window must be 1..=64 probes, got {0}")]
     Window(u8),
+    /// More big-probe rates than the link estimator tracks.
     #[error("at most {max} big-probe rates, got {got}")]
-    Rates { max: usize, got: usize },
+    Rates {
+        /// Most rates tracked ([`crate::linkest::MAX_RATES`]).
+        max: usize,
+        /// Rates configured.
+        got: usize,
+    },
+    /// The node id is [`NodeId::NONE`], which is reserved.
     #[error("node id {0} is reserved")]
     ReservedId(u16),
 }
 
 impl ControlConfig {
+    /// Checks that node `id` can run with this configuration ([`ControlPlane::new`] does).
     pub fn validate(&self, id: NodeId) -> Result<(), ConfigError> {
         if id == NodeId::NONE {
             return Err(ConfigError::ReservedId(id.0));
@@ -213,18 +234,23 @@ impl ControlConfig {
 /// Counters of the control plane; the operator and tests read them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ControlCounters {
+    /// Probes received from neighbors.
     pub rx_probes: u64,
+    /// Advertisements received, one by one (a message may carry several).
     pub rx_lsas: u64,
     /// Our own messages heard back (ignored).
     pub rx_own: u64,
     /// Datagrams refused, by [`WireError::kind`].
     pub rx_errors: BTreeMap<String, u64>,
+    /// Probes sent.
     pub tx_probes: u64,
     /// Advertisements flooded, and the messages that carried them.
     pub tx_lsas: u64,
+    /// Flooding messages sent (each carries one or more advertisements).
     pub tx_lsa_messages: u64,
     /// Messages that did not fit the caller's buffer (dropped).
     pub tx_errors: u64,
+    /// Own advertisements made, each with a new sequence number (flooded or kept local).
     pub lsas_originated: u64,
     /// Links the driver reported failed.
     pub links_failed: u64,
@@ -234,6 +260,7 @@ pub struct ControlCounters {
     /// Neighbors heard for the first time, and neighbors heard with a new
     /// boot index (restarted): each got a probe and our database.
     pub neighbors_new: u64,
+    /// Neighbors heard with a new boot index (restarted).
     pub neighbors_restarted: u64,
     /// Advertisements older than ours that we answered with ours.
     pub stale_answered: u64,
@@ -403,6 +430,7 @@ impl ControlPlane {
         })
     }
 
+    /// This node's id.
     pub fn id(&self) -> NodeId {
         self.id
     }
@@ -412,18 +440,22 @@ impl ControlPlane {
         self.boot_index
     }
 
+    /// The configuration the control plane runs with.
     pub fn config(&self) -> &ControlConfig {
         &self.config
     }
 
+    /// What the control plane has counted so far.
     pub fn counters(&self) -> &ControlCounters {
         &self.counters
     }
 
+    /// The link-state database.
     pub fn lsdb(&self) -> &Lsdb {
         &self.lsdb
     }
 
+    /// The link estimator.
     pub fn links(&self) -> &LinkEstimator {
         &self.links
     }

@@ -11,8 +11,11 @@ use crate::random::unit_f64;
 /// linked when closer than a radius.
 #[derive(Debug, Clone)]
 pub struct GeometricMesh {
+    /// Each node's position in the unit square, by node index.
     pub positions: Vec<(f64, f64)>,
+    /// Radio range: nodes closer than this are linked.
     pub radius: f64,
+    /// The mesh; node i sits at `positions[i]`.
     pub graph: Graph,
 }
 

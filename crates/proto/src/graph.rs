@@ -17,8 +17,11 @@ pub type ArcIx = u32;
 /// One direction of a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arc {
+    /// The node the arc leaves.
     pub from: NodeIx,
+    /// The node the arc enters.
     pub to: NodeIx,
+    /// The cost of this direction (never infinite).
     pub cost: Metric,
     /// The physical link this arc is a direction of.
     pub link: u32,
@@ -36,18 +39,22 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// Number of nodes (indices `0..node_count()`).
     pub fn node_count(&self) -> usize {
         self.out_start.len() - 1
     }
 
+    /// Number of arcs (usable link directions).
     pub fn arc_count(&self) -> usize {
         self.arcs.len()
     }
 
+    /// Number of links added, including links with no usable direction.
     pub fn link_count(&self) -> usize {
         self.links as usize
     }
 
+    /// The arc with index `a`.
     pub fn arc(&self, a: ArcIx) -> &Arc {
         &self.arcs[a as usize]
     }
@@ -85,6 +92,7 @@ pub struct GraphBuilder {
 }
 
 impl GraphBuilder {
+    /// A builder for a graph of `nodes` nodes and no links yet.
     pub fn new(nodes: usize) -> Self {
         assert!(nodes < u32::MAX as usize, "graph too large");
         GraphBuilder {
@@ -94,6 +102,7 @@ impl GraphBuilder {
         }
     }
 
+    /// Number of nodes the graph will have.
     pub fn node_count(&self) -> usize {
         self.nodes
     }
@@ -128,6 +137,7 @@ impl GraphBuilder {
         link
     }
 
+    /// Builds the graph, its arcs sorted by tail, head, cost and link.
     pub fn build(mut self) -> Graph {
         // Deterministic order: by tail, then head, cost and link.
         self.arcs.sort_by_key(|a| (a.from, a.to, a.cost, a.link));

@@ -17,6 +17,9 @@
 //! | [`netjson`] | reading a NetJSON NetworkGraph into a graph |
 //! | [`generate`] | seeded topology generators (random geometric mesh, ...) |
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 pub mod classify;
 pub mod control;
 pub mod forward;

@@ -168,11 +168,13 @@ struct Neighbor {
 /// Both directions of one link, as estimated here.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkEstimate {
+    /// The node at the other end of the link.
     pub neighbor: NodeId,
     /// Delivery ratio of our small probes at the neighbor (df).
     pub df: f64,
     /// Delivery ratio of the neighbor's small probes here (dr).
     pub dr: f64,
+    /// Expected transmission count, 1 / (df · dr); infinite when either ratio is 0.
     pub etx: f64,
     /// Cost from us to the neighbor.
     pub metric_out: Metric,
@@ -209,6 +211,7 @@ fn ratio_u8(r: f64) -> u8 {
 }
 
 impl LinkEstimator {
+    /// An estimator for node `me` that knows no neighbor yet.
     pub fn new(me: NodeId, config: LinkEstConfig) -> Self {
         LinkEstimator {
             me,
@@ -218,10 +221,12 @@ impl LinkEstimator {
         }
     }
 
+    /// What the estimator has refused so far.
     pub fn counters(&self) -> LinkEstCounters {
         self.counters
     }
 
+    /// Neighbors tracked now (heard, and not yet expired).
     pub fn neighbor_count(&self) -> usize {
         self.neighbors.len()
     }

@@ -100,22 +100,34 @@ pub enum Install {
 /// Which bound refused an advertisement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
+    /// A new origin while `max_origins` origins are held.
     TooManyOrigins,
+    /// More than `max_links` links.
     TooManyLinks,
+    /// More than `max_prefixes` prefixes.
     TooManyPrefixes,
 }
 
 /// Counters of everything the database was offered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LsdbCounters {
+    /// Advertisements installed: newer than the one held, or of a new origin.
     pub installed: u64,
+    /// Advertisements of the very instance held (ignored).
     pub duplicate: u64,
+    /// Advertisements older than the one held (ignored).
     pub stale: u64,
+    /// Flushes that took out the instance held.
     pub flushed: u64,
+    /// Advertisements at or past the maximum age, with nothing held to flush (ignored).
     pub too_old: u64,
+    /// Advertisements of a new origin refused: `max_origins` were held.
     pub refused_origins: u64,
+    /// Advertisements refused for listing more than `max_links` links.
     pub refused_links: u64,
+    /// Advertisements refused for listing more than `max_prefixes` prefixes.
     pub refused_prefixes: u64,
+    /// Advertisements dropped on reaching `max_age`.
     pub expired: u64,
 }
 
@@ -123,11 +135,15 @@ pub struct LsdbCounters {
 /// that holds it (when it was issued is each holder's own business).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LsaRecord {
+    /// The node that issued the advertisement.
     pub origin: NodeId,
+    /// The origin's sequence number.
     pub seq: u32,
     /// The checksum the advertisement carries ([`braid_wire::LsaEntry::checksum`]).
     pub checksum: u32,
+    /// The origin's links, as advertised.
     pub links: Box<[LsaLink]>,
+    /// The prefixes and clients the origin serves.
     pub prefixes: Box<[Prefix]>,
 }
 
@@ -215,6 +231,7 @@ struct StoreInner {
 }
 
 impl LsaStore {
+    /// An empty store.
     pub fn new() -> Self {
         Self::default()
     }
@@ -360,22 +377,27 @@ impl Lsdb {
         }
     }
 
+    /// The limits and timers the database runs with.
     pub fn config(&self) -> &LsdbConfig {
         &self.config
     }
 
+    /// What the database has been offered so far.
     pub fn counters(&self) -> LsdbCounters {
         self.counters
     }
 
+    /// Origins whose advertisement is held.
     pub fn len(&self) -> usize {
         self.held
     }
 
+    /// Whether no advertisement is held.
     pub fn is_empty(&self) -> bool {
         self.held == 0
     }
 
+    /// The advertisement held for `origin`, if any.
     pub fn get(&self, origin: NodeId) -> Option<&LsaRecord> {
         let (page, i) = slot_of(origin);
         self.pages.get(page)?.as_ref()?.records[i].as_deref()
@@ -723,16 +745,19 @@ fn forget_second(per_second: &mut BTreeMap<u32, u32>, s: u32) {
 /// A graph built from the database, with its node ids.
 #[derive(Debug, Clone)]
 pub struct LsGraph {
+    /// The graph; node index i is node `ids[i]`.
     pub graph: Graph,
     /// Node id of each graph index, sorted.
     pub ids: Vec<NodeId>,
 }
 
 impl LsGraph {
+    /// The graph index of node `id`, if the graph has it.
     pub fn index_of(&self, id: NodeId) -> Option<NodeIx> {
         self.ids.binary_search(&id).ok().map(|i| i as NodeIx)
     }
 
+    /// The node id of graph index `v`.
     pub fn id_of(&self, v: NodeIx) -> NodeId {
         self.ids[v as usize]
     }

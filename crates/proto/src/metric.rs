@@ -20,10 +20,13 @@ pub struct Metric(u32);
 /// Why a number is not a usable link cost.
 #[derive(Debug, Clone, Copy, PartialEq, Error)]
 pub enum MetricError {
+    /// The cost is below zero.
     #[error("cost {0} is negative")]
     Negative(f64),
+    /// The cost is NaN or infinite.
     #[error("cost is not a finite number")]
     NotFinite,
+    /// The cost is above [`Metric::MAX_COST`].
     #[error("cost {0} is larger than the largest cost braid represents ({max})", max = Metric::MAX_COST)]
     TooLarge(f64),
 }
@@ -47,10 +50,12 @@ impl Metric {
         }
     }
 
+    /// The cost in raw units ([`SCALE`] per whole unit).
     pub const fn units(self) -> u32 {
         self.0
     }
 
+    /// Whether this is [`Metric::INFINITY`]: an unusable link.
     pub fn is_infinite(self) -> bool {
         self == Metric::INFINITY
     }

@@ -19,18 +19,22 @@ use crate::metric::{Metric, MetricError};
 pub struct Topology {
     names: Vec<String>,
     index: HashMap<String, NodeIx>,
+    /// The graph; node index i is the i-th entry of `nodes`.
     pub graph: Graph,
 }
 
 impl Topology {
+    /// The index of the node with id `name`, if it is listed.
     pub fn node(&self, name: &str) -> Option<NodeIx> {
         self.index.get(name).copied()
     }
 
+    /// The id of node `v`, as the document gives it.
     pub fn name(&self, v: NodeIx) -> &str {
         &self.names[v as usize]
     }
 
+    /// Every node id, by index (the document's order).
     pub fn names(&self) -> &[String] {
         &self.names
     }
@@ -39,37 +43,68 @@ impl Topology {
 /// Why a NetJSON document is not a usable topology.
 #[derive(Debug, Error)]
 pub enum NetJsonError {
+    /// The text is not JSON, or not shaped like a NetworkGraph.
     #[error("malformed NetJSON at line {line}, column {column}: {message}")]
     Json {
+        /// Line where the parser stopped.
         line: usize,
+        /// Column where the parser stopped.
         column: usize,
+        /// What the parser said, without its position.
         message: String,
     },
+    /// Two nodes have the same id.
     #[error("nodes[{index}]: node id \"{id}\" is listed twice")]
-    DuplicateNode { index: usize, id: String },
-    #[error("links[{index}].{field}: unknown node \"{id}\"")]
-    UnknownNode {
+    DuplicateNode {
+        /// Position of the second listing in `nodes`.
         index: usize,
-        field: &'static str,
+        /// The id listed twice.
         id: String,
     },
+    /// A link names a node that is not listed.
+    #[error("links[{index}].{field}: unknown node \"{id}\"")]
+    UnknownNode {
+        /// Position of the link in `links`.
+        index: usize,
+        /// Which end: `source` or `target`.
+        field: &'static str,
+        /// The id that names no node.
+        id: String,
+    },
+    /// A link's cost is not a usable metric.
     #[error("links[{index}] ({from} -> {to}): {error}")]
     BadCost {
+        /// Position of the link in `links`.
         index: usize,
+        /// The link's source.
         from: String,
+        /// The link's target.
         to: String,
+        /// Why the cost is refused.
         error: MetricError,
     },
+    /// The same direction of a link is listed twice.
     #[error("links[{index}]: link {from} -> {to} is listed twice")]
     DuplicateLink {
+        /// Position of the second listing in `links`.
         index: usize,
+        /// The link's source.
         from: String,
+        /// The link's target.
         to: String,
     },
+    /// A link joins a node to itself.
     #[error("links[{index}]: link from \"{id}\" to itself")]
-    SelfLoop { index: usize, id: String },
+    SelfLoop {
+        /// Position of the link in `links`.
+        index: usize,
+        /// The node's id.
+        id: String,
+    },
+    /// `nodes` is empty.
     #[error("the topology has no nodes")]
     Empty,
+    /// More nodes than a graph can index (the count given).
     #[error("the topology has {0} nodes; braid handles at most {max}", max = u32::MAX - 1)]
     TooLarge(usize),
 }

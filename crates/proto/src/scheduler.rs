@@ -31,6 +31,7 @@ pub struct SchedulerConfig {
     pub bound_per_path: usize,
     /// Most packets queued above the binding point, all flows together.
     pub max_packets: usize,
+    /// Most bytes queued above the binding point, all flows together (1 MiB by default).
     pub max_bytes: usize,
     /// Flow buckets (fixed: the flow table never grows).
     pub flow_buckets: usize,
@@ -53,7 +54,9 @@ impl Default for SchedulerConfig {
 /// Counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SchedulerCounters {
+    /// Packets offered to [`Scheduler::enqueue`].
     pub enqueued: u64,
+    /// Packets pulled to be sent ([`Scheduler::pull`]).
     pub sent: u64,
     /// Dropped from the longest flow to stay within bounds.
     pub dropped_overflow: u64,
@@ -125,6 +128,7 @@ impl<P> Scheduler<P> {
         }
     }
 
+    /// What the scheduler has counted so far.
     pub fn counters(&self) -> SchedulerCounters {
         self.counters
     }
@@ -139,6 +143,7 @@ impl<P> Scheduler<P> {
         self.bound.get(path).map_or(0, VecDeque::len)
     }
 
+    /// Number of paths the scheduler serves.
     pub fn paths(&self) -> usize {
         self.bound.len()
     }

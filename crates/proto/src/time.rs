@@ -11,16 +11,20 @@ use core::time::Duration;
 pub struct Instant(pub u64);
 
 impl Instant {
+    /// The epoch itself.
     pub const ZERO: Instant = Instant(0);
 
+    /// The instant `us` microseconds after the epoch.
     pub fn from_micros(us: u64) -> Self {
         Instant(us)
     }
 
+    /// The instant `ms` milliseconds after the epoch (saturating).
     pub fn from_millis(ms: u64) -> Self {
         Instant(ms.saturating_mul(1000))
     }
 
+    /// Microseconds since the epoch.
     pub fn as_micros(self) -> u64 {
         self.0
     }

@@ -16,6 +16,8 @@
 //! | [`pcap`] | captures of a simulated link for tcpdump and Wireshark |
 //! | [`report`] | a scenario's variants and runs, summarized (with theory for sweeps) |
 
+#![forbid(unsafe_code)]
+
 pub mod event;
 pub mod html;
 pub mod link;

@@ -32,9 +32,11 @@ impl ControlFlags {
     /// The bits this version defines.
     const KNOWN: u8 = 0;
 
+    /// No flags set.
     pub const fn empty() -> Self {
         ControlFlags(0)
     }
+    /// The flags as the byte sent.
     pub const fn bits(self) -> u8 {
         self.0
     }
@@ -47,7 +49,9 @@ impl ControlFlags {
 /// The control header, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ControlHeader {
+    /// Which control message follows: a probe, an LSA or a path report.
     pub msg_type: MessageType,
+    /// Header flags (none defined in this version).
     pub flags: ControlFlags,
     /// The neighbor that sent this copy (not necessarily the LSA's origin).
     pub sender: NodeId,
@@ -82,8 +86,11 @@ impl ControlHeader {
 /// A control message split into its parts, all borrowed from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ControlMessage<'a> {
+    /// The decoded header.
     pub header: ControlHeader,
+    /// The body, as many bytes as the header declares.
     pub body: &'a [u8],
+    /// The MAC trailer (empty while unauthenticated).
     pub mac: &'a [u8],
     /// Header and body: the bytes a MAC covers.
     pub authenticated: &'a [u8],
@@ -182,11 +189,14 @@ fn expect_type(header: &ControlHeader, ok: &[MessageType]) -> Result<(), WireErr
 /// delivery, one stream per bit-rate (SrcRR section 4.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProbeKind {
+    /// A small (ACK-sized) probe.
     Small,
+    /// A big (MTU-sized) probe; one stream per bit-rate.
     Big,
 }
 
 impl ProbeKind {
+    /// The message type that carries probes of this kind.
     pub fn message_type(self) -> MessageType {
         match self {
             ProbeKind::Small => MessageType::ProbeSmall,
@@ -204,6 +214,7 @@ pub const RATE_UNSPECIFIED: u16 = u16::MAX;
 /// One line of a prober's report: how well it hears `neighbor`'s probes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProbeReport {
+    /// The neighbor whose probes this line is about.
     pub neighbor: NodeId,
     /// Which probe stream: [`RATE_SMALL`] for small probes, else the big
     /// probes' bit-rate in units of 100 kbit/s (or [`RATE_UNSPECIFIED`]).
@@ -215,6 +226,7 @@ pub struct ProbeReport {
 /// A parsed probe. Its reports are decoded on demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Probe<'a> {
+    /// Small or big, from the header's message type.
     pub kind: ProbeKind,
     /// Per (sender, kind, rate) sequence number: gaps are losses.
     pub seq: u32,
@@ -261,10 +273,12 @@ impl<'a> Probe<'a> {
         })
     }
 
+    /// How many reports the probe carries.
     pub fn report_count(&self) -> usize {
         self.reports.len() / PROBE_REPORT_LEN
     }
 
+    /// The probe's reports, decoded in order.
     pub fn reports(&self) -> impl Iterator<Item = ProbeReport> + 'a {
         self.reports
             .chunks_exact(PROBE_REPORT_LEN)
@@ -318,6 +332,7 @@ impl<'a> Probe<'a> {
 /// One link of an LSA's origin, with its metric in both directions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LsaLink {
+    /// The node at the other end of the link.
     pub neighbor: NodeId,
     /// Distinguishes parallel links between the same two nodes.
     pub link_id: u8,
@@ -330,8 +345,21 @@ pub struct LsaLink {
 /// Something an LSA's origin serves: an IP prefix or a client's MAC address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Prefix {
-    V4 { addr: [u8; 4], len: u8 },
-    V6 { addr: [u8; 16], len: u8 },
+    /// An IPv4 prefix.
+    V4 {
+        /// The address, most significant byte first.
+        addr: [u8; 4],
+        /// Prefix length in bits (0..=32).
+        len: u8,
+    },
+    /// An IPv6 prefix.
+    V6 {
+        /// The address, most significant byte first.
+        addr: [u8; 16],
+        /// Prefix length in bits (0..=128).
+        len: u8,
+    },
+    /// A client's MAC address (always 48 bits long on the wire).
     Mac([u8; 6]),
 }
 
@@ -444,6 +472,7 @@ impl Prefix {
 /// A parsed link-state advertisement; links and prefixes decode on demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lsa<'a> {
+    /// The node that issued the LSA and whose links it lists.
     pub origin: NodeId,
     /// Seconds since the origin issued this LSA, as of sending.
     pub age: u16,
@@ -476,6 +505,7 @@ pub struct LsaBundle<'a> {
 }
 
 impl<'a> LsaBundle<'a> {
+    /// Decodes an LSA message body and validates every LSA in it, checksums included.
     pub fn parse(msg: &ControlMessage<'a>) -> Result<Self, WireError> {
         expect_type(&msg.header, &[MessageType::Lsa])?;
         let mut r = Reader::new(msg.body);
@@ -498,10 +528,12 @@ impl<'a> LsaBundle<'a> {
         self.count
     }
 
+    /// Whether the bundle holds no LSA (never true of a parsed bundle).
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
 
+    /// The LSAs, in the order they were sent.
     pub fn iter(&self) -> impl Iterator<Item = Lsa<'a>> + 'a {
         let mut r = Reader::new(self.body);
         // Validated (checksums too) in `parse`, so `read` cannot fail here.
@@ -514,13 +546,18 @@ impl<'a> LsaBundle<'a> {
 /// flooding an LSA on costs no checksum, receiving one costs one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LsaEntry<'b> {
+    /// The node that issued the LSA.
     pub origin: NodeId,
+    /// Seconds since the origin issued the LSA (not covered by the checksum).
     pub age: u16,
+    /// The origin's sequence number (serial-number arithmetic, RFC 1982).
     pub seq: u32,
     /// [`LsaEntry::checksum_of`] the other fields (a receiver refuses the
     /// LSA if it is not).
     pub checksum: u32,
+    /// The origin's links, with their metrics.
     pub links: &'b [LsaLink],
+    /// What the origin serves: IP prefixes and clients' MAC addresses.
     pub prefixes: &'b [Prefix],
 }
 
@@ -645,14 +682,17 @@ impl<'a> Lsa<'a> {
         })
     }
 
+    /// How many links the LSA lists.
     pub fn link_count(&self) -> usize {
         self.links.len() / LSA_LINK_LEN
     }
 
+    /// How many prefixes the LSA lists.
     pub fn prefix_count(&self) -> usize {
         self.prefix_count
     }
 
+    /// The origin's links, decoded in order.
     pub fn links(&self) -> impl Iterator<Item = LsaLink> + 'a {
         self.links.chunks_exact(LSA_LINK_LEN).map(|b| LsaLink {
             neighbor: NodeId(u16::from_be_bytes([b[0], b[1]])),
@@ -662,6 +702,7 @@ impl<'a> Lsa<'a> {
         })
     }
 
+    /// What the origin serves, decoded in order.
     pub fn prefixes(&self) -> impl Iterator<Item = Prefix> + 'a {
         let mut r = Reader::new(self.prefixes);
         // Validated in `parse`, so `read` cannot fail here.
@@ -734,6 +775,7 @@ const PATH_COUNT_LEN: usize = 8;
 /// How many packets of a session arrived on one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PathCount {
+    /// The path index (0..=15), as in the data header.
     pub path: u8,
     /// Packets (data and repair) received on this path since the session
     /// began, wrapping at 2^32.
@@ -746,11 +788,13 @@ pub struct PathCount {
 pub struct PathReport<'a> {
     /// The session's ingress (the report's destination).
     pub ingress: NodeId,
+    /// Traffic class of the session reported on.
     pub class: u8,
     counts: &'a [u8],
 }
 
 impl<'a> PathReport<'a> {
+    /// Decodes a path report body; checks its length and every path index.
     pub fn parse(msg: &ControlMessage<'a>) -> Result<Self, WireError> {
         expect_type(&msg.header, &[MessageType::PathReport])?;
         let mut r = Reader::new(msg.body);
@@ -781,6 +825,7 @@ impl<'a> PathReport<'a> {
         })
     }
 
+    /// The per-path counts, in the order sent.
     pub fn counts(&self) -> impl Iterator<Item = PathCount> + 'a {
         self.counts.chunks_exact(PATH_COUNT_LEN).map(|b| PathCount {
             path: b[0],
@@ -794,6 +839,8 @@ impl<'a> PathReport<'a> {
         CONTROL_HEADER_LEN + PATH_REPORT_FIXED_LEN + counts * PATH_COUNT_LEN + mac_len
     }
 
+    /// Writes a path report for `ingress`'s session of `class`: at most 16 counts, with
+    /// path indices 0..=15. Returns the total length.
     pub fn emit(
         header: &ControlHeader,
         ingress: NodeId,

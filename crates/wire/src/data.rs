@@ -44,9 +44,11 @@ impl DataFlags {
     /// The bits this version defines; others are emitted as zero and ignored.
     const KNOWN: u8 = 0xe0;
 
+    /// No flags set.
     pub const fn empty() -> Self {
         DataFlags(0)
     }
+    /// The flag bits, as they sit in byte 1 of the header.
     pub const fn bits(self) -> u8 {
         self.0
     }
@@ -54,12 +56,15 @@ impl DataFlags {
     pub const fn from_bits_truncate(bits: u8) -> Self {
         DataFlags(bits & Self::KNOWN)
     }
+    /// Whether every flag set in `other` is set here too.
     pub const fn contains(self, other: DataFlags) -> bool {
         self.0 & other.0 == other.0
     }
+    /// Sets the flags set in `other`.
     pub fn insert(&mut self, other: DataFlags) {
         self.0 |= other.0;
     }
+    /// The flags set in either.
     pub const fn union(self, other: DataFlags) -> Self {
         DataFlags(self.0 | other.0)
     }
@@ -69,16 +74,25 @@ impl DataFlags {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum RedundancyMode {
+    /// The best path only.
     Single = 0,
+    /// Spread across paths (WISPR 0).
     Stripe = 1,
+    /// Every packet on several paths (WISPR 1).
     Mirror = 2,
+    /// Along the entry point's tree to every access point serving the destination; no
+    /// source route.
     Tree = 3,
+    /// Groups of data packets plus one XOR parity packet on a dedicated path (WISPR 4).
     Parity = 4,
+    /// XOR parity with the parity path rotating (WISPR 5).
     ParityRotating = 5,
+    /// Groups of m data packets plus n-m Reed-Solomon repair packets.
     Erasure = 6,
 }
 
 impl RedundancyMode {
+    /// Every mode, indexed by its wire code.
     pub const ALL: [RedundancyMode; 7] = [
         RedundancyMode::Single,
         RedundancyMode::Stripe,
@@ -114,16 +128,19 @@ pub struct Group {
 }
 
 impl Group {
+    /// No group: all fields zero.
     pub const NONE: Group = Group {
         data: 0,
         repair: 0,
         index: 0,
     };
 
+    /// Whether the packet belongs to no group.
     pub fn is_none(&self) -> bool {
         self.data == 0 && self.repair == 0
     }
 
+    /// Whether the packet is one of its group's repair packets.
     pub fn is_repair(&self) -> bool {
         !self.is_none() && self.index >= self.data
     }
@@ -132,17 +149,22 @@ impl Group {
 /// The fixed part of a data header, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DataHeader {
+    /// Per-packet flags (congestion, urgent, parity).
     pub flags: DataFlags,
+    /// How the ingress protects the session.
     pub mode: RedundancyMode,
     /// Which of the ingress's paths this copy travels (0..=15).
     pub path: u8,
     /// Index into the source route of the next node to send to.
     pub route_ptr: u8,
+    /// The node where the packet entered the mesh.
     pub ingress: NodeId,
+    /// The node where the packet leaves the mesh.
     pub egress: NodeId,
     /// Per-session sequence number. For a repair packet: the sequence number
     /// of the first data packet of its group.
     pub seq: u32,
+    /// The packet's place in a parity/erasure group ([`Group::NONE`] if in none).
     pub group: Group,
     /// Decremented at every hop; a packet that arrives with 0 is dropped.
     pub hop_limit: u8,
@@ -166,13 +188,16 @@ impl<'a> Route<'a> {
     pub fn len(&self) -> usize {
         self.bytes.len() / 2
     }
+    /// Whether the route lists no transit node.
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
+    /// The transit node at index `i`, if the route is that long.
     pub fn get(&self, i: usize) -> Option<NodeId> {
         let b = self.bytes.get(2 * i..2 * i + 2)?;
         Some(NodeId(u16::from_be_bytes([b[0], b[1]])))
     }
+    /// The transit nodes, in route order.
     pub fn iter(&self) -> impl Iterator<Item = NodeId> + 'a {
         self.bytes
             .chunks_exact(2)
@@ -183,8 +208,11 @@ impl<'a> Route<'a> {
 /// A parsed data packet: header, route and payload, all borrowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DataPacket<'a> {
+    /// The fixed part of the header.
     pub header: DataHeader,
+    /// The source route's transit nodes.
     pub route: Route<'a>,
+    /// What follows the route: the encapsulated packet, or a repair payload.
     pub payload: &'a [u8],
 }
 

@@ -6,7 +6,12 @@
 pub enum WireError {
     /// The input ended before the message did.
     #[error("message truncated: need {need} bytes, have {have}")]
-    Truncated { need: usize, have: usize },
+    Truncated {
+        /// Bytes needed to read up to the end of the field that did not fit.
+        need: usize,
+        /// Bytes present.
+        have: usize,
+    },
     /// The version nibble names a protocol version this node does not speak.
     #[error("unsupported protocol version {0}")]
     UnsupportedVersion(u8),
@@ -15,31 +20,57 @@ pub enum WireError {
     UnknownType(u8),
     /// The message is of another type than the parser that was called.
     #[error("expected message type {expected}, found {found}")]
-    WrongType { expected: u8, found: u8 },
+    WrongType {
+        /// Type code the parser takes (the first, if it takes several).
+        expected: u8,
+        /// Type code the message has.
+        found: u8,
+    },
     /// A field holds a value outside its range.
     #[error("invalid {field}: {value}")]
-    InvalidField { field: &'static str, value: u32 },
+    InvalidField {
+        /// Which field.
+        field: &'static str,
+        /// The offending value.
+        value: u32,
+    },
     /// A declared length or count disagrees with the bytes present.
     #[error("{field} declares {declared} bytes but {available} are present")]
     LengthMismatch {
+        /// What declares the length.
         field: &'static str,
+        /// Bytes declared.
         declared: usize,
+        /// Bytes present.
         available: usize,
     },
     /// A checksum does not match the bytes it covers (corrupted in
     /// flight, or made by a broken sender).
     #[error("{field} checksum is {declared:#010x} but the contents give {computed:#010x}")]
     BadChecksum {
+        /// What the checksum covers.
         field: &'static str,
+        /// The checksum the message carries.
         declared: u32,
+        /// The checksum of the bytes received.
         computed: u32,
     },
     /// The output buffer is too small for the message.
     #[error("output buffer too small: need {need} bytes, have {have}")]
-    BufferTooSmall { need: usize, have: usize },
+    BufferTooSmall {
+        /// Bytes the message takes.
+        need: usize,
+        /// Bytes the buffer holds.
+        have: usize,
+    },
     /// The message to emit does not fit the format (too many entries, ...).
     #[error("cannot encode {field}: {value} exceeds the format's limit")]
-    TooLarge { field: &'static str, value: usize },
+    TooLarge {
+        /// What does not fit.
+        field: &'static str,
+        /// How many entries (or bytes) it has.
+        value: usize,
+    },
 }
 
 impl WireError {

@@ -15,6 +15,9 @@
 //! hand out iterators over their entries. Emitting writes into a caller's
 //! buffer and returns the number of bytes written.
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 pub mod control;
 pub mod data;
 mod error;
@@ -98,9 +101,13 @@ pub fn peek(buf: &[u8]) -> Result<MessageType, WireError> {
 /// Any braid message, parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// A data packet.
     Data(DataPacket<'a>),
+    /// A small or big link probe, with the control message that carries it.
     Probe(ControlMessage<'a>, Probe<'a>),
+    /// An LSA message: one or more LSAs.
     Lsa(ControlMessage<'a>, LsaBundle<'a>),
+    /// An egress's per-path receive counts for one session.
     PathReport(ControlMessage<'a>, PathReport<'a>),
 }
 

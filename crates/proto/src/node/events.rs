@@ -48,28 +48,46 @@ pub enum NodeEvent {
     /// A neighbor was heard for the first time, or again after it went
     /// down.
     NeighborUp {
+        /// The neighbor that came up.
         neighbor: NodeId,
+        /// The interface it was heard on.
         interface: Interface,
     },
     /// A neighbor heard before was heard on another interface.
     NeighborMoved {
+        /// The neighbor that moved.
         neighbor: NodeId,
+        /// The interface it is heard on now.
         interface: Interface,
     },
     /// A neighbor went down: routes have moved off it.
-    NeighborDown { neighbor: NodeId, why: DownReason },
+    NeighborDown {
+        /// The neighbor that went down.
+        neighbor: NodeId,
+        /// Why it went down.
+        why: DownReason,
+    },
     /// The paths toward `egress` changed (see `Node::paths_to`).
-    RouteChange { egress: NodeId },
+    RouteChange {
+        /// The destination whose paths changed.
+        egress: NodeId,
+    },
     /// The mode in force for a session changed (a policy reload, or the
     /// adaptive mode's choice).
     ModeChange {
+        /// The session's egress.
         egress: NodeId,
+        /// The session's traffic class.
         class: u8,
+        /// The mode now in force.
         mode: Mode,
     },
     /// A datagram was refused; `reason` is the counter it was counted
     /// under (a wire error's kind, or a node drop reason).
-    Refused { reason: &'static str },
+    Refused {
+        /// The counter it was counted under.
+        reason: &'static str,
+    },
 }
 
 impl NodeEvent {

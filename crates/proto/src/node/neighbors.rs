@@ -43,6 +43,7 @@ pub struct NeighborTable {
 }
 
 impl NeighborTable {
+    /// An empty table that takes at most `max` neighbors.
     pub fn new(max: usize) -> Self {
         NeighborTable {
             up: BTreeMap::new(),
@@ -147,10 +148,12 @@ impl NeighborTable {
         self.up.iter().map(|(&n, e)| (n, e.interface, e.last_heard))
     }
 
+    /// Neighbors up now.
     pub fn len(&self) -> usize {
         self.up.len()
     }
 
+    /// Whether no neighbor is up.
     pub fn is_empty(&self) -> bool {
         self.up.is_empty()
     }

@@ -22,6 +22,7 @@ pub enum Margin {
 /// Damping settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DampingConfig {
+    /// How much better a new route must be to be taken at once (1000 units by default).
     pub margin: Margin,
     /// After this long on one route, any strictly better route is taken
     /// (SrcRR: 5 s).
@@ -46,6 +47,7 @@ pub struct Damping<R> {
 }
 
 impl<R: PartialEq + Clone> Damping<R> {
+    /// A damper with no route chosen yet.
     pub fn new(config: DampingConfig) -> Self {
         Damping {
             config,
@@ -53,6 +55,7 @@ impl<R: PartialEq + Clone> Damping<R> {
         }
     }
 
+    /// The route in use, if one has been chosen.
     pub fn current(&self) -> Option<&R> {
         self.current.as_ref().map(|(r, _)| r)
     }

@@ -11,6 +11,7 @@ const NO_ARC: ArcIx = ArcIx::MAX;
 /// Distances and predecessor arcs from one source to every node.
 #[derive(Debug, Clone)]
 pub struct ShortestPathTree {
+    /// The node distances are measured from.
     pub source: NodeIx,
     /// `u64::MAX` for unreachable nodes.
     pub dist: Vec<u64>,
@@ -63,10 +64,12 @@ impl ShortestPathTree {
         ShortestPathTree { source, dist, pred }
     }
 
+    /// Whether some path leads from the source to `v`.
     pub fn reachable(&self, v: NodeIx) -> bool {
         self.dist[v as usize] != u64::MAX
     }
 
+    /// The arc by which `v` is reached (`None` for the source and unreachable nodes).
     pub fn pred_arc(&self, v: NodeIx) -> Option<ArcIx> {
         Some(self.pred[v as usize]).filter(|&a| a != NO_ARC)
     }

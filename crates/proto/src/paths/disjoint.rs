@@ -46,6 +46,7 @@ pub enum Disjointness {
 }
 
 impl Disjointness {
+    /// A short stable name: `node` or `edge`.
     pub fn as_str(self) -> &'static str {
         match self {
             Disjointness::Node => "node",
@@ -57,10 +58,13 @@ impl Disjointness {
 /// Why a path request cannot be answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 pub enum PathError {
+    /// `k` is 0 or more than 16 (the most paths one request may ask for).
     #[error("k must be between 1 and {MAX_PATHS}, got {0}")]
     InvalidK(usize),
+    /// A node index is not in the graph.
     #[error("node index {0} is not in the graph")]
     UnknownNode(NodeIx),
+    /// Source and destination are the same node.
     #[error("source and destination are the same node")]
     SameEndpoints,
 }
@@ -106,6 +110,7 @@ pub struct DisjointPaths<'g> {
 }
 
 impl<'g> DisjointPaths<'g> {
+    /// Prepares requests from `source`: computes its shortest-path tree once.
     pub fn new(graph: &'g Graph, source: NodeIx) -> Result<Self, PathError> {
         if source as usize >= graph.node_count() {
             return Err(PathError::UnknownNode(source));
@@ -123,6 +128,7 @@ impl<'g> DisjointPaths<'g> {
         })
     }
 
+    /// The node every path starts from.
     pub fn source(&self) -> NodeIx {
         self.base.source
     }

@@ -51,6 +51,7 @@ impl Path {
         }
     }
 
+    /// Number of arcs on the path.
     pub fn hops(&self) -> usize {
         self.arcs.len()
     }

@@ -15,6 +15,7 @@ use crate::graph::{Graph, NodeIx};
 /// An entry point's tree toward a set of destinations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryTree {
+    /// The entry point the tree starts from.
     pub entry: NodeIx,
     /// For every node that forwards: its next hops, sorted.
     pub next_hops: BTreeMap<NodeIx, Vec<NodeIx>>,

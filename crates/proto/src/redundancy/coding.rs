@@ -22,12 +22,22 @@ pub const LEN_PREFIX: usize = 2;
 /// Why a group could not be coded or rebuilt.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CodingError {
+    /// A rebuilt packet's length prefix claims more bytes than the code holds.
     #[error("rebuilt packet claims {claimed} bytes but the code holds {available}")]
-    BadLength { claimed: usize, available: usize },
+    BadLength {
+        /// Length the prefix gives.
+        claimed: usize,
+        /// Bytes the code holds after the prefix.
+        available: usize,
+    },
+    /// A payload of this many bytes does not fit the code (over 65535 bytes, or
+    /// longer than its group's shards).
     #[error("payload of {0} bytes is too long to code")]
     TooLong(usize),
+    /// The Reed-Solomon library refused the group (its message).
     #[error("reed-solomon: {0}")]
     ReedSolomon(String),
+    /// A repair payload of this many bytes is unusable.
     #[error(
         "repair shard of {0} bytes: too short, of another size than its group's, or misnumbered"
     )]
@@ -46,11 +56,13 @@ pub struct XorParity {
 }
 
 impl XorParity {
+    /// Starts a new group: forgets every payload added.
     pub fn reset(&mut self) {
         self.acc.clear();
         self.len_xor = 0;
     }
 
+    /// Adds one data packet's payload; fails if it is longer than 65535 bytes.
     pub fn add(&mut self, payload: &[u8]) -> Result<(), CodingError> {
         let len = u16::try_from(payload.len()).map_err(|_| CodingError::TooLong(payload.len()))?;
         if self.acc.len() < payload.len() {

@@ -74,6 +74,7 @@ impl DedupWindow {
         self.size() / 2
     }
 
+    /// Sequence numbers the window spans (a power of two).
     pub fn size(&self) -> u32 {
         self.mask + 1
     }

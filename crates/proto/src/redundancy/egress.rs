@@ -73,16 +73,20 @@ pub struct PathCounters {
 /// Counters of one egress session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EgressCounters {
+    /// Data packets delivered, rebuilt ones included; each at most once.
     pub delivered: u64,
+    /// Copies of data packets already delivered: dropped.
     pub duplicates: u64,
     /// Older than the dedup window: dropped (see `dedup`).
     pub too_old: u64,
     /// More than half a window ahead and unconfirmed: dropped (see
     /// `dedup`).
     pub too_far_ahead: u64,
+    /// Lost data packets rebuilt from parity/repair and delivered.
     pub rebuilt: u64,
     /// Groups whose rebuild failed (malformed repair): dropped, counted.
     pub rebuild_failed: u64,
+    /// Repair packets that arrived, every copy counted.
     pub repair_received: u64,
     /// Groups dropped unsettled to keep within `max_groups`.
     pub groups_evicted: u64,
@@ -92,6 +96,7 @@ pub struct EgressCounters {
     /// Packets of the epoch just replaced (late copies from before the
     /// ingress restarted): dropped.
     pub old_epoch: u64,
+    /// What each path brought, by path index.
     pub per_path: [PathCounters; MAX_PATHS],
 }
 
@@ -127,6 +132,7 @@ pub struct EgressSession {
 }
 
 impl EgressSession {
+    /// A session that has had no packet yet, as of `now`.
     pub fn new(config: EgressConfig, now: Instant) -> Self {
         EgressSession {
             epoch: None,
@@ -181,10 +187,12 @@ impl EgressSession {
         }
     }
 
+    /// What the session has counted so far.
     pub fn counters(&self) -> &EgressCounters {
         &self.counters
     }
 
+    /// The re-order buffer's counters (`None` when re-ordering is off).
     pub fn reorder_counters(&self) -> Option<ReorderCounters> {
         self.reorder.as_ref().map(ReorderBuffer::counters)
     }
@@ -383,6 +391,7 @@ impl EgressSession {
         self.reorder.as_ref().and_then(ReorderBuffer::poll_timeout)
     }
 
+    /// Releases what the re-order buffer holds past its timeout as of `now`.
     pub fn handle_timeout(&mut self, now: Instant, deliver: &mut dyn FnMut(&[u8])) {
         if let Some(r) = &mut self.reorder {
             r.handle_timeout(now, |p| deliver(&p));

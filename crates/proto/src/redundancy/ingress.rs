@@ -24,8 +24,11 @@ use crate::time::Instant;
 /// Per-packet facts from the classifier.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PacketMeta {
+    /// Hash of the packet's 5-tuple; `stripe:pinned` keeps a flow on one path by it.
     pub flow_hash: u64,
+    /// Urgent class: the header gets the urgent flag.
     pub urgent: bool,
+    /// The sender saw congestion: the header gets the congestion flag.
     pub congestion: bool,
 }
 
@@ -41,8 +44,11 @@ pub enum Payload {
 /// One packet to send: on path slot `path`, with `header`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outgoing {
+    /// The path slot (0..16) to send on.
     pub path: u8,
+    /// The data header; the node attaches the slot's source route.
     pub header: DataHeader,
+    /// What follows the header.
     pub payload: Payload,
 }
 
@@ -69,16 +75,23 @@ impl Default for IngressConfig {
 /// Counters of one ingress session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IngressCounters {
+    /// Data packets encoded (not those dropped for want of a path).
     pub data_packets: u64,
+    /// Copies of data packets sent, on all paths together.
     pub copies: u64,
+    /// Parity/repair packets sent.
     pub repair_packets: u64,
+    /// Groups closed before they filled (flush timer or mode change).
     pub groups_flushed: u64,
     /// Packets dropped because no path was up.
     pub no_path: u64,
+    /// Times the mode in force changed (a new policy, or the adaptive mode's choice).
     pub mode_changes: u64,
+    /// Packets sent on each path slot, data copies and repair together.
     pub sent_per_path: [u64; MAX_PATHS],
     /// Packets lost on each path, from the egress's path reports.
     pub lost_per_path: [u64; MAX_PATHS],
+    /// Path reports taken from the egress.
     pub path_reports: u64,
 }
 
@@ -162,6 +175,7 @@ impl IngressSession {
         }
     }
 
+    /// What the session has counted so far.
     pub fn counters(&self) -> &IngressCounters {
         &self.counters
     }

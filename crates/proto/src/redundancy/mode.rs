@@ -20,7 +20,10 @@ pub enum Mode {
     Single,
     /// Spread across paths in proportion to their capacity (WISPR 0);
     /// `pin_flows` keeps each flow (5-tuple) on one path instead.
-    Stripe { pin_flows: bool },
+    Stripe {
+        /// Keep each flow on one path instead of spreading its packets.
+        pin_flows: bool,
+    },
     /// Every packet on k paths (WISPR 1).
     Mirror(u8),
     /// Along the entry point's tree to every access point serving the
@@ -33,25 +36,44 @@ pub enum Mode {
     ParityRotating(u8),
     /// Every m data packets get n-m Reed-Solomon repair packets; any m of
     /// the n rebuild the group.
-    Erasure { n: u8, m: u8 },
+    Erasure {
+        /// Packets per group, data and repair together.
+        n: u8,
+        /// Data packets per group.
+        m: u8,
+    },
     /// The cheapest of the modes above meeting a target delivery ratio,
     /// from measured path loss.
-    Adaptive { target: f64 },
+    Adaptive {
+        /// Delivery ratio to meet, in (0, 1) (0.999 when the text gives none).
+        target: f64,
+    },
 }
 
 /// Why a mode's text or parameters are not acceptable.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ModeError {
+    /// The text names no mode.
     #[error("unknown redundancy mode \"{0}\" (expected single, stripe, stripe:pinned, mirror:K, tree, parity:X, parity-rotating:X, erasure:N,M or adaptive[:TARGET])")]
     Unknown(String),
+    /// `mirror:K` with K outside 1..=16.
     #[error("mirror:{0}: k must be between 1 and {MAX_PATHS}")]
     MirrorK(u8),
+    /// `parity:X` with X outside 2..=16.
     #[error("parity:{0}: X must be between 2 and {max} (X-1 data packets and one parity)", max = MAX_SHARDS + 1)]
     ParityX(u8),
+    /// `erasure:N,M` with a shape the header cannot carry.
     #[error("erasure:{n},{m}: need 1 <= m < n, m <= {MAX_SHARDS} and n - m <= {MAX_SHARDS}")]
-    ErasureShape { n: u8, m: u8 },
+    ErasureShape {
+        /// The N given.
+        n: u8,
+        /// The M given.
+        m: u8,
+    },
+    /// An adaptive target outside (0, 1).
     #[error("adaptive target {0} must be a delivery ratio in (0, 1)")]
     Target(f64),
+    /// A parameter is not a number (the whole text given).
     #[error("bad number in \"{0}\"")]
     Number(String),
 }

@@ -23,12 +23,16 @@ use crate::time::Instant;
 /// How long a gap may hold packets back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReorderTimeout {
+    /// Always this long.
     Fixed(Duration),
     /// Learned from observed gap-fill times, within these bounds, starting
     /// at `initial`.
     Adaptive {
+        /// Shortest timeout (2 ms by default).
         min: Duration,
+        /// Longest timeout (500 ms by default).
         max: Duration,
+        /// The timeout before any gap has filled (50 ms by default).
         initial: Duration,
     },
 }
@@ -38,6 +42,7 @@ pub enum ReorderTimeout {
 pub struct ReorderConfig {
     /// Most packets held (and sequence numbers spanned).
     pub max_packets: usize,
+    /// How long a gap may hold packets back (adaptive, 2-500 ms, by default).
     pub timeout: ReorderTimeout,
 }
 
@@ -81,6 +86,7 @@ pub struct ReorderBuffer<P> {
 }
 
 impl<P> ReorderBuffer<P> {
+    /// An empty buffer.
     pub fn new(config: ReorderConfig) -> Self {
         let initial = match config.timeout {
             ReorderTimeout::Fixed(d) => d,
@@ -100,6 +106,7 @@ impl<P> ReorderBuffer<P> {
         }
     }
 
+    /// What the buffer has counted so far.
     pub fn counters(&self) -> ReorderCounters {
         self.counters
     }
@@ -109,6 +116,7 @@ impl<P> ReorderBuffer<P> {
         self.count
     }
 
+    /// Whether no packet is held.
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }

@@ -35,15 +35,20 @@ pub const CLASS_CONTROL: u8 = 255;
 /// (egress, class), then egress, then class, then the default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
+    /// The mode where no other entry applies (single by default).
     pub default: Mode,
+    /// Modes by traffic class, toward any egress.
     pub classes: BTreeMap<u8, Mode>,
+    /// Modes toward particular egresses.
     pub peers: BTreeMap<NodeId, PeerPolicy>,
 }
 
 /// Modes toward one egress.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PeerPolicy {
+    /// The mode toward this egress for classes not listed here.
     pub default: Option<Mode>,
+    /// Modes by traffic class toward this egress.
     pub classes: BTreeMap<u8, Mode>,
 }
 
@@ -58,6 +63,7 @@ impl Default for Policy {
 }
 
 impl Policy {
+    /// The mode for traffic to `egress` in `class`: the most specific entry's.
     pub fn mode_for(&self, egress: NodeId, class: u8) -> Mode {
         let peer = self.peers.get(&egress);
         peer.and_then(|p| p.classes.get(&class).copied())
@@ -160,8 +166,10 @@ fn expire_idle<K: Ord + Copy, S>(
 /// Why the ingress did not take a packet (each is counted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
+    /// The packet is not an IP packet the classifier can read.
     #[error("not an IP packet: {0}")]
     NotIp(#[from] InspectError),
+    /// A new session was refused: the table holds this many sessions, all busy.
     #[error("session table full ({0} sessions)")]
     TooManySessions(usize),
 }
@@ -169,7 +177,9 @@ pub enum SendError {
 /// Counters of the ingress as a whole.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IngressTotals {
+    /// Packets refused because they could not be read as IP.
     pub not_ip: u64,
+    /// What the session table did.
     pub sessions: SessionTableCounters,
 }
 
@@ -247,14 +257,17 @@ impl Ingress {
         }
     }
 
+    /// The ingress's counters.
     pub fn totals(&self) -> IngressTotals {
         self.totals
     }
 
+    /// The session toward `egress` for `class`, if open.
     pub fn session(&self, egress: NodeId, class: u8) -> Option<&IngressSession> {
         self.sessions.get(&(egress, class))
     }
 
+    /// Every open session, by (egress, class).
     pub fn sessions(&self) -> impl Iterator<Item = (&(NodeId, u8), &IngressSession)> {
         self.sessions.iter()
     }
@@ -379,6 +392,7 @@ impl Ingress {
         self.policy = policy;
     }
 
+    /// When the earliest open group must be flushed ([`Self::handle_timeout`]).
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.sessions
             .values()
@@ -386,6 +400,7 @@ impl Ingress {
             .min()
     }
 
+    /// Flushes every open group whose time has come.
     pub fn handle_timeout(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
         for s in self.sessions.values_mut() {
             s.handle_timeout(now, out);
@@ -429,6 +444,7 @@ pub struct Egress {
 }
 
 impl Egress {
+    /// An egress with no sessions yet.
     pub fn new(config: EgressConfig, limits: SessionLimits) -> Self {
         Egress {
             config,
@@ -452,10 +468,12 @@ impl Egress {
             .is_some()
     }
 
+    /// The session from `ingress` for `class`, if open.
     pub fn session(&self, ingress: NodeId, class: u8) -> Option<&EgressSession> {
         self.sessions.get(&(ingress, class))
     }
 
+    /// Every open session, by (ingress, class).
     pub fn sessions(&self) -> impl Iterator<Item = (&(NodeId, u8), &EgressSession)> {
         self.sessions.iter()
     }
@@ -490,6 +508,7 @@ impl Egress {
         true
     }
 
+    /// When some re-order buffer next needs [`Self::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.sessions
             .values()
@@ -497,6 +516,7 @@ impl Egress {
             .min()
     }
 
+    /// Releases what re-order buffers hold past their timeout as of `now`.
     pub fn handle_timeout(&mut self, now: Instant, deliver: &mut dyn FnMut(&[u8])) {
         for s in self.sessions.values_mut() {
             s.handle_timeout(now, deliver);

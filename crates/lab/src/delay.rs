@@ -10,24 +10,19 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use clap::Args;
 use nix::libc;
 
-#[derive(Args)]
+/// The emulator's settings (`braid lab-delay`'s arguments).
+#[derive(Debug, Clone)]
 pub struct DelayArgs {
     /// The two interfaces to join.
-    #[arg(long)]
     pub a: String,
-    #[arg(long)]
     pub b: String,
-    /// One-way delay, each direction (e.g. "250ms").
-    #[arg(long)]
-    pub delay: humantime::Duration,
+    /// One-way delay, each direction.
+    pub delay: Duration,
     /// Uniform jitter added to each frame's delay, 0 to this.
-    #[arg(long, default_value = "0ms")]
-    pub jitter: humantime::Duration,
+    pub jitter: Duration,
     /// Most frames held per direction.
-    #[arg(long, default_value_t = 10_000)]
     pub queue: usize,
 }
 
@@ -96,8 +91,7 @@ struct Line {
 
 pub fn run(args: DelayArgs) -> anyhow::Result<std::process::ExitCode> {
     let (a, b) = (Tap::open(&args.a)?, Tap::open(&args.b)?);
-    let delay: Duration = args.delay.into();
-    let jitter: Duration = args.jitter.into();
+    let (delay, jitter) = (args.delay, args.jitter);
     let mut lines = [
         Line {
             frames: VecDeque::new(),

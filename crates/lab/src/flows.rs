@@ -1,0 +1,447 @@
+//! The lab's traffic, with real kernel sockets in the hosts' namespaces:
+//! braid's UDP probe (numbered, timestamped datagrams: loss, duplicates,
+//! one-way delay, gaps), urgent bursts (an urgent datagram behind bulk,
+//! the late-binding seed's figure 7), and iperf3 (kernel TCP with its
+//! retransmission counter, or iperf3's UDP test). Results are the
+//! simulator's [`FlowResult`], so both report the same way.
+
+use std::net::{SocketAddrV4, UdpSocket};
+use std::os::fd::AsFd;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context};
+use braid_sim::FlowResult;
+
+use crate::scenario::{IperfFlow, Lab, LabFlow, Software, URGENT_ROUNDS};
+
+/// Opens a UDP socket inside network namespace `ns` (the socket stays
+/// there; the thread returns to its own namespace).
+fn socket_in(ns: &str, bind: SocketAddrV4) -> anyhow::Result<UdpSocket> {
+    let here = std::fs::File::open("/proc/thread-self/ns/net")?;
+    let there = std::fs::File::open(format!("/var/run/netns/{ns}"))
+        .with_context(|| format!("namespace {ns}"))?;
+    nix::sched::setns(there.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
+    let socket = UdpSocket::bind(bind);
+    nix::sched::setns(here.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
+    Ok(socket?)
+}
+
+/// Hands every datagram of at least `min_len` bytes that `rx` receives
+/// before `end` to `each`.
+fn receive_until(rx: &UdpSocket, end: Instant, min_len: usize, mut each: impl FnMut(&[u8])) {
+    let mut buf = [0u8; 2048];
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        let _ = rx.set_read_timeout(Some(left));
+        match rx.recv(&mut buf) {
+            Ok(n) if n >= min_len => each(&buf[..n]),
+            Ok(_) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// Runs one urgent flow: each round, a marker, `count` bulk datagrams as
+/// fast as the sender's socket takes them, then one urgent datagram with
+/// DSCP EF (which braid schedules ahead of bulk; plain Linux queues it
+/// behind). The delay figures are the urgent datagram's arrival after the
+/// marker's, per round (the seed's measure); sent and lost count every
+/// datagram.
+pub fn urgent_flow(
+    lab: &Lab,
+    mode: &str,
+    i: usize,
+    f: &LabFlow,
+    origin: Instant,
+    stop: &AtomicBool,
+) -> anyhow::Result<FlowResult> {
+    const MARKER: u32 = 0;
+    const URGENT: u32 = u32::MAX;
+    let port = 9000 + i as u16;
+    let dst = SocketAddrV4::new(Lab::host_addr(f.to), port);
+    let rx = socket_in(&lab.host_ns(f.to), dst)?;
+    let _ = socket2::SockRef::from(&rx).set_recv_buffer_size(8 << 20);
+    let bulk = socket_in(
+        &lab.host_ns(f.from),
+        SocketAddrV4::new(Lab::host_addr(f.from), 0),
+    )?;
+    let urgent = socket_in(
+        &lab.host_ns(f.from),
+        SocketAddrV4::new(Lab::host_addr(f.from), 0),
+    )?;
+    // DSCP EF (46) in the upper six bits of the TOS byte.
+    socket2::SockRef::from(&urgent).set_tos_v4(46 << 2)?;
+    let (count, interval, size) = (f.count, f.interval, f.size);
+    let end = origin + interval * URGENT_ROUNDS + Duration::from_secs(2);
+    let receiver = std::thread::spawn(move || {
+        // Per round: (marker arrived, urgent arrived), and datagrams seen.
+        let mut rounds = vec![(None::<Instant>, None::<Instant>); URGENT_ROUNDS as usize];
+        let mut received = 0u64;
+        receive_until(&rx, end, 8, |d| {
+            let round = u32::from_be_bytes(d[..4].try_into().unwrap_or_default()) as usize;
+            let seq = u32::from_be_bytes(d[4..8].try_into().unwrap_or_default());
+            if let Some(r) = rounds.get_mut(round) {
+                received += 1;
+                match seq {
+                    MARKER => r.0 = Some(Instant::now()),
+                    URGENT => r.1 = Some(Instant::now()),
+                    _ => {}
+                }
+            }
+        });
+        (rounds, received)
+    });
+    let mut payload = vec![0u8; size];
+    let mut sent = 0u64;
+    for round in 0..URGENT_ROUNDS {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if let Some(wait) = (origin + interval * round).checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        payload[..4].copy_from_slice(&round.to_be_bytes());
+        for seq in (0..=count).chain([URGENT]) {
+            payload[4..8].copy_from_slice(&seq.to_be_bytes());
+            let socket = if seq == URGENT { &urgent } else { &bulk };
+            if socket.send_to(&payload, dst).is_ok() {
+                sent += 1;
+            }
+        }
+    }
+    let (rounds, received) = receiver
+        .join()
+        .map_err(|_| anyhow!("receiver thread failed"))?;
+    let mut delays: Vec<u64> = rounds
+        .iter()
+        .filter_map(|(m, u)| {
+            Some(
+                u.as_ref()?
+                    .saturating_duration_since(*m.as_ref()?)
+                    .as_micros() as u64,
+            )
+        })
+        .collect();
+    let (mean, p50, p99) = braid_sim::delay_stats(&mut delays);
+    Ok(FlowResult {
+        name: f.name.clone(),
+        mode: mode.to_string(),
+        sent,
+        delivered: received,
+        lost: sent.saturating_sub(received),
+        loss_ratio: 1.0 - received as f64 / sent.max(1) as f64,
+        delay_mean_ms: mean,
+        delay_p50_ms: p50,
+        delay_p99_ms: p99,
+        ..FlowResult::default()
+    })
+}
+
+/// Runs one UDP probe flow: `count` datagrams of `size` bytes every
+/// `interval`, each carrying its number and send time; the receiver notes
+/// arrival, one-way delay (both ends share this machine's clock) and
+/// duplicates.
+pub fn probe_flow(
+    lab: &Lab,
+    mode: &str,
+    i: usize,
+    f: &LabFlow,
+    origin: Instant,
+    tail: Duration,
+    stop: &AtomicBool,
+) -> anyhow::Result<FlowResult> {
+    let port = 9000 + i as u16;
+    let rx = socket_in(
+        &lab.host_ns(f.to),
+        SocketAddrV4::new(Lab::host_addr(f.to), port),
+    )?;
+    let tx = socket_in(
+        &lab.host_ns(f.from),
+        SocketAddrV4::new(Lab::host_addr(f.from), 0),
+    )?;
+    // Bursts at benchmark rates must not overflow the receiver's socket.
+    let _ = socket2::SockRef::from(&rx).set_recv_buffer_size(8 << 20);
+    let dst = SocketAddrV4::new(Lab::host_addr(f.to), port);
+    let (count, interval, size) = (f.count, f.interval, f.size);
+    let receiver = std::thread::spawn(move || {
+        let mut got = vec![None::<u64>; count as usize];
+        let mut duplicates = 0u64;
+        receive_until(&rx, origin + interval * count + tail, 12, |d| {
+            let seq = u32::from_be_bytes(d[..4].try_into().unwrap_or_default()) as usize;
+            let sent_us = u64::from_be_bytes(d[4..12].try_into().unwrap_or_default());
+            let now_us = origin.elapsed().as_micros() as u64;
+            match got.get_mut(seq) {
+                Some(slot @ None) => *slot = Some(now_us.saturating_sub(sent_us)),
+                Some(Some(_)) => duplicates += 1,
+                None => {}
+            }
+        });
+        (got, duplicates)
+    });
+    let mut payload = vec![0u8; size];
+    let mut sent = 0u32;
+    for seq in 0..count {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let due = origin + interval * seq;
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        payload[..4].copy_from_slice(&seq.to_be_bytes());
+        payload[4..12].copy_from_slice(&(origin.elapsed().as_micros() as u64).to_be_bytes());
+        if tx.send_to(&payload, dst).is_ok() {
+            sent += 1;
+        }
+    }
+    let (got, duplicates) = receiver
+        .join()
+        .map_err(|_| anyhow!("receiver thread failed"))?;
+    let mut delays: Vec<u64> = got.iter().flatten().copied().collect();
+    let delivered = delays.len() as u64;
+    let mut max_gap_us = 0u64;
+    let mut last_ok: Option<usize> = None;
+    for (s, d) in got.iter().enumerate() {
+        if d.is_some() {
+            if let Some(l) = last_ok {
+                max_gap_us = max_gap_us.max(((s - l) as u64) * interval.as_micros() as u64);
+            }
+            last_ok = Some(s);
+        }
+    }
+    let (mean, p50, p99) = braid_sim::delay_stats(&mut delays);
+    Ok(FlowResult {
+        name: f.name.clone(),
+        mode: mode.to_string(),
+        sent: sent as u64,
+        delivered,
+        duplicates,
+        lost: sent as u64 - delivered.min(sent as u64),
+        loss_ratio: if sent == 0 {
+            0.0
+        } else {
+            1.0 - delivered as f64 / sent as f64
+        },
+        delay_mean_ms: mean,
+        delay_p50_ms: p50,
+        delay_p99_ms: p99,
+        max_gap_ms: max_gap_us as f64 / 1000.0,
+        ..FlowResult::default()
+    })
+}
+
+/// An iperf3 test (real kernel TCP end to end, or iperf3's UDP test):
+/// the server in the receiver's namespace, the client in the sender's for
+/// `duration`. Goodput as the receiver counted it; for TCP,
+/// retransmissions from the sender's kernel (its namespace's counter): in
+/// all, and in the 2 s after the lab's first event (the counter read every
+/// 100 ms while the client runs); for UDP, datagrams sent and lost.
+/// `origin` is when the lab's events are timed from.
+#[allow(clippy::too_many_arguments)]
+pub fn iperf_flow(
+    lab: &Lab,
+    software: &Software,
+    mode: &str,
+    i: usize,
+    f: &LabFlow,
+    test: IperfFlow,
+    origin: Instant,
+) -> anyhow::Result<FlowResult> {
+    let port = (5201 + i).to_string();
+    let dst = Lab::host_addr(f.to).to_string();
+    // Under MPTCP both iperf3s open MPTCP sockets (mptcpize, from the
+    // Debian package mptcpd) and the client binds to its first path's
+    // address; its endpoints add the other subflows.
+    let mptcp = *software == Software::Mptcp;
+    let wrap: &[&str] = if mptcp {
+        &["mptcpize", "run", "iperf3"]
+    } else {
+        &["iperf3"]
+    };
+    let mut server = Command::new("ip")
+        .args(["netns", "exec", &lab.host_ns(f.to)])
+        .args(wrap)
+        .args(["-s", "-B", &dst, "-p", &port, "--forceflush"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting iperf3 (Debian packages iperf3, and mptcpd for MPTCP)")?;
+    // iperf3 says "Server listening" once it listens: wait (at most 5 s)
+    // for that line, then run the client once. The server's output is
+    // read to its end, so that it never blocks on a full pipe.
+    let (tx, rx) = std::sync::mpsc::channel();
+    if let Some(out) = server.stdout.take() {
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(out)).map_while(Result::ok)
+            {
+                if line.contains("Server listening") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+    }
+    if rx.recv_timeout(Duration::from_secs(5)).is_err() {
+        let _ = server.kill();
+        let _ = server.wait();
+        bail!(
+            "iperf3 server did not start listening in {}",
+            lab.host_ns(f.to)
+        );
+    }
+    let secs = format!("{}", test.duration.as_secs_f64());
+    // A ceiling is kept by the sender's kernel pacing the socket
+    // (SO_MAX_PACING_RATE), not by iperf3 writing 128 KB blocks at line
+    // rate when behind (`-b`): those bursts overflow the links' queues.
+    // 0: no ceiling.
+    let bitrate = test.bitrate.unwrap_or(0).to_string();
+    let bind = Lab::subflow_addr(f.from, 0).to_string();
+    let mut args = vec!["-c", &dst, "-p", &port, "-t", &secs, "-J"];
+    let (udp_rate, udp_len) = (
+        test.bitrate.unwrap_or(1_000_000).to_string(),
+        f.size.to_string(),
+    );
+    if test.udp {
+        args.extend(["-u", "-b", &udp_rate, "-l", &udp_len]);
+    } else {
+        args.extend(["--fq-rate", &bitrate, "-C", test.congestion.as_str()]);
+    }
+    if mptcp {
+        args.extend(["-B", bind.as_str()]);
+    }
+    // Retransmissions from the sending host's kernel (every subflow of
+    // an MPTCP connection included); one TCP flow per sending host keeps
+    // the count the flow's own.
+    let retrans_before = tcp_retransmissions(&lab.host_ns(f.from))?;
+    // The counter around the first event: (when to read it, value).
+    let mut marks: Vec<(Instant, Option<u64>)> = lab
+        .events
+        .first()
+        .map(|e| {
+            let at = origin + e.at;
+            vec![(at, None), (at + Duration::from_secs(2), None)]
+        })
+        .unwrap_or_default();
+    // The client is given its duration and 20 s more (a connection cut
+    // by a link event can leave iperf3 unable to finish), then stopped.
+    let deadline = Instant::now() + test.duration + Duration::from_secs(20);
+    let out = Command::new("ip")
+        .args(["netns", "exec", &lab.host_ns(f.from)])
+        .args(wrap)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("running iperf3")
+        .and_then(|child| {
+            let pid = child.id();
+            let snmp = format!("/proc/{pid}/net/snmp");
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || tx.send(child.wait_with_output()));
+            loop {
+                match rx.recv_timeout(Duration::from_millis(100)) {
+                    Ok(out) => break out.context("running iperf3"),
+                    Err(_) if Instant::now() > deadline => {
+                        let _ = nix::sys::signal::kill(
+                            nix::unistd::Pid::from_raw(pid as i32),
+                            nix::sys::signal::Signal::SIGKILL,
+                        );
+                        bail!("iperf3 did not finish by its deadline (duration + 20 s)")
+                    }
+                    Err(_) => {
+                        let now = Instant::now();
+                        for (at, value) in &mut marks {
+                            if value.is_none() && now >= *at {
+                                *value = std::fs::read_to_string(&snmp)
+                                    .ok()
+                                    .and_then(|t| retrans_segs(&t));
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    let _ = server.kill();
+    let _ = server.wait();
+    let out = out?;
+    let retransmits = tcp_retransmissions(&lab.host_ns(f.from))?.saturating_sub(retrans_before);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("iperf3 output: {}", String::from_utf8_lossy(&out.stderr)))?;
+    if let Some(e) = doc.get("error") {
+        bail!("iperf3: {e}");
+    }
+    let end = &doc["end"];
+    if test.udp {
+        // The receiver's count, as the server reported it back.
+        let sum = &end["sum"];
+        let sent = sum["packets"].as_u64().unwrap_or(0);
+        let lost = sum["lost_packets"].as_u64().unwrap_or(0).min(sent);
+        return Ok(FlowResult {
+            name: f.name.clone(),
+            mode: mode.to_string(),
+            sent,
+            delivered: sent - lost,
+            lost,
+            loss_ratio: lost as f64 / sent.max(1) as f64,
+            goodput_mbps: sum["bits_per_second"].as_f64().unwrap_or(0.0) / 1e6
+                * (1.0 - lost as f64 / sent.max(1) as f64),
+            ..FlowResult::default()
+        });
+    }
+    let retransmits_after_event = match marks.as_slice() {
+        [(_, Some(a)), (_, Some(b))] => Some(b.saturating_sub(*a)),
+        _ => None,
+    };
+    Ok(FlowResult {
+        name: f.name.clone(),
+        mode: mode.to_string(),
+        goodput_mbps: end["sum_received"]["bits_per_second"]
+            .as_f64()
+            .unwrap_or(0.0)
+            / 1e6,
+        retransmits,
+        retransmits_after_event,
+        ..FlowResult::default()
+    })
+}
+
+/// The kernel's count of retransmitted TCP segments in namespace `ns`
+/// (`TcpRetransSegs`, /proc/net/snmp).
+fn tcp_retransmissions(ns: &str) -> anyhow::Result<u64> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "cat", "/proc/net/snmp"])
+        .output()
+        .context("reading /proc/net/snmp")?;
+    retrans_segs(&String::from_utf8_lossy(&out.stdout))
+        .ok_or_else(|| anyhow!("no Tcp RetransSegs in {ns}'s /proc/net/snmp"))
+}
+
+/// `RetransSegs` from the text of /proc/net/snmp.
+fn retrans_segs(snmp: &str) -> Option<u64> {
+    let mut tcp = snmp.lines().filter(|l| l.starts_with("Tcp:"));
+    let (names, values) = (tcp.next()?, tcp.next()?);
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(name, _)| *name == "RetransSegs")
+        .and_then(|(_, value)| value.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retransmissions_are_read_from_the_kernels_snmp_table() {
+        let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\n\
+                    Tcp: RtoAlgorithm RtoMin ActiveOpens RetransSegs InErrs\n\
+                    Tcp: 1 200 7 42 0\nUdp: InDatagrams\nUdp: 3\n";
+        assert_eq!(retrans_segs(snmp), Some(42));
+        assert_eq!(retrans_segs("Udp: InDatagrams\nUdp: 3\n"), None);
+    }
+}

@@ -1,0 +1,378 @@
+//! What a lab scenario needs built, as a list of steps: namespaces, veth
+//! pairs, addresses, impairments, routes, files and processes. Pure: the
+//! plan of a scenario can be made and checked anywhere (the unit tests
+//! check the shipped scenarios' plans without root); `exec.rs` carries one
+//! out and owns tearing it down.
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::link::LossParams;
+use crate::routing;
+use crate::scenario::{Lab, LabVariant, Software};
+
+/// One thing to set up. Names of namespaces and interfaces are the lab's
+/// (`Lab::ns`, `Lab::link_dev`, ...); files are relative to the lab's
+/// directory.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// A network namespace, with its loopback up.
+    Namespace { ns: String },
+    /// A sysctl inside a namespace.
+    Sysctl {
+        ns: String,
+        key: String,
+        value: String,
+    },
+    /// A veth pair: `a.1` in namespace `a.0`, `b.1` in namespace `b.0`.
+    Veth {
+        a: (String, String),
+        b: (String, String),
+    },
+    /// An interface up.
+    Up { ns: String, dev: String },
+    /// An address on an interface.
+    Addr {
+        ns: String,
+        dev: String,
+        addr: Ipv4Addr,
+        len: u8,
+    },
+    /// A route: `dst/len via via`, with a metric, or in a table.
+    Route {
+        ns: String,
+        dst: (Ipv4Addr, u8),
+        via: Ipv4Addr,
+        metric: Option<u32>,
+        table: Option<u32>,
+    },
+    /// The default route of a host.
+    DefaultRoute { ns: String, via: Ipv4Addr },
+    /// A policy rule: traffic from `from` looks up `table`.
+    Rule {
+        ns: String,
+        from: Ipv4Addr,
+        table: u32,
+    },
+    /// Segmentation and checksum offloads off (frames that cross the
+    /// delay emulator are copied raw: they must be whole and checksummed).
+    OffloadsOff { ns: String, dev: String },
+    /// braid's eBPF loss program on an interface's ingress (the receiving
+    /// side: a loss the sender's stack never learns of).
+    Loss {
+        ns: String,
+        dev: String,
+        params: LossParams,
+    },
+    /// A rate limit (tbf) on an interface's egress: `queue` full-size
+    /// packets, or 100 ms at the rate.
+    Rate {
+        ns: String,
+        dev: String,
+        bps: u64,
+        queue: Option<u32>,
+    },
+    /// The delay emulator between interfaces `a` and `b` of namespace
+    /// `ns` (`braid lab-delay`), its log in `log`.
+    Emulator {
+        ns: String,
+        a: String,
+        b: String,
+        delay: Duration,
+        jitter: Duration,
+        log: String,
+    },
+    /// A file in the lab's directory (a daemon's config).
+    File { name: String, contents: String },
+    /// A file in the lab's directory removed, if it is there.
+    Remove { name: String },
+    /// A router's routing daemon in its namespace; its log and pid file
+    /// are named after the router.
+    Daemon {
+        router: usize,
+        program: PathBuf,
+        args: Vec<String>,
+    },
+    /// Linux MPTCP's subflow limits in a host.
+    MptcpLimits { ns: String },
+    /// An MPTCP endpoint (another subflow's address) in a host.
+    MptcpEndpoint {
+        ns: String,
+        addr: Ipv4Addr,
+        dev: String,
+    },
+}
+
+/// The steps that build `lab` for `variant`. `exe` is the braid binary
+/// (the daemons and the delay emulator run it).
+pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<Step>> {
+    let mut steps = Vec::new();
+    for i in 0..lab.routers.len() {
+        let ns = lab.ns(i);
+        steps.push(Step::Namespace { ns: ns.clone() });
+        steps.push(Step::Sysctl {
+            ns: ns.clone(),
+            key: "net.ipv4.ip_forward".into(),
+            value: "1".into(),
+        });
+        if lab.routers[i].host {
+            let h = lab.host_ns(i);
+            steps.push(Step::Namespace { ns: h.clone() });
+            steps.push(Step::Veth {
+                a: (ns.clone(), "host0".into()),
+                b: (h.clone(), "eth0".into()),
+            });
+            steps.push(Step::Addr {
+                ns: ns.clone(),
+                dev: "host0".into(),
+                addr: Lab::gateway_addr(i),
+                len: 24,
+            });
+            steps.push(Step::Up {
+                ns: ns.clone(),
+                dev: "host0".into(),
+            });
+            steps.push(Step::Addr {
+                ns: h.clone(),
+                dev: "eth0".into(),
+                addr: Lab::host_addr(i),
+                len: 24,
+            });
+            steps.push(Step::Up {
+                ns: h.clone(),
+                dev: "eth0".into(),
+            });
+            steps.push(Step::DefaultRoute {
+                ns: h,
+                via: Lab::gateway_addr(i),
+            });
+        }
+    }
+    for (j, l) in lab.links.iter().enumerate() {
+        let dev = Lab::link_dev(j);
+        let (na, nb) = (lab.ns(l.a), lab.ns(l.b));
+        if l.delay.is_zero() && l.jitter.is_zero() {
+            steps.push(Step::Veth {
+                a: (na.clone(), dev.clone()),
+                b: (nb.clone(), dev.clone()),
+            });
+        } else {
+            // Each router's end joins the emulator's namespace, which
+            // passes frames between its two interfaces after the delay.
+            let ne = lab.emulator_ns(j);
+            steps.push(Step::Namespace { ns: ne.clone() });
+            for (ns, side) in [(&na, "ea"), (&nb, "eb")] {
+                steps.push(Step::Veth {
+                    a: (ns.clone(), dev.clone()),
+                    b: (ne.clone(), side.into()),
+                });
+                steps.push(Step::Up {
+                    ns: ne.clone(),
+                    dev: side.into(),
+                });
+                steps.push(Step::OffloadsOff {
+                    ns: ns.clone(),
+                    dev: dev.clone(),
+                });
+                steps.push(Step::OffloadsOff {
+                    ns: ne.clone(),
+                    dev: side.into(),
+                });
+            }
+            steps.push(Step::Emulator {
+                ns: ne,
+                a: "ea".into(),
+                b: "eb".into(),
+                delay: l.delay,
+                jitter: l.jitter,
+                log: format!("d{j}"),
+            });
+        }
+        for (ns, router) in [(&na, l.a), (&nb, l.b)] {
+            steps.push(Step::Addr {
+                ns: ns.clone(),
+                dev: dev.clone(),
+                addr: lab.link_addr(j, router),
+                len: 24,
+            });
+            steps.push(Step::Up {
+                ns: ns.clone(),
+                dev: dev.clone(),
+            });
+            if l.loss > 0.0 {
+                steps.push(Step::Loss {
+                    ns: ns.clone(),
+                    dev: dev.clone(),
+                    params: LossParams::gilbert_elliott(l.loss, l.burst),
+                });
+            }
+            if let Some(bps) = l.rate_bps {
+                steps.push(Step::Rate {
+                    ns: ns.clone(),
+                    dev: dev.clone(),
+                    bps,
+                    queue: l.queue,
+                });
+            }
+        }
+    }
+    match &variant.software {
+        Software::Braid { mode } => {
+            for i in 0..lab.routers.len() {
+                steps.extend(routing::braid::start(lab, i, mode, exe)?);
+            }
+        }
+        Software::Babeld { hello } => {
+            for i in 0..lab.routers.len() {
+                steps.extend(routing::babeld::start(lab, i, *hello));
+            }
+        }
+        Software::Kernel => steps.extend(routing::kernel::static_routes(lab)),
+        Software::Mptcp => {
+            steps.extend(routing::kernel::static_routes(lab));
+            steps.extend(routing::mptcp::subflow_paths(lab)?);
+        }
+    }
+    Ok(steps)
+}
+
+/// The namespaces a plan makes, in order.
+pub fn namespaces(steps: &[Step]) -> impl Iterator<Item = &str> {
+    steps.iter().filter_map(|s| match s {
+        Step::Namespace { ns } => Some(ns.as_str()),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn shipped(name: &str) -> Lab {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/lab")
+            .join(name);
+        Lab::load(&p).unwrap()
+    }
+
+    const SHIPPED: [&str; 8] = [
+        "chain.toml",
+        "diamond.toml",
+        "failover.toml",
+        "grid100.toml",
+        "handoff.toml",
+        "urgent.toml",
+        "wispr-5.3.toml",
+        "wispr-fig10.toml",
+    ];
+
+    /// Every shipped scenario, every variant: namespaces are unique, every
+    /// interface that gets an address or a qdisc was made by a veth step
+    /// first, in a namespace made before, and every braid daemon's config
+    /// is one the daemon itself accepts.
+    #[test]
+    fn plans_of_the_shipped_scenarios_are_consistent() {
+        let exe = Path::new("/usr/bin/braid");
+        for name in SHIPPED {
+            let lab = shipped(name);
+            for v in &lab.variants {
+                let steps = plan(&lab, v, exe).unwrap();
+                let mut made_ns = BTreeSet::new();
+                let mut made_dev = BTreeSet::new();
+                let mut files = std::collections::BTreeMap::new();
+                for s in &steps {
+                    let need = |ns: &str, dev: &str, made: &BTreeSet<(String, String)>| {
+                        assert!(
+                            made.contains(&(ns.to_string(), dev.to_string())),
+                            "{name} [{}]: {dev} in {ns} used before it exists",
+                            v.name
+                        )
+                    };
+                    match s {
+                        Step::Namespace { ns } => {
+                            assert!(made_ns.insert(ns.clone()), "{name}: {ns} twice")
+                        }
+                        Step::Veth { a, b } => {
+                            for (ns, dev) in [a, b] {
+                                assert!(made_ns.contains(ns), "{name}: {ns} not made yet");
+                                assert!(made_dev.insert((ns.clone(), dev.clone())));
+                            }
+                        }
+                        Step::Up { ns, dev }
+                        | Step::Addr { ns, dev, .. }
+                        | Step::OffloadsOff { ns, dev }
+                        | Step::Loss { ns, dev, .. }
+                        | Step::Rate { ns, dev, .. } => need(ns, dev, &made_dev),
+                        Step::File { name: f, contents } => {
+                            files.insert(f.clone(), contents.clone());
+                        }
+                        Step::Daemon { router, args, .. }
+                            if args.first().map(String::as_str) == Some("daemon") =>
+                        {
+                            let conf = &files[&format!("{}.toml", lab.routers[*router].name)];
+                            let c = braid_daemon::config::Config::parse("plan", conf)
+                                .unwrap_or_else(|e| panic!("{name}: {e}\n{conf}"));
+                            assert_eq!(c.node.0 as usize, router + 1);
+                            assert_eq!(c.interfaces, lab.interfaces_of(*router));
+                        }
+                        _ => {}
+                    }
+                }
+                assert!(made_ns.len() >= lab.routers.len(), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_lossy_delayed_link_is_emulated_and_impaired_at_both_ends() {
+        let lab = Lab::parse(
+            "t.toml",
+            "name = \"t\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\nhost = true\n\
+             [[link]]\na = \"a\"\nb = \"b\"\nloss = 0.05\nburst = 3\nrate = \"10Mbit\"\ndelay = \"10ms\"\n",
+        )
+        .unwrap();
+        let steps = plan(&lab, &lab.variants[0], Path::new("braid")).unwrap();
+        let loss: Vec<&Step> = steps
+            .iter()
+            .filter(|s| matches!(s, Step::Loss { .. }))
+            .collect();
+        assert_eq!(loss.len(), 2, "each receiving side");
+        let ge = LossParams::gilbert_elliott(0.05, 3.0);
+        assert!(loss
+            .iter()
+            .all(|s| matches!(s, Step::Loss { params, .. } if *params == ge)));
+        assert_eq!(
+            steps
+                .iter()
+                .filter(|s| matches!(
+                    s,
+                    Step::Rate {
+                        bps: 10_000_000,
+                        ..
+                    }
+                ))
+                .count(),
+            2
+        );
+        assert!(steps.contains(&Step::Emulator {
+            ns: "braid-t-d0".into(),
+            a: "ea".into(),
+            b: "eb".into(),
+            delay: Duration::from_millis(10),
+            jitter: Duration::ZERO,
+            log: "d0".into(),
+        }));
+        assert_eq!(
+            namespaces(&steps).collect::<Vec<_>>(),
+            [
+                "braid-t-a",
+                "braid-t-ah",
+                "braid-t-b",
+                "braid-t-bh",
+                "braid-t-d0"
+            ]
+        );
+    }
+}

@@ -1,0 +1,196 @@
+//! What a lab run reports: a table on stdout, or JSON, and with `--out`
+//! report.json and a self-contained report.html (tables and SVG charts),
+//! per variant and flow; plus every braid daemon's counters.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use braid_daemon::ctl::{Doc, Stats};
+use braid_sim::FlowResult;
+
+use crate::scenario::Lab;
+
+/// A TCP flow's retransmissions after the lab's first event, or "-".
+pub fn after_event(f: &FlowResult) -> String {
+    f.retransmits_after_event
+        .map_or_else(|| "-".to_string(), |n| n.to_string())
+}
+
+/// Writes report.json and a self-contained report.html: the flows' table
+/// and bar charts of what was lost, the delay and (TCP) the goodput, per
+/// variant and flow.
+pub fn write_report(
+    lab: &Lab,
+    reports: &[VariantRun],
+    doc: &serde_json::Value,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    use braid_sim::html;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(dir.join("report.json"), serde_json::to_string_pretty(doc)?)?;
+    let label = |r: &VariantRun, f: &FlowResult| format!("{} / {}", r.variant, f.name);
+    let rows: Vec<Vec<String>> = reports
+        .iter()
+        .flat_map(|r| {
+            r.flows.iter().map(move |f| {
+                vec![
+                    r.variant.clone(),
+                    f.name.clone(),
+                    f.mode.clone(),
+                    f.sent.to_string(),
+                    f.lost.to_string(),
+                    format!("{:.2}", f.delay_mean_ms),
+                    format!("{:.2}", f.delay_p99_ms),
+                    format!("{:.1}", f.max_gap_ms),
+                    format!("{:.2}", f.goodput_mbps),
+                    f.retransmits.to_string(),
+                    after_event(f),
+                ]
+            })
+        })
+        .collect();
+    let mut sections = vec![html::table(
+        &[
+            "variant",
+            "flow",
+            "mode",
+            "sent",
+            "lost",
+            "mean delay ms",
+            "p99 ms",
+            "longest gap ms",
+            "TCP Mbit/s",
+            "TCP retx",
+            "retx in 2 s after the first event",
+        ],
+        &rows,
+    )];
+    let bars = |value: &dyn Fn(&FlowResult) -> f64, udp: bool| -> Vec<(String, f64)> {
+        reports
+            .iter()
+            .flat_map(|r| r.flows.iter().map(move |f| (r, f)))
+            .filter(|(_, f)| (f.sent > 0) == udp)
+            .map(|(r, f)| (label(r, f), value(f)))
+            .collect()
+    };
+    for (title, unit, v, udp) in [
+        (
+            "Packets lost",
+            "",
+            &(|f: &FlowResult| f.lost as f64) as &dyn Fn(&FlowResult) -> f64,
+            true,
+        ),
+        (
+            "Mean one-way delay",
+            "ms",
+            &|f: &FlowResult| f.delay_mean_ms,
+            true,
+        ),
+        (
+            "Longest gap between delivered packets",
+            "ms",
+            &|f: &FlowResult| f.max_gap_ms,
+            true,
+        ),
+        (
+            "TCP goodput",
+            "Mbit/s",
+            &|f: &FlowResult| f.goodput_mbps,
+            false,
+        ),
+        (
+            "TCP retransmissions",
+            "",
+            &|f: &FlowResult| f.retransmits as f64,
+            false,
+        ),
+    ] {
+        let b = bars(v, udp);
+        if !b.is_empty() {
+            sections.push(format!(
+                "<h2>{}</h2>{}",
+                html::escape(title),
+                html::bar_chart(title, unit, &b)
+            ));
+        }
+    }
+    let intro = format!(
+        "{} routers, {} links; {}. Real daemons and kernel sockets in network namespaces (braid lab).",
+        lab.routers.len(),
+        lab.links.len(),
+        html::escape(&lab.description)
+    );
+    std::fs::write(
+        dir.join("report.html"),
+        html::page(&format!("lab {}", lab.name), &intro, &sections),
+    )?;
+    Ok(())
+}
+
+/// One variant's results: the flows, and every braid daemon's `stats`.
+#[derive(Debug, serde::Serialize)]
+pub struct VariantRun {
+    pub variant: String,
+    pub mode: String,
+    pub flows: Vec<FlowResult>,
+    /// Packets the link's queues held when the first `down` event took
+    /// it (lost with it: what waited below the binding point).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued_at_down: Option<u64>,
+    pub daemons: Vec<Doc<Stats>>,
+}
+
+/// The report as a table, one line per variant and flow.
+pub fn print_table(lab: &Lab, reports: &[VariantRun]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "lab {} ({})", lab.name, lab.description)?;
+    writeln!(
+        out,
+        "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>8}",
+        "variant",
+        "flow",
+        "mode",
+        "sent",
+        "lost",
+        "dup",
+        "mean ms",
+        "p50 ms",
+        "p99 ms",
+        "gap ms",
+        "Mbit/s",
+        "retx",
+        "retx@ev"
+    )?;
+    for r in reports {
+        for f in &r.flows {
+            writeln!(
+                out,
+                "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.1} {:>8.2} {:>6} {:>8}",
+                r.variant,
+                f.name,
+                f.mode,
+                f.sent,
+                f.lost,
+                f.duplicates,
+                f.delay_mean_ms,
+                f.delay_p50_ms,
+                f.delay_p99_ms,
+                f.max_gap_ms,
+                f.goodput_mbps,
+                f.retransmits,
+                after_event(f)
+            )?;
+        }
+    }
+    for r in reports {
+        if let Some(q) = r.queued_at_down {
+            writeln!(
+                out,
+                "{}: {q} packets were queued for the link when it went down (lost with it)",
+                r.variant
+            )?;
+        }
+    }
+    Ok(())
+}

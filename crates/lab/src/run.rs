@@ -1,0 +1,187 @@
+//! The lab's commands, `up`, `run`, `down` (`bench` is in `bench.rs`):
+//! build a scenario's variant (its plan, carried out, and the routing
+//! converged), run its flows with the link events timed from their start,
+//! report, and tear down, also after a failure or Ctrl-C.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail};
+use braid_daemon::ctl::{Doc, Stats};
+use braid_sim::FlowResult;
+
+use crate::exec::{self, Built};
+use crate::flows::{iperf_flow, probe_flow, urgent_flow};
+use crate::report::{print_table, write_report, VariantRun};
+use crate::scenario::{DaemonLog, FlowKind, Lab, LabVariant, Software};
+use crate::{link, plan, routing};
+
+/// Builds `variant` of `lab` and, when it runs routing daemons, waits
+/// until they have converged.
+pub fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
+    let exe = std::env::current_exe()?;
+    let steps = plan::plan(lab, variant, &exe)?;
+    let mut built = exec::carry_out(lab, &steps)?;
+    if matches!(
+        variant.software,
+        Software::Braid { .. } | Software::Babeld { .. }
+    ) {
+        routing::wait_converged(lab, &mut built)?;
+    }
+    Ok(built)
+}
+
+/// `braid lab up`: builds the first variant and leaves it running.
+pub fn up(scenario: &Path, log: DaemonLog) -> anyhow::Result<ExitCode> {
+    let mut lab = Lab::load(scenario)?;
+    lab.log = log;
+    let mut built = build(&lab, &lab.variants[0])?;
+    built.keep = true;
+    println!(
+        "lab {} is up: {} routers. Namespaces: ip netns list | grep braid-{}-. Control sockets and logs: {}. Tear down: braid lab down {}",
+        lab.name,
+        lab.routers.len(),
+        lab.name,
+        lab.dir().display(),
+        scenario.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `braid lab down`: removes what `up` built.
+pub fn down(scenario: &Path) -> anyhow::Result<ExitCode> {
+    let lab = Lab::load(scenario)?;
+    exec::check_capabilities()?;
+    exec::teardown(&lab);
+    println!("lab {} is down", lab.name);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `braid lab run`: every variant in turn, then the report (a table, or
+/// JSON; and report.json and report.html into `out`).
+pub fn run(
+    scenario: &Path,
+    json: bool,
+    out: Option<PathBuf>,
+    log: DaemonLog,
+) -> anyhow::Result<ExitCode> {
+    let mut lab = Lab::load(scenario)?;
+    lab.log = log;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    let mut reports = Vec::new();
+    for v in &lab.variants {
+        reports.push(run_variant(&lab, v, &stop)?);
+    }
+    let doc = serde_json::json!({
+        "lab": lab.name,
+        "description": lab.description,
+        "variants": reports,
+    });
+    if let Some(dir) = &out {
+        write_report(&lab, &reports, &doc, dir)?;
+        eprintln!("report: {}", dir.join("report.html").display());
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print_table(&lab, &reports)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Builds the lab for one variant, runs the flows (and the link events,
+/// timed from the flows' start), collects every braid daemon's stats, and
+/// tears down.
+fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<VariantRun> {
+    let started = Instant::now();
+    eprintln!(
+        "lab {} [{}]: building {} routers, {} links",
+        lab.name,
+        v.name,
+        lab.routers.len(),
+        lab.links.len()
+    );
+    let built = build(lab, v)?;
+    eprintln!(
+        "lab {} [{}]: converged in {:.1} s; running {} flows",
+        lab.name,
+        v.name,
+        started.elapsed().as_secs_f64(),
+        lab.flows.len()
+    );
+    let mode = match &v.software {
+        Software::Braid { mode } => mode.clone(),
+        Software::Babeld { hello } => format!("babeld {}s", hello.as_secs_f64()),
+        Software::Kernel => "kernel".to_string(),
+        Software::Mptcp => "mptcp".to_string(),
+    };
+    let origin = Instant::now() + Duration::from_millis(100);
+    let mut queued_at_down = None;
+    let results: Vec<anyhow::Result<FlowResult>> = std::thread::scope(|s| {
+        let events = s.spawn(|| -> anyhow::Result<Option<u64>> {
+            let mut resolved = BTreeMap::new();
+            let mut first_down = None;
+            for e in &lab.events {
+                if let Some(wait) = (origin + e.at).checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let queued = link::apply_event(lab, e, &mut resolved)?;
+                first_down = first_down.or(queued);
+            }
+            Ok(first_down)
+        });
+        let handles: Vec<_> = lab
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let mode = &mode;
+                s.spawn(move || match f.kind {
+                    FlowKind::Iperf(t) => iperf_flow(lab, &v.software, mode, i, f, t, origin),
+                    FlowKind::Urgent => urgent_flow(lab, mode, i, f, origin, stop),
+                    FlowKind::Probe => {
+                        probe_flow(lab, mode, i, f, origin, Duration::from_secs(2), stop)
+                    }
+                })
+            })
+            .collect();
+        let mut out: Vec<anyhow::Result<FlowResult>> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("flow thread failed")))
+            })
+            .collect();
+        match events.join() {
+            Ok(Ok(q)) => queued_at_down = q,
+            Ok(Err(e)) => out.push(Err(e.context("applying a link event"))),
+            Err(_) => out.push(Err(anyhow!("event thread failed"))),
+        }
+        out
+    });
+    let stats: Vec<Doc<Stats>> = (0..lab.routers.len())
+        .filter_map(|i| routing::braid_stats(lab, i))
+        .collect();
+    drop(built);
+    if stop.load(Ordering::Relaxed) {
+        bail!("interrupted; the lab was torn down");
+    }
+    let flows = results.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(VariantRun {
+        variant: v.name.clone(),
+        mode,
+        flows,
+        queued_at_down,
+        daemons: stats,
+    })
+}

@@ -1,0 +1,827 @@
+//! Lab scenario files: the schema (`[[router]]`, `[[link]]`, `[[flow]]`,
+//! `[[event]]`, `[[variant]]`), their checks (a bad file is refused with
+//! `FILE:LINE: FIELD: problem`), and the names and addresses a checked lab
+//! derives from them. Addresses (all from the benchmarking range
+//! 198.18.0.0/15): router i (from 1) serves 198.18.i.0/24, its host is
+//! 198.18.i.2 behind 198.18.i.1; link j (from 0) is 198.19.j.1/24 -
+//! 198.19.j.2/24.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use braid_conf::{LocatedError, Source, Spanned};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLab {
+    name: Spanned<String>,
+    description: Option<String>,
+    mode: Option<Spanned<String>>,
+    paths: Option<usize>,
+    probe_interval: Option<Spanned<String>>,
+    dead_after: Option<u32>,
+    settle: Option<Spanned<String>>,
+    #[serde(rename = "router")]
+    routers: Vec<RawRouter>,
+    #[serde(default, rename = "link")]
+    links: Vec<RawLabLink>,
+    #[serde(default, rename = "flow")]
+    flows: Vec<RawLabFlow>,
+    #[serde(default, rename = "event")]
+    events: Vec<RawEvent>,
+    #[serde(default, rename = "variant")]
+    variants: Vec<RawVariant>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEvent {
+    at: Spanned<String>,
+    a: Option<Spanned<String>>,
+    b: Option<Spanned<String>>,
+    flow: Option<Spanned<String>>,
+    action: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    name: Spanned<String>,
+    software: Option<Spanned<String>>,
+    mode: Option<Spanned<String>>,
+    hello: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRouter {
+    name: Spanned<String>,
+    #[serde(default)]
+    host: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLabLink {
+    a: Spanned<String>,
+    b: Spanned<String>,
+    loss: Option<Spanned<f64>>,
+    burst: Option<Spanned<f64>>,
+    rate: Option<Spanned<String>>,
+    queue: Option<Spanned<u32>>,
+    delay: Option<Spanned<String>>,
+    jitter: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLabFlow {
+    name: Option<String>,
+    kind: Option<Spanned<String>>,
+    duration: Option<Spanned<String>>,
+    bitrate: Option<Spanned<String>>,
+    congestion: Option<Spanned<String>>,
+    from: Spanned<String>,
+    to: Spanned<String>,
+    count: Option<Spanned<u32>>,
+    interval: Option<Spanned<String>>,
+    size: Option<Spanned<usize>>,
+}
+
+/// A checked lab scenario.
+#[derive(Debug, Clone)]
+pub struct Lab {
+    pub name: String,
+    pub description: String,
+    pub paths: usize,
+    pub probe_interval: Duration,
+    /// The daemons' `probes.dead_after` (their default when absent).
+    pub dead_after: Option<u32>,
+    /// After every end has a route, the routes must stay unchanged this
+    /// long before the flows start (protocols settle on their best paths).
+    pub settle: Duration,
+    pub routers: Vec<Router>,
+    pub links: Vec<LabLink>,
+    pub flows: Vec<LabFlow>,
+    pub events: Vec<LabEvent>,
+    /// Runs of the same topology and flows with different routing; one
+    /// (braid, `mode`) when the file has no `[[variant]]`.
+    pub variants: Vec<LabVariant>,
+    /// The braid daemons' log level (not part of the file: `--log`).
+    pub log: DaemonLog,
+}
+
+/// A braid daemon's log level, as its config's `log` field spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DaemonLog {
+    Error,
+    #[default]
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+impl std::str::FromStr for DaemonLog {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "error" => DaemonLog::Error,
+            "warn" => DaemonLog::Warn,
+            "info" => DaemonLog::Info,
+            "debug" => DaemonLog::Debug,
+            "trace" => DaemonLog::Trace,
+            other => {
+                return Err(format!(
+                    "\"{other}\" is not error, warn, info, debug or trace"
+                ))
+            }
+        })
+    }
+}
+
+impl DaemonLog {
+    /// The level as the daemon's config spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DaemonLog::Error => "error",
+            DaemonLog::Warn => "warn",
+            DaemonLog::Info => "info",
+            DaemonLog::Debug => "debug",
+            DaemonLog::Trace => "trace",
+        }
+    }
+}
+
+/// What routes the lab's routers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Software {
+    Braid {
+        mode: String,
+    },
+    /// Plain Linux forwarding along static shortest-path routes: the
+    /// physical limit of this machine, for benchmarks.
+    Kernel,
+    /// babeld (the Debian package) with this hello interval.
+    Babeld {
+        hello: Duration,
+    },
+    /// Linux MPTCP at the ends over kernel static routes: every TCP
+    /// flow's sender has one address per disjoint path, pinned to that
+    /// path by policy routes, and one MPTCP subflow per address (iperf3
+    /// under mptcpize). UDP flows take the static routes.
+    Mptcp,
+}
+
+#[derive(Debug, Clone)]
+pub struct LabVariant {
+    pub name: String,
+    pub software: Software,
+}
+
+/// Something done to a link while the flows run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkAction {
+    /// Every packet dropped both ways, with the link still up: no carrier
+    /// loss tells anyone (a silent failure, as a fading radio link).
+    Blackhole,
+    Restore,
+    /// Both ends set administratively down: the carrier is lost, the
+    /// kernel drops what was queued for the link and removes its routes
+    /// through it (a radio that lost its association).
+    Down,
+    /// Both ends up again (the kernel's static routes through the link
+    /// stay gone, as they would).
+    Up,
+}
+
+#[derive(Debug, Clone)]
+pub struct LabEvent {
+    /// After the flows start.
+    pub at: Duration,
+    pub target: EventTarget,
+    pub action: LinkAction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventTarget {
+    Link(usize),
+    /// The first link of this flow's path at the moment of the event, as
+    /// the sender's router routes it (its primary path): what a failure
+    /// of "the active path" means whichever protocol chose it.
+    FirstHopOf(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct Router {
+    pub name: String,
+    pub host: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct LabLink {
+    pub a: usize,
+    pub b: usize,
+    /// Mean loss ratio each way, and mean burst length in packets.
+    pub loss: f64,
+    pub burst: f64,
+    pub rate_bps: Option<u64>,
+    /// The rate limiter's queue, in full-size (1,500-byte) packets; by
+    /// default 100 ms at the rate.
+    pub queue: Option<u32>,
+    /// One-way delay and jitter each way, by `braid lab-delay` between
+    /// the two routers (zero: a plain veth pair).
+    pub delay: Duration,
+    pub jitter: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct LabFlow {
+    pub name: String,
+    pub kind: FlowKind,
+    pub from: usize,
+    pub to: usize,
+    pub count: u32,
+    pub interval: Duration,
+    pub size: usize,
+}
+
+/// What a flow sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowKind {
+    /// braid's UDP probe: `count` datagrams of `size`, `interval` apart.
+    Probe,
+    /// Urgent behind bulk (the late-binding seed's figure 7): `count` bulk
+    /// datagrams sent back to back after a marker, then one urgent
+    /// datagram (DSCP EF); `URGENT_ROUNDS` rounds, `interval` apart.
+    Urgent,
+    /// An iperf3 test.
+    Iperf(IperfFlow),
+}
+
+/// An iperf3 test: how long, and how fast (TCP without a `bitrate` finds
+/// the bottleneck itself, and fills its queue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IperfFlow {
+    pub duration: Duration,
+    pub bitrate: Option<u64>,
+    /// The sender's congestion control (set on the socket, so the lab
+    /// does not depend on this machine's default).
+    pub congestion: Congestion,
+    /// iperf3's UDP test instead of TCP: `bitrate` (1 Mbit/s by default)
+    /// in datagrams of the flow's `size`.
+    pub udp: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Congestion {
+    Cubic,
+    Reno,
+    Bbr,
+}
+
+impl Congestion {
+    /// The name Linux gives this congestion control.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Congestion::Cubic => "cubic",
+            Congestion::Reno => "reno",
+            Congestion::Bbr => "bbr",
+        }
+    }
+}
+
+const MAX_ROUTERS: usize = 250;
+
+/// Rounds of an urgent flow.
+pub const URGENT_ROUNDS: u32 = 10;
+const MAX_FLOW_PACKETS: u32 = 100_000;
+
+impl Lab {
+    pub fn parse(file: &str, text: &str) -> Result<Lab, LocatedError> {
+        let src = Source::new(file, text);
+        let raw: RawLab = src.parse()?;
+        let name = raw.name.get_ref().clone();
+        if name.is_empty()
+            || name.len() > 12
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        {
+            return Err(src.err(
+                Some(raw.name.span()),
+                "name",
+                "1-12 letters, digits or '-' (it names the namespaces)",
+            ));
+        }
+        if raw.routers.is_empty() || raw.routers.len() > MAX_ROUTERS {
+            return Err(src.err(None, "router", format!("1 to {MAX_ROUTERS} [[router]]s")));
+        }
+        let mut index = BTreeMap::new();
+        let mut routers = Vec::new();
+        for (i, r) in raw.routers.iter().enumerate() {
+            let n = r.name.get_ref();
+            if n.is_empty() || n.len() > 8 || !n.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return Err(src.err(
+                    Some(r.name.span()),
+                    &format!("router[{i}].name"),
+                    "1-8 letters or digits",
+                ));
+            }
+            if index.insert(n.clone(), i).is_some() {
+                return Err(src.err(
+                    Some(r.name.span()),
+                    &format!("router[{i}].name"),
+                    "listed twice",
+                ));
+            }
+            routers.push(Router {
+                name: n.clone(),
+                host: r.host,
+            });
+        }
+        let find = |v: &Spanned<String>, field: &str| {
+            index.get(v.get_ref()).copied().ok_or_else(|| {
+                src.err(
+                    Some(v.span()),
+                    field,
+                    format!("no router named \"{}\"", v.get_ref()),
+                )
+            })
+        };
+        let mut links = Vec::new();
+        for (j, l) in raw.links.iter().enumerate() {
+            let (a, b) = (
+                find(&l.a, &format!("link[{j}].a"))?,
+                find(&l.b, &format!("link[{j}].b"))?,
+            );
+            if a == b {
+                return Err(src.err(
+                    Some(l.b.span()),
+                    &format!("link[{j}].b"),
+                    "a link joins two routers",
+                ));
+            }
+            let loss = l.loss.as_ref().map_or(Ok(0.0), |v| {
+                let x = *v.get_ref();
+                if (0.0..1.0).contains(&x) {
+                    Ok(x)
+                } else {
+                    Err(src.err(
+                        Some(v.span()),
+                        &format!("link[{j}].loss"),
+                        "a ratio in [0, 1)",
+                    ))
+                }
+            })?;
+            let burst = l.burst.as_ref().map_or(Ok(1.0), |v| {
+                let x = *v.get_ref();
+                if x >= 1.0 && x.is_finite() {
+                    Ok(x)
+                } else {
+                    Err(src.err(
+                        Some(v.span()),
+                        &format!("link[{j}].burst"),
+                        "mean burst length in packets, at least 1",
+                    ))
+                }
+            })?;
+            let rate_bps = l
+                .rate
+                .as_ref()
+                .map(|r| src.rate(r, &format!("link[{j}].rate")))
+                .transpose()?;
+            let queue = match &l.queue {
+                None => None,
+                Some(q) if rate_bps.is_some() && (1..=100_000).contains(q.get_ref()) => {
+                    Some(*q.get_ref())
+                }
+                Some(q) => {
+                    return Err(src.err(
+                        Some(q.span()),
+                        &format!("link[{j}].queue"),
+                        "1 to 100,000 packets, on a link with a rate",
+                    ))
+                }
+            };
+            let delay = src.duration(&l.delay, &format!("link[{j}].delay"), Duration::ZERO)?;
+            let jitter = src.duration(&l.jitter, &format!("link[{j}].jitter"), Duration::ZERO)?;
+            if delay > Duration::from_secs(10) || jitter > Duration::from_secs(10) {
+                return Err(src.err(
+                    l.delay.as_ref().map(|d| d.span()),
+                    &format!("link[{j}].delay"),
+                    "at most 10 s",
+                ));
+            }
+            links.push(LabLink {
+                a,
+                b,
+                loss,
+                burst,
+                rate_bps,
+                queue,
+                delay,
+                jitter,
+            });
+        }
+        if links.len() > 250 {
+            return Err(src.err(None, "link", "at most 250 links"));
+        }
+        let mut flows = Vec::new();
+        for (i, f) in raw.flows.iter().enumerate() {
+            let (from, to) = (
+                find(&f.from, &format!("flow[{i}].from"))?,
+                find(&f.to, &format!("flow[{i}].to"))?,
+            );
+            for (end, v) in [(from, &f.from), (to, &f.to)] {
+                if !routers[end].host {
+                    return Err(src.err(
+                        Some(v.span()),
+                        &format!("flow[{i}]"),
+                        format!("router \"{}\" has no host (set host = true)", v.get_ref()),
+                    ));
+                }
+            }
+            let count = f.count.as_ref().map_or(Ok(500), |c| {
+                let n = *c.get_ref();
+                if (1..=MAX_FLOW_PACKETS).contains(&n) {
+                    Ok(n)
+                } else {
+                    Err(src.err(
+                        Some(c.span()),
+                        &format!("flow[{i}].count"),
+                        format!("1 to {MAX_FLOW_PACKETS}"),
+                    ))
+                }
+            })?;
+            let size = f.size.as_ref().map_or(Ok(160), |s| {
+                let n = *s.get_ref();
+                if (16..=1400).contains(&n) {
+                    Ok(n)
+                } else {
+                    Err(src.err(
+                        Some(s.span()),
+                        &format!("flow[{i}].size"),
+                        "16 to 1400 bytes",
+                    ))
+                }
+            })?;
+            let kind = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
+                None | Some("udp") => FlowKind::Probe,
+                Some("urgent") => FlowKind::Urgent,
+                Some(kind @ ("tcp" | "iperf3-udp")) => {
+                    let d = src.duration(
+                        &f.duration,
+                        &format!("flow[{i}].duration"),
+                        Duration::from_secs(10),
+                    )?;
+                    if d.is_zero() || d > Duration::from_secs(600) {
+                        return Err(src.err(
+                            f.duration.as_ref().map(|d| d.span()),
+                            &format!("flow[{i}].duration"),
+                            "1 s to 10 minutes",
+                        ));
+                    }
+                    let bitrate = f
+                        .bitrate
+                        .as_ref()
+                        .map(|r| src.rate(r, &format!("flow[{i}].bitrate")))
+                        .transpose()?;
+                    let congestion = match f.congestion.as_ref().map(|c| c.get_ref().as_str()) {
+                        None | Some("cubic") => Congestion::Cubic,
+                        Some("reno") => Congestion::Reno,
+                        Some("bbr") => Congestion::Bbr,
+                        Some(other) => {
+                            return Err(src.err(
+                                f.congestion.as_ref().map(|c| c.span()),
+                                &format!("flow[{i}].congestion"),
+                                format!("\"{other}\" is not cubic, reno or bbr"),
+                            ))
+                        }
+                    };
+                    FlowKind::Iperf(IperfFlow {
+                        duration: d,
+                        bitrate,
+                        congestion,
+                        udp: kind == "iperf3-udp",
+                    })
+                }
+                Some(other) => {
+                    return Err(src.err(
+                        f.kind.as_ref().map(|k| k.span()),
+                        &format!("flow[{i}].kind"),
+                        format!("\"{other}\" is not udp, tcp, iperf3-udp or urgent"),
+                    ))
+                }
+            };
+            let urgent = kind == FlowKind::Urgent;
+            // An urgent flow's rounds are seconds apart unless it says.
+            let interval = src.duration(
+                &f.interval,
+                &format!("flow[{i}].interval"),
+                if urgent {
+                    Duration::from_secs(2)
+                } else {
+                    Duration::from_millis(20)
+                },
+            )?;
+            let lasts = interval * if urgent { URGENT_ROUNDS } else { count };
+            if interval < Duration::from_micros(10) || lasts > Duration::from_secs(600) {
+                return Err(src.err(
+                    f.interval.as_ref().map(|s| s.span()),
+                    &format!("flow[{i}].interval"),
+                    "at least 10 µs, and the flow must end within 10 minutes",
+                ));
+            }
+            let iperf = |k: &FlowKind| matches!(k, FlowKind::Iperf(_));
+            if iperf(&kind)
+                && flows
+                    .iter()
+                    .any(|o: &LabFlow| iperf(&o.kind) && o.from == from)
+            {
+                return Err(src.err(
+                    Some(f.from.span()),
+                    &format!("flow[{i}].from"),
+                    "one tcp or iperf3-udp flow per sending host (retransmissions are its kernel's count)",
+                ));
+            }
+            flows.push(LabFlow {
+                kind,
+                name: f
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("{}->{}", f.from.get_ref(), f.to.get_ref())),
+                from,
+                to,
+                count,
+                interval,
+                size,
+            });
+        }
+        let mode_of = |m: &Option<Spanned<String>>, field: &str| match m {
+            None => Ok("single".to_string()),
+            Some(m) => src
+                .value::<braid_proto::redundancy::Mode>(m, field)
+                .map(|_| m.get_ref().clone()),
+        };
+        let mode = mode_of(&raw.mode, "mode")?;
+        let mut events = Vec::new();
+        for (i, e) in raw.events.iter().enumerate() {
+            let target = match (&e.a, &e.b, &e.flow) {
+                (Some(ea), Some(eb), None) => {
+                    let (a, b) = (
+                        find(ea, &format!("event[{i}].a"))?,
+                        find(eb, &format!("event[{i}].b"))?,
+                    );
+                    EventTarget::Link(
+                        links
+                            .iter()
+                            .position(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a))
+                            .ok_or_else(|| {
+                                src.err(
+                                    Some(eb.span()),
+                                    &format!("event[{i}]"),
+                                    "no link joins these routers",
+                                )
+                            })?,
+                    )
+                }
+                (None, None, Some(f)) => EventTarget::FirstHopOf(
+                    flows
+                        .iter()
+                        .position(|x: &LabFlow| &x.name == f.get_ref())
+                        .ok_or_else(|| {
+                            src.err(
+                                Some(f.span()),
+                                &format!("event[{i}].flow"),
+                                format!("no flow named \"{}\"", f.get_ref()),
+                            )
+                        })?,
+                ),
+                _ => {
+                    return Err(src.err(
+                        Some(e.action.span()),
+                        &format!("event[{i}]"),
+                        "name either a link (a and b) or a flow (its active path's first link)",
+                    ))
+                }
+            };
+            let action = match e.action.get_ref().as_str() {
+                "blackhole" => LinkAction::Blackhole,
+                "restore" => LinkAction::Restore,
+                "down" => LinkAction::Down,
+                "up" => LinkAction::Up,
+                other => {
+                    return Err(src.err(
+                        Some(e.action.span()),
+                        &format!("event[{i}].action"),
+                        format!("\"{other}\" is not blackhole, restore, down or up"),
+                    ))
+                }
+            };
+            let at = src.duration(
+                &Some(e.at.clone()),
+                &format!("event[{i}].at"),
+                Duration::ZERO,
+            )?;
+            events.push(LabEvent { at, target, action });
+        }
+        let mut variants = Vec::new();
+        for (i, v) in raw.variants.iter().enumerate() {
+            let software = match v.software.as_ref().map(|s| s.get_ref().as_str()) {
+                None | Some("braid") => Software::Braid {
+                    mode: match &v.mode {
+                        None => mode.clone(),
+                        Some(_) => mode_of(&v.mode, &format!("variant[{i}].mode"))?,
+                    },
+                },
+                Some("kernel") => Software::Kernel,
+                Some("mptcp") => Software::Mptcp,
+                Some("babeld") => Software::Babeld {
+                    hello: src.duration(
+                        &v.hello,
+                        &format!("variant[{i}].hello"),
+                        Duration::from_secs(4),
+                    )?,
+                },
+                Some(other) => {
+                    return Err(src.err(
+                        v.software.as_ref().map(|s| s.span()),
+                        &format!("variant[{i}].software"),
+                        format!("\"{other}\" is not braid, babeld, kernel or mptcp"),
+                    ))
+                }
+            };
+            variants.push(LabVariant {
+                name: v.name.get_ref().clone(),
+                software,
+            });
+        }
+        if variants.is_empty() {
+            variants.push(LabVariant {
+                name: mode.clone(),
+                software: Software::Braid { mode: mode.clone() },
+            });
+        }
+        Ok(Lab {
+            name,
+            description: raw.description.unwrap_or_default(),
+            paths: raw.paths.unwrap_or(3).clamp(1, 8),
+            probe_interval: src.duration(
+                &raw.probe_interval,
+                "probe_interval",
+                Duration::from_millis(200),
+            )?,
+            settle: src.duration(&raw.settle, "settle", Duration::from_secs(2))?,
+            dead_after: raw.dead_after,
+            log: DaemonLog::default(),
+            routers,
+            links,
+            flows,
+            events,
+            variants,
+        })
+    }
+
+    /// Reads and checks a lab file.
+    pub fn load(path: &Path) -> anyhow::Result<Lab> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        Ok(Lab::parse(&path.display().to_string(), &text)?)
+    }
+
+    /// Router `router`'s network namespace.
+    pub fn ns(&self, router: usize) -> String {
+        format!("braid-{}-{}", self.name, self.routers[router].name)
+    }
+
+    /// The namespace of the end host behind router `router`.
+    pub fn host_ns(&self, router: usize) -> String {
+        format!("braid-{}-{}h", self.name, self.routers[router].name)
+    }
+
+    /// The namespace of link `j`'s delay emulator.
+    pub fn emulator_ns(&self, j: usize) -> String {
+        format!("braid-{}-d{j}", self.name)
+    }
+
+    /// The interface of link `j` (the same name at both ends).
+    pub fn link_dev(j: usize) -> String {
+        format!("bl{j}")
+    }
+
+    /// The interfaces of router `i`, one per link, in link order.
+    pub fn interfaces_of(&self, i: usize) -> Vec<String> {
+        self.links
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.a == i || l.b == i)
+            .map(|(j, _)| Self::link_dev(j))
+            .collect()
+    }
+
+    /// The control socket of router `i`'s braid daemon.
+    pub fn socket(&self, i: usize) -> PathBuf {
+        self.dir().join(format!("{}.sock", self.routers[i].name))
+    }
+
+    /// Where the lab keeps its files: configs, logs, pid files, control
+    /// sockets, eBPF objects.
+    pub fn dir(&self) -> PathBuf {
+        std::env::temp_dir().join(format!("braid-lab-{}", self.name))
+    }
+
+    /// The address of the host behind router `router`.
+    pub fn host_addr(router: usize) -> Ipv4Addr {
+        Ipv4Addr::new(198, 18, router as u8 + 1, 2)
+    }
+
+    /// Router `router`'s address on its host's subnet (the host's
+    /// gateway).
+    pub fn gateway_addr(router: usize) -> Ipv4Addr {
+        Ipv4Addr::new(198, 18, router as u8 + 1, 1)
+    }
+
+    /// The subnet router `router` serves.
+    pub fn host_net(router: usize) -> (Ipv4Addr, u8) {
+        (Ipv4Addr::new(198, 18, router as u8 + 1, 0), 24)
+    }
+
+    /// The sending host's address for its MPTCP subflow over path `k`.
+    pub fn subflow_addr(router: usize, k: usize) -> Ipv4Addr {
+        Ipv4Addr::new(198, 18, router as u8 + 1, 10 + k as u8)
+    }
+
+    /// Router `router`'s address on link `j`.
+    pub fn link_addr(&self, j: usize, router: usize) -> Ipv4Addr {
+        let side = if self.links[j].a == router { 1 } else { 2 };
+        Ipv4Addr::new(198, 19, j as u8, side)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "name = \"t\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\nhost = true\n[[link]]\na = \"a\"\nb = \"b\"\nloss = 0.05\nburst = 3\ndelay = \"10ms\"\n[[flow]]\nfrom = \"a\"\nto = \"b\"\n[[event]]\nat = \"1s\"\nflow = \"a->b\"\naction = \"blackhole\"\n[[variant]]\nname = \"k\"\nsoftware = \"kernel\"\n";
+
+    #[test]
+    fn a_good_lab_file_reads_with_its_defaults() {
+        let lab = Lab::parse("good.toml", GOOD).unwrap();
+        assert_eq!(lab.routers.len(), 2);
+        assert_eq!(lab.links[0].delay, Duration::from_millis(10));
+        assert_eq!((lab.flows[0].count, lab.flows[0].size), (500, 160));
+        assert_eq!(lab.events[0].target, EventTarget::FirstHopOf(0));
+        assert_eq!(lab.variants[0].software, Software::Kernel);
+        assert_eq!(lab.ns(1), "braid-t-b");
+    }
+
+    #[test]
+    fn bad_lab_files_are_refused_with_line_and_field() {
+        let cases = [
+            (
+                GOOD.replace("name = \"t\"", "name = \"has space\""),
+                1,
+                "name",
+            ),
+            (
+                GOOD.replace("loss = 0.05", "loss = 1.5"),
+                11,
+                "link[0].loss",
+            ),
+            (
+                GOOD.replace("b = \"b\"\nloss", "b = \"zz\"\nloss"),
+                10,
+                "link[0].b",
+            ),
+            (
+                GOOD.replace("to = \"b\"", "to = \"b\"\ncount = 0"),
+                17,
+                "flow[0].count",
+            ),
+            (
+                GOOD.replace("action = \"blackhole\"", "action = \"explode\""),
+                20,
+                "event[0].action",
+            ),
+            (
+                GOOD.replace("software = \"kernel\"", "software = \"ospf\""),
+                23,
+                "variant[0].software",
+            ),
+            (
+                GOOD.replace("delay = \"10ms\"", "delay = \"soon\""),
+                13,
+                "link[0].delay",
+            ),
+            (GOOD.replace("[[flow]]", "[[flw]]"), 14, "flw"),
+        ];
+        for (text, line, field) in cases {
+            let e = Lab::parse("bad.toml", &text).unwrap_err();
+            assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+        }
+    }
+}
