@@ -40,7 +40,7 @@ use std::time::Duration;
 
 use braid_wire::{
     parse_any, ControlHeader, LsaLink, Message, NodeId, Prefix, Probe, ProbeKind, ProbeReport,
-    WireError, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
+    WireError, RATE_SMALL, RATE_UNSPECIFIED,
 };
 use rand_core::RngCore;
 use thiserror::Error;
@@ -826,11 +826,7 @@ impl ControlPlane {
             ProbeKind::Small => 0,
             ProbeKind::Big => self.config.probes.big_probe_bytes,
         };
-        // 12 fixed bytes and 6 per report (docs/protocol.md), or the padding.
-        fit(
-            buf,
-            pad_to.max(CONTROL_HEADER_LEN + 12 + 6 * reports.len()) + MAX_MAC,
-        );
+        fit(buf, Probe::encoded_len(reports.len(), pad_to, MAX_MAC));
         let digest = self.digest();
         let result = Probe::emit(
             &header, s.seq, interval, s.rate, digest, &reports, pad_to, buf,
@@ -961,7 +957,7 @@ impl ControlPlane {
                 counter: self.counter,
                 ..ControlHeader::new(braid_wire::MessageType::Lsa, self.id)
             };
-            fit(buf, CONTROL_HEADER_LEN + bytes + MAX_MAC);
+            fit(buf, braid_wire::Lsa::bundle_len(&entries, MAX_MAC));
             braid_wire::Lsa::emit_bundle(&header, &entries, buf)
         };
         for i in taken {

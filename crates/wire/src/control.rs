@@ -17,11 +17,116 @@
 use crate::{first_byte, peek, MessageType, NodeId, Reader, WireError, Writer};
 
 /// Length of the control header.
-pub const CONTROL_HEADER_LEN: usize = 16;
-const PROBE_FIXED_LEN: usize = 12;
-const PROBE_REPORT_LEN: usize = 6;
-const LSA_FIXED_LEN: usize = 16;
-const LSA_LINK_LEN: usize = 12;
+pub const CONTROL_HEADER_LEN: usize = offset::header::BODY;
+const PROBE_FIXED_LEN: usize = offset::probe::REPORTS;
+const PROBE_REPORT_LEN: usize = offset::probe_report::LEN;
+const LSA_FIXED_LEN: usize = offset::lsa::LINKS;
+const LSA_LINK_LEN: usize = offset::lsa_link::LEN;
+const PATH_REPORT_FIXED_LEN: usize = offset::path_report::COUNTS;
+const PATH_COUNT_LEN: usize = offset::path_count::LEN;
+
+/// Where each field of a control message starts: the header's from the
+/// message's start, a body's from the body's start, an entry's from the
+/// entry's start (docs/protocol.md draws the same).
+pub mod offset {
+    /// The control header.
+    pub mod header {
+        /// Version (high nibble) and message type (low nibble).
+        pub const VERSION_TYPE: usize = 0;
+        /// Flags (none defined).
+        pub const FLAGS: usize = 1;
+        /// Body length (16 bits).
+        pub const BODY_LEN: usize = 2;
+        /// The sending node's id (16 bits).
+        pub const SENDER: usize = 4;
+        /// Key id.
+        pub const KEY_ID: usize = 6;
+        /// MAC length.
+        pub const MAC_LEN: usize = 7;
+        /// Boot index (32 bits).
+        pub const BOOT_INDEX: usize = 8;
+        /// Packet counter (32 bits).
+        pub const COUNTER: usize = 12;
+        /// The body.
+        pub const BODY: usize = 16;
+    }
+    /// A probe's body.
+    pub mod probe {
+        /// Probe sequence number (32 bits).
+        pub const SEQ: usize = 0;
+        /// Mean interval, ms (16 bits).
+        pub const INTERVAL: usize = 4;
+        /// Rate, 100 kbit/s units (16 bits).
+        pub const RATE: usize = 6;
+        /// Number of reports (16 bits).
+        pub const REPORT_COUNT: usize = 8;
+        /// Database digest (16 bits).
+        pub const DIGEST: usize = 10;
+        /// The reports, then padding.
+        pub const REPORTS: usize = 12;
+    }
+    /// One report in a probe.
+    pub mod probe_report {
+        /// The neighbor reported on (16 bits).
+        pub const NEIGHBOR: usize = 0;
+        /// Its stream's rate (16 bits).
+        pub const RATE: usize = 2;
+        /// Delivery ratio, 0-255.
+        pub const RATIO: usize = 4;
+        /// Bytes per report (one reserved).
+        pub const LEN: usize = 6;
+    }
+    /// One LSA in an LSA message's body.
+    pub mod lsa {
+        /// Origin node id (16 bits).
+        pub const ORIGIN: usize = 0;
+        /// Age, seconds (16 bits).
+        pub const AGE: usize = 2;
+        /// Sequence number (32 bits).
+        pub const SEQ: usize = 4;
+        /// Checksum (CRC-32).
+        pub const CHECKSUM: usize = 8;
+        /// Number of links (16 bits).
+        pub const LINK_COUNT: usize = 12;
+        /// Number of prefixes (16 bits).
+        pub const PREFIX_COUNT: usize = 14;
+        /// The links, then the prefixes.
+        pub const LINKS: usize = 16;
+    }
+    /// One link in an LSA.
+    pub mod lsa_link {
+        /// The neighbor (16 bits).
+        pub const NEIGHBOR: usize = 0;
+        /// Link id.
+        pub const LINK_ID: usize = 2;
+        /// Metric from the origin to the neighbor (32 bits).
+        pub const METRIC_OUT: usize = 4;
+        /// Metric from the neighbor to the origin (32 bits).
+        pub const METRIC_IN: usize = 8;
+        /// Bytes per link.
+        pub const LEN: usize = 12;
+    }
+    /// A path report's body.
+    pub mod path_report {
+        /// The session's ingress (16 bits).
+        pub const INGRESS: usize = 0;
+        /// The session's class.
+        pub const CLASS: usize = 2;
+        /// Number of path counts.
+        pub const COUNT: usize = 3;
+        /// The path counts.
+        pub const COUNTS: usize = 4;
+    }
+    /// One path count in a path report.
+    pub mod path_count {
+        /// The path index (0-15).
+        pub const PATH: usize = 0;
+        /// Packets received on it (32 bits).
+        pub const RECEIVED: usize = 4;
+        /// Bytes per count.
+        pub const LEN: usize = 8;
+    }
+}
 
 /// Control header flags (byte 1). This version defines none: they are
 /// sent as 0 and ignored on receipt, so a later version can use them.
@@ -280,13 +385,26 @@ impl<'a> Probe<'a> {
 
     /// The probe's reports, decoded in order.
     pub fn reports(&self) -> impl Iterator<Item = ProbeReport> + 'a {
+        use offset::probe_report::*;
         self.reports
             .chunks_exact(PROBE_REPORT_LEN)
             .map(|b| ProbeReport {
-                neighbor: NodeId(u16::from_be_bytes([b[0], b[1]])),
-                rate: u16::from_be_bytes([b[2], b[3]]),
-                ratio: b[4],
+                neighbor: NodeId(u16::from_be_bytes([b[NEIGHBOR], b[NEIGHBOR + 1]])),
+                rate: u16::from_be_bytes([b[RATE], b[RATE + 1]]),
+                ratio: b[RATIO],
             })
+    }
+
+    /// Bytes a probe with `reports` reports takes, with a MAC of
+    /// `mac_len` bytes, padded to at least `pad_to` (what [`Self::emit`]
+    /// writes).
+    pub const fn encoded_len(reports: usize, pad_to: usize, mac_len: usize) -> usize {
+        let unpadded = CONTROL_HEADER_LEN + PROBE_FIXED_LEN + reports * PROBE_REPORT_LEN + mac_len;
+        if unpadded > pad_to {
+            unpadded
+        } else {
+            pad_to
+        }
     }
 
     /// Writes a probe. The body is padded with zeros so that the whole
@@ -367,8 +485,8 @@ impl core::fmt::Display for Prefix {
     /// `198.18.0.0/15`, `2001:db8::/32`, or a client's MAC address.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Prefix::V4 { addr, len } => write!(f, "{}/{len}", std::net::Ipv4Addr::from(*addr)),
-            Prefix::V6 { addr, len } => write!(f, "{}/{len}", std::net::Ipv6Addr::from(*addr)),
+            Prefix::V4 { addr, len } => write!(f, "{}/{len}", core::net::Ipv4Addr::from(*addr)),
+            Prefix::V6 { addr, len } => write!(f, "{}/{len}", core::net::Ipv6Addr::from(*addr)),
             Prefix::Mac(m) => write!(
                 f,
                 "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
@@ -616,11 +734,12 @@ impl<'b> LsaEntry<'b> {
 
 impl LsaLink {
     fn encode(&self, b: &mut [u8; LSA_LINK_LEN]) {
-        b[0..2].copy_from_slice(&self.neighbor.0.to_be_bytes());
-        b[2] = self.link_id;
-        b[3] = 0;
-        b[4..8].copy_from_slice(&self.metric_out.to_be_bytes());
-        b[8..12].copy_from_slice(&self.metric_in.to_be_bytes());
+        use offset::lsa_link::*;
+        b[NEIGHBOR..NEIGHBOR + 2].copy_from_slice(&self.neighbor.0.to_be_bytes());
+        b[LINK_ID] = self.link_id;
+        b[LINK_ID + 1] = 0;
+        b[METRIC_OUT..METRIC_OUT + 4].copy_from_slice(&self.metric_out.to_be_bytes());
+        b[METRIC_IN..METRIC_IN + 4].copy_from_slice(&self.metric_in.to_be_bytes());
     }
 }
 
@@ -694,11 +813,14 @@ impl<'a> Lsa<'a> {
 
     /// The origin's links, decoded in order.
     pub fn links(&self) -> impl Iterator<Item = LsaLink> + 'a {
-        self.links.chunks_exact(LSA_LINK_LEN).map(|b| LsaLink {
-            neighbor: NodeId(u16::from_be_bytes([b[0], b[1]])),
-            link_id: b[2],
-            metric_out: u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
-            metric_in: u32::from_be_bytes([b[8], b[9], b[10], b[11]]),
+        use offset::lsa_link::*;
+        let u32_at =
+            |b: &[u8], at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        self.links.chunks_exact(LSA_LINK_LEN).map(move |b| LsaLink {
+            neighbor: NodeId(u16::from_be_bytes([b[NEIGHBOR], b[NEIGHBOR + 1]])),
+            link_id: b[LINK_ID],
+            metric_out: u32_at(b, METRIC_OUT),
+            metric_in: u32_at(b, METRIC_IN),
         })
     }
 
@@ -721,6 +843,12 @@ impl<'a> Lsa<'a> {
     ) -> Result<usize, WireError> {
         let entry = LsaEntry::new(origin, age, seq, links, prefixes);
         Self::emit_bundle(header, &[entry], out)
+    }
+
+    /// Bytes a message carrying `entries` takes, with a MAC of `mac_len`
+    /// bytes (what [`Self::emit_bundle`] writes).
+    pub fn bundle_len(entries: &[LsaEntry<'_>], mac_len: usize) -> usize {
+        CONTROL_HEADER_LEN + entries.iter().map(LsaEntry::encoded_len).sum::<usize>() + mac_len
     }
 
     /// Writes a message carrying `entries` (at least one), in order.
@@ -768,9 +896,6 @@ impl<'a> Lsa<'a> {
 }
 
 // ---------------------------------------------------------------- path reports
-
-const PATH_REPORT_FIXED_LEN: usize = 4;
-const PATH_COUNT_LEN: usize = 8;
 
 /// How many packets of a session arrived on one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -827,9 +952,15 @@ impl<'a> PathReport<'a> {
 
     /// The per-path counts, in the order sent.
     pub fn counts(&self) -> impl Iterator<Item = PathCount> + 'a {
+        use offset::path_count::*;
         self.counts.chunks_exact(PATH_COUNT_LEN).map(|b| PathCount {
-            path: b[0],
-            received: u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+            path: b[PATH],
+            received: u32::from_be_bytes([
+                b[RECEIVED],
+                b[RECEIVED + 1],
+                b[RECEIVED + 2],
+                b[RECEIVED + 3],
+            ]),
         })
     }
 
@@ -935,6 +1066,70 @@ mod tests {
         let e = Lsa::parse(&msg).unwrap_err();
         assert!(matches!(e, WireError::BadChecksum { field: "LSA", .. }));
         assert_eq!(e.kind(), "bad_checksum");
+    }
+
+    /// Every byte of a probe and of a path report, emitted into buffers
+    /// pre-filled with a pattern (a byte the emitter forgets shows), and
+    /// the named offsets pointing at their fields.
+    #[test]
+    fn probe_and_path_report_known_bytes() {
+        let mut buf = [0xa5u8; 64];
+        let reports = [ProbeReport {
+            neighbor: NodeId(3),
+            rate: 110,
+            ratio: 200,
+        }];
+        let n = Probe::emit(
+            &hdr(MessageType::ProbeSmall),
+            0x0102_0304,
+            1000,
+            0,
+            0xbeef,
+            &reports,
+            0,
+            &mut buf,
+        )
+        .unwrap();
+        assert_eq!(n, Probe::encoded_len(1, 0, 0));
+        #[rustfmt::skip]
+        let expected: Vec<u8> = [
+            &[0x11, 0, 0, 18, 0, 7, 0, 0, 0x0a, 0x0b, 0x0c, 0x0d, 0, 0, 0, 42][..],
+            &[1, 2, 3, 4, 0x03, 0xe8, 0, 0, 0, 1, 0xbe, 0xef],
+            &[0, 3, 0, 110, 200, 0],
+        ]
+        .concat();
+        assert_eq!(&buf[..n], &expected[..]);
+        let body = &buf[offset::header::BODY..n];
+        assert_eq!(body[offset::probe::DIGEST..][..2], [0xbe, 0xef]);
+        let rep = &body[offset::probe::REPORTS..];
+        assert_eq!(rep[offset::probe_report::RATIO], 200);
+
+        let mut buf = [0xa5u8; 64];
+        let counts = [PathCount {
+            path: 2,
+            received: 0x0a0b_0c0d,
+        }];
+        let n = PathReport::emit(
+            &hdr(MessageType::PathReport),
+            NodeId(9),
+            5,
+            &counts,
+            &mut buf,
+        )
+        .unwrap();
+        assert_eq!(n, PathReport::encoded_len(1, 0));
+        #[rustfmt::skip]
+        let expected: Vec<u8> = [
+            &[0x14, 0, 0, 12, 0, 7, 0, 0, 0x0a, 0x0b, 0x0c, 0x0d, 0, 0, 0, 42][..],
+            &[0, 9, 5, 1],
+            &[2, 0, 0, 0, 0x0a, 0x0b, 0x0c, 0x0d],
+        ]
+        .concat();
+        assert_eq!(&buf[..n], &expected[..]);
+        let body = &buf[offset::header::BODY..n];
+        assert_eq!(body[offset::path_report::CLASS], 5);
+        let count = &body[offset::path_report::COUNTS..];
+        assert_eq!(count[offset::path_count::PATH], 2);
     }
 
     #[test]

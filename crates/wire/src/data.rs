@@ -17,13 +17,37 @@
 use crate::{first_byte, MessageType, NodeId, Reader, WireError, Writer, NIBBLE_MAX};
 
 /// Length of the fixed part of the data header.
-pub const DATA_HEADER_LEN: usize = 20;
-/// Offset of the byte that holds the route pointer (low 6 bits).
-pub const OFFSET_ROUTE_PTR: usize = 3;
-/// Offset of the hop limit.
-pub const OFFSET_HOP_LIMIT: usize = 14;
-/// Offset of the session epoch.
-pub const OFFSET_EPOCH: usize = 16;
+pub const DATA_HEADER_LEN: usize = offset::ROUTE;
+
+/// Where each field of the data header starts (bytes from the start).
+pub mod offset {
+    /// Version (high nibble) and message type (low nibble).
+    pub const VERSION_TYPE: usize = 0;
+    /// Flags C U P R (high nibble) and the redundancy mode (low nibble).
+    pub const FLAGS_MODE: usize = 1;
+    /// The path (high nibble) and the route length's top four bits.
+    pub const PATH_RLEN: usize = 2;
+    /// The route length's low two bits and the route pointer (low 6 bits).
+    pub const RLEN_RPTR: usize = 3;
+    /// The ingress node id (16 bits).
+    pub const INGRESS: usize = 4;
+    /// The egress node id (16 bits).
+    pub const EGRESS: usize = 6;
+    /// The sequence number (32 bits).
+    pub const SEQ: usize = 8;
+    /// The group's data (high nibble) and repair (low nibble) counts.
+    pub const GROUP_SHAPE: usize = 12;
+    /// The shard index.
+    pub const SHARD: usize = 13;
+    /// The hop limit.
+    pub const HOP_LIMIT: usize = 14;
+    /// The traffic class.
+    pub const CLASS: usize = 15;
+    /// The session epoch (32 bits).
+    pub const EPOCH: usize = 16;
+    /// The source route (2 bytes per transit node), then the payload.
+    pub const ROUTE: usize = 20;
+}
 /// Most transit nodes a source route can list (a route of 64 hops).
 pub const MAX_ROUTE_LEN: usize = 63;
 const ROUTE_FIELD: u8 = 0x3f;
@@ -392,8 +416,8 @@ pub fn forward_in_place(buf: &mut [u8], me: NodeId) -> Result<Forward, WireError
         Some(hop) => (hop, ptr + 1),
         None => (h.egress, ptr),
     };
-    buf[OFFSET_ROUTE_PTR] = (buf[OFFSET_ROUTE_PTR] & !ROUTE_FIELD) | new_ptr as u8;
-    buf[OFFSET_HOP_LIMIT] = h.hop_limit - 1;
+    buf[offset::RLEN_RPTR] = (buf[offset::RLEN_RPTR] & !ROUTE_FIELD) | new_ptr as u8;
+    buf[offset::HOP_LIMIT] = h.hop_limit - 1;
     Ok(Forward::To(next))
 }
 

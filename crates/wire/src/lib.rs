@@ -10,11 +10,26 @@
 //! node can reject (and count) a version it does not speak before it looks any
 //! further. The byte diagrams live in `docs/protocol.md`.
 //!
-//! Parsing never allocates and never panics: any byte string yields a value or
-//! a [`WireError`]. Parsed control messages borrow from the input buffer and
-//! hand out iterators over their entries. Emitting writes into a caller's
-//! buffer and returns the number of bytes written.
+//! **Parsing** never allocates and never panics: any byte string yields a
+//! value or a [`WireError`] (checked: version, type, every length and count
+//! against the bytes present, every field's range, LSA checksums). Parsed
+//! messages borrow from the input buffer and hand out iterators over their
+//! entries.
+//!
+//! **Emitting** is the mirror contract: `emit` writes one whole message at
+//! the front of the caller's buffer and returns its length. It first checks
+//! that every field fits the format ([`WireError::TooLarge`],
+//! [`WireError::InvalidField`]) and that the buffer is large enough
+//! ([`WireError::BufferTooSmall`]); on an error nothing is written. On
+//! success every byte of the message is written (none is left from the
+//! buffer's old contents: the known-bytes tests pre-fill their buffers with
+//! a pattern to catch one). It never allocates and never panics. Every
+//! message has an `encoded_len` that gives its size up front, and the
+//! position of each field is a named constant (`data::offset`,
+//! `control::offset`): the eBPF programs and the docs' byte diagrams use
+//! the same numbers.
 
+#![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -119,6 +119,11 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
     let data = data_packet().prop_map(|(h, route, payload)| {
         let mut buf = vec![0u8; DataHeader::encoded_len(63) + payload.len()];
         let n = h.emit(&route, &mut buf).unwrap();
+        assert_eq!(
+            n,
+            DataHeader::encoded_len(route.len()),
+            "encoded_len is what emit writes"
+        );
         buf.truncate(n);
         buf.extend_from_slice(&payload);
         buf
@@ -136,6 +141,10 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
         .prop_map(|(h, seq, interval, rate, digest, reports, pad)| {
             let mut buf = vec![0u8; 512];
             let n = Probe::emit(&h, seq, interval, rate, digest, &reports, pad, &mut buf).unwrap();
+            assert_eq!(
+                n,
+                Probe::encoded_len(reports.len(), pad, h.mac_len as usize)
+            );
             buf.truncate(n);
             buf
         });
@@ -159,6 +168,7 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
                 .collect();
             let mut buf = vec![0u8; 4096];
             let n = Lsa::emit_bundle(&h, &entries, &mut buf).unwrap();
+            assert_eq!(n, Lsa::bundle_len(&entries, h.mac_len as usize));
             buf.truncate(n);
             buf
         });
@@ -175,6 +185,7 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
                 .collect();
             let mut buf = vec![0u8; 512];
             let n = PathReport::emit(&h, ingress, class, &counts, &mut buf).unwrap();
+            assert_eq!(n, PathReport::encoded_len(counts.len(), h.mac_len as usize));
             buf.truncate(n);
             buf
         });
