@@ -13,10 +13,11 @@ have() { command -v "$1" >/dev/null 2>&1; }
 have cc || need_apt+=(build-essential)
 
 # The lab (braid lab, and the lab tests that `make test` runs as root):
-# iproute2 (ip, tc), clang and libbpf headers for braid's eBPF loss
-# program, iperf3 and babeld as real peers, mptcpd for mptcpize (iperf3
-# over Linux MPTCP). Without root the lab tests say
-# SKIPPED, so these are only installed, never required, for other users.
+# iproute2 (ip, tc), clang and libbpf headers to compile braid's eBPF loss
+# program when braid is built (without them braid builds without it, and
+# says so), iperf3 and babeld as real peers, mptcpd for mptcpize (iperf3
+# over Linux MPTCP). Without root the test runner lists the lab tests as
+# ignored, so these are only installed, never required, for other users.
 lab_apt=()
 have ip || lab_apt+=(iproute2)
 have tc || lab_apt+=(iproute2)
