@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::link::loss_object;
+use crate::link::attach_loss;
 use crate::plan::Step;
 use crate::scenario::Lab;
 
@@ -211,27 +211,7 @@ fn apply(lab: &Lab, step: &Step, built: &mut Built) -> anyhow::Result<()> {
             ],
         )
         .context("turning offloads off (Debian package ethtool)")?,
-        Step::Loss { ns, dev, params } => {
-            let obj = loss_object(&dir, *params)?;
-            in_ns(ns, &["tc", "qdisc", "add", "dev", dev, "clsact"])?;
-            in_ns(
-                ns,
-                &[
-                    "tc",
-                    "filter",
-                    "add",
-                    "dev",
-                    dev,
-                    "ingress",
-                    "bpf",
-                    "da",
-                    "obj",
-                    &obj.display().to_string(),
-                    "sec",
-                    "classifier",
-                ],
-            )?;
-        }
+        Step::Loss { ns, dev, params } => attach_loss(&dir, ns, dev, *params, None)?,
         Step::Rate {
             ns,
             dev,

@@ -138,6 +138,28 @@ fn set_globals(elf: &[u8], values: &[(&str, u64)]) -> anyhow::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Attaches the loss program with `params` to the ingress of `dev` in
+/// namespace `ns` (at priority `pref`, when given: lower runs first).
+pub fn attach_loss(
+    dir: &Path,
+    ns: &str,
+    dev: &str,
+    params: LossParams,
+    pref: Option<u32>,
+) -> anyhow::Result<()> {
+    let obj = loss_object(dir, params)?.display().to_string();
+    // The clsact qdisc may be there already (a second filter on a lossy
+    // link); if it cannot be added at all, adding the filter says why.
+    let _ = in_ns(ns, &["tc", "qdisc", "add", "dev", dev, "clsact"]);
+    let pref = pref.map(|p| p.to_string());
+    let mut args = vec!["tc", "filter", "add", "dev", dev, "ingress"];
+    if let Some(p) = &pref {
+        args.extend(["pref", p]);
+    }
+    args.extend(["bpf", "da", "obj", &obj, "sec", "classifier"]);
+    in_ns(ns, &args)
+}
+
 /// Applies a link event: a blackhole attaches the loss program built to
 /// drop everything, ahead of any other filter, on both ends' ingress; a
 /// restore removes it; down and up set both ends' interfaces.
@@ -169,28 +191,8 @@ pub fn apply_event(
     for ns in [lab.ns(l.a), lab.ns(l.b)] {
         match e.action {
             LinkAction::Blackhole => {
-                let obj = loss_object(&lab.dir(), LossParams::blackhole())?;
-                // The clsact qdisc may be there already (a lossy link).
-                let _ = in_ns(&ns, &["tc", "qdisc", "add", "dev", &dev, "clsact"]);
-                in_ns(
-                    &ns,
-                    &[
-                        "tc",
-                        "filter",
-                        "add",
-                        "dev",
-                        &dev,
-                        "ingress",
-                        "pref",
-                        "1",
-                        "bpf",
-                        "da",
-                        "obj",
-                        &obj.display().to_string(),
-                        "sec",
-                        "classifier",
-                    ],
-                )?;
+                // Ahead of any loss filter already there (a lossy link).
+                attach_loss(&lab.dir(), &ns, &dev, LossParams::blackhole(), Some(1))?
             }
             LinkAction::Restore => {
                 in_ns(
