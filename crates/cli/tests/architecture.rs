@@ -6,15 +6,25 @@ use std::path::PathBuf;
 
 /// Each crate and the braid crates it may depend on (normal dependencies;
 /// tests and benchmarks may use more).
-const ALLOWED: [(&str, &[&str]); 7] = [
+const ALLOWED: [(&str, &[&str]); 8] = [
     ("wire", &[]),
     ("conf", &[]),
     ("proto", &["braid-wire"]),
+    ("bpf", &["braid-proto", "braid-wire"]),
     ("sim", &["braid-proto", "braid-wire", "braid-conf"]),
-    ("daemon", &["braid-proto", "braid-wire", "braid-conf"]),
+    (
+        "daemon",
+        &["braid-proto", "braid-wire", "braid-conf", "braid-bpf"],
+    ),
     (
         "lab",
-        &["braid-proto", "braid-sim", "braid-daemon", "braid-conf"],
+        &[
+            "braid-proto",
+            "braid-sim",
+            "braid-daemon",
+            "braid-conf",
+            "braid-bpf",
+        ],
     ),
     (
         "cli",

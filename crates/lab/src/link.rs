@@ -23,17 +23,11 @@ use crate::scenario::{EventTarget, Lab, LabEvent, LinkAction};
 
 /// bpf/loss.c as compiled when braid was built (empty when clang was
 /// missing then: see [`loss_program_missing`]).
-const LOSS_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/loss.o"));
-/// Why the object is empty, if it is.
-const LOSS_MISSING: &str = include_str!(concat!(env!("OUT_DIR"), "/loss.why"));
+const LOSS_OBJECT: &[u8] = braid_bpf::LOSS;
 
 /// Why this braid carries no loss program (built without clang), if so.
 pub fn loss_program_missing() -> Option<&'static str> {
-    (LOSS_OBJECT.is_empty()).then_some(if LOSS_MISSING.is_empty() {
-        "built without the eBPF loss program"
-    } else {
-        LOSS_MISSING
-    })
+    braid_bpf::missing()
 }
 
 /// The loss program's probabilities, each scaled to 2^32 (0xffffffff:
@@ -254,12 +248,17 @@ mod tests {
 
     /// The embedded object's globals are set where the loader reads them:
     /// each value lands in `.rodata` at its symbol, and nothing else moves.
+    /// (Built without clang, the lab says why it cannot emulate loss.)
     #[test]
-    #[cfg_attr(
-        not(loss_program),
-        ignore = "braid was built without clang: no eBPF loss program"
-    )]
     fn the_embedded_object_gets_its_parameters_in_rodata() {
+        if let Some(why) = loss_program_missing() {
+            let err = loss_object(
+                Path::new("/nonexistent"),
+                LossParams::gilbert_elliott(0.1, 1.0),
+            );
+            assert!(err.unwrap_err().to_string().contains(why));
+            return;
+        }
         let p = LossParams {
             p_gb: 0x0102_0304,
             p_bg: 0x0506_0708,

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
+/*
+ * braid's kernel data path: the layout of every map it shares with the
+ * daemon. crates/bpf/src/maps.rs mirrors each struct byte for byte (its
+ * tests check the sizes against the sizes below); change both together.
+ * All multi-byte fields are host order except where named `_be`.
+ */
+#ifndef BRAID_DATAPATH_H
+#define BRAID_DATAPATH_H
+
+#include <linux/types.h>
+
+/* Limits of what a kernel session carries; a session beyond them stays
+ * on the user-space path (the daemon decides). */
+#define BRAID_KPATHS 4          /* paths per kernel session */
+#define BRAID_KTRANSIT 15       /* transit nodes per path */
+#define BRAID_STRIPE_SLOTS 64   /* stripe's weighted round-robin table */
+#define BRAID_RULES 16          /* classifier rules */
+#define BRAID_RULE_PREFIXES 4
+#define BRAID_RULE_PORTS 4
+/* The dedup window: up to 8192 numbers, in words of 64 tagged with the
+ * block (seq / 64) they hold; a window of W numbers touches at most
+ * W/64 + 1 blocks, so with that many words no two blocks in the window
+ * share one, and a word holding another block is clear: the window
+ * slides without clearing anything. */
+#define BRAID_WINDOW_WORDS 129
+#define BRAID_MAX_PATH_INDEX 16 /* the header's path field: 4 bits */
+
+/* settings.flags */
+#define BRAID_TRANSIT (1u << 0) /* forward transit data packets */
+#define BRAID_EGRESS (1u << 1)  /* dedup and deliver at the egress */
+#define BRAID_INGRESS (1u << 2) /* encapsulate the sessions in `sessions` */
+
+/* One entry, key 0: replaced whole by the daemon (atomic). */
+struct braid_settings {
+	__u32 flags;
+	__u32 window_mask;        /* dedup window size - 1 (63 ... 8191) */
+	__u32 tun_ifindex;        /* where delivered packets enter the host */
+	__u32 segmenter_ifindex;  /* veth whose transmit segments GSO packets */
+	__u8 hop_limit;           /* the ingress's data header hop limit */
+	__u8 pad[7];
+};
+
+/* neighbors: node id -> where it is. */
+struct braid_neighbor {
+	__u32 ifindex;
+	__u32 addr_be;            /* its underlay IPv4 address */
+	__u32 src_be;             /* ours on that interface */
+	__u32 pad;
+};
+
+/* prefixes (LPM trie): IPv4 destination -> egress node. */
+struct braid_prefix_key {
+	__u32 prefixlen;
+	__u32 addr_be;
+};
+
+struct braid_prefix {
+	__u16 egress;
+	__u16 pad;
+};
+
+struct braid_port_range {
+	__u16 lo;
+	__u16 hi;
+};
+
+/* A class rule, as braid_proto::classify::ClassRule for IPv4 packets:
+ * every non-empty list must match; empty lists match anything. */
+struct braid_rule {
+	__u8 class_id;
+	__u8 urgent;              /* 0: by DSCP (EF, CS6), 1: no, 2: yes */
+	__u8 n_prefixes;          /* 0: any destination */
+	__u8 n_src_ports;         /* 0: any */
+	__u8 n_dst_ports;         /* 0: any */
+	__u8 never;               /* lists only IPv6 prefixes: no IPv4 match */
+	__u8 pad[2];
+	__u64 dscp;               /* bit d set: DSCP d matches (all ones: any) */
+	__u64 protocols[4];       /* bit p set: protocol p matches */
+	__u32 prefix_be[BRAID_RULE_PREFIXES];
+	__u32 mask_be[BRAID_RULE_PREFIXES];
+	struct braid_port_range src_ports[BRAID_RULE_PORTS];
+	struct braid_port_range dst_ports[BRAID_RULE_PORTS];
+};
+
+/* One entry, key 0: the whole classifier, replaced at once. */
+struct braid_ruleset {
+	__u32 count;
+	__u32 pad;
+	struct braid_rule rules[BRAID_RULES];
+};
+
+struct braid_session_key {
+	__u16 egress;
+	__u8 class_id;
+	__u8 pad;
+};
+
+struct braid_kpath {
+	__u16 first_hop;          /* the neighbor the copy goes to */
+	__u8 slot;                /* the path index in the header */
+	__u8 route_len;           /* transit nodes */
+	__u16 route[BRAID_KTRANSIT];
+};
+
+/* sessions: (egress, class) -> how the kernel encodes it. Replaced whole
+ * on every change (a hash map without preallocation: readers see the
+ * old entry or the new one, never a mix). */
+struct braid_session {
+	__u8 mode;                /* wire code: 0 single, 1 stripe, 2 mirror */
+	__u8 n_paths;
+	__u8 copies;              /* mirror: k (at most n_paths) */
+	__u8 pinned;              /* stripe: flows stay on one path */
+	__u32 epoch;
+	__u32 total_weight;       /* stripe:pinned: sum of weight[] */
+	__u32 weight[BRAID_KPATHS];
+	__u8 stripe[BRAID_STRIPE_SLOTS]; /* path (0..n_paths) per seq % 64 */
+	__u8 order[BRAID_KPATHS]; /* mirror: paths by header length */
+	struct braid_kpath paths[BRAID_KPATHS];
+};
+
+/* seqs: (egress, class) -> the session's counter and what it sent.
+ * Written by the daemon once when the kernel takes the session; then
+ * only the kernel adds (atomically). */
+struct braid_seq {
+	__u32 next;
+	__u32 pad;
+	__u64 packets;
+	__u64 last_ns;
+	__u64 sent[BRAID_KPATHS];
+};
+
+struct braid_window_key {
+	__u16 ingress;
+	__u8 class_id;
+	__u8 pad;
+};
+
+/* windows: (ingress, class) -> the egress's dedup state, the same
+ * semantics as braid_proto::redundancy::dedup and egress (epochs). */
+struct braid_window {
+	struct bpf_spin_lock lock;
+	__u32 epoch;
+	__u32 retired;
+	__u32 highest;
+	__u32 jump;
+	__u8 has_epoch;
+	__u8 has_retired;
+	__u8 started;
+	__u8 has_jump;
+	__u64 last_ns;
+	__u64 delivered;
+	__u64 duplicates;
+	__u64 too_old;
+	__u64 too_far_ahead;
+	__u64 old_epoch;
+	__u64 epoch_changes;
+	__u32 received[BRAID_MAX_PATH_INDEX];
+	__u32 tags[BRAID_WINDOW_WORDS + 1];
+	__u64 bits[BRAID_WINDOW_WORDS];
+};
+
+/* stats (per-CPU array): what the programs did, by index. */
+enum braid_stat {
+	/* braid_rx: datagrams on the braid port of an interface */
+	BRAID_RX_DATA,            /* data packets looked at */
+	BRAID_RX_FORWARDED,       /* transit: sent on to the next hop */
+	BRAID_RX_DELIVERED,       /* egress: first copy, delivered */
+	BRAID_RX_DUPLICATE,       /* egress: copy already delivered, dropped */
+	BRAID_RX_TOO_OLD,         /* egress: older than the window, dropped */
+	BRAID_RX_TOO_FAR_AHEAD,   /* egress: unconfirmed jump, dropped */
+	BRAID_RX_OLD_EPOCH,       /* egress: late copy of a replaced epoch */
+	BRAID_RX_NO_WINDOW,       /* egress: window table full, dropped */
+	BRAID_RX_NOT_IP,          /* egress: payload not IP, dropped */
+	BRAID_RX_GSO,             /* a GSO datagram: dropped (see docs) */
+	BRAID_RX_ERROR,           /* a helper failed: dropped */
+	BRAID_PASS_CONTROL,       /* control message: to user space */
+	BRAID_PASS_MALFORMED,     /* header does not parse: to user space */
+	BRAID_PASS_NOT_ON_ROUTE,  /* to user space (which counts it) */
+	BRAID_PASS_HOP_LIMIT,     /* to user space (which counts it) */
+	BRAID_PASS_NO_NEIGHBOR,   /* next hop unknown here: to user space */
+	BRAID_PASS_USER_MODE,     /* egress: a mode the kernel leaves to user space */
+	/* braid_tx: user packets leaving the host into the mesh */
+	BRAID_TX_PACKETS,         /* IPv4 packets looked at */
+	BRAID_TX_ENCAPSULATED,    /* packets encoded by the kernel */
+	BRAID_TX_COPIES,          /* copies sent (mirror: k per packet) */
+	BRAID_TX_SEGMENTED,       /* GSO packets sent through the segmenter */
+	BRAID_TX_NO_PATH,         /* kernel session without a path: dropped */
+	BRAID_TX_TOO_BIG,         /* larger than the interface MTU: dropped */
+	BRAID_TX_NO_NEIGHBOR,     /* first hop unknown: copy dropped */
+	BRAID_TX_ERROR,           /* a helper failed: dropped */
+	BRAID_PASS_NO_SESSION,    /* no kernel session: to user space */
+	BRAID_PASS_NOT_V4,        /* not IPv4: to user space */
+	BRAID_STATS
+};
+
+#endif

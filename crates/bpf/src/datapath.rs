@@ -1,0 +1,352 @@
+//! The kernel data path, loaded: the object from `bpf/datapath.c` in the
+//! kernel, its programs attached by TCX links (which go when this value
+//! is dropped, or the process dies: nothing stays attached to black-hole
+//! traffic), and typed writes to its maps. What to write is the daemon's
+//! to decide; this only carries it out.
+
+use aya::maps::lpm_trie::{Key, LpmTrie};
+use aya::maps::{HashMap, MapData, MapError, PerCpuArray};
+use aya::programs::tc::TcAttachOptions;
+use aya::programs::{LinkOrder, ProgramError, SchedClassifier, TcAttachType, TestRun};
+use aya::{Ebpf, EbpfError, EbpfLoader, TestRunOptions};
+use thiserror::Error;
+
+use crate::maps::{
+    Neighbor, Prefix, PrefixAddr, Ruleset, Seq, Session, SessionKey, Settings, Window, WindowKey,
+    STATS,
+};
+
+/// One of the data path's programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Program {
+    /// tc ingress of every braid interface.
+    Rx,
+    /// tc egress of the TUN device.
+    Tx,
+    /// tc ingress of the segmenter veth's far end.
+    TxL2,
+}
+
+impl Program {
+    /// The program's function name in the object.
+    pub fn name(self) -> &'static str {
+        match self {
+            Program::Rx => "braid_rx",
+            Program::Tx => "braid_tx",
+            Program::TxL2 => "braid_tx_l2",
+        }
+    }
+}
+
+/// Why the kernel data path could not do something.
+#[derive(Debug, Error)]
+pub enum DatapathError {
+    /// braid was built without clang: there is no object to load.
+    #[error("braid was built without its eBPF objects ({0})")]
+    NotBuilt(&'static str),
+    /// The kernel refused the object (no BPF, no CAP_BPF, verifier).
+    #[error("loading the eBPF data path: {0}")]
+    Load(#[from] EbpfError),
+    /// The kernel refused a program (verifier) or an attachment.
+    #[error("{what} {program}: {source}")]
+    Program {
+        what: &'static str,
+        program: &'static str,
+        source: ProgramError,
+    },
+    /// A map the object should have is missing or of another type.
+    #[error("map {0}: missing or of an unexpected type")]
+    Map(&'static str),
+    /// A map refused a write or a read (full, or the entry is gone).
+    #[error("map {map}: {source}")]
+    Access { map: &'static str, source: MapError },
+}
+
+fn access(map: &'static str) -> impl FnOnce(MapError) -> DatapathError {
+    move |source| DatapathError::Access { map, source }
+}
+
+/// Whether a map error says the entry was not there.
+fn not_found(e: &MapError) -> bool {
+    matches!(e, MapError::KeyNotFound)
+}
+
+/// The loaded data path.
+pub struct Datapath {
+    ebpf: Ebpf,
+    settings: HashMap<MapData, u32, Settings>,
+    neighbors: HashMap<MapData, u16, Neighbor>,
+    locals: HashMap<MapData, u32, u32>,
+    prefixes: LpmTrie<MapData, PrefixAddr, Prefix>,
+    ruleset: HashMap<MapData, u32, Ruleset>,
+    sessions: HashMap<MapData, SessionKey, Session>,
+    seqs: HashMap<MapData, SessionKey, Seq>,
+    windows: HashMap<MapData, WindowKey, Window>,
+    stats: PerCpuArray<MapData, u64>,
+}
+
+impl std::fmt::Debug for Datapath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Datapath").finish_non_exhaustive()
+    }
+}
+
+/// `BPF_F_LOCK`: read a value with a spin lock consistently.
+const F_LOCK: u64 = 4;
+
+macro_rules! take {
+    ($ebpf:expr, $name:literal) => {
+        $ebpf
+            .take_map($name)
+            .ok_or(DatapathError::Map($name))?
+            .try_into()
+            .map_err(|_| DatapathError::Map($name))?
+    };
+}
+
+impl Datapath {
+    /// Loads the object into the kernel for node `me`, whose braid port is
+    /// `port`, with room for `max_sessions` sessions each side and
+    /// `max_neighbors` neighbors. Nothing is attached yet, and every
+    /// program lets everything through until [`Self::set_settings`] turns
+    /// it on.
+    pub fn load(
+        me: u16,
+        port: u16,
+        max_sessions: u32,
+        max_neighbors: u32,
+    ) -> Result<Datapath, DatapathError> {
+        if let Some(why) = crate::missing() {
+            return Err(DatapathError::NotBuilt(why));
+        }
+        let max_sessions = max_sessions.max(1);
+        let mut ebpf = EbpfLoader::new()
+            .override_global("me", &me, true)
+            .override_global("port", &port, true)
+            .map_max_entries("sessions", max_sessions)
+            .map_max_entries("seqs", max_sessions)
+            .map_max_entries("windows", max_sessions)
+            .map_max_entries("neighbors", max_neighbors.max(1))
+            .load(crate::DATAPATH)?;
+        for p in [Program::Rx, Program::Tx, Program::TxL2] {
+            let prog: &mut SchedClassifier = ebpf
+                .program_mut(p.name())
+                .and_then(|x| x.try_into().ok())
+                .ok_or(DatapathError::Map(p.name()))?;
+            prog.load().map_err(|source| DatapathError::Program {
+                what: "verifying",
+                program: p.name(),
+                source,
+            })?;
+        }
+        Ok(Datapath {
+            settings: take!(ebpf, "settings"),
+            neighbors: take!(ebpf, "neighbors"),
+            locals: take!(ebpf, "locals"),
+            prefixes: take!(ebpf, "prefixes"),
+            ruleset: take!(ebpf, "ruleset"),
+            sessions: take!(ebpf, "sessions"),
+            seqs: take!(ebpf, "seqs"),
+            windows: take!(ebpf, "windows"),
+            stats: take!(ebpf, "stats"),
+            ebpf,
+        })
+    }
+
+    fn program(&mut self, p: Program) -> Result<&mut SchedClassifier, DatapathError> {
+        self.ebpf
+            .program_mut(p.name())
+            .and_then(|x| x.try_into().ok())
+            .ok_or(DatapathError::Map(p.name()))
+    }
+
+    /// Attaches `program` to `interface` (a TCX link, last in order): on
+    /// the interface's receive side for [`Program::Rx`] and
+    /// [`Program::TxL2`], its transmit side for [`Program::Tx`]. It stays
+    /// attached as long as this value lives.
+    pub fn attach(&mut self, program: Program, interface: &str) -> Result<(), DatapathError> {
+        let side = match program {
+            Program::Tx => TcAttachType::Egress,
+            Program::Rx | Program::TxL2 => TcAttachType::Ingress,
+        };
+        self.program(program)?
+            .attach_with_options(
+                interface,
+                side,
+                TcAttachOptions::TcxOrder(LinkOrder::default()),
+            )
+            .map(|_| ())
+            .map_err(|source| DatapathError::Program {
+                what: "attaching",
+                program: program.name(),
+                source,
+            })
+    }
+
+    /// Runs `program` once on `frame` (an Ethernet frame) with
+    /// `BPF_PROG_TEST_RUN`; `ctx` is a `struct __sk_buff` prefix (or
+    /// empty). Returns the verdict and the frame as the program left it.
+    pub fn test_run(
+        &mut self,
+        program: Program,
+        frame: &[u8],
+        ctx: &[u8],
+    ) -> Result<(u32, Vec<u8>), DatapathError> {
+        let mut out = vec![0u8; frame.len() + 512];
+        let opts = TestRunOptions {
+            data_in: Some(frame),
+            data_out: Some(&mut out),
+            ctx_in: (!ctx.is_empty()).then_some(ctx),
+            ..Default::default()
+        };
+        let r = self
+            .program(program)?
+            .test_run(opts)
+            .map_err(|source| DatapathError::Program {
+                what: "test-running",
+                program: program.name(),
+                source,
+            })?;
+        out.truncate(r.data_size_out as usize);
+        Ok((r.return_value, out))
+    }
+
+    /// Replaces the settings (one atomic write).
+    pub fn set_settings(&mut self, s: Settings) -> Result<(), DatapathError> {
+        self.settings.insert(0, s, 0).map_err(access("settings"))
+    }
+
+    /// Sets where neighbor `id` is.
+    pub fn set_neighbor(&mut self, id: u16, n: Neighbor) -> Result<(), DatapathError> {
+        self.neighbors.insert(id, n, 0).map_err(access("neighbors"))
+    }
+
+    /// Forgets neighbor `id` (fine if unknown).
+    pub fn remove_neighbor(&mut self, id: u16) -> Result<(), DatapathError> {
+        remove(&mut self.neighbors, &id, "neighbors")
+    }
+
+    /// Notes `addr_be` as ours, on interface `ifindex`.
+    pub fn set_local(&mut self, addr_be: u32, ifindex: u32) -> Result<(), DatapathError> {
+        self.locals
+            .insert(addr_be, ifindex, 0)
+            .map_err(access("locals"))
+    }
+
+    /// Forgets our address `addr_be` (fine if unknown).
+    pub fn remove_local(&mut self, addr_be: u32) -> Result<(), DatapathError> {
+        remove(&mut self.locals, &addr_be, "locals")
+    }
+
+    /// Routes the IPv4 prefix `addr_be/len` to `egress`.
+    pub fn set_prefix(&mut self, addr_be: u32, len: u8, egress: u16) -> Result<(), DatapathError> {
+        let key = Key::new(u32::from(len.min(32)), PrefixAddr { addr_be });
+        let value = Prefix { egress, pad: 0 };
+        self.prefixes
+            .insert(&key, value, 0)
+            .map_err(access("prefixes"))
+    }
+
+    /// Forgets the prefix `addr_be/len` (fine if unknown).
+    pub fn remove_prefix(&mut self, addr_be: u32, len: u8) -> Result<(), DatapathError> {
+        let key = Key::new(u32::from(len.min(32)), PrefixAddr { addr_be });
+        match self.prefixes.remove(&key) {
+            Err(e) if !not_found(&e) => Err(access("prefixes")(e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Replaces the classifier (one atomic write).
+    pub fn set_ruleset(&mut self, r: &Ruleset) -> Result<(), DatapathError> {
+        self.ruleset.insert(0, r, 0).map_err(access("ruleset"))
+    }
+
+    /// Starts session `key`'s counter at `next` (before the session itself
+    /// is written: the kernel needs both).
+    pub fn start_seq(&mut self, key: SessionKey, next: u32) -> Result<(), DatapathError> {
+        let s = Seq {
+            next,
+            ..Seq::default()
+        };
+        self.seqs.insert(key, s, 0).map_err(access("seqs"))
+    }
+
+    /// Session `key`'s counter and what it sent, if the kernel has it.
+    pub fn seq(&self, key: SessionKey) -> Result<Option<Seq>, DatapathError> {
+        match self.seqs.get(&key, 0) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) if not_found(&e) => Ok(None),
+            Err(e) => Err(access("seqs")(e)),
+        }
+    }
+
+    /// Writes (or replaces, atomically) how the kernel encodes `key`.
+    pub fn set_session(&mut self, key: SessionKey, s: &Session) -> Result<(), DatapathError> {
+        self.sessions.insert(key, s, 0).map_err(access("sessions"))
+    }
+
+    /// Stops encoding `key` in the kernel; returns its counter as it was
+    /// left (the next number, what it sent). The session is removed
+    /// first, so no packet takes a number after the one returned.
+    pub fn remove_session(&mut self, key: SessionKey) -> Result<Option<Seq>, DatapathError> {
+        remove(&mut self.sessions, &key, "sessions")?;
+        let seq = self.seq(key)?;
+        remove(&mut self.seqs, &key, "seqs")?;
+        Ok(seq)
+    }
+
+    /// The sessions the kernel encodes now.
+    pub fn session_keys(&self) -> Vec<SessionKey> {
+        self.sessions.keys().filter_map(Result::ok).collect()
+    }
+
+    /// Every egress window with its state (read under its lock).
+    pub fn windows(&self) -> Vec<(WindowKey, Window)> {
+        self.windows
+            .keys()
+            .filter_map(Result::ok)
+            .filter_map(|k| Some((k, self.windows.get(&k, F_LOCK).ok()?)))
+            .collect()
+    }
+
+    /// Forgets an egress window (an idle session).
+    pub fn remove_window(&mut self, key: WindowKey) -> Result<(), DatapathError> {
+        remove(&mut self.windows, &key, "windows")
+    }
+
+    /// The programs' counters, summed over CPUs, in [`STATS`] order.
+    pub fn stats(&self) -> Vec<(&'static str, u64)> {
+        STATS
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let total = self
+                    .stats
+                    .get(&(i as u32), 0)
+                    .map(|v| v.iter().sum())
+                    .unwrap_or(0);
+                (*name, total)
+            })
+            .collect()
+    }
+}
+
+fn remove<K: aya::Pod, V: aya::Pod>(
+    map: &mut HashMap<MapData, K, V>,
+    key: &K,
+    name: &'static str,
+) -> Result<(), DatapathError> {
+    match map.remove(key) {
+        Err(e) if !not_found(&e) => Err(access(name)(e)),
+        _ => Ok(()),
+    }
+}
+
+/// The kernel's clock as the programs read it (`bpf_ktime_get_ns`:
+/// CLOCK_MONOTONIC), for telling how long ago a window or session was
+/// last used.
+pub fn kernel_now_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,885 @@
+//! The kernel data path's programs, run by the kernel on crafted packets
+//! (`BPF_PROG_TEST_RUN`) and held against braid's user-space code: the
+//! forwarding step against `forward_in_place`, the egress's verdicts
+//! against `EgressSession` (a property test over arbitrary packet
+//! sequences), the classifier against `Classifier::classify`, the
+//! encoder's headers against `DataHeader::parse`. Needs root (loading
+//! eBPF); without it, or without the objects, every test is listed as
+//! ignored with the reason.
+//!
+//! `braid_tx` itself (the TUN device's transmit side) sees bare IP
+//! packets, which a test run cannot give a tc program (it always builds
+//! an Ethernet frame); its twin `braid_tx_l2` runs the same encoder on
+//! the frame, so the encoder is tested through it, and `braid_tx` in the
+//! lab (crates/cli/tests/lab.rs).
+
+use std::process::Command;
+
+use braid_bpf::compile::{self, IngressPath};
+use braid_bpf::maps::{self, Neighbor, Session, SessionKey, Settings, WindowKey};
+use braid_bpf::{Datapath, Program};
+use braid_proto::classify::{inspect, ClassRule, Classifier, Match, PortRange};
+use braid_proto::redundancy::{EgressConfig, EgressSession, Mode, PathState};
+use braid_proto::time::Instant;
+use braid_wire::data::{forward_in_place, Forward};
+use braid_wire::{DataFlags, DataHeader, Group, NodeId, RedundancyMode};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+const ME: u16 = 5;
+const PORT: u16 = 6868;
+const OUR_ADDR: [u8; 4] = [198, 18, 0, 5];
+const TC_ACT_OK: u32 = 0;
+const TC_ACT_SHOT: u32 = 2;
+const TC_ACT_REDIRECT: u32 = 7;
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("ip runs");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn ifindex(name: &str) -> u32 {
+    nix::net::if_::if_nametoindex(name).expect("the interface exists")
+}
+
+fn be(a: [u8; 4]) -> u32 {
+    u32::from_ne_bytes(a)
+}
+
+/// A data path for node ME with `flags` on, neighbors 6 and 7 on the
+/// veth pair, our address local, the default window.
+fn fresh(flags: u32) -> Datapath {
+    let mut dp = Datapath::load(ME, PORT, 64, 16).expect("the data path loads");
+    let d0 = ifindex("d0");
+    dp.set_settings(Settings {
+        flags,
+        window_mask: 8191,
+        tun_ifindex: 1,
+        segmenter_ifindex: 0,
+        hop_limit: 64,
+        pad: [0; 7],
+    })
+    .unwrap();
+    dp.set_local(be(OUR_ADDR), d0).unwrap();
+    for n in [6u8, 7] {
+        dp.set_neighbor(
+            u16::from(n),
+            Neighbor {
+                ifindex: d0,
+                addr_be: be([198, 18, 0, n]),
+                src_be: be(OUR_ADDR),
+                pad: 0,
+            },
+        )
+        .unwrap();
+    }
+    dp
+}
+
+fn stat(dp: &Datapath, name: &str) -> u64 {
+    dp.stats()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no counter {name}"))
+        .1
+}
+
+fn checksum(bytes: &[u8]) -> u16 {
+    let mut sum: u32 = bytes
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// An IPv4 header of `total` bytes, checksum filled.
+fn ipv4_header(src: [u8; 4], dst: [u8; 4], protocol: u8, dscp: u8, total: usize) -> Vec<u8> {
+    let mut h = vec![0u8; 20];
+    h[0] = 0x45;
+    h[1] = dscp << 2;
+    h[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    h[6] = 0x40;
+    h[8] = 64;
+    h[9] = protocol;
+    h[12..16].copy_from_slice(&src);
+    h[16..20].copy_from_slice(&dst);
+    let c = checksum(&h);
+    h[10..12].copy_from_slice(&c.to_be_bytes());
+    h
+}
+
+/// An Ethernet frame carrying UDP from `src` to `dst` (to the braid port).
+fn underlay(src: [u8; 4], dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0u8; 14];
+    f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 5]);
+    f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+    f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    f.extend(ipv4_header(src, dst, 17, 0, 28 + payload.len()));
+    f.extend_from_slice(&40000u16.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(payload);
+    f
+}
+
+/// A user packet: IPv4 UDP (or `protocol`) to `dst`.
+fn user_packet(dst: [u8; 4], protocol: u8, dscp: u8, sport: u16, dport: u16) -> Vec<u8> {
+    let body = b"user payload, forty bytes long, or so..";
+    let mut p = ipv4_header([198, 19, 1, 1], dst, protocol, dscp, 28 + body.len());
+    p.extend_from_slice(&sport.to_be_bytes());
+    p.extend_from_slice(&dport.to_be_bytes());
+    p.extend_from_slice(&((8 + body.len()) as u16).to_be_bytes());
+    p.extend_from_slice(&[0, 0]);
+    p.extend_from_slice(body);
+    p
+}
+
+fn header(mode: RedundancyMode, ingress: u16, egress: u16, seq: u32) -> DataHeader {
+    DataHeader {
+        flags: DataFlags::empty(),
+        mode,
+        path: 1,
+        route_ptr: 0,
+        ingress: NodeId(ingress),
+        egress: NodeId(egress),
+        seq,
+        group: Group::NONE,
+        hop_limit: 64,
+        class: 3,
+        epoch: 0xabcd_0001,
+    }
+}
+
+/// A braid datagram: `h` with `route`, then `payload`.
+fn datagram(h: DataHeader, route: &[u16], payload: &[u8]) -> Vec<u8> {
+    let route: Vec<NodeId> = route.iter().map(|&n| NodeId(n)).collect();
+    let mut b = vec![0u8; DataHeader::encoded_len(route.len()) + payload.len()];
+    let n = h.emit(&route, &mut b).unwrap();
+    b[n..].copy_from_slice(payload);
+    b
+}
+
+/// A datagram as node `from` sends it toward ME: emitted, then stepped
+/// by `forward_in_place` at every node before ME on its route.
+fn arriving(h: DataHeader, route: &[u16], payload: &[u8]) -> Vec<u8> {
+    let mut b = datagram(h, route, payload);
+    let mut at = h.ingress;
+    while at != NodeId(ME) {
+        match forward_in_place(&mut b, at).unwrap() {
+            Forward::To(next) => at = next,
+            other => panic!("the route does not reach ME: {other:?}"),
+        }
+    }
+    b
+}
+
+const RX: usize = 14 + 28;
+
+fn run(dp: &mut Datapath, p: Program, frame: &[u8]) -> (u32, Vec<u8>) {
+    dp.test_run(p, frame, &[]).expect("the test run runs")
+}
+
+// ------------------------------------------------------------- transit
+
+fn transit_follows_the_route_like_user_space() {
+    let mut dp = fresh(maps::TRANSIT | maps::EGRESS);
+    for (route, egress) in [(&[ME, 6, 8][..], 9), (&[2, ME, 7], 9), (&[ME], 7)] {
+        let h = header(RedundancyMode::Mirror, 1, egress, 77);
+        let braid = arriving(h, route, b"inner");
+        let frame = underlay([198, 18, 0, 1], OUR_ADDR, PORT, &braid);
+        let (verdict, out) = run(&mut dp, Program::Rx, &frame);
+        assert_eq!(verdict, TC_ACT_REDIRECT, "route {route:?}");
+        // The braid bytes as user space would leave them.
+        let mut expected = braid.clone();
+        let next = match forward_in_place(&mut expected, NodeId(ME)).unwrap() {
+            Forward::To(n) => n,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(&out[RX..], &expected[..], "route {route:?}");
+        // The underlay now goes from us to the next hop.
+        assert_eq!(&out[14 + 12..14 + 16], &OUR_ADDR);
+        assert_eq!(&out[14 + 16..14 + 20], &[198, 18, 0, next.0 as u8]);
+        assert_eq!(out[14 + 8], 64, "TTL");
+        assert_eq!(checksum(&out[14..34]), 0, "IP checksum");
+        assert_eq!(&out[14 + 26..14 + 28], &[0, 0], "UDP checksum off");
+        assert_eq!(&out[14 + 22..14 + 24], &PORT.to_be_bytes());
+    }
+    assert_eq!(stat(&dp, "rx_forwarded"), 3);
+}
+
+fn transit_passes_up_what_user_space_refuses() {
+    let mut dp = fresh(maps::TRANSIT | maps::EGRESS);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("pass_not_on_route", {
+            // Node 4 should hold it now, not ME.
+            let mut b = datagram(header(RedundancyMode::Single, 1, 9, 1), &[4, 6], b"x");
+            forward_in_place(&mut b, NodeId(1)).unwrap();
+            b
+        }),
+        ("pass_hop_limit", {
+            let mut h = header(RedundancyMode::Single, 1, 9, 1);
+            h.hop_limit = 1;
+            arriving(h, &[ME, 6], b"x")
+        }),
+        (
+            "pass_no_neighbor",
+            arriving(header(RedundancyMode::Single, 1, 9, 1), &[ME, 42], b"x"),
+        ),
+    ];
+    for (counter, braid) in cases {
+        let before = stat(&dp, counter);
+        let frame = underlay([198, 18, 0, 1], OUR_ADDR, PORT, &braid);
+        let (verdict, out) = run(&mut dp, Program::Rx, &frame);
+        assert_eq!(verdict, TC_ACT_OK, "{counter}");
+        assert_eq!(out, frame, "{counter}: passed up unchanged");
+        assert_eq!(stat(&dp, counter), before + 1, "{counter}");
+    }
+    assert_eq!(stat(&dp, "rx_forwarded"), 0);
+}
+
+fn malformed_and_foreign_packets_pass_up_unchanged() {
+    let mut dp = fresh(maps::TRANSIT | maps::EGRESS);
+    let good = arriving(
+        header(RedundancyMode::Single, 1, 9, 1),
+        &[ME, 6],
+        b"payload",
+    );
+    let mut bad_mode = good.clone();
+    bad_mode[1] = (bad_mode[1] & 0xf0) | 9;
+    let mut bad_pointer = good.clone();
+    bad_pointer[3] = (bad_pointer[3] & 0xc0) | 5; // beyond the route's 2
+    let mut bad_group = good.clone();
+    bad_group[12] = 0x21; // a group of 2+1, shard 0, but ...
+    bad_group[13] = 2; // ... shard 2 is repair without the parity flag
+    let truncated_route = good[..21].to_vec();
+    let truncated_header = good[..12].to_vec();
+    let control = {
+        let mut c = good.clone();
+        c[0] = 0x11;
+        c
+    };
+    let malformed = [
+        ("bad mode", bad_mode),
+        ("pointer past the route", bad_pointer),
+        ("bad group", bad_group),
+        ("route cut short", truncated_route),
+        ("header cut short", truncated_header),
+    ];
+    for (what, braid) in malformed {
+        assert!(
+            DataHeader::parse(&braid).is_err(),
+            "{what}: user space refuses it"
+        );
+        let before = stat(&dp, "pass_malformed");
+        let frame = underlay([198, 18, 0, 1], OUR_ADDR, PORT, &braid);
+        let (verdict, out) = run(&mut dp, Program::Rx, &frame);
+        assert_eq!((verdict, &out), (TC_ACT_OK, &frame), "{what}");
+        assert_eq!(stat(&dp, "pass_malformed"), before + 1, "{what}");
+    }
+    let foreign = [
+        (
+            "control message",
+            underlay([198, 18, 0, 1], OUR_ADDR, PORT, &control),
+        ),
+        (
+            "another port",
+            underlay([198, 18, 0, 1], OUR_ADDR, 53, &good),
+        ),
+        (
+            "not our address",
+            underlay([198, 18, 0, 1], [198, 18, 0, 99], PORT, &good),
+        ),
+        ("too short for Ethernet and IP", vec![0u8; 20]),
+    ];
+    for (what, frame) in foreign {
+        let (verdict, out) = run(&mut dp, Program::Rx, &frame);
+        assert_eq!((verdict, &out), (TC_ACT_OK, &frame), "{what}");
+    }
+    assert_eq!(stat(&dp, "rx_forwarded") + stat(&dp, "rx_delivered"), 0);
+}
+
+// -------------------------------------------------------------- egress
+
+/// The inner packet a datagram for ME carries.
+fn to_me(mode: RedundancyMode, epoch: u32, seq: u32, class: u8) -> (Vec<u8>, Vec<u8>) {
+    let inner = user_packet([198, 19, 9, 9], 17, 0, 1000, 2000);
+    let mut h = header(mode, 1, ME, seq);
+    h.epoch = epoch;
+    h.class = class;
+    let braid = arriving(h, &[6], &inner);
+    (underlay([198, 18, 0, 6], OUR_ADDR, PORT, &braid), inner)
+}
+
+fn egress_delivers_each_packet_once_and_leaves_coded_modes_to_user_space() {
+    let mut dp = fresh(maps::TRANSIT | maps::EGRESS);
+    let (frame, inner) = to_me(RedundancyMode::Mirror, 1, 100, 3);
+    let (verdict, out) = run(&mut dp, Program::Rx, &frame);
+    assert_eq!(verdict, TC_ACT_REDIRECT);
+    assert_eq!(&out[14..], &inner[..], "the user's packet behind Ethernet");
+    let (verdict, _) = run(&mut dp, Program::Rx, &frame);
+    assert_eq!(verdict, TC_ACT_SHOT, "the second copy");
+    assert_eq!(
+        (stat(&dp, "rx_delivered"), stat(&dp, "rx_duplicate")),
+        (1, 1)
+    );
+    // Per-path counts for the path reports.
+    let windows = dp.windows();
+    assert_eq!(windows.len(), 1);
+    assert_eq!(
+        windows[0].0,
+        WindowKey {
+            ingress: 1,
+            class_id: 3,
+            pad: 0
+        }
+    );
+    assert_eq!(windows[0].1.received[1], 2);
+    // What the kernel leaves to user space: the control class, groups.
+    for (what, frame) in [
+        ("control class", to_me(RedundancyMode::Single, 1, 5, 255).0),
+        ("parity mode", {
+            let inner = user_packet([198, 19, 9, 9], 17, 0, 1, 2);
+            let mut h = header(RedundancyMode::Parity, 1, ME, 9);
+            h.group = Group {
+                data: 3,
+                repair: 1,
+                index: 0,
+            };
+            underlay([198, 18, 0, 6], OUR_ADDR, PORT, &arriving(h, &[6], &inner))
+        }),
+    ] {
+        let (verdict, out) = run(&mut dp, Program::Rx, &frame);
+        assert_eq!((verdict, &out), (TC_ACT_OK, &frame), "{what}");
+    }
+    assert_eq!(stat(&dp, "pass_user_mode"), 2);
+    // Not IP inside: dropped, counted (user space would write it to the
+    // TUN device, which drops it).
+    let mut h = header(RedundancyMode::Single, 1, ME, 1);
+    h.class = 4;
+    let frame = underlay(
+        [198, 18, 0, 6],
+        OUR_ADDR,
+        PORT,
+        &arriving(h, &[6], b"\x00junk"),
+    );
+    assert_eq!(run(&mut dp, Program::Rx, &frame).0, TC_ACT_SHOT);
+    assert_eq!(stat(&dp, "rx_not_ip"), 1);
+}
+
+fn gso_datagrams_are_dropped_and_counted() {
+    let mut dp = fresh(maps::TRANSIT | maps::EGRESS);
+    let (frame, _) = to_me(RedundancyMode::Single, 1, 1, 3);
+    // struct __sk_buff up to gso_size: gso_segs at 164, gso_size at 176.
+    let mut ctx = vec![0u8; 192];
+    ctx[164..168].copy_from_slice(&2u32.to_ne_bytes());
+    ctx[176..180].copy_from_slice(&100u32.to_ne_bytes());
+    let (verdict, _) = dp.test_run(Program::Rx, &frame, &ctx).unwrap();
+    assert_eq!(verdict, TC_ACT_SHOT);
+    assert_eq!(stat(&dp, "rx_gso"), 1);
+}
+
+/// One packet for the dedup comparison: epoch (from a few) and number.
+fn packets() -> impl Strategy<Value = Vec<(u32, u32)>> {
+    // Numbers near a base that may sit just below the wrap, moving by
+    // small steps, back, and now and then far.
+    (any::<u32>(), prop::bool::ANY).prop_flat_map(|(base, near_wrap)| {
+        let base = if near_wrap { u32::MAX - 40 } else { base };
+        prop::collection::vec(
+            (
+                prop::sample::select(vec![1u32, 1, 1, 1, 2, 2, 3]),
+                prop_oneof![
+                    8 => -70i64..70,
+                    1 => -20_000i64..20_000,
+                    1 => Just(1i64 << 31),
+                ],
+            ),
+            1..80,
+        )
+        .prop_map(move |steps| {
+            let mut at = base;
+            steps
+                .into_iter()
+                .map(|(epoch, step)| {
+                    at = at.wrapping_add(step as u32);
+                    (epoch, at)
+                })
+                .collect()
+        })
+    })
+}
+
+fn kernel_dedup_gives_the_user_space_verdicts() {
+    let dp = std::cell::RefCell::new(fresh(maps::TRANSIT | maps::EGRESS));
+    for window in [64u32, 8192] {
+        dp.borrow_mut()
+            .set_settings(Settings {
+                flags: maps::TRANSIT | maps::EGRESS,
+                window_mask: window - 1,
+                tun_ifindex: 1,
+                segmenter_ifindex: 0,
+                hop_limit: 64,
+                pad: [0; 7],
+            })
+            .unwrap();
+        let mut runner = TestRunner::new(Config {
+            cases: 48,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let result = runner.run(&packets(), |seq| {
+            let mut dp = dp.borrow_mut();
+            for (k, _) in dp.windows() {
+                dp.remove_window(k).unwrap();
+            }
+            let config = EgressConfig {
+                dedup_window: window,
+                ..EgressConfig::default()
+            };
+            let mut user = EgressSession::new(config, Instant::ZERO);
+            for (i, &(epoch, n)) in seq.iter().enumerate() {
+                let (frame, _) = to_me(RedundancyMode::Mirror, epoch, n, 3);
+                let braid = &frame[RX..];
+                let pkt = DataHeader::parse(braid).unwrap();
+                let mut delivered = false;
+                user.receive(Instant::ZERO, &pkt, &mut |_| delivered = true);
+                let (verdict, _) = run(&mut dp, Program::Rx, &frame);
+                prop_assert_eq!(
+                    verdict == TC_ACT_REDIRECT,
+                    delivered,
+                    "packet {} (epoch {}, seq {:#x}) of {:?}",
+                    i,
+                    epoch,
+                    n,
+                    seq
+                );
+            }
+            let w = dp.windows()[0].1;
+            let c = user.counters();
+            prop_assert_eq!(
+                (w.delivered, w.duplicates, w.too_old, w.too_far_ahead),
+                (c.delivered, c.duplicates, c.too_old, c.too_far_ahead)
+            );
+            prop_assert_eq!(
+                (w.old_epoch, w.epoch_changes),
+                (c.old_epoch, c.epoch_changes)
+            );
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("window {window}: {e}");
+        }
+    }
+}
+
+// ------------------------------------------------------------- ingress
+
+const EGRESS_NODE: u16 = 9;
+
+/// A data path that encodes class `class` toward node 9 (198.19.9.0/24)
+/// in `mode` over `paths` (transit lists; the first hop is 6 or 7).
+fn ingress(mode: Mode, paths: &[&[NodeId]], weights: &[u32]) -> Datapath {
+    let mut dp = fresh(maps::TRANSIT | maps::EGRESS | maps::INGRESS);
+    dp.set_prefix(be([198, 19, 9, 0]), 24, EGRESS_NODE).unwrap();
+    dp.set_ruleset(&compile::ruleset(&Classifier::example()).unwrap())
+        .unwrap();
+    let ps: Vec<IngressPath<'_>> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, t)| IngressPath {
+            slot: i as u8,
+            transit: t,
+            state: PathState {
+                up: true,
+                weight: weights[i],
+                loss: 0.0,
+            },
+        })
+        .collect();
+    let s = compile::session(NodeId(EGRESS_NODE), mode, 0x5eed, &ps).unwrap();
+    // Classifier::example's classes: 0, voip, dns, office.
+    for class_id in 0..=3 {
+        let key = SessionKey {
+            egress: EGRESS_NODE,
+            class_id,
+            pad: 0,
+        };
+        dp.start_seq(key, 1000).unwrap();
+        dp.set_session(key, &s).unwrap();
+    }
+    dp
+}
+
+/// The user packet as a segment from the segmenter: behind Ethernet.
+fn segment(packet: &[u8]) -> Vec<u8> {
+    let mut f = vec![0u8; 12];
+    f.extend_from_slice(&0x0800u16.to_be_bytes());
+    f.extend_from_slice(packet);
+    f
+}
+
+/// Parses what the encoder sent: (header, route, payload).
+fn sent(out: &[u8]) -> (DataHeader, Vec<u16>, Vec<u8>) {
+    assert_eq!(&out[12..14], &[8, 0]);
+    assert_eq!(checksum(&out[14..34]), 0, "outer IP checksum");
+    assert_eq!(out[14 + 9], 17);
+    let udp_len = u16::from_be_bytes([out[14 + 24], out[14 + 25]]) as usize;
+    assert_eq!(udp_len, out.len() - 34, "UDP length");
+    let pkt = DataHeader::parse(&out[RX..]).expect("a braid header user space reads");
+    let route = pkt.route.iter().map(|n| n.0).collect();
+    (pkt.header, route, pkt.payload.to_vec())
+}
+
+fn ingress_encodes_what_user_space_would_send() {
+    let r67 = [NodeId(6), NodeId(8)];
+    let mut dp = ingress(Mode::Single, &[&r67], &[1]);
+    let voip = user_packet([198, 19, 9, 20], 17, 46, 4000, 5060);
+    for n in 0..3u32 {
+        let (verdict, out) = run(&mut dp, Program::TxL2, &segment(&voip));
+        assert_eq!(verdict, TC_ACT_REDIRECT);
+        let (h, route, payload) = sent(&out);
+        assert_eq!(payload, voip);
+        assert_eq!(route, vec![6, 8]);
+        assert_eq!(&out[14 + 16..14 + 20], &[198, 18, 0, 6], "to the first hop");
+        assert_eq!(&out[14 + 12..14 + 16], &OUR_ADDR);
+        let class = Classifier::example().classify(&inspect(&voip).unwrap());
+        let expected = DataHeader {
+            flags: DataFlags::URGENT,
+            mode: RedundancyMode::Single,
+            path: 0,
+            route_ptr: 1,
+            ingress: NodeId(ME),
+            egress: NodeId(EGRESS_NODE),
+            seq: 1000 + n,
+            group: Group::NONE,
+            hop_limit: 63,
+            class: class.class,
+            epoch: 0x5eed,
+        };
+        assert_eq!(h, expected);
+        // The first hop steps it on exactly as from user space.
+        let mut braid = out[RX..].to_vec();
+        assert_eq!(
+            forward_in_place(&mut braid, NodeId(6)),
+            Ok(Forward::To(NodeId(8)))
+        );
+    }
+    let key = SessionKey {
+        egress: EGRESS_NODE,
+        class_id: 1,
+        pad: 0,
+    };
+    let seq = dp.seq(key).unwrap().unwrap();
+    assert_eq!((seq.next, seq.packets, seq.sent[0]), (1003, 3, 3));
+    assert_eq!(stat(&dp, "tx_encapsulated"), 3);
+}
+
+fn ingress_stripes_by_the_table_and_pins_flows_by_their_hash() {
+    let (a, b) = ([NodeId(6)], [NodeId(7)]);
+    let mut dp = ingress(Mode::Stripe { pin_flows: false }, &[&a, &b], &[3, 1]);
+    let table = compile::stripe_table(&[3, 1]);
+    let p = user_packet([198, 19, 9, 20], 6, 0, 4000, 80);
+    for n in 0..8u32 {
+        let (_, out) = run(&mut dp, Program::TxL2, &segment(&p));
+        let (h, route, _) = sent(&out);
+        let want = table[((1000 + n) % 64) as usize];
+        assert_eq!(h.path, want, "packet {n}");
+        assert_eq!(route, vec![[6, 7][want as usize]]);
+    }
+    let mut dp = ingress(Mode::Stripe { pin_flows: true }, &[&a, &b], &[3, 1]);
+    for sport in 1000..1040u16 {
+        let p = user_packet([198, 19, 9, 20], 6, 0, sport, 80);
+        let hash = inspect(&p).unwrap().flow_hash;
+        let want = u8::from(hash % 4 >= 3);
+        let (_, out) = run(&mut dp, Program::TxL2, &segment(&p));
+        assert_eq!(sent(&out).0.path, want, "source port {sport}");
+    }
+}
+
+fn ingress_mirror_sends_a_copy_per_path() {
+    ip(&[
+        "neigh",
+        "replace",
+        "198.18.0.6",
+        "lladdr",
+        "02:00:00:00:00:06",
+        "dev",
+        "d0",
+        "nud",
+        "permanent",
+    ]);
+    ip(&[
+        "neigh",
+        "replace",
+        "198.18.0.7",
+        "lladdr",
+        "02:00:00:00:00:07",
+        "dev",
+        "d0",
+        "nud",
+        "permanent",
+    ]);
+    let long = [NodeId(6), NodeId(8)];
+    let short = [NodeId(7)];
+    let mut dp = ingress(Mode::Mirror(2), &[&long, &short], &[1, 1]);
+    let p = user_packet([198, 19, 9, 20], 17, 0, 4000, 53);
+    let (verdict, out) = run(&mut dp, Program::TxL2, &segment(&p));
+    assert_eq!(verdict, TC_ACT_REDIRECT);
+    // The longer header goes last: the packet left in the buffer.
+    let (h, route, payload) = sent(&out);
+    assert_eq!((h.path, route, payload), (0, vec![6, 8], p.clone()));
+    assert_eq!(h.mode, RedundancyMode::Mirror);
+    let stats = dp.stats();
+    assert_eq!(stat(&dp, "tx_copies"), 2, "{stats:?}");
+    assert_eq!(
+        stat(&dp, "tx_no_neighbor") + stat(&dp, "tx_error"),
+        0,
+        "{stats:?}"
+    );
+    let key = SessionKey {
+        egress: EGRESS_NODE,
+        class_id: 2,
+        pad: 0,
+    };
+    let seq = dp.seq(key).unwrap().unwrap();
+    assert_eq!((seq.sent[0], seq.sent[1], seq.packets), (1, 1, 1));
+}
+
+fn ingress_passes_what_the_kernel_does_not_encode() {
+    let r = [NodeId(6)];
+    let mut dp = ingress(Mode::Single, &[&r], &[1]);
+    let before = stat(&dp, "pass_no_session");
+    for (what, p) in [
+        ("no prefix", user_packet([203, 0, 113, 1], 17, 0, 1, 2)),
+        ("class without a kernel session", {
+            dp.set_prefix(be([198, 19, 10, 0]), 24, 10).unwrap();
+            user_packet([198, 19, 10, 1], 17, 0, 1, 2)
+        }),
+    ] {
+        let (verdict, out) = run(&mut dp, Program::TxL2, &segment(&p));
+        // On to the TUN device (a redirect) unchanged.
+        assert_eq!(
+            (verdict, &out[..]),
+            (TC_ACT_REDIRECT, &segment(&p)[..]),
+            "{what}"
+        );
+    }
+    assert_eq!(stat(&dp, "pass_no_session"), before + 2);
+    assert_eq!(stat(&dp, "tx_encapsulated"), 0);
+    // A session whose paths are gone: dropped, counted, as user space.
+    for class_id in 0..=3 {
+        let key = SessionKey {
+            egress: EGRESS_NODE,
+            class_id,
+            pad: 0,
+        };
+        dp.set_session(key, &Session::default()).unwrap();
+    }
+    let p = user_packet([198, 19, 9, 1], 17, 0, 1, 2);
+    assert_eq!(run(&mut dp, Program::TxL2, &segment(&p)).0, TC_ACT_SHOT);
+    assert_eq!(stat(&dp, "tx_no_path"), 1);
+}
+
+/// Rules from a small alphabet, so that packets hit and miss them.
+fn rules() -> impl Strategy<Value = Classifier> {
+    let rule = (
+        1u8..=20,
+        prop::collection::vec(
+            prop::sample::select(vec![
+                "198.19.0.0/16",
+                "198.19.9.0/24",
+                "10.0.0.0/8",
+                "2001:db8::/32",
+            ]),
+            0..3,
+        ),
+        prop::collection::vec(prop::sample::select(vec![0u8, 10, 46, 48]), 0..3),
+        prop::collection::vec(prop::sample::select(vec![6u8, 17, 1]), 0..3),
+        prop::collection::vec((0u16..100, 0u16..100), 0..3),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(id, dst, dscp, protocols, ports, urgent)| ClassRule {
+            name: format!("c{id}"),
+            id,
+            matches: Match {
+                dst: dst.iter().map(|d| d.parse().unwrap()).collect(),
+                dscp,
+                protocols,
+                src_ports: Vec::new(),
+                dst_ports: ports
+                    .into_iter()
+                    .map(|(a, b)| PortRange(a.min(b), a.max(b)))
+                    .collect(),
+            },
+            urgent,
+        });
+    prop::collection::vec(rule, 0..6).prop_map(|rules| Classifier { rules })
+}
+
+fn kernel_classifier_agrees_with_user_space() {
+    let r = [NodeId(6)];
+    let dp = std::cell::RefCell::new(ingress(Mode::Single, &[&r], &[1]));
+    let mut runner = TestRunner::new(Config {
+        cases: 64,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let packet = (
+        prop::sample::select(vec![[198u8, 19, 9, 1], [198, 19, 1, 1]]),
+        prop::sample::select(vec![0u8, 10, 46, 48]),
+        prop::sample::select(vec![6u8, 17, 1]),
+        0u16..100,
+    );
+    let result = runner.run(
+        &(rules(), prop::collection::vec(packet, 1..12)),
+        |(classifier, packets)| {
+            let mut dp = dp.borrow_mut();
+            dp.set_ruleset(&compile::ruleset(&classifier).unwrap())
+                .unwrap();
+            dp.set_prefix(be([198, 19, 0, 0]), 16, EGRESS_NODE).unwrap();
+            let s = compile::session(
+                NodeId(EGRESS_NODE),
+                Mode::Single,
+                1,
+                &[IngressPath {
+                    slot: 0,
+                    transit: &r,
+                    state: PathState {
+                        up: true,
+                        weight: 1,
+                        loss: 0.0,
+                    },
+                }],
+            )
+            .unwrap();
+            for class_id in 0..=20u8 {
+                let key = SessionKey {
+                    egress: EGRESS_NODE,
+                    class_id,
+                    pad: 0,
+                };
+                dp.start_seq(key, 0).unwrap();
+                dp.set_session(key, &s).unwrap();
+            }
+            for (dst, dscp, protocol, port) in packets {
+                let p = user_packet(dst, protocol, dscp, 7, port);
+                let want = classifier.classify(&inspect(&p).unwrap());
+                let (_, out) = run(&mut dp, Program::TxL2, &segment(&p));
+                let (h, _, _) = sent(&out);
+                prop_assert_eq!(h.class, want.class);
+                prop_assert_eq!(h.flags.contains(DataFlags::URGENT), want.urgent);
+            }
+            Ok(())
+        },
+    );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+// ----------------------------------------------------------------- main
+
+type Test = fn();
+
+const TESTS: &[(&str, Test)] = &[
+    (
+        "transit_follows_the_route_like_user_space",
+        transit_follows_the_route_like_user_space,
+    ),
+    (
+        "transit_passes_up_what_user_space_refuses",
+        transit_passes_up_what_user_space_refuses,
+    ),
+    (
+        "malformed_and_foreign_packets_pass_up_unchanged",
+        malformed_and_foreign_packets_pass_up_unchanged,
+    ),
+    (
+        "egress_delivers_each_packet_once_and_leaves_coded_modes_to_user_space",
+        egress_delivers_each_packet_once_and_leaves_coded_modes_to_user_space,
+    ),
+    (
+        "gso_datagrams_are_dropped_and_counted",
+        gso_datagrams_are_dropped_and_counted,
+    ),
+    (
+        "kernel_dedup_gives_the_user_space_verdicts",
+        kernel_dedup_gives_the_user_space_verdicts,
+    ),
+    (
+        "ingress_encodes_what_user_space_would_send",
+        ingress_encodes_what_user_space_would_send,
+    ),
+    (
+        "ingress_stripes_by_the_table_and_pins_flows_by_their_hash",
+        ingress_stripes_by_the_table_and_pins_flows_by_their_hash,
+    ),
+    (
+        "ingress_mirror_sends_a_copy_per_path",
+        ingress_mirror_sends_a_copy_per_path,
+    ),
+    (
+        "ingress_passes_what_the_kernel_does_not_encode",
+        ingress_passes_what_the_kernel_does_not_encode,
+    ),
+    (
+        "kernel_classifier_agrees_with_user_space",
+        kernel_classifier_agrees_with_user_space,
+    ),
+];
+
+fn main() -> std::process::ExitCode {
+    let args = libtest_mimic::Arguments::from_args();
+    let skip = if braid_bpf::missing().is_some() {
+        Some("skipped: braid was built without its eBPF objects (clang)")
+    } else if !nix_is_root() {
+        Some("skipped: not root (loading eBPF)")
+    } else {
+        None
+    };
+    if skip.is_none() {
+        // Every test thread starts from this one: all run in a network
+        // namespace of their own, with a veth pair for addresses.
+        unshare_net();
+        ip(&["link", "set", "lo", "up"]);
+        ip(&["link", "add", "d0", "type", "veth", "peer", "name", "d1"]);
+        ip(&["link", "set", "d1", "up"]);
+        ip(&["link", "set", "d0", "up"]);
+        ip(&["addr", "add", "198.18.0.5/24", "dev", "d0"]);
+        // A router: the kernel's route lookup for mirror copies answers
+        // only on interfaces that forward.
+        std::fs::write("/proc/sys/net/ipv4/ip_forward", "1").expect("forwarding on");
+    }
+    let trials = TESTS
+        .iter()
+        .map(|&(name, f)| {
+            let t = libtest_mimic::Trial::test(name, move || {
+                f();
+                Ok(())
+            });
+            match skip {
+                Some(why) => t.with_ignored_flag(true).with_kind(why),
+                None => t,
+            }
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+fn nix_is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+fn unshare_net() {
+    // This (main) thread moves to a network namespace of its own; the
+    // test threads are spawned after it and start in it.
+    nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET)
+        .expect("a network namespace of our own (root)");
+}
