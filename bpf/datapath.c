@@ -21,7 +21,9 @@
 //   braid_tx_l2  tc ingress of the segmenter veth's far end: the same for
 //                the segments, which carry an Ethernet header.
 //
-// Verdicts are counted in `stats` (enum braid_stat).
+// Verdicts are counted in `stats` (enum braid_stat). What a program does
+// not take it passes on with TC_ACT_UNSPEC (TCX_NEXT): the programs
+// attached after it, and then the stack, see the packet unchanged.
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <linux/if_ether.h>
@@ -364,7 +366,7 @@ int braid_rx(struct __sk_buff *skb)
 {
 	struct braid_settings *s = get_settings();
 	if (!s || !(s->flags & (BRAID_TRANSIT | BRAID_EGRESS)))
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	// Make the headers we read (at most the largest braid header) linear.
 	__u32 want = RX_BRAID + MAX_HEADER;
 	if (want > skb->len)
@@ -375,27 +377,27 @@ int braid_rx(struct __sk_buff *skb)
 	void *end = (void *)(long)skb->data_end;
 	struct ethhdr *eth = data;
 	if ((void *)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	struct iphdr *ip = (void *)(eth + 1);
 	if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->protocol != IPPROTO_UDP)
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	if (ip->frag_off & bpf_htons(0x3fff))
-		return TC_ACT_OK; // a fragment: the stack reassembles it
+		return TC_ACT_UNSPEC; // a fragment: the stack reassembles it
 	struct udphdr *udp = (void *)(ip + 1);
 	if ((void *)(udp + 1) > end || udp->dest != bpf_htons(port))
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	__u8 *b = (void *)(udp + 1);
 	if ((void *)(b + 1) > end || b[0] != DATA_FIRST_BYTE) {
 		count(BRAID_PASS_CONTROL);
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	}
 	__u32 dst = ip->daddr;
 	if (!bpf_map_lookup_elem(&locals, &dst))
-		return TC_ACT_OK; // not addressed to this router
+		return TC_ACT_UNSPEC; // not addressed to this router
 	count(BRAID_RX_DATA);
 	if ((void *)(b + DATA_HEADER_LEN) > end) {
 		count(BRAID_PASS_MALFORMED);
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	}
 	if (skb->gso_segs > 1) {
 		// Several datagrams in one: seen only with UDP GRO forwarding on
@@ -426,49 +428,49 @@ int braid_rx(struct __sk_buff *skb)
 	__u32 header_len = DATA_HEADER_LEN + 2 * rlen;
 	if (mode > 6 || rptr > rlen || !group_ok || (void *)(b + header_len) > end) {
 		count(BRAID_PASS_MALFORMED);
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	}
 	if (egress == me) {
 		if (!(s->flags & BRAID_EGRESS))
-			return TC_ACT_OK;
+			return TC_ACT_UNSPEC;
 		if (class_id == CLASS_CONTROL || gdata || grepair || mode > MODE_MIRROR) {
 			count(BRAID_PASS_USER_MODE);
-			return TC_ACT_OK;
+			return TC_ACT_UNSPEC;
 		}
 		return deliver(skb, s, ingress, class_id, epoch, seq, path, header_len);
 	}
 	if (!(s->flags & BRAID_TRANSIT))
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	// forward_in_place: the node that should hold the packet now is the
 	// ingress before the first hop, then the route entry just passed.
 	__u16 expected = ingress;
 	if (rptr > 0) {
 		__u8 *at = b + DATA_HEADER_LEN + 2 * ((rptr - 1) & 0x3f);
 		if ((void *)(at + 2) > end)
-			return TC_ACT_OK;
+			return TC_ACT_UNSPEC;
 		expected = be16_at(at);
 	}
 	if (expected != me) {
 		count(BRAID_PASS_NOT_ON_ROUTE);
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	}
 	if (hop == 0) {
 		count(BRAID_PASS_HOP_LIMIT);
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	}
 	__u16 next = egress;
 	__u32 new_ptr = rptr;
 	if (rptr < rlen) {
 		__u8 *at = b + DATA_HEADER_LEN + 2 * (rptr & 0x3f);
 		if ((void *)(at + 2) > end)
-			return TC_ACT_OK;
+			return TC_ACT_UNSPEC;
 		next = be16_at(at);
 		new_ptr = rptr + 1;
 	}
 	struct braid_neighbor *nb = bpf_map_lookup_elem(&neighbors, &next);
 	if (!nb) {
 		count(BRAID_PASS_NO_NEIGHBOR);
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	}
 	// New route pointer and hop limit; the underlay from us to the next
 	// hop. Written with the checksum kept right for CHECKSUM_COMPLETE.
@@ -858,7 +860,7 @@ SEC("classifier")
 int braid_tx(struct __sk_buff *skb)
 {
 	int r = encode(skb, 0);
-	return r < 0 ? TC_ACT_OK : r;
+	return r < 0 ? TC_ACT_UNSPEC : r;
 }
 
 SEC("classifier")

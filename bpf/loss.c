@@ -6,11 +6,11 @@
 // lost with probability 1-k if it arrived in Good, 1-h if in Bad.
 // Bernoulli loss L is p = L, r = 1 - L, 1-h = 1, 1-k = 0.
 //
-// Built once, when braid is built (crates/lab/build.rs), and carried
+// Built once, when braid is built (crates/bpf/build.rs), and carried
 // inside the braid binary. The four probabilities, scaled to 2^32
-// (0xffffffff or more: always), are read-only globals: the loader (tc,
-// through libbpf) loads them from the object's .rodata, which braid lab
-// writes into a copy of the object for each parameter set. Map `state`:
+// (0xffffffff or more: always), are read-only globals the loader sets
+// (braid_bpf::loss, which attaches the program first on the link's
+// receiving side, ahead of braid's own programs there). Map `state`:
 // [0] = 1 while in Bad, [1] = packets seen, [2] = packets dropped.
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -58,7 +58,9 @@ int ge_loss(struct __sk_buff *skb)
 		__sync_fetch_and_add(dropped, 1);
 		return TC_ACT_SHOT;
 	}
-	return TC_ACT_OK;
+	// Not lost: on to whatever comes next on this hook (TCX_NEXT), the
+	// kernel data path included.
+	return TC_ACT_UNSPEC;
 }
 
 char _license[] SEC("license") = "GPL";

@@ -7,12 +7,14 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`loss`] | the lab's loss program, attached ahead of everything on a link's receiving side |
 //! | [`maps`] | the byte layout of every map the kernel data path shares with the daemon |
 //! | [`compile`] | the node's classifier and sessions in the kernel's terms, or why not |
 //! | [`datapath`] | loading the data path, attaching it (TCX links), typed map writes, counters |
 
 pub mod compile;
 pub mod datapath;
+pub mod loss;
 pub mod maps;
 
 pub use datapath::{Datapath, DatapathError, Program};

@@ -29,7 +29,8 @@ use proptest::test_runner::{Config, TestRunner};
 const ME: u16 = 5;
 const PORT: u16 = 6868;
 const OUR_ADDR: [u8; 4] = [198, 18, 0, 5];
-const TC_ACT_OK: u32 = 0;
+/// TC_ACT_UNSPEC (TCX_NEXT): passed on, to the stack and user space.
+const PASS: u32 = u32::MAX;
 const TC_ACT_SHOT: u32 = 2;
 const TC_ACT_REDIRECT: u32 = 7;
 
@@ -238,7 +239,7 @@ fn transit_passes_up_what_user_space_refuses() {
         let before = stat(&dp, counter);
         let frame = underlay([198, 18, 0, 1], OUR_ADDR, PORT, &braid);
         let (verdict, out) = run(&mut dp, Program::Rx, &frame);
-        assert_eq!(verdict, TC_ACT_OK, "{counter}");
+        assert_eq!(verdict, PASS, "{counter}");
         assert_eq!(out, frame, "{counter}: passed up unchanged");
         assert_eq!(stat(&dp, counter), before + 1, "{counter}");
     }
@@ -281,7 +282,7 @@ fn malformed_and_foreign_packets_pass_up_unchanged() {
         let before = stat(&dp, "pass_malformed");
         let frame = underlay([198, 18, 0, 1], OUR_ADDR, PORT, &braid);
         let (verdict, out) = run(&mut dp, Program::Rx, &frame);
-        assert_eq!((verdict, &out), (TC_ACT_OK, &frame), "{what}");
+        assert_eq!((verdict, &out), (PASS, &frame), "{what}");
         assert_eq!(stat(&dp, "pass_malformed"), before + 1, "{what}");
     }
     let foreign = [
@@ -301,7 +302,7 @@ fn malformed_and_foreign_packets_pass_up_unchanged() {
     ];
     for (what, frame) in foreign {
         let (verdict, out) = run(&mut dp, Program::Rx, &frame);
-        assert_eq!((verdict, &out), (TC_ACT_OK, &frame), "{what}");
+        assert_eq!((verdict, &out), (PASS, &frame), "{what}");
     }
     assert_eq!(stat(&dp, "rx_forwarded") + stat(&dp, "rx_delivered"), 0);
 }
@@ -357,7 +358,7 @@ fn egress_delivers_each_packet_once_and_leaves_coded_modes_to_user_space() {
         }),
     ] {
         let (verdict, out) = run(&mut dp, Program::Rx, &frame);
-        assert_eq!((verdict, &out), (TC_ACT_OK, &frame), "{what}");
+        assert_eq!((verdict, &out), (PASS, &frame), "{what}");
     }
     assert_eq!(stat(&dp, "pass_user_mode"), 2);
     // Not IP inside: dropped, counted (user space would write it to the
@@ -784,6 +785,45 @@ fn kernel_classifier_agrees_with_user_space() {
     }
 }
 
+// ----------------------------------------------------------------- loss
+
+fn the_lab_loss_program_drops_as_its_parameters_say() {
+    use braid_bpf::loss::Loss;
+    const ALWAYS: u64 = 0xffff_ffff;
+    let frame = underlay([198, 18, 0, 1], OUR_ADDR, PORT, b"x");
+    // Bad always, losing everything there: a blackhole.
+    let mut hole = Loss::load(&[
+        ("p_gb", ALWAYS),
+        ("p_bg", 0),
+        ("loss_good", ALWAYS),
+        ("loss_bad", ALWAYS),
+    ])
+    .unwrap();
+    // Good always, losing nothing: what comes next on the hook decides.
+    let mut clear = Loss::load(&[
+        ("p_gb", 0),
+        ("p_bg", ALWAYS),
+        ("loss_good", 0),
+        ("loss_bad", 0),
+    ])
+    .unwrap();
+    for _ in 0..20 {
+        assert_eq!(hole.test_run(&frame).unwrap(), TC_ACT_SHOT);
+        assert_eq!(clear.test_run(&frame).unwrap(), PASS);
+    }
+    // Bernoulli 50%: both verdicts within 200 packets (a failure here
+    // is a 2^-199 event).
+    let mut half = Loss::load(&[
+        ("p_gb", ALWAYS / 2),
+        ("p_bg", ALWAYS / 2),
+        ("loss_good", 0),
+        ("loss_bad", ALWAYS),
+    ])
+    .unwrap();
+    let verdicts: Vec<u32> = (0..200).map(|_| half.test_run(&frame).unwrap()).collect();
+    assert!(verdicts.contains(&TC_ACT_SHOT) && verdicts.contains(&PASS));
+}
+
 // ----------------------------------------------------------------- main
 
 type Test = fn();
@@ -832,6 +872,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "kernel_classifier_agrees_with_user_space",
         kernel_classifier_agrees_with_user_space,
+    ),
+    (
+        "the_lab_loss_program_drops_as_its_parameters_say",
+        the_lab_loss_program_drops_as_its_parameters_say,
     ),
 ];
 

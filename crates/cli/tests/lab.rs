@@ -382,6 +382,137 @@ fn a_bad_config_is_refused_with_file_line_and_field() {
 }
 
 /// The repository's scenario `name`, with each (from, to) replaced.
+/// The kernel data path's counter `name`, summed over every daemon of
+/// variant `v` of a report.
+fn kernel_counter(r: &serde_json::Value, v: usize, name: &str) -> u64 {
+    r["variants"][v]["daemons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["stats"]["kernel"]["programs"][name].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// The user-space node's counter `name`, summed over variant `v`'s daemons.
+fn node_counter(r: &serde_json::Value, v: usize, name: &str) -> u64 {
+    r["variants"][v]["daemons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["stats"]["node"][name].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// Variants of the kernel data path at every router, the ingress too.
+const KERNEL_VARIANTS: &str = "[[variant]]\nname = \"kernel single\"\nmode = \"single\"\ndatapath = \"kernel\"\nlate_binding = 0\n\
+     [[variant]]\nname = \"kernel mirror\"\nmode = \"mirror:2\"\ndatapath = \"kernel\"\nlate_binding = 0\n";
+
+fn the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice() {
+    // The user-space test's diamond (10% loss on each path's first link),
+    // every router on the kernel path: the same expectations.
+    let text = diamond("tkloss", "single", 0.1, 2000) + KERNEL_VARIANTS;
+    let r = run_lab(&write_lab("tk1.toml", &text));
+    let f = |v: usize| r["variants"][v]["flows"][0].clone();
+    eprintln!("kernel single: {}\nkernel mirror: {}", f(0), f(1));
+    let lost = |x: &serde_json::Value| x["lost"].as_u64().unwrap();
+    let dup = |x: &serde_json::Value| x["duplicates"].as_u64().unwrap_or(0);
+    assert!(lost(&f(0)) >= 120, "single: {}", lost(&f(0)));
+    assert!(lost(&f(1)) < 100, "mirror: {}", lost(&f(1)));
+    assert!(lost(&f(1)) * 2 < lost(&f(0)));
+    assert_eq!((dup(&f(0)), dup(&f(1))), (0, 0), "never a packet twice");
+    // The kernel did the work: both copies of (nearly) every packet
+    // crossed a transit router in the kernel, and none in user space.
+    assert!(
+        kernel_counter(&r, 1, "rx_forwarded") > 3000,
+        "transit in the kernel: {}",
+        kernel_counter(&r, 1, "rx_forwarded")
+    );
+    assert_eq!(node_counter(&r, 1, "forwarded"), 0, "no transit in user space");
+    assert!(kernel_counter(&r, 1, "tx_copies") > 3500);
+    assert!(kernel_counter(&r, 1, "rx_duplicate") > 1000);
+    assert!(namespaces_of("tkloss").is_empty());
+}
+
+fn a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space() {
+    let text = "name = \"tkfail\"\npaths = 2\nprobe_interval = \"100ms\"\ndead_after = 5\n\
+         [[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\n[[router]]\nname = \"c\"\n\
+         [[router]]\nname = \"e\"\n[[router]]\nname = \"d\"\nhost = true\n\
+         [[link]]\na = \"a\"\nb = \"b\"\n[[link]]\na = \"b\"\nb = \"d\"\n[[link]]\na = \"a\"\nb = \"c\"\n\
+         [[link]]\na = \"c\"\nb = \"e\"\n[[link]]\na = \"e\"\nb = \"d\"\n\
+         [[flow]]\nname = \"voip\"\nfrom = \"a\"\nto = \"d\"\ncount = 400\ninterval = \"20ms\"\n\
+         [[event]]\nat = \"2s\"\nflow = \"voip\"\naction = \"blackhole\"\n"
+        .to_string()
+        + KERNEL_VARIANTS;
+    let r = run_lab(&write_lab("tk2.toml", &text));
+    let f = |v: usize| r["variants"][v]["flows"][0].clone();
+    eprintln!("kernel single: {}\nkernel mirror: {}", f(0), f(1));
+    let lost = |x: &serde_json::Value| x["lost"].as_u64().unwrap();
+    let gap = |x: &serde_json::Value| x["max_gap_ms"].as_f64().unwrap();
+    // The routes move (the daemon, told by the probes) and the kernel
+    // follows: single path loses the outage, then recovers; mirror's
+    // other copy was on the other path all along.
+    assert!(lost(&f(0)) >= 5, "the blackhole hit the active path");
+    assert!(gap(&f(0)) < 2000.0, "recovered: gap {} ms", gap(&f(0)));
+    assert!(lost(&f(1)) <= 2, "{}", lost(&f(1)));
+    assert!(kernel_counter(&r, 0, "tx_encapsulated") > 300);
+    assert!(namespaces_of("tkfail").is_empty());
+}
+
+fn kernel_tcp_crosses_the_kernel_path_segments_and_all() {
+    // Real TCP through routers on the kernel path: its GSO packets are
+    // cut into segments on the way in; mirror:2 spares it most of the
+    // 10% loss, as in user space.
+    let text = diamond("tktcp", "single", 0.1, 10)
+        .replace(
+            "[[flow]]\nname = \"probe\"",
+            "[[flow]]\nkind = \"tcp\"\nduration = \"4s\"\nbitrate = \"4Mbit\"\nname = \"probe\"",
+        )
+        .replace("loss = 0.1\n", "loss = 0.1\nrate = \"10Mbit\"\n")
+        + KERNEL_VARIANTS;
+    let r = run_lab(&write_lab("tk3.toml", &text));
+    let f = |v: usize| r["variants"][v]["flows"][0].clone();
+    eprintln!("kernel single: {}\nkernel mirror: {}", f(0), f(1));
+    let goodput = |x: &serde_json::Value| x["goodput_mbps"].as_f64().unwrap();
+    let retx = |x: &serde_json::Value| x["retransmits"].as_u64().unwrap();
+    assert!(goodput(&f(0)) > 0.1 && goodput(&f(1)) > 0.1);
+    let per_mb = |x: &serde_json::Value| retx(x) as f64 / (goodput(x) * 4.0 / 8.0);
+    assert!(
+        per_mb(&f(0)) > 2.0 * per_mb(&f(1)),
+        "retransmissions per MB: {:.0} vs {:.0}",
+        per_mb(&f(0)),
+        per_mb(&f(1))
+    );
+    for v in [0, 1] {
+        assert!(
+            kernel_counter(&r, v, "tx_encapsulated") > 1000,
+            "variant {v}: TCP encoded in the kernel"
+        );
+    }
+    assert!(namespaces_of("tktcp").is_empty());
+}
+
+fn kernel_and_user_routers_mix_in_one_mesh() {
+    // The ingress a and transit c on the kernel path, transit b and the
+    // egress d in user space: mirror:2 works across the mix.
+    let text = diamond("tkmix", "mirror:2", 0.1, 2000)
+        + "[[variant]]\nname = \"mixed\"\nmode = \"mirror:2\"\ndatapath = \"kernel\"\nlate_binding = 0\nkernel_routers = [\"a\", \"c\"]\n";
+    let r = run_lab(&write_lab("tk4.toml", &text));
+    let f = r["variants"][0]["flows"][0].clone();
+    eprintln!("mixed: {f}");
+    let lost = f["lost"].as_u64().unwrap();
+    assert!(lost < 100, "{lost}");
+    assert_eq!(f["duplicates"].as_u64().unwrap_or(0), 0);
+    let daemons = &r["variants"][0]["daemons"];
+    let kernel = |i: usize, c: &str| daemons[i]["stats"]["kernel"]["programs"][c].as_u64().unwrap_or(0);
+    let node = |i: usize, c: &str| daemons[i]["stats"]["node"][c].as_u64().unwrap_or(0);
+    assert!(kernel(0, "tx_copies") > 3500, "a encodes in the kernel");
+    assert!(kernel(2, "rx_forwarded") > 1500, "c forwards in the kernel");
+    assert!(node(1, "forwarded") > 1500, "b forwards in user space");
+    assert!(daemons[3]["stats"]["kernel"].is_null(), "d runs no kernel path");
+    assert!(node(3, "delivered") > 1900, "d delivers in user space");
+    assert!(namespaces_of("tkmix").is_empty());
+}
+
 fn scenario_with(name: &str, edits: &[(&str, &str)]) -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/lab/");
     let mut text = std::fs::read_to_string(format!("{path}{name}")).unwrap();
@@ -528,7 +659,11 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 10] = [
+    let tests: [LabTest; 14] = [
+        ("the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice", Some(&[]), the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice),
+        ("a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space", Some(&[]), a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space),
+        ("kernel_tcp_crosses_the_kernel_path_segments_and_all", Some(&["iperf3"]), kernel_tcp_crosses_the_kernel_path_segments_and_all),
+        ("kernel_and_user_routers_mix_in_one_mesh", Some(&[]), kernel_and_user_routers_mix_in_one_mesh),
         ("udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows", Some(&[]), udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows),
         ("a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirror_nothing", Some(&[]), a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirror_nothing),
         ("kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions", Some(&["iperf3"]), kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions),

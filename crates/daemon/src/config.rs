@@ -32,10 +32,36 @@ pub const DEFAULT_DEAD_AFTER: u32 = 10;
 /// packets below the binding point. (4,608 here, doubled, held four.)
 pub const DEFAULT_SEND_BUFFER: usize = 2304;
 
+/// Where the data path runs (`datapath`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DatapathChoice {
+    /// The kernel (eBPF) where it can; the daemon refuses to start when
+    /// the kernel refuses the programs.
+    Kernel,
+    /// User space only: every packet crosses the daemon.
+    User,
+    /// The kernel if it takes the programs, else user space (said once).
+    #[default]
+    Auto,
+}
+
+impl DatapathChoice {
+    /// The config file's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DatapathChoice::Kernel => "kernel",
+            DatapathChoice::User => "user",
+            DatapathChoice::Auto => "auto",
+        }
+    }
+}
+
 /// A checked configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub node: NodeId,
+    /// Where the data path runs.
+    pub datapath: DatapathChoice,
     pub port: u16,
     pub group: Ipv4Addr,
     pub control_socket: PathBuf,
@@ -99,6 +125,8 @@ pub struct ConfigFile {
     pub late_binding: Option<Spanned<usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub send_buffer: Option<Spanned<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub datapath: Option<Spanned<String>>,
     #[serde(default, rename = "interface", skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<InterfaceFile>,
     #[serde(default)]
@@ -182,6 +210,7 @@ impl ConfigFile {
             paths: None,
             late_binding: None,
             send_buffer: None,
+            datapath: None,
             interfaces: Vec::new(),
             tun: TunFile::default(),
             probes: ProbesFile::default(),
@@ -361,6 +390,23 @@ impl Config {
                 ))
             }
         }
+        let datapath = match raw
+            .datapath
+            .as_ref()
+            .map(|v| (v.get_ref().as_str(), v.span()))
+        {
+            None => DatapathChoice::default(),
+            Some(("kernel", _)) => DatapathChoice::Kernel,
+            Some(("user", _)) => DatapathChoice::User,
+            Some(("auto", _)) => DatapathChoice::Auto,
+            Some((other, span)) => {
+                return Err(src.err(
+                    Some(span),
+                    "datapath",
+                    format!("\"{other}\" is not one of kernel, user, auto"),
+                ))
+            }
+        };
         let send_buffer = match raw.send_buffer.as_ref().map(|v| (*v.get_ref(), v.span())) {
             None => DEFAULT_SEND_BUFFER,
             Some((n, _)) if (1..=64 << 20).contains(&n) => n,
@@ -449,6 +495,7 @@ impl Config {
             dead_after,
             send_buffer,
             node,
+            datapath,
             port: raw.port.unwrap_or(DEFAULT_PORT),
             group,
             control_socket: raw

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::counters::IoCounters;
+use crate::kernel::{KernelPath, KernelReport};
 use crate::neighbors::AddressBook;
 
 /// Version of every JSON document and event.
@@ -136,6 +137,10 @@ pub struct IngressSessionEntry {
     pub class: u8,
     pub mode: String,
     pub active_mode: String,
+    /// Where the session is encoded: `kernel` (lent to the kernel data
+    /// path: see `stats.kernel` for what it sent) or `user`.
+    #[serde(default)]
+    pub datapath: String,
     pub counters: IngressCounters,
 }
 
@@ -144,6 +149,11 @@ pub struct IngressSessionEntry {
 pub struct EgressSessionEntry {
     pub ingress: u16,
     pub class: u8,
+    /// Where the session is decoded: `kernel` (its dedup window lives in
+    /// the kernel data path) or `user`. A session whose coded packets
+    /// reach user space while the kernel takes the rest is listed twice.
+    #[serde(default)]
+    pub datapath: String,
     pub counters: EgressCounters,
 }
 
@@ -162,6 +172,9 @@ pub struct StatsBody {
     pub ingress: IngressTotals,
     pub egress: EgressTotals,
     pub io: IoCounters,
+    /// The kernel data path, when it runs.
+    #[serde(default)]
+    pub kernel: Option<KernelReport>,
 }
 
 /// The egress side as a whole.
@@ -185,6 +198,7 @@ pub struct View<'a> {
     pub interfaces: &'a [String],
     pub book: &'a AddressBook,
     pub io: &'a IoCounters,
+    pub kernel: Option<&'a KernelPath>,
 }
 
 fn ms(d: Duration) -> u64 {
@@ -333,6 +347,11 @@ fn sessions(v: &View<'_>) -> Sessions {
             class,
             mode: s.mode().to_string(),
             active_mode: s.active_mode().to_string(),
+            datapath: if v.kernel.is_some_and(|k| k.encodes(egress, class)) {
+                "kernel".into()
+            } else {
+                "user".into()
+            },
             counters: *s.counters(),
         })
         .collect();
@@ -343,8 +362,37 @@ fn sessions(v: &View<'_>) -> Sessions {
         .map(|(&(ingress, class), s)| EgressSessionEntry {
             ingress: ingress.0,
             class,
+            datapath: "user".into(),
             counters: *s.counters(),
         })
+        .chain(
+            v.kernel
+                .map(|k| k.report().egress_sessions)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|w| {
+                    let mut c = EgressCounters {
+                        delivered: w.delivered,
+                        duplicates: w.duplicates,
+                        too_old: w.too_old,
+                        too_far_ahead: w.too_far_ahead,
+                        old_epoch: w.old_epoch,
+                        epoch_changes: w.epoch_changes,
+                        ..EgressCounters::default()
+                    };
+                    for p in &w.received {
+                        if let Some(pc) = c.per_path.get_mut(p.path as usize) {
+                            pc.received = p.packets;
+                        }
+                    }
+                    EgressSessionEntry {
+                        ingress: w.ingress,
+                        class: w.class,
+                        datapath: "kernel".into(),
+                        counters: c,
+                    }
+                }),
+        )
         .collect();
     Sessions { ingress, egress }
 }
@@ -361,6 +409,7 @@ fn stats(v: &View<'_>) -> Stats {
                 sessions: v.node.egress().table_counters(),
             },
             io: v.io.clone(),
+            kernel: v.kernel.map(KernelPath::report),
         },
     }
 }

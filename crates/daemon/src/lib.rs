@@ -9,6 +9,7 @@
 //! | [`batch`] | recvmmsg with buffers allocated once; each interface's send queue (sendmmsg) |
 //! | [`clients`] | control-socket and metrics clients, served without blocking the loop |
 //! | [`daemon`] | the loop and what it opened; its data plane (TUN, sockets) and management plane (signals, reload, ctl, metrics, monitors) |
+//! | [`kernel`] | the kernel data path's control plane: what runs in the kernel, its maps kept in step with the node |
 //! | [`neighbors`] | where each neighbor is (interface and address), following the node's events |
 //! | [`counters`] | what the I/O layer counted |
 //! | [`ctl`] | the control socket's typed JSON documents, monitor events, and the client's side |
@@ -21,6 +22,7 @@ pub mod config;
 pub mod counters;
 pub mod ctl;
 pub mod daemon;
+pub mod kernel;
 pub mod metrics;
 pub mod neighbors;
 pub mod underlay;

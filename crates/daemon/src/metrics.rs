@@ -16,6 +16,7 @@ use braid_proto::time::Instant;
 use serde_json::json;
 
 use crate::counters::IoCounters;
+use crate::kernel::KernelReport;
 
 /// One metric family being written.
 struct Family<'a> {
@@ -76,7 +77,13 @@ impl SessionLabels {
 }
 
 /// The Prometheus page.
-pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) -> String {
+pub fn prometheus(
+    node: &Node,
+    now: Instant,
+    neighbors: usize,
+    io: &IoCounters,
+    kernel: Option<&KernelReport>,
+) -> String {
     let mut out = String::new();
     let id = node.id().0.to_string();
     let me = || ("node", id.clone());
@@ -345,6 +352,31 @@ pub fn prometheus(node: &Node, now: Instant, neighbors: usize, io: &IoCounters) 
     );
     for (kind, n) in &cc.rx_errors {
         f.sample(&[me(), ("kind", kind.to_string())], *n as f64);
+    }
+    if let Some(k) = kernel {
+        let mut f = family(
+            &mut out,
+            "braid_kernel_packets_total",
+            "counter",
+            "What the kernel data path's programs did, by counter (rx_forwarded, rx_delivered, rx_duplicate, tx_encapsulated, pass_*: handed to user space, ...; docs/operations.md lists them).",
+        );
+        for (counter, n) in &k.programs {
+            f.sample(&[me(), ("counter", counter.clone())], *n as f64);
+        }
+        let mut f = family(
+            &mut out,
+            "braid_kernel_sessions",
+            "gauge",
+            "Sessions the kernel data path runs, by side (ingress: encoded there; egress: deduplicated there).",
+        );
+        f.sample(
+            &[me(), ("side", "ingress".into())],
+            k.ingress_sessions.len() as f64,
+        );
+        f.sample(
+            &[me(), ("side", "egress".into())],
+            k.egress_sessions.len() as f64,
+        );
     }
     out
 }

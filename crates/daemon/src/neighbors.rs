@@ -72,6 +72,11 @@ impl AddressBook {
         self.places.remove(&neighbor)
     }
 
+    /// Every neighbor's place, by id.
+    pub fn iter(&self) -> impl Iterator<Item = (NodeId, Place)> + '_ {
+        self.places.iter().map(|(&id, &p)| (id, p))
+    }
+
     pub fn len(&self) -> usize {
         self.places.len()
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::link::attach_loss;
+use crate::link::{attach_loss, detach_all_in, LossSlot};
 use crate::plan::Step;
 use crate::scenario::Lab;
 
@@ -93,6 +93,7 @@ impl Drop for Built {
             let _ = h.wait();
         }
         for ns in &self.namespaces {
+            detach_all_in(ns);
             let _ = run("ip", &["netns", "del", ns]);
         }
     }
@@ -211,7 +212,7 @@ fn apply(lab: &Lab, step: &Step, built: &mut Built) -> anyhow::Result<()> {
             ],
         )
         .context("turning offloads off (Debian package ethtool)")?,
-        Step::Loss { ns, dev, params } => attach_loss(&dir, ns, dev, *params, None)?,
+        Step::Loss { ns, dev, params } => attach_loss(ns, dev, *params, LossSlot::Link)?,
         Step::Rate {
             ns,
             dev,

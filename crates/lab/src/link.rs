@@ -4,26 +4,22 @@
 //! flows run (a silent blackhole, carrier down and up). Rate is tbf (a
 //! plan step); delay is the emulator process (`delay.rs`).
 //!
-//! The eBPF program is compiled once, when braid is built (`build.rs`),
+//! The eBPF program is compiled once, when braid is built (`braid-bpf`),
 //! and carried in the binary. Its four probabilities are read-only
-//! globals: for each parameter set the lab writes a copy of the object
-//! with them set in its `.rodata`, which the loader (tc, through libbpf)
-//! loads with the program. Nothing is compiled at run time.
+//! globals the loader sets; it is attached (a TCX link held by this
+//! process) first on the receiving side, ahead of a braid daemon's own
+//! programs there, so that what a link loses never reaches the router.
+//! Nothing is compiled at run time.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 
 use anyhow::{anyhow, bail, Context};
-use object::{Object, ObjectSection, ObjectSymbol};
 
 use crate::exec::in_ns;
 use crate::routing;
 use crate::scenario::{EventTarget, Lab, LabEvent, LinkAction};
-
-/// bpf/loss.c as compiled when braid was built (empty when clang was
-/// missing then: see [`loss_program_missing`]).
-const LOSS_OBJECT: &[u8] = braid_bpf::LOSS;
 
 /// Why this braid carries no loss program (built without clang), if so.
 pub fn loss_program_missing() -> Option<&'static str> {
@@ -85,73 +81,61 @@ impl LossParams {
     }
 }
 
-/// The loss program's object with `params` set, written into `dir` once
-/// per parameter set; returns its path.
-pub fn loss_object(dir: &Path, params: LossParams) -> anyhow::Result<PathBuf> {
+/// Which loss program an interface carries: the link's own, or a
+/// blackhole event's (ahead of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossSlot {
+    Link,
+    Blackhole,
+}
+
+/// The loss programs attached by this process, by namespace and
+/// interface: each stays attached while it is held here (a TCX link),
+/// and goes when removed or when its namespace is deleted.
+static ATTACHED: Mutex<Vec<(String, String, LossSlot, braid_bpf::loss::Loss)>> =
+    Mutex::new(Vec::new());
+
+/// Attaches the loss program with `params` first on the ingress of `dev`
+/// in namespace `ns` (a blackhole goes ahead of the link's own loss).
+pub fn attach_loss(ns: &str, dev: &str, params: LossParams, slot: LossSlot) -> anyhow::Result<()> {
     if let Some(why) = loss_program_missing() {
         bail!("this braid has no eBPF loss program ({why}): install clang and libbpf-dev (scripts/setup.sh) and rebuild");
     }
-    let p = params;
-    let path = dir.join(format!(
-        "loss-{}-{}-{}-{}.o",
-        p.p_gb, p.p_bg, p.loss_good, p.loss_bad
-    ));
-    if !path.exists() {
-        let bytes = set_globals(LOSS_OBJECT, &params.globals())?;
-        std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(path)
+    let path = format!("/run/netns/{ns}");
+    let loss = std::thread::scope(|s| {
+        s.spawn(|| -> anyhow::Result<braid_bpf::loss::Loss> {
+            // This thread enters the namespace; the program's link, made
+            // here, stays on the interface there.
+            let f = std::fs::File::open(&path).with_context(|| format!("namespace {ns}"))?;
+            nix::sched::setns(f, nix::sched::CloneFlags::CLONE_NEWNET)
+                .with_context(|| format!("entering namespace {ns}"))?;
+            let mut loss = braid_bpf::loss::Loss::load(&params.globals())?;
+            loss.attach(dev)?;
+            Ok(loss)
+        })
+        .join()
+        .map_err(|_| anyhow!("attaching the loss program panicked"))?
+    })
+    .with_context(|| format!("loss program on {dev} in {ns}"))?;
+    ATTACHED
+        .lock()
+        .map_err(|_| anyhow!("loss registry poisoned"))?
+        .push((ns.to_string(), dev.to_string(), slot, loss));
+    Ok(())
 }
 
-/// A copy of the ELF object `elf` with each named 8-byte read-only global
-/// set to its value (little-endian, as the BPF target of this machine).
-fn set_globals(elf: &[u8], values: &[(&str, u64)]) -> anyhow::Result<Vec<u8>> {
-    // Read through a cache: the parser wants its headers aligned, and
-    // bytes embedded in the binary are not.
-    let cache = object::ReadCache::new(std::io::Cursor::new(elf));
-    let file = object::File::parse(&cache).context("reading the embedded eBPF object")?;
-    let mut out = elf.to_vec();
-    for &(name, value) in values {
-        let sym = file
-            .symbols()
-            .find(|s| s.name() == Ok(name))
-            .ok_or_else(|| anyhow!("the eBPF object has no global {name}"))?;
-        let section = sym
-            .section_index()
-            .and_then(|i| file.section_by_index(i).ok())
-            .ok_or_else(|| anyhow!("{name} is in no section"))?;
-        let (start, size) = section
-            .file_range()
-            .ok_or_else(|| anyhow!("{name}'s section has no bytes in the file"))?;
-        let at = start + sym.address() - section.address();
-        if sym.size() != 8 || at + 8 > start + size {
-            bail!("{name} is not an 8-byte global inside its section");
-        }
-        out[at as usize..at as usize + 8].copy_from_slice(&value.to_le_bytes());
+/// Detaches the loss programs in `slot` from `dev` in `ns`.
+pub fn detach_loss(ns: &str, dev: &str, slot: LossSlot) {
+    if let Ok(mut a) = ATTACHED.lock() {
+        a.retain(|(n, d, s, _)| !(n == ns && d == dev && *s == slot));
     }
-    Ok(out)
 }
 
-/// Attaches the loss program with `params` to the ingress of `dev` in
-/// namespace `ns` (at priority `pref`, when given: lower runs first).
-pub fn attach_loss(
-    dir: &Path,
-    ns: &str,
-    dev: &str,
-    params: LossParams,
-    pref: Option<u32>,
-) -> anyhow::Result<()> {
-    let obj = loss_object(dir, params)?.display().to_string();
-    // The clsact qdisc may be there already (a second filter on a lossy
-    // link); if it cannot be added at all, adding the filter says why.
-    let _ = in_ns(ns, &["tc", "qdisc", "add", "dev", dev, "clsact"]);
-    let pref = pref.map(|p| p.to_string());
-    let mut args = vec!["tc", "filter", "add", "dev", dev, "ingress"];
-    if let Some(p) = &pref {
-        args.extend(["pref", p]);
+/// Detaches every loss program in namespace `ns` (its teardown).
+pub fn detach_all_in(ns: &str) {
+    if let Ok(mut a) = ATTACHED.lock() {
+        a.retain(|(n, _, _, _)| n != ns);
     }
-    args.extend(["bpf", "da", "obj", &obj, "sec", "classifier"]);
-    in_ns(ns, &args)
 }
 
 /// Applies a link event: a blackhole attaches the loss program built to
@@ -185,15 +169,10 @@ pub fn apply_event(
     for ns in [lab.ns(l.a), lab.ns(l.b)] {
         match e.action {
             LinkAction::Blackhole => {
-                // Ahead of any loss filter already there (a lossy link).
-                attach_loss(&lab.dir(), &ns, &dev, LossParams::blackhole(), Some(1))?
+                // Ahead of any loss program already there (a lossy link).
+                attach_loss(&ns, &dev, LossParams::blackhole(), LossSlot::Blackhole)?
             }
-            LinkAction::Restore => {
-                in_ns(
-                    &ns,
-                    &["tc", "filter", "del", "dev", &dev, "ingress", "pref", "1"],
-                )?;
-            }
+            LinkAction::Restore => detach_loss(&ns, &dev, LossSlot::Blackhole),
             LinkAction::Down => {}
             LinkAction::Up => in_ns(&ns, &["ip", "link", "set", &dev, "up"])?,
         }
@@ -244,46 +223,5 @@ mod tests {
         assert_eq!(ge.p_bg, scaled(0.25));
         assert_eq!(ge.p_gb, scaled(0.1 / 3.6));
         assert_eq!((ge.loss_good, ge.loss_bad), (0, ALWAYS));
-    }
-
-    /// The embedded object's globals are set where the loader reads them:
-    /// each value lands in `.rodata` at its symbol, and nothing else moves.
-    /// (Built without clang, the lab says why it cannot emulate loss.)
-    #[test]
-    fn the_embedded_object_gets_its_parameters_in_rodata() {
-        if let Some(why) = loss_program_missing() {
-            let err = loss_object(
-                Path::new("/nonexistent"),
-                LossParams::gilbert_elliott(0.1, 1.0),
-            );
-            assert!(err.unwrap_err().to_string().contains(why));
-            return;
-        }
-        let p = LossParams {
-            p_gb: 0x0102_0304,
-            p_bg: 0x0506_0708,
-            loss_good: 9,
-            loss_bad: ALWAYS,
-        };
-        let patched = set_globals(LOSS_OBJECT, &p.globals()).unwrap();
-        assert_eq!(patched.len(), LOSS_OBJECT.len());
-        let cache = object::ReadCache::new(std::io::Cursor::new(&patched[..]));
-        let file = object::File::parse(&cache).unwrap();
-        let rodata = file.section_by_name(".rodata").unwrap();
-        let data = rodata.data().unwrap();
-        for (name, value) in p.globals() {
-            let sym = file.symbols().find(|s| s.name() == Ok(name)).unwrap();
-            let at = (sym.address() - rodata.address()) as usize;
-            assert_eq!(data[at..at + 8], value.to_le_bytes(), "{name}");
-        }
-        let changed = patched
-            .iter()
-            .zip(LOSS_OBJECT)
-            .filter(|(a, b)| a != b)
-            .count();
-        assert!(
-            changed <= 32,
-            "only the four globals' bytes change: {changed}"
-        );
     }
 }

@@ -218,9 +218,9 @@ pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<S
         }
     }
     match &variant.software {
-        Software::Braid { mode } => {
+        Software::Braid { mode, datapath } => {
             for i in 0..lab.routers.len() {
-                steps.extend(routing::braid::start(lab, i, mode, exe)?);
+                steps.extend(routing::braid::start(lab, i, mode, datapath, exe)?);
             }
         }
         Software::Babeld { hello } => {

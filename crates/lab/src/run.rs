@@ -117,7 +117,7 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
         lab.flows.len()
     );
     let mode = match &v.software {
-        Software::Braid { mode } => mode.clone(),
+        Software::Braid { mode, .. } => mode.clone(),
         Software::Babeld { hello } => format!("babeld {}s", hello.as_secs_f64()),
         Software::Kernel => "kernel".to_string(),
         Software::Mptcp => "mptcp".to_string(),

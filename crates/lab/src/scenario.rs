@@ -54,6 +54,9 @@ struct RawVariant {
     software: Option<Spanned<String>>,
     mode: Option<Spanned<String>>,
     hello: Option<Spanned<String>>,
+    datapath: Option<Spanned<String>>,
+    late_binding: Option<usize>,
+    kernel_routers: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -163,19 +166,42 @@ impl DaemonLog {
 pub enum Software {
     Braid {
         mode: String,
+        /// Where each router's data path runs.
+        datapath: BraidDatapath,
     },
     /// Plain Linux forwarding along static shortest-path routes: the
     /// physical limit of this machine, for benchmarks.
     Kernel,
     /// babeld (the Debian package) with this hello interval.
-    Babeld {
-        hello: Duration,
-    },
+    Babeld { hello: Duration },
     /// Linux MPTCP at the ends over kernel static routes: every TCP
     /// flow's sender has one address per disjoint path, pinned to that
     /// path by policy routes, and one MPTCP subflow per address (iperf3
     /// under mptcpize). UDP flows take the static routes.
     Mptcp,
+}
+
+/// Where the braid routers' data path runs in a variant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BraidDatapath {
+    /// Routers (by index) whose daemons run `datapath = "kernel"`; the
+    /// others run `datapath = "user"` (the lab's default: what the user
+    /// path does is what most tests check).
+    pub kernel: Vec<usize>,
+    /// The daemons' `late_binding` (their default when `None`); 0 lets
+    /// the kernel encode at the ingress.
+    pub late_binding: Option<usize>,
+}
+
+impl BraidDatapath {
+    /// The `datapath` field for router `i`'s config.
+    pub fn of(&self, i: usize) -> &'static str {
+        if self.kernel.contains(&i) {
+            "kernel"
+        } else {
+            "user"
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -637,6 +663,52 @@ impl Lab {
                         None => mode.clone(),
                         Some(_) => mode_of(&v.mode, &format!("variant[{i}].mode"))?,
                     },
+                    datapath: {
+                        let all: Vec<usize> = (0..routers.len()).collect();
+                        let kernel = match v
+                            .datapath
+                            .as_ref()
+                            .map(|d| (d.get_ref().as_str(), d.span()))
+                        {
+                            None | Some(("user", _)) => Vec::new(),
+                            Some(("kernel", _)) => match &v.kernel_routers {
+                                None => all,
+                                Some(names) => names
+                                    .iter()
+                                    .map(|n| {
+                                        routers
+                                            .iter()
+                                            .position(|r| r.name == *n.get_ref())
+                                            .ok_or_else(|| {
+                                                src.err(
+                                                    Some(n.span()),
+                                                    &format!("variant[{i}].kernel_routers"),
+                                                    format!("no router named \"{}\"", n.get_ref()),
+                                                )
+                                            })
+                                    })
+                                    .collect::<Result<_, _>>()?,
+                            },
+                            Some((other, span)) => {
+                                return Err(src.err(
+                                    Some(span),
+                                    &format!("variant[{i}].datapath"),
+                                    format!("\"{other}\" is not user or kernel"),
+                                ))
+                            }
+                        };
+                        if v.late_binding.is_some_and(|l| l > 64) {
+                            return Err(src.err(
+                                None,
+                                &format!("variant[{i}].late_binding"),
+                                "0 (bind at once) to 64 datagrams per next hop",
+                            ));
+                        }
+                        BraidDatapath {
+                            kernel,
+                            late_binding: v.late_binding,
+                        }
+                    },
                 },
                 Some("kernel") => Software::Kernel,
                 Some("mptcp") => Software::Mptcp,
@@ -663,7 +735,10 @@ impl Lab {
         if variants.is_empty() {
             variants.push(LabVariant {
                 name: mode.clone(),
-                software: Software::Braid { mode: mode.clone() },
+                software: Software::Braid {
+                    mode: mode.clone(),
+                    datapath: BraidDatapath::default(),
+                },
             });
         }
         Ok(Lab {

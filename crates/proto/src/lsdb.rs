@@ -633,6 +633,31 @@ impl Lsdb {
         best.map(|(_, origin)| origin)
     }
 
+    /// Every IPv4 prefix served, as [`Self::egress_for`] decides: (network
+    /// address, length, origin) for the prefixes of `me` and of the
+    /// origins with a two-way link, the lowest origin where several serve
+    /// the same prefix. A longest-prefix match on this table answers as
+    /// `egress_for` does (the kernel data path looks destinations up in
+    /// it).
+    pub fn v4_prefix_table(&self, me: NodeId) -> Vec<([u8; 4], u8, NodeId)> {
+        let mut table: BTreeMap<([u8; 4], u8), NodeId> = BTreeMap::new();
+        for r in self.records() {
+            if r.origin != me && !self.has_two_way_link(r.origin) {
+                continue;
+            }
+            for p in r.prefixes.iter() {
+                if let Prefix::V4 { addr, len } = *p {
+                    let len = len.min(32);
+                    let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
+                    let net = (u32::from_be_bytes(addr) & mask).to_be_bytes();
+                    let e = table.entry((net, len)).or_insert(r.origin);
+                    *e = (*e).min(r.origin);
+                }
+            }
+        }
+        table.into_iter().map(|((a, l), o)| (a, l, o)).collect()
+    }
+
     /// Drops advertisements that reached the maximum age; returns how many.
     pub fn expire(&mut self, now: Instant) -> usize {
         let due = |s: u32| now.since(at_second(s)) >= self.config.max_age;
@@ -1077,6 +1102,17 @@ mod tests {
             db.egress_for(&dst, true, NodeId(3)),
             Some(NodeId(1)),
             "lowest id"
+        );
+        // The table for the kernel's longest-prefix match says the same.
+        assert_eq!(
+            db.v4_prefix_table(NodeId(3)),
+            vec![([198, 18, 0, 9], 32, NodeId(1))]
+        );
+        offer(&mut db, t, 3, 3, 0, &[link(2, 1000, 1000)]);
+        assert_eq!(
+            db.v4_prefix_table(NodeId(3)),
+            vec![([198, 18, 0, 9], 32, NodeId(2))],
+            "1 is cut off again"
         );
     }
 

@@ -232,5 +232,12 @@ impl Daemon {
             }
             self.node.recycle(p);
         }
+        // The kernel data path follows the node after every batch (cheap
+        // when nothing changed): under a steady stream the loop may stay
+        // in one reader for long, and a new session is lent to the
+        // kernel within its sync interval all the same.
+        if let Some(k) = &mut self.kernel {
+            k.sync(now, &mut self.node, &self.book, &self.ports);
+        }
     }
 }

@@ -20,6 +20,7 @@ use super::{io_err, Daemon, DaemonError, CLIENT_BASE};
 use crate::clients::{Client, Service, Step, Stream};
 use crate::config::Config;
 use crate::ctl::{self, View};
+use crate::kernel::KernelPath;
 
 /// Monitor clients at most; a slow one that would block is dropped.
 const MAX_MONITORS: usize = 16;
@@ -80,15 +81,17 @@ impl Daemon {
                         .map(|p| p.addr.to_string())
                         .unwrap_or_default();
                     info!(neighbor = neighbor.0, interface = %name, %address, "neighbor up");
+                    self.touch_kernel();
                     self.emit_event(
                         e.kind(),
                         now,
                         json!({ "neighbor": neighbor.0, "interface": name, "address": address }),
                     );
                 }
-                NodeEvent::NeighborMoved { .. } => {}
+                NodeEvent::NeighborMoved { .. } => self.touch_kernel(),
                 NodeEvent::NeighborDown { neighbor, why } => {
                     self.book.remove(neighbor);
+                    self.touch_kernel();
                     info!(neighbor = neighbor.0, why = why.as_str(), "neighbor down");
                     self.emit_event(
                         e.kind(),
@@ -96,13 +99,17 @@ impl Daemon {
                         json!({ "neighbor": neighbor.0, "why": why.as_str() }),
                     );
                 }
-                NodeEvent::RouteChange { .. } => routes_changed = true,
+                NodeEvent::RouteChange { .. } => {
+                    routes_changed = true;
+                    self.touch_kernel();
+                }
                 NodeEvent::ModeChange {
                     egress,
                     class,
                     mode,
                 } => {
                     info!(egress = egress.0, class, mode = %mode, "session mode");
+                    self.touch_kernel();
                     self.emit_event(
                         "session_mode",
                         now,
@@ -115,6 +122,13 @@ impl Daemon {
         if routes_changed {
             let routes = ctl::route_list(&self.node);
             self.emit_event("route_change", now, json!({ "routes": routes }));
+        }
+    }
+
+    /// Something the kernel data path follows changed.
+    fn touch_kernel(&mut self) {
+        if let Some(k) = &mut self.kernel {
+            k.touch();
         }
     }
 
@@ -161,6 +175,9 @@ impl Daemon {
         if new.send_buffer != old.send_buffer {
             needs_restart.push("send_buffer");
         }
+        if new.datapath != old.datapath {
+            needs_restart.push("datapath");
+        }
         // The node's other settings (prefixes, paths, probes, re-order,
         // windows, late binding) are fixed while it runs.
         let live = |c: &NodeConfig| NodeConfig {
@@ -180,6 +197,9 @@ impl Daemon {
                 new.node_config.policy.clone(),
                 new.node_config.classifier.clone(),
             );
+            if let Some(k) = &mut self.kernel {
+                k.set_classifier(&mut self.node, &new.node_config.classifier);
+            }
             self.flush(now);
             self.emit_event(
                 "mode_change",
@@ -340,6 +360,7 @@ impl Daemon {
             interfaces: &self.config.interfaces,
             book: &self.book,
             io: &self.counters,
+            kernel: self.kernel.as_ref(),
         };
         let doc = match ctl::answer(command, &view) {
             Some(doc) => doc,
@@ -369,6 +390,7 @@ impl Daemon {
                     self.now(),
                     self.node.neighbors().len(),
                     &self.counters,
+                    self.kernel.as_ref().map(KernelPath::report).as_ref(),
                 ),
             ),
             "/topology" => crate::metrics::response(

@@ -9,7 +9,11 @@
 //! egress) -> `Node::poll_deliver` -> TUN write. That is the data plane
 //! (`dataplane.rs`); the control socket, metrics, monitors, signals and
 //! reload are the management plane (`management.rs`); where each neighbor
-//! is, is the address book (`crate::neighbors`).
+//! is, is the address book (`crate::neighbors`). With the kernel data
+//! path on (`crate::kernel`), transit packets, the egress of the modes
+//! the kernel does, and (without late binding) the ingress of the
+//! sessions lent to it never reach this loop; the loop keeps the kernel's
+//! maps in step after every round.
 
 mod dataplane;
 mod management;
@@ -36,6 +40,7 @@ use crate::carrier::CarrierWatch;
 use crate::clients::Client;
 use crate::config::{Config, ConfigLoadError};
 use crate::counters::IoCounters;
+use crate::kernel::{KernelError, KernelPath};
 use crate::neighbors::AddressBook;
 use crate::underlay::{Port, UnderlayError};
 
@@ -59,6 +64,8 @@ pub enum DaemonError {
     Node(#[from] braid_proto::control::ConfigError),
     #[error(transparent)]
     Underlay(#[from] UnderlayError),
+    #[error("kernel data path (datapath = \"kernel\"): {0}")]
+    Kernel(#[from] KernelError),
     #[error("TUN device {name}: {source}")]
     Tun { name: String, source: io::Error },
     #[error("route {route} via {dev}: {message}")]
@@ -109,6 +116,8 @@ pub struct Daemon {
     stop_wanted: Arc<AtomicBool>,
     poll: Poll,
     counters: IoCounters,
+    /// The kernel data path, when it runs (`kernel.rs`).
+    kernel: Option<KernelPath>,
 }
 
 impl Daemon {
@@ -133,6 +142,7 @@ impl Daemon {
             .iter()
             .map(|name| Port::open(name, config.port, config.group, config.send_buffer))
             .collect::<Result<Vec<_>, _>>()?;
+        let kernel = KernelPath::start(&config, &ports)?;
         let carrier = CarrierWatch::open()
             .inspect_err(|e| warn!(error = %e, "no link notifications: carrier loss is seen only by failed sends and silence"))
             .ok();
@@ -168,6 +178,7 @@ impl Daemon {
             stop_wanted: stop,
             poll,
             counters: IoCounters::default(),
+            kernel,
         };
         d.register()?;
         info!(node = d.config.node.0, interfaces = ?d.config.interfaces, "braid daemon started");
@@ -263,6 +274,9 @@ impl Daemon {
             self.drop_idle_clients(now);
             self.flush(now);
             self.take_events(now);
+            if let Some(k) = &mut self.kernel {
+                k.sync(now, &mut self.node, &self.book, &self.ports);
+            }
         }
     }
 
@@ -275,6 +289,11 @@ impl Daemon {
         self.node.leave();
         self.flush(now);
         let _ = std::fs::remove_file(&self.config.control_socket);
+        // The kernel data path's programs go with this process (TCX
+        // links); what it added besides goes now.
+        if let Some(k) = &mut self.kernel {
+            k.shutdown();
+        }
         // The TUN device goes when its descriptor closes (on drop), and
         // the kernel removes the routes through it with it.
     }

@@ -9,10 +9,16 @@ use anyhow::bail;
 use braid_daemon::config::{value, ConfigFile, InterfaceFile, ProbesFile, TunFile};
 
 use crate::plan::Step;
-use crate::scenario::Lab;
+use crate::scenario::{BraidDatapath, Lab};
 
-/// The config of router `i`'s daemon for `mode`.
-pub fn config(lab: &Lab, i: usize, mode: &str) -> anyhow::Result<ConfigFile> {
+/// The config of router `i`'s daemon for `mode`, its data path as
+/// `datapath` says.
+pub fn config(
+    lab: &Lab,
+    i: usize,
+    mode: &str,
+    datapath: &BraidDatapath,
+) -> anyhow::Result<ConfigFile> {
     let interfaces = lab.interfaces_of(i);
     if interfaces.is_empty() {
         bail!("router {} has no link", lab.routers[i].name);
@@ -26,6 +32,8 @@ pub fn config(lab: &Lab, i: usize, mode: &str) -> anyhow::Result<ConfigFile> {
     Ok(ConfigFile {
         prefixes,
         mode: Some(value(mode.to_string())),
+        datapath: Some(value(datapath.of(i).to_string())),
+        late_binding: datapath.late_binding.map(value),
         paths: Some(value(lab.paths)),
         log: Some(value(lab.log.as_str().to_string())),
         control_socket: Some(lab.socket(i).display().to_string()),
@@ -36,6 +44,7 @@ pub fn config(lab: &Lab, i: usize, mode: &str) -> anyhow::Result<ConfigFile> {
             .collect(),
         tun: TunFile {
             routes: vec![value("198.18.0.0/16".to_string())],
+            mtu: Some(value(tun_mtu(lab))),
             ..TunFile::default()
         },
         probes: ProbesFile {
@@ -47,14 +56,29 @@ pub fn config(lab: &Lab, i: usize, mode: &str) -> anyhow::Result<ConfigFile> {
     })
 }
 
+/// The TUN device's MTU: what a link's 1,500 bytes leave after braid's
+/// underlay (IP, UDP: 28 bytes) and data header (20 bytes and 2 per
+/// transit node, for a route through every router of the lab, at most
+/// 15), so that a full-size packet crosses the mesh unfragmented.
+pub fn tun_mtu(lab: &Lab) -> u16 {
+    let transit = lab.routers.len().saturating_sub(2).min(15) as u16;
+    1500 - 28 - 20 - 2 * transit
+}
+
 /// Router `i`'s config file and daemon.
-pub fn start(lab: &Lab, i: usize, mode: &str, exe: &Path) -> anyhow::Result<Vec<Step>> {
+pub fn start(
+    lab: &Lab,
+    i: usize,
+    mode: &str,
+    datapath: &BraidDatapath,
+    exe: &Path,
+) -> anyhow::Result<Vec<Step>> {
     let name = format!("{}.toml", lab.routers[i].name);
     let path = lab.dir().join(&name);
     Ok(vec![
         Step::File {
             name,
-            contents: config(lab, i, mode)?.to_toml()?,
+            contents: config(lab, i, mode, datapath)?.to_toml()?,
         },
         Step::Daemon {
             router: i,

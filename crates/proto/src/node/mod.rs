@@ -114,6 +114,9 @@ pub struct Node {
     got: Vec<Vec<u8>>,
     /// Buffers the driver gave back, reused for the next datagrams.
     pool: BufferPool,
+    /// Per-path receive counts of egress sessions another decoder (the
+    /// kernel data path) keeps (see `reports.rs`).
+    external_counts: BTreeMap<(NodeId, u8), Vec<(u8, u32)>>,
     /// Reused for control messages; grows to the largest sent.
     control_buf: Vec<u8>,
     /// Late binding: unicast datagrams in the driver, per next hop.
@@ -171,6 +174,7 @@ impl Node {
             scratch: Vec::new(),
             got: Vec::new(),
             pool: BufferPool::default(),
+            external_counts: BTreeMap::new(),
             control_buf: Vec::new(),
             in_driver: BTreeMap::new(),
             backlog: Default::default(),
@@ -182,6 +186,11 @@ impl Node {
     /// This node's id.
     pub fn id(&self) -> NodeId {
         self.id
+    }
+    /// What the node was configured with (the policy and classifier as
+    /// last set).
+    pub fn config(&self) -> &NodeConfig {
+        &self.config
     }
     /// The control plane: link estimates, the link-state database.
     pub fn control(&self) -> &ControlPlane {
@@ -605,6 +614,26 @@ impl Node {
         };
         self.count_in_driver(&t);
         Some(t)
+    }
+
+    /// Lends ingress session (`egress`, `class`) to another encoder (the
+    /// kernel data path): returns its epoch and the first sequence number
+    /// the borrower uses (`gap` after the next one here; this node keeps
+    /// those `gap` numbers for packets that still reach it). See
+    /// [`crate::redundancy::IngressSession::lend`].
+    pub fn lend_session(&mut self, egress: NodeId, class: u8, gap: u32) -> Option<(u32, u32)> {
+        self.ingress.lend(egress, class, gap)
+    }
+
+    /// Takes a lent session back; the borrower stopped at `next_seq`.
+    pub fn take_back_session(&mut self, egress: NodeId, class: u8, next_seq: u32) {
+        self.ingress.take_back(egress, class, next_seq);
+    }
+
+    /// Lent sessions whose packets keep reaching this node (its own
+    /// numbers ran out; the borrower should take them, or give them back).
+    pub fn exhausted_loans(&self) -> Vec<(NodeId, u8)> {
+        self.ingress.exhausted_loans()
     }
 
     /// The next packet for a local host.

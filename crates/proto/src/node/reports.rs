@@ -18,11 +18,27 @@ type SessionCounts = (NodeId, u8, Vec<(u8, u32)>);
 impl Node {
     /// Sends each egress session's report to its ingress.
     pub(super) fn send_path_reports(&mut self, now: Instant) {
-        let reports: Vec<SessionCounts> = self
+        let mut merged: std::collections::BTreeMap<(NodeId, u8), Vec<(u8, u32)>> = self
             .egress
             .sessions()
             .filter(|((_, class), _)| *class != CLASS_CONTROL)
-            .map(|(&(ingress, class), s)| (ingress, class, s.path_counts()))
+            .map(|(&key, s)| (key, s.path_counts()))
+            .collect();
+        // What another decoder (the kernel data path) received for the
+        // same sessions: one report carries both.
+        for (key, counts) in &self.external_counts {
+            let mine = merged.entry(*key).or_default();
+            for &(path, received) in counts {
+                match mine.iter_mut().find(|(p, _)| *p == path) {
+                    Some((_, r)) => *r = r.wrapping_add(received),
+                    None => mine.push((path, received)),
+                }
+            }
+            mine.sort_unstable();
+        }
+        let reports: Vec<SessionCounts> = merged
+            .into_iter()
+            .map(|((ingress, class), counts)| (ingress, class, counts))
             .collect();
         for (ingress, class, counts) in reports {
             let counts: Vec<PathCount> = counts
@@ -58,6 +74,22 @@ impl Node {
             self.emit_all(&mut out, &buf, key);
             self.scratch = out;
         }
+    }
+
+    /// What another decoder of this node's egress sessions (the kernel
+    /// data path) has received so far, per (ingress, class) and path:
+    /// added to the node's own counts in the next path reports. Replaces
+    /// what was given before; at most as many sessions as the egress
+    /// table holds are kept.
+    pub fn set_external_path_counts(
+        &mut self,
+        counts: impl IntoIterator<Item = ((NodeId, u8), Vec<(u8, u32)>)>,
+    ) {
+        self.external_counts = counts
+            .into_iter()
+            .filter(|((_, class), _)| *class != CLASS_CONTROL)
+            .take(self.config.sessions.max)
+            .collect();
     }
 
     /// A message of the control class delivered here: a path report for

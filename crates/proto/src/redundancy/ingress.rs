@@ -93,6 +93,10 @@ pub struct IngressCounters {
     pub lost_per_path: [u64; MAX_PATHS],
     /// Path reports taken from the egress.
     pub path_reports: u64,
+    /// Packets not encoded because the session is lent to another encoder
+    /// (the kernel) and the numbers kept here ran out (see
+    /// [`IngressSession::lend`]).
+    pub lent_out: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -131,6 +135,9 @@ pub struct IngressSession {
     reported: Option<([u64; MAX_PATHS], [u32; MAX_PATHS])>,
     /// Loss ratio per path measured from path reports (EWMA).
     measured_loss: [Option<f64>; MAX_PATHS],
+    /// While the session is lent to another encoder: the first number it
+    /// was given (numbers from here on are its own).
+    lent: Option<u32>,
     counters: IngressCounters,
 }
 
@@ -171,6 +178,7 @@ impl IngressSession {
             held: Vec::new(),
             reported: None,
             measured_loss: [None; MAX_PATHS],
+            lent: None,
             counters: IngressCounters::default(),
         }
     }
@@ -198,6 +206,44 @@ impl IngressSession {
     /// The epoch every packet of this session carries.
     pub fn epoch(&self) -> u32 {
         self.epoch
+    }
+
+    /// The session's paths, by slot, as last set.
+    pub fn paths(&self) -> &[PathState] {
+        &self.paths
+    }
+
+    /// Lends the session to another encoder (the kernel data path): it
+    /// gets this session's epoch and the numbers from `next_seq + gap` on;
+    /// this encoder keeps the `gap` numbers before them for the packets
+    /// that still reach it (those queued on the way, say) and then
+    /// encodes nothing until [`Self::take_back`]. Returns (epoch, the
+    /// first number lent); `None` if lent already.
+    pub fn lend(&mut self, gap: u32) -> Option<(u32, u32)> {
+        if self.lent.is_some() {
+            return None;
+        }
+        let first = self.seq.wrapping_add(gap);
+        self.lent = Some(first);
+        Some((self.epoch, first))
+    }
+
+    /// Whether the session is lent (see [`Self::lend`]).
+    pub fn is_lent(&self) -> bool {
+        self.lent.is_some()
+    }
+
+    /// Whether the session is lent and its own numbers ran out.
+    pub fn lent_and_exhausted(&self) -> bool {
+        self.lent == Some(self.seq)
+    }
+
+    /// Takes the session back from the encoder it was lent to, which
+    /// stopped at `next_seq` (the number it would have used next).
+    pub fn take_back(&mut self, next_seq: u32) {
+        if self.lent.take().is_some() {
+            self.seq = next_seq;
+        }
     }
 
     /// When the last packet was encoded.
@@ -361,6 +407,10 @@ impl IngressSession {
         out: &mut Vec<Outgoing>,
     ) {
         self.last_active = now;
+        if self.lent_and_exhausted() {
+            self.counters.lent_out += 1;
+            return;
+        }
         // The paths up, on the stack (no allocation per packet).
         let mut up_buf = [0usize; MAX_PATHS];
         let mut n = 0;

@@ -142,6 +142,16 @@ fn make_room<K: Ord + Copy, S>(
     }
 }
 
+/// When a session was last active, as expiry and eviction see it: a
+/// session lent to another encoder is busy there.
+fn active_unless_lent(s: &IngressSession) -> Instant {
+    if s.is_lent() {
+        Instant(u64::MAX)
+    } else {
+        s.last_active()
+    }
+}
+
 /// Drops the sessions idle for `limits.idle` (and for which `quiet`
 /// holds: nothing left to send); returns them.
 fn expire_idle<K: Ord + Copy, S>(
@@ -304,7 +314,7 @@ impl Ingress {
                 &mut self.sessions,
                 &self.limits,
                 now,
-                IngressSession::last_active,
+                active_unless_lent,
                 &mut self.totals.sessions,
             );
             if !room {
@@ -414,10 +424,36 @@ impl Ingress {
             &mut self.sessions,
             &self.limits,
             now,
-            IngressSession::last_active,
+            active_unless_lent,
             |s| s.poll_timeout().is_none(),
             &mut self.totals.sessions,
         );
+    }
+
+    /// Lends session (`egress`, `class`) to another encoder (the kernel
+    /// data path; see [`IngressSession::lend`]): (epoch, first number
+    /// lent). A lent session neither expires nor gives way to another:
+    /// the borrower's owner takes it back.
+    pub fn lend(&mut self, egress: NodeId, class: u8, gap: u32) -> Option<(u32, u32)> {
+        self.sessions.get_mut(&(egress, class))?.lend(gap)
+    }
+
+    /// Takes session (`egress`, `class`) back; the borrower stopped at
+    /// `next_seq`.
+    pub fn take_back(&mut self, egress: NodeId, class: u8, next_seq: u32) {
+        if let Some(s) = self.sessions.get_mut(&(egress, class)) {
+            s.take_back(next_seq);
+        }
+    }
+
+    /// Lent sessions whose own numbers ran out: packets reach this encoder
+    /// that the borrower should have taken (take them back).
+    pub fn exhausted_loans(&self) -> Vec<(NodeId, u8)> {
+        self.sessions
+            .iter()
+            .filter(|(_, s)| s.lent_and_exhausted())
+            .map(|(k, _)| *k)
+            .collect()
     }
 
     /// Whether some session sends toward `egress`.
@@ -724,6 +760,54 @@ mod tests {
         assert_eq!(ing.totals().sessions.expired, 1);
         ing.send(secs(130), NodeId(2), &p, false, &mut out).unwrap();
         assert_ne!(ing.session(NodeId(2), 0).unwrap().epoch(), first);
+    }
+
+    #[test]
+    fn a_lent_session_keeps_its_numbers_apart_and_never_expires() {
+        let mut ing = plain_ingress(4, 9);
+        let mut out = Vec::new();
+        let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
+        ing.set_paths(
+            secs(0),
+            NodeId(2),
+            &[PathState {
+                up: true,
+                weight: 1,
+                loss: 0.0,
+            }],
+            &mut out,
+        );
+        ing.send(secs(0), NodeId(2), &p, false, &mut out).unwrap();
+        let s = ing.session(NodeId(2), 0).unwrap();
+        let (epoch, next) = (s.epoch(), s.next_seq());
+        let (lent_epoch, first) = ing.lend(NodeId(2), 0, 3).unwrap();
+        assert_eq!((lent_epoch, first), (epoch, next.wrapping_add(3)));
+        assert_eq!(ing.lend(NodeId(2), 0, 3), None, "lent already");
+        // Three packets still reach this encoder: they get the numbers
+        // kept back; the fourth is not encoded (it would take one lent).
+        out.clear();
+        for _ in 0..4 {
+            ing.send(secs(1), NodeId(2), &p, false, &mut out).unwrap();
+        }
+        let seqs: Vec<u32> = out.iter().map(|o| o.header.seq).collect();
+        assert_eq!(
+            seqs,
+            (0..3).map(|i| next.wrapping_add(i)).collect::<Vec<_>>()
+        );
+        assert_eq!(ing.session(NodeId(2), 0).unwrap().counters().lent_out, 1);
+        assert_eq!(ing.exhausted_loans(), vec![(NodeId(2), 0)]);
+        // Lent, it outlives `idle`; taken back, it goes on from where the
+        // borrower stopped, with the same epoch.
+        ing.expire(secs(500));
+        assert!(ing.serves(NodeId(2)));
+        ing.take_back(NodeId(2), 0, first.wrapping_add(100));
+        out.clear();
+        ing.send(secs(501), NodeId(2), &p, false, &mut out).unwrap();
+        assert_eq!(out[0].header.seq, first.wrapping_add(100));
+        assert_eq!(out[0].header.epoch, epoch);
+        assert!(ing.exhausted_loans().is_empty());
+        ing.expire(secs(700));
+        assert!(!ing.serves(NodeId(2)));
     }
 
     #[test]
