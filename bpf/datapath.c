@@ -510,6 +510,10 @@ struct user_packet {
 	__u16 src_port;
 	__u16 dst_port;
 	__u64 flow_hash;
+	// TCP or UDP whose checksum field holds only the pseudo-header sum:
+	// the sender left the rest to the device (CHECKSUM_PARTIAL), which
+	// a receiver reading the bytes (a daemon's socket) never sees done.
+	int unfinished_checksum;
 };
 
 static __always_inline __u64 fnv_byte(__u64 h, __u8 b)
@@ -601,11 +605,26 @@ static __always_inline int inspect(struct __sk_buff *skb, __u32 off, struct user
 	p->protocol = ip->protocol;
 	p->src_port = 0;
 	p->dst_port = 0;
+	p->unfinished_checksum = 0;
 	if (ported(ip->protocol) && !(ip->frag_off & bpf_htons(0x1fff))) {
-		__u8 *l4 = (__u8 *)ip + ((ip->ihl * 4) & 0x3c);
+		__u32 ihl = (ip->ihl * 4) & 0x3c;
+		__u8 *l4 = (__u8 *)ip + ihl;
 		if ((void *)(l4 + 4) <= end) {
 			p->src_port = be16_at(l4);
 			p->dst_port = be16_at(l4 + 2);
+		}
+		__u32 at = ip->protocol == 6 ? 16 : ip->protocol == 17 ? 6 : 0;
+		if (at && (void *)(l4 + (at & 0x1f) + 2) <= end) {
+			// The pseudo-header sum (RFC 768, RFC 9293), as the
+			// kernel leaves it for the device: folded, not inverted.
+			__u32 l4_len = bpf_ntohs(ip->tot_len) - ihl;
+			__u32 sum = (ip->saddr & 0xffff) + (ip->saddr >> 16) +
+				    (ip->daddr & 0xffff) + (ip->daddr >> 16) +
+				    bpf_htons(ip->protocol) + bpf_htons(l4_len & 0xffff);
+			sum = (sum & 0xffff) + (sum >> 16);
+			sum = (sum & 0xffff) + (sum >> 16);
+			__u16 check = *(__u16 *)(l4 + (at & 0x1f));
+			p->unfinished_checksum = check == (__u16)sum;
 		}
 	}
 	__u64 h = 0xcbf29ce484222325ULL;
@@ -725,10 +744,16 @@ static __always_inline int encode(struct __sk_buff *skb, __u32 l2)
 		count(BRAID_PASS_NO_SESSION);
 		return -1;
 	}
-	if (skb->gso_segs > 1) {
-		// Several packets in one (TSO, GRO): each needs its own
-		// sequence number. The segmenter veth cuts it up; its far end
-		// (braid_tx_l2) encodes the segments.
+	// Several packets in one (TSO, GRO) each need their own sequence
+	// number; a packet whose checksum the device was to finish would
+	// reach a daemon with it unfinished. The segmenter veth (no checksum
+	// offload, one segment per packet) cuts up the first and finishes
+	// the second; its far end (braid_tx_l2) encodes what comes out.
+	// Only where a braid interface is virtual (veth, tap): a physical
+	// one's device or the stack before it finishes them anyway.
+	int unfinished = p.unfinished_checksum && !l2 && st->segmenter_ifindex &&
+			 (st->flags & BRAID_FINISH_CHECKSUMS);
+	if (skb->gso_segs > 1 || unfinished) {
 		if (!st->segmenter_ifindex || l2) {
 			count(BRAID_TX_ERROR);
 			return TC_ACT_SHOT;
@@ -739,7 +764,7 @@ static __always_inline int encode(struct __sk_buff *skb, __u32 l2)
 		}
 		struct ethhdr e = {.h_proto = bpf_htons(ETH_P_IP)};
 		bpf_skb_store_bytes(skb, 0, &e, sizeof(e), 0);
-		count(BRAID_TX_SEGMENTED);
+		count(skb->gso_segs > 1 ? BRAID_TX_SEGMENTED : BRAID_TX_CHECKSUMMED);
 		return bpf_redirect(st->segmenter_ifindex, 0);
 	}
 	if (skb->gso_size) // one segment marked GSO: drop the marking

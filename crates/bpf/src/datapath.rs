@@ -183,6 +183,26 @@ impl Datapath {
             })
     }
 
+    /// The names of the programs attached by TCX on `interface` on the
+    /// side `program` attaches to, in the kernel's order (any loader's).
+    pub fn attached(program: Program, interface: &str) -> Result<Vec<String>, DatapathError> {
+        let side = match program {
+            Program::Tx => TcAttachType::Egress,
+            Program::Rx | Program::TxL2 => TcAttachType::Ingress,
+        };
+        let (_, programs) = SchedClassifier::query_tcx(interface, side).map_err(|source| {
+            DatapathError::Program {
+                what: "querying the attachments of",
+                program: program.name(),
+                source,
+            }
+        })?;
+        Ok(programs
+            .iter()
+            .map(|p| p.name_as_str().unwrap_or("?").to_string())
+            .collect())
+    }
+
     /// Runs `program` once on `frame` (an Ethernet frame) with
     /// `BPF_PROG_TEST_RUN`; `ctx` is a `struct __sk_buff` prefix (or
     /// empty). Returns the verdict and the frame as the program left it.

@@ -8,6 +8,9 @@ pub const TRANSIT: u32 = 1 << 0;
 pub const EGRESS: u32 = 1 << 1;
 /// Encode the sessions in `sessions` in the kernel.
 pub const INGRESS: u32 = 1 << 2;
+/// Finish checksums a sender left to the device before encoding (a braid
+/// interface is virtual: it passes them on unfinished).
+pub const FINISH_CHECKSUMS: u32 = 1 << 3;
 
 /// Paths a kernel session uses at most.
 pub const KPATHS: usize = 4;
@@ -211,7 +214,7 @@ pub struct Window {
 }
 
 /// What the programs count (the `stats` map's indices), by name.
-pub const STATS: [&str; 27] = [
+pub const STATS: [&str; 28] = [
     "rx_data",
     "rx_forwarded",
     "rx_delivered",
@@ -239,6 +242,7 @@ pub const STATS: [&str; 27] = [
     "tx_error",
     "pass_no_session",
     "pass_not_v4",
+    "tx_checksummed",
 ];
 
 /// Index of the counter named `name` in [`STATS`].

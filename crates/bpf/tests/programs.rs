@@ -13,7 +13,8 @@
 //! the frame, so the encoder is tested through it, and `braid_tx` in the
 //! lab (crates/cli/tests/lab.rs).
 
-use std::process::Command;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
 
 use braid_bpf::compile::{self, IngressPath};
 use braid_bpf::maps::{self, Neighbor, Session, SessionKey, Settings, WindowKey};
@@ -828,7 +829,47 @@ fn the_lab_loss_program_drops_as_its_parameters_say() {
 
 type Test = fn();
 
+/// The environment variable that makes this binary a loader that
+/// attaches `braid_rx` to d0, says so and waits to be killed.
+const HOLDER: &str = "BRAID_TEST_HOLD_ATTACHED";
+
+fn hold_attached() {
+    let mut dp = Datapath::load(ME, PORT, 64, 16).expect("the data path loads");
+    dp.attach(Program::Rx, "d0").expect("attached");
+    println!("attached");
+    // Until killed (or the parent goes: end of input).
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+}
+
+fn a_crashed_loader_leaves_nothing_attached() {
+    // The daemon's programs hang on TCX links that its process owns: a
+    // SIGKILL (a crash) takes them away, and nothing is left to
+    // black-hole the interface's traffic with stale maps.
+    let before = Datapath::attached(Program::Rx, "d0").unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .env(HOLDER, "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "attached");
+    let during = Datapath::attached(Program::Rx, "d0").unwrap();
+    assert_eq!(during.len(), before.len() + 1, "{during:?}");
+    assert!(during.iter().any(|n| n == "braid_rx"), "{during:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(Datapath::attached(Program::Rx, "d0").unwrap(), before);
+}
+
 const TESTS: &[(&str, Test)] = &[
+    (
+        "a_crashed_loader_leaves_nothing_attached",
+        a_crashed_loader_leaves_nothing_attached,
+    ),
     (
         "transit_follows_the_route_like_user_space",
         transit_follows_the_route_like_user_space,
@@ -880,6 +921,10 @@ const TESTS: &[(&str, Test)] = &[
 ];
 
 fn main() -> std::process::ExitCode {
+    if std::env::var_os(HOLDER).is_some() {
+        hold_attached();
+        return std::process::ExitCode::SUCCESS;
+    }
     let args = libtest_mimic::Arguments::from_args();
     let skip = if braid_bpf::missing().is_some() {
         Some("skipped: braid was built without its eBPF objects (clang)")

@@ -42,12 +42,17 @@ enum LabAction {
     Down { scenario: PathBuf },
     /// Forwarding benchmark on the scenario's first flow, per variant: the
     /// highest rate of 64- and 1400-byte UDP delivered with under 0.1%
-    /// loss, whole-machine CPU per packet there, and one-way latency at
-    /// 1,000 packets/s.
+    /// loss, whole-machine CPU per packet there, one-way latency at
+    /// 1,000 packets/s, and CPU load and loss against offered rate of
+    /// 160-byte packets (the kernel-path seed's figures 4 and 5).
     Bench {
         scenario: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Also write report.json and report.html (tables and the VoIP
+        /// sweep's charts) into this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -55,7 +60,11 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         LabAction::Up { scenario, log } => braid_lab::run::up(&scenario, log),
         LabAction::Down { scenario } => braid_lab::run::down(&scenario),
-        LabAction::Bench { scenario, json } => braid_lab::bench::bench(&scenario, json),
+        LabAction::Bench {
+            scenario,
+            json,
+            out,
+        } => braid_lab::bench::bench(&scenario, json, out.as_deref()),
         LabAction::Run {
             scenario,
             json,

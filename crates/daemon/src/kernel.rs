@@ -64,6 +64,10 @@ pub struct KernelReport {
     pub egress: String,
     /// The ingress in the kernel, or why not.
     pub ingress: String,
+    /// Whether the ingress finishes checksums a sender left to the device
+    /// before encoding, and why.
+    #[serde(default)]
+    pub checksums: String,
     /// The programs' counters, by name.
     pub programs: BTreeMap<String, u64>,
     /// Sessions encoded in the kernel now.
@@ -143,7 +147,8 @@ struct Lent {
     strays_at_lend: u64,
 }
 
-/// The segmenter: a veth pair whose first end cuts GSO packets up.
+/// The segmenter: a veth pair whose first end cuts GSO packets up and
+/// finishes checksums.
 struct Segmenter {
     outer: String,
     inner: String,
@@ -156,6 +161,7 @@ pub struct KernelPath {
     window_mask: u32,
     why_no_egress: Option<String>,
     why_no_ingress: Option<String>,
+    checksums: String,
     tun_ifindex: u32,
     hop_limit: u8,
     neighbors: BTreeMap<NodeId, Neighbor>,
@@ -177,21 +183,36 @@ pub struct KernelPath {
 }
 
 fn ip(args: &[&str]) -> Result<(), KernelError> {
-    let out = Command::new("ip")
+    run("ip", args)
+}
+
+/// Runs `tool` with `args`; its error output is the error.
+fn run(tool: &str, args: &[&str]) -> Result<(), KernelError> {
+    let what = format!("{tool} {}", args.join(" "));
+    let out = Command::new(tool)
         .args(args)
         .output()
         .map_err(|e| KernelError::Setup {
-            what: format!("ip {}", args.join(" ")),
-            message: format!("cannot run ip: {e}"),
+            what: what.clone(),
+            message: format!("cannot run {tool}: {e}"),
         })?;
     if out.status.success() {
         Ok(())
     } else {
         Err(KernelError::Setup {
-            what: format!("ip {}", args.join(" ")),
+            what,
             message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         })
     }
+}
+
+/// Whether interface `name` is a device (a NIC, a radio) rather than a
+/// virtual one (veth, tap, bridge), which has no `device` in sysfs.
+fn physical(name: &str) -> bool {
+    std::path::Path::new("/sys/class/net")
+        .join(name)
+        .join("device")
+        .exists()
 }
 
 fn ifindex(name: &str) -> Result<u32, KernelError> {
@@ -286,6 +307,22 @@ impl KernelPath {
             flags |= maps::INGRESS;
             segmenter = Some(Self::segmenter(config.node)?);
         }
+        let virtual_ports: Vec<&str> = ports
+            .iter()
+            .filter(|p| !physical(&p.name))
+            .map(|p| p.name.as_str())
+            .collect();
+        let checksums = if flags & maps::INGRESS == 0 {
+            "the daemon encodes (the TUN device finishes them)".to_string()
+        } else if virtual_ports.is_empty() {
+            "left to the interfaces' devices (all physical)".to_string()
+        } else {
+            flags |= maps::FINISH_CHECKSUMS;
+            format!(
+                "finished before encoding: {} virtual, passing them on unfinished",
+                virtual_ports.join(", ")
+            )
+        };
         for p in ports {
             dp.attach(Program::Rx, &p.name)?;
         }
@@ -298,6 +335,7 @@ impl KernelPath {
             window_mask: window - 1,
             why_no_egress,
             why_no_ingress,
+            checksums,
             tun_ifindex,
             hop_limit: nc.ingress.hop_limit,
             neighbors: BTreeMap::new(),
@@ -331,7 +369,8 @@ impl KernelPath {
 
     /// Makes the segmenter veth pair (a leftover of a daemon that died is
     /// replaced): its outer end takes GSO packets and, allowing one
-    /// segment per packet, cuts them up on the way to the inner end.
+    /// segment per packet, cuts them up on the way to the inner end; it
+    /// finishes unfinished checksums on the way too.
     fn segmenter(node: NodeId) -> Result<Segmenter, KernelError> {
         let outer = format!("bsg{}o", node.0);
         let inner = format!("bsg{}i", node.0);
@@ -348,9 +387,16 @@ impl KernelPath {
             "name",
             &inner,
         ])?;
-        ip(&["link", "set", &outer, "up"])?;
-        ip(&["link", "set", &inner, "up"])?;
-        Ok(Segmenter { outer, inner })
+        // Without checksum offload the outer end finishes every checksum
+        // a sender left to the device (braid_tx sends such packets here).
+        let segmenter = Segmenter { outer, inner };
+        if let Err(e) = run("ethtool", &["-K", &segmenter.outer, "tx", "off"]) {
+            let _ = ip(&["link", "del", &segmenter.outer]);
+            return Err(e);
+        }
+        ip(&["link", "set", &segmenter.outer, "up"])?;
+        ip(&["link", "set", &segmenter.inner, "up"])?;
+        Ok(segmenter)
     }
 
     fn write_settings(&mut self) -> Result<(), KernelError> {
@@ -728,6 +774,7 @@ impl KernelPath {
                 .why_no_ingress
                 .clone()
                 .unwrap_or_else(|| "kernel".into()),
+            checksums: self.checksums.clone(),
             programs: self
                 .dp
                 .stats()
@@ -798,6 +845,7 @@ mod tests {
             transit: true,
             egress: "kernel".into(),
             ingress: "user space: late binding".into(),
+            checksums: "left to the interfaces' devices (all physical)".into(),
             programs: [("rx_forwarded".to_string(), 7)].into_iter().collect(),
             ingress_sessions: vec![KernelIngressEntry {
                 egress: 3,
@@ -805,11 +853,17 @@ mod tests {
                 mode: "single".into(),
                 next_seq: 9,
                 packets: 299,
-                sent: vec![PathPackets { path: 0, packets: 299 }],
+                sent: vec![PathPackets {
+                    path: 0,
+                    packets: 299,
+                }],
             }],
             egress_sessions: vec![KernelEgressEntry {
                 ingress: 1,
-                received: vec![PathPackets { path: 1, packets: 5 }],
+                received: vec![PathPackets {
+                    path: 1,
+                    packets: 5,
+                }],
                 ..KernelEgressEntry::default()
             }],
             counters: KernelCounters::default(),
