@@ -293,6 +293,43 @@ static __always_inline enum verdict judge(struct braid_window *w, __u32 epoch, _
 // options, UDP.
 #define RX_BRAID (ETH_HLEN + UNDERLAY_LEN)
 
+// A delivered IPv4 packet (behind the Ethernet header) sent straight to
+// its next hop when the kernel's routing table has one on another
+// interface: what the stack would do with it after the TUN device (TTL
+// decremented, the neighbor table's link address), without the second
+// pass through the stack. Anything else (this router's own address, the
+// TUN device, IP options, TTL 1, too big, an unresolved neighbor, no
+// route) returns -1: it goes through the TUN device as before. Skips the
+// FORWARD chain of netfilter, as transit does.
+static __always_inline int route_delivered(struct __sk_buff *skb, struct braid_settings *s)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct iphdr *ip = data + ETH_HLEN;
+	if ((void *)(ip + 1) > end || ip->version != 4 || ip->ihl != 5 || ip->ttl <= 1)
+		return -1;
+	struct bpf_fib_lookup fib = {
+		.family = AF_INET,
+		.tos = ip->tos,
+		.l4_protocol = ip->protocol,
+		.tot_len = bpf_ntohs(ip->tot_len),
+		.ipv4_src = ip->saddr,
+		.ipv4_dst = ip->daddr,
+		.ifindex = s->tun_ifindex,
+	};
+	if (bpf_fib_lookup(skb, &fib, sizeof(fib), 0) != BPF_FIB_LKUP_RET_SUCCESS ||
+	    fib.ifindex == s->tun_ifindex)
+		return -1;
+	// The TTL as ip_decrease_ttl does it, checksum updated with it.
+	__be16 before = *(__be16 *)&ip->ttl;
+	ip->ttl--;
+	__be16 after = *(__be16 *)&ip->ttl;
+	bpf_l3_csum_replace(skb, ETH_HLEN + __builtin_offsetof(struct iphdr, check), before, after, 2);
+	struct bpf_redir_neigh to = {.nh_family = AF_INET, .ipv4_nh = fib.ipv4_dst};
+	count(BRAID_RX_ROUTED);
+	return bpf_redirect_neigh(fib.ifindex, &to, sizeof(to), 0);
+}
+
 static __always_inline int deliver(struct __sk_buff *skb, struct braid_settings *s,
 				   __u32 ingress, __u32 class_id, __u32 epoch, __u32 seq,
 				   __u32 path, __u32 header_len)
@@ -358,6 +395,11 @@ static __always_inline int deliver(struct __sk_buff *skb, struct braid_settings 
 		return TC_ACT_SHOT;
 	}
 	count(BRAID_RX_DELIVERED);
+	if (s->flags & BRAID_ROUTE_DELIVERED) {
+		int r = route_delivered(skb, s);
+		if (r >= 0)
+			return r;
+	}
 	return bpf_redirect(s->tun_ifindex, BPF_F_INGRESS);
 }
 

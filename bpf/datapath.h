@@ -31,6 +31,7 @@
 #define BRAID_EGRESS (1u << 1)  /* dedup and deliver at the egress */
 #define BRAID_INGRESS (1u << 2) /* encapsulate the sessions in `sessions` */
 #define BRAID_FINISH_CHECKSUMS (1u << 3) /* a braid interface passes partial checksums on */
+#define BRAID_ROUTE_DELIVERED (1u << 4) /* egress: route IPv4 to its next hop here */
 
 /* One entry, key 0: replaced whole by the daemon (atomic). */
 struct braid_settings {
@@ -193,6 +194,7 @@ enum braid_stat {
 	BRAID_PASS_NO_SESSION,    /* no kernel session: to user space */
 	BRAID_PASS_NOT_V4,        /* not IPv4: to user space */
 	BRAID_TX_CHECKSUMMED,     /* unfinished checksum: through the segmenter */
+	BRAID_RX_ROUTED,          /* egress: delivered straight to its next hop */
 	BRAID_STATS
 };
 

@@ -11,6 +11,9 @@ pub const INGRESS: u32 = 1 << 2;
 /// Finish checksums a sender left to the device before encoding (a braid
 /// interface is virtual: it passes them on unfinished).
 pub const FINISH_CHECKSUMS: u32 = 1 << 3;
+/// At the egress, route a delivered IPv4 packet to its next hop from
+/// `braid_rx` (the kernel's FIB) instead of through the TUN device.
+pub const ROUTE_DELIVERED: u32 = 1 << 4;
 
 /// Paths a kernel session uses at most.
 pub const KPATHS: usize = 4;
@@ -214,7 +217,7 @@ pub struct Window {
 }
 
 /// What the programs count (the `stats` map's indices), by name.
-pub const STATS: [&str; 28] = [
+pub const STATS: [&str; 29] = [
     "rx_data",
     "rx_forwarded",
     "rx_delivered",
@@ -243,6 +246,7 @@ pub const STATS: [&str; 28] = [
     "pass_no_session",
     "pass_not_v4",
     "tx_checksummed",
+    "rx_routed",
 ];
 
 /// Index of the counter named `name` in [`STATS`].

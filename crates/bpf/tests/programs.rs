@@ -376,6 +376,56 @@ fn egress_delivers_each_packet_once_and_leaves_coded_modes_to_user_space() {
     assert_eq!(stat(&dp, "rx_not_ip"), 1);
 }
 
+fn egress_routes_a_delivered_packet_to_its_next_hop_when_asked() {
+    // kernel_delivery = "route": an IPv4 packet the kernel's routing sends
+    // out another interface leaves from braid_rx, its TTL one less and its
+    // header checksum still right; what it cannot (TTL 1, no route) goes
+    // to the TUN device as before.
+    ip(&[
+        "neigh",
+        "replace",
+        "198.18.0.8",
+        "lladdr",
+        "02:00:00:00:00:08",
+        "dev",
+        "d0",
+        "nud",
+        "permanent",
+    ]);
+    let mut dp = fresh(maps::TRANSIT | maps::EGRESS | maps::ROUTE_DELIVERED);
+    let arriving_with = |inner: &[u8], seq: u32| {
+        let h = header(RedundancyMode::Single, 1, ME, seq);
+        underlay([198, 18, 0, 6], OUR_ADDR, PORT, &arriving(h, &[6], inner))
+    };
+    let inner = user_packet([198, 18, 0, 8], 17, 0, 1000, 2000);
+    let (verdict, out) = run(&mut dp, Program::Rx, &arriving_with(&inner, 1));
+    assert_eq!(verdict, TC_ACT_REDIRECT);
+    assert_eq!(stat(&dp, "rx_routed"), 1);
+    let routed = &out[14..];
+    assert_eq!(routed.len(), inner.len());
+    assert_eq!(routed[8], inner[8] - 1, "TTL");
+    assert_eq!(checksum(&routed[..20]), 0, "header checksum");
+    assert_eq!(&routed[..8], &inner[..8]);
+    assert_eq!(&routed[12..], &inner[12..]);
+    // TTL 1 (the stack sends the ICMP error) and no route: to the TUN
+    // device, unchanged.
+    let mut last_hop = user_packet([198, 18, 0, 8], 17, 0, 1000, 2000);
+    last_hop[8] = 1;
+    let c = checksum(&{
+        let mut h = last_hop[..20].to_vec();
+        h[10] = 0;
+        h[11] = 0;
+        h
+    });
+    last_hop[10..12].copy_from_slice(&c.to_be_bytes());
+    let nowhere = user_packet([203, 0, 113, 9], 17, 0, 1000, 2000);
+    for (seq, p) in [(2, last_hop), (3, nowhere)] {
+        let (verdict, out) = run(&mut dp, Program::Rx, &arriving_with(&p, seq));
+        assert_eq!((verdict, &out[14..]), (TC_ACT_REDIRECT, &p[..]));
+    }
+    assert_eq!((stat(&dp, "rx_delivered"), stat(&dp, "rx_routed")), (3, 1));
+}
+
 fn gso_datagrams_are_dropped_and_counted() {
     let mut dp = fresh(maps::TRANSIT | maps::EGRESS);
     let (frame, _) = to_me(RedundancyMode::Single, 1, 1, 3);
@@ -866,6 +916,10 @@ fn a_crashed_loader_leaves_nothing_attached() {
 }
 
 const TESTS: &[(&str, Test)] = &[
+    (
+        "egress_routes_a_delivered_packet_to_its_next_hop_when_asked",
+        egress_routes_a_delivered_packet_to_its_next_hop_when_asked,
+    ),
     (
         "a_crashed_loader_leaves_nothing_attached",
         a_crashed_loader_leaves_nothing_attached,

@@ -403,9 +403,10 @@ fn node_counter(r: &serde_json::Value, v: usize, name: &str) -> u64 {
         .sum()
 }
 
-/// Variants of the kernel data path at every router, the ingress too.
+/// Variants of the kernel data path at every router, the ingress too;
+/// the second's egress routes what it delivers itself.
 const KERNEL_VARIANTS: &str = "[[variant]]\nname = \"kernel single\"\nmode = \"single\"\ndatapath = \"kernel\"\nlate_binding = 0\n\
-     [[variant]]\nname = \"kernel mirror\"\nmode = \"mirror:2\"\ndatapath = \"kernel\"\nlate_binding = 0\n";
+     [[variant]]\nname = \"kernel mirror\"\nmode = \"mirror:2\"\ndatapath = \"kernel\"\nlate_binding = 0\nkernel_delivery = \"route\"\n";
 
 fn the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice() {
     // The user-space test's diamond (10% loss on each path's first link),
@@ -434,6 +435,14 @@ fn the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_
     );
     assert!(kernel_counter(&r, 1, "tx_copies") > 3500);
     assert!(kernel_counter(&r, 1, "rx_duplicate") > 1000);
+    // kernel_delivery: through the TUN device by default, straight to the
+    // host with "route".
+    assert_eq!(kernel_counter(&r, 0, "rx_routed"), 0);
+    assert!(
+        kernel_counter(&r, 1, "rx_routed") > 1900,
+        "routed: {}",
+        kernel_counter(&r, 1, "rx_routed")
+    );
     assert!(namespaces_of("tkloss").is_empty());
 }
 

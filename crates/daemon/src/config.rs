@@ -56,12 +56,29 @@ impl DatapathChoice {
     }
 }
 
+/// How the kernel data path's egress hands a user packet on
+/// (`kernel_delivery`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KernelDelivery {
+    /// Into the TUN device's receive side: the stack routes it from there
+    /// (netfilter, NAT, policy routing all apply).
+    #[default]
+    Stack,
+    /// Straight to its next hop from the kernel's routing table where it
+    /// has one (IPv4, TTL decremented): skips the stack's second pass and
+    /// with it netfilter's FORWARD and POSTROUTING (no NAT), as transit
+    /// forwarding does.
+    Route,
+}
+
 /// A checked configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub node: NodeId,
     /// Where the data path runs.
     pub datapath: DatapathChoice,
+    /// How the kernel data path's egress hands user packets on.
+    pub kernel_delivery: KernelDelivery,
     pub port: u16,
     pub group: Ipv4Addr,
     pub control_socket: PathBuf,
@@ -127,6 +144,8 @@ pub struct ConfigFile {
     pub send_buffer: Option<Spanned<usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub datapath: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_delivery: Option<Spanned<String>>,
     #[serde(default, rename = "interface", skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<InterfaceFile>,
     #[serde(default)]
@@ -211,6 +230,7 @@ impl ConfigFile {
             late_binding: None,
             send_buffer: None,
             datapath: None,
+            kernel_delivery: None,
             interfaces: Vec::new(),
             tun: TunFile::default(),
             probes: ProbesFile::default(),
@@ -407,6 +427,22 @@ impl Config {
                 ))
             }
         };
+        let kernel_delivery = match raw
+            .kernel_delivery
+            .as_ref()
+            .map(|v| (v.get_ref().as_str(), v.span()))
+        {
+            None => KernelDelivery::default(),
+            Some(("stack", _)) => KernelDelivery::Stack,
+            Some(("route", _)) => KernelDelivery::Route,
+            Some((other, span)) => {
+                return Err(src.err(
+                    Some(span),
+                    "kernel_delivery",
+                    format!("\"{other}\" is not one of stack, route"),
+                ))
+            }
+        };
         let send_buffer = match raw.send_buffer.as_ref().map(|v| (*v.get_ref(), v.span())) {
             None => DEFAULT_SEND_BUFFER,
             Some((n, _)) if (1..=64 << 20).contains(&n) => n,
@@ -496,6 +532,7 @@ impl Config {
             send_buffer,
             node,
             datapath,
+            kernel_delivery,
             port: raw.port.unwrap_or(DEFAULT_PORT),
             group,
             control_socket: raw

@@ -39,7 +39,7 @@ use braid_wire::NodeId;
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
-use crate::config::{Config, DatapathChoice};
+use crate::config::{Config, DatapathChoice, KernelDelivery};
 use crate::neighbors::AddressBook;
 use crate::underlay::Port;
 
@@ -301,6 +301,9 @@ impl KernelPath {
         let mut flags = maps::TRANSIT;
         if why_no_egress.is_none() {
             flags |= maps::EGRESS;
+            if config.kernel_delivery == KernelDelivery::Route {
+                flags |= maps::ROUTE_DELIVERED;
+            }
         }
         let mut segmenter = None;
         if why_no_ingress.is_none() {

@@ -57,6 +57,7 @@ struct RawVariant {
     datapath: Option<Spanned<String>>,
     late_binding: Option<usize>,
     kernel_routers: Option<Vec<Spanned<String>>>,
+    kernel_delivery: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -191,6 +192,9 @@ pub struct BraidDatapath {
     /// The daemons' `late_binding` (their default when `None`); 0 lets
     /// the kernel encode at the ingress.
     pub late_binding: Option<usize>,
+    /// The kernel routers' `kernel_delivery` ("stack" or "route"; their
+    /// default when `None`).
+    pub kernel_delivery: Option<&'static str>,
 }
 
 impl BraidDatapath {
@@ -704,9 +708,26 @@ impl Lab {
                                 "0 (bind at once) to 64 datagrams per next hop",
                             ));
                         }
+                        let kernel_delivery = match v
+                            .kernel_delivery
+                            .as_ref()
+                            .map(|d| (d.get_ref().as_str(), d.span()))
+                        {
+                            None => None,
+                            Some(("stack", _)) => Some("stack"),
+                            Some(("route", _)) => Some("route"),
+                            Some((other, span)) => {
+                                return Err(src.err(
+                                    Some(span),
+                                    &format!("variant[{i}].kernel_delivery"),
+                                    format!("\"{other}\" is not stack or route"),
+                                ))
+                            }
+                        };
                         BraidDatapath {
                             kernel,
                             late_binding: v.late_binding,
+                            kernel_delivery,
                         }
                     },
                 },

@@ -178,6 +178,9 @@ impl Daemon {
         if new.datapath != old.datapath {
             needs_restart.push("datapath");
         }
+        if new.kernel_delivery != old.kernel_delivery {
+            needs_restart.push("kernel_delivery");
+        }
         // The node's other settings (prefixes, paths, probes, re-order,
         // windows, late binding) are fixed while it runs.
         let live = |c: &NodeConfig| NodeConfig {

@@ -34,6 +34,10 @@ pub fn config(
         mode: Some(value(mode.to_string())),
         datapath: Some(value(datapath.of(i).to_string())),
         late_binding: datapath.late_binding.map(value),
+        kernel_delivery: datapath
+            .kernel_delivery
+            .filter(|_| datapath.of(i) == "kernel")
+            .map(|d| value(d.to_string())),
         paths: Some(value(lab.paths)),
         log: Some(value(lab.log.as_str().to_string())),
         control_socket: Some(lab.socket(i).display().to_string()),
