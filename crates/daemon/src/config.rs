@@ -621,6 +621,20 @@ urgent = true
         assert_eq!(nc.late_binding.map(|l| l.bound), Some(2));
         assert_eq!(c.send_buffer, DEFAULT_SEND_BUFFER);
         assert_eq!(nc.egress.reorder, None);
+        assert_eq!(c.datapath, DatapathChoice::Auto);
+        assert_eq!(c.kernel_delivery, KernelDelivery::Stack);
+        let route = Config::parse(
+            "good.toml",
+            &GOOD.replace(
+                "node = 7",
+                "node = 7\ndatapath = \"kernel\"\nkernel_delivery = \"route\"",
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            (route.datapath, route.kernel_delivery),
+            (DatapathChoice::Kernel, KernelDelivery::Route)
+        );
     }
 
     #[test]
@@ -686,6 +700,16 @@ urgent = true
                 "node = 1\nlog = \"loud\"\n[[interface]]\nname = \"a\"\n",
                 2,
                 "log",
+            ),
+            (
+                "node = 1\ndatapath = \"fast\"\n[[interface]]\nname = \"a\"\n",
+                2,
+                "datapath",
+            ),
+            (
+                "node = 1\nkernel_delivery = \"direct\"\n[[interface]]\nname = \"a\"\n",
+                2,
+                "kernel_delivery",
             ),
             (
                 "node = 1\nreorder_window = 2\n[[interface]]\nname = \"a\"\n",
