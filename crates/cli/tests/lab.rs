@@ -162,18 +162,25 @@ fn udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows(
     assert!(namespaces_of("tsingle").is_empty() && namespaces_of("tmirror").is_empty());
 }
 
-fn a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirror_nothing() {
-    // A diamond whose second path is a hop longer; the flow's active first
-    // link is blackholed 2 s in.
-    let text = "name = \"tfail\"\npaths = 2\nprobe_interval = \"100ms\"\ndead_after = 5\n\
+/// A diamond whose second path is a hop longer, 100 ms probes, and a
+/// VoIP flow (400 packets every 20 ms) whose active first link is
+/// blackholed 2 s in; the variants are the caller's.
+fn blackholed_diamond(name: &str) -> String {
+    format!(
+        "name = \"{name}\"\npaths = 2\nprobe_interval = \"100ms\"\ndead_after = 5\n\
          [[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\n[[router]]\nname = \"c\"\n\
          [[router]]\nname = \"e\"\n[[router]]\nname = \"d\"\nhost = true\n\
          [[link]]\na = \"a\"\nb = \"b\"\n[[link]]\na = \"b\"\nb = \"d\"\n[[link]]\na = \"a\"\nb = \"c\"\n\
          [[link]]\na = \"c\"\nb = \"e\"\n[[link]]\na = \"e\"\nb = \"d\"\n\
          [[flow]]\nname = \"voip\"\nfrom = \"a\"\nto = \"d\"\ncount = 400\ninterval = \"20ms\"\n\
-         [[event]]\nat = \"2s\"\nflow = \"voip\"\naction = \"blackhole\"\n\
-         [[variant]]\nname = \"single\"\nmode = \"single\"\n[[variant]]\nname = \"mirror\"\nmode = \"mirror:2\"\n";
-    let r = run_lab(&write_lab("t4.toml", text));
+         [[event]]\nat = \"2s\"\nflow = \"voip\"\naction = \"blackhole\"\n"
+    )
+}
+
+fn a_silently_blackholed_primary_path_costs_single_path_a_short_outage_and_mirror_nothing() {
+    let text = blackholed_diamond("tfail")
+        + "[[variant]]\nname = \"single\"\nmode = \"single\"\n[[variant]]\nname = \"mirror\"\nmode = \"mirror:2\"\n";
+    let r = run_lab(&write_lab("t4.toml", &text));
     let flow = |v: usize| r["variants"][v]["flows"][0].clone();
     let (single, mirror) = (flow(0), flow(1));
     eprintln!("single: {single}\nmirror: {mirror}");
@@ -447,15 +454,7 @@ fn the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_
 }
 
 fn a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space() {
-    let text = "name = \"tkfail\"\npaths = 2\nprobe_interval = \"100ms\"\ndead_after = 5\n\
-         [[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\n[[router]]\nname = \"c\"\n\
-         [[router]]\nname = \"e\"\n[[router]]\nname = \"d\"\nhost = true\n\
-         [[link]]\na = \"a\"\nb = \"b\"\n[[link]]\na = \"b\"\nb = \"d\"\n[[link]]\na = \"a\"\nb = \"c\"\n\
-         [[link]]\na = \"c\"\nb = \"e\"\n[[link]]\na = \"e\"\nb = \"d\"\n\
-         [[flow]]\nname = \"voip\"\nfrom = \"a\"\nto = \"d\"\ncount = 400\ninterval = \"20ms\"\n\
-         [[event]]\nat = \"2s\"\nflow = \"voip\"\naction = \"blackhole\"\n"
-        .to_string()
-        + KERNEL_VARIANTS;
+    let text = blackholed_diamond("tkfail") + KERNEL_VARIANTS;
     let r = run_lab(&write_lab("tk2.toml", &text));
     let f = |v: usize| r["variants"][v]["flows"][0].clone();
     eprintln!("kernel single: {}\nkernel mirror: {}", f(0), f(1));

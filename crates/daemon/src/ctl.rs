@@ -370,27 +370,11 @@ fn sessions(v: &View<'_>) -> Sessions {
                 .map(|k| k.report().egress_sessions)
                 .unwrap_or_default()
                 .into_iter()
-                .map(|w| {
-                    let mut c = EgressCounters {
-                        delivered: w.delivered,
-                        duplicates: w.duplicates,
-                        too_old: w.too_old,
-                        too_far_ahead: w.too_far_ahead,
-                        old_epoch: w.old_epoch,
-                        epoch_changes: w.epoch_changes,
-                        ..EgressCounters::default()
-                    };
-                    for p in &w.received {
-                        if let Some(pc) = c.per_path.get_mut(p.path as usize) {
-                            pc.received = p.packets;
-                        }
-                    }
-                    EgressSessionEntry {
-                        ingress: w.ingress,
-                        class: w.class,
-                        datapath: "kernel".into(),
-                        counters: c,
-                    }
+                .map(|w| EgressSessionEntry {
+                    ingress: w.ingress,
+                    class: w.class,
+                    datapath: "kernel".into(),
+                    counters: w.counters(),
                 }),
         )
         .collect();

@@ -34,6 +34,7 @@ use braid_bpf::maps::{self, Neighbor, Session, SessionKey, Settings, MAX_WINDOW}
 use braid_bpf::{Datapath, DatapathError, Program};
 use braid_proto::node::Node;
 use braid_proto::redundancy::dedup::DedupWindow;
+use braid_proto::redundancy::EgressCounters;
 use braid_proto::time::Instant;
 use braid_wire::NodeId;
 use serde::{Deserialize, Serialize};
@@ -111,6 +112,28 @@ pub struct KernelEgressEntry {
     /// Packets received on each path (wrapping at 2^32, as path reports
     /// carry them).
     pub received: Vec<PathPackets>,
+}
+
+impl KernelEgressEntry {
+    /// Its counters as the user-space egress counts them (`ctl sessions`
+    /// lists both kinds alike).
+    pub fn counters(&self) -> EgressCounters {
+        let mut c = EgressCounters {
+            delivered: self.delivered,
+            duplicates: self.duplicates,
+            too_old: self.too_old,
+            too_far_ahead: self.too_far_ahead,
+            old_epoch: self.old_epoch,
+            epoch_changes: self.epoch_changes,
+            ..EgressCounters::default()
+        };
+        for p in &self.received {
+            if let Some(pc) = c.per_path.get_mut(p.path as usize) {
+                pc.received = p.packets;
+            }
+        }
+        c
+    }
 }
 
 /// What the control plane did.
@@ -222,21 +245,27 @@ fn ifindex(name: &str) -> Result<u32, KernelError> {
     })
 }
 
-/// The IPv4 addresses (with prefix length) of interface `name`.
-fn addresses(name: &str) -> Vec<(Ipv4Addr, u8)> {
+/// The IPv4 addresses (with prefix length) of every interface, by name
+/// (one dump for all).
+fn addresses() -> BTreeMap<String, Vec<(Ipv4Addr, u8)>> {
+    let mut by_name: BTreeMap<String, Vec<(Ipv4Addr, u8)>> = BTreeMap::new();
     let Ok(all) = nix::ifaddrs::getifaddrs() else {
-        return Vec::new();
+        return by_name;
     };
-    all.filter(|a| a.interface_name == name)
-        .filter_map(|a| {
-            let addr = a.address?.as_sockaddr_in()?.ip();
-            let len = a
-                .netmask
-                .and_then(|m| m.as_sockaddr_in().map(|m| u32::from(m.ip()).count_ones()))
-                .unwrap_or(32) as u8;
-            Some((addr, len))
-        })
-        .collect()
+    for a in all {
+        let Some(addr) = a.address.and_then(|x| x.as_sockaddr_in().map(|s| s.ip())) else {
+            continue;
+        };
+        let len = a
+            .netmask
+            .and_then(|m| m.as_sockaddr_in().map(|m| u32::from(m.ip()).count_ones()))
+            .unwrap_or(32) as u8;
+        by_name
+            .entry(a.interface_name)
+            .or_default()
+            .push((addr, len));
+    }
+    by_name
 }
 
 /// Network order, as a packet carries it.
@@ -472,20 +501,19 @@ impl KernelPath {
         }
         if now >= self.next_sweep {
             self.next_sweep = now + SWEEP_EVERY;
-            self.sweep(node, ports);
+            self.sweep(node);
         }
     }
 
     fn sync_neighbors(&mut self, book: &AddressBook, ports: &[Port]) {
         let mut want: BTreeMap<NodeId, Neighbor> = BTreeMap::new();
-        let mut addrs_of: BTreeMap<usize, Vec<(Ipv4Addr, u8)>> = BTreeMap::new();
+        let addrs_of = addresses();
+        let none = Vec::new();
         for (id, place) in book.iter() {
             let (Some(port), SocketAddr::V4(a)) = (ports.get(place.port), place.addr) else {
                 continue;
             };
-            let ours = addrs_of
-                .entry(place.port)
-                .or_insert_with(|| addresses(&port.name));
+            let ours = addrs_of.get(&port.name).unwrap_or(&none);
             // Our address on the neighbor's subnet, else the first.
             let on_link = ours.iter().find(|(o, len)| {
                 let mask = compile::prefix_mask(*len);
@@ -517,17 +545,25 @@ impl KernelPath {
         // Mirror copies need the neighbors' link addresses resolved before
         // the first packet: the kernel keeps these entries resolved.
         if self.flags & maps::INGRESS != 0 {
+            let mut managed = BTreeSet::new();
             for (id, n) in &want {
                 let Some(place) = book.get(*id) else { continue };
                 let name = ports[place.port].name.clone();
                 let addr = Ipv4Addr::from(n.addr_be.to_ne_bytes());
-                if self.managed.insert((name.clone(), addr)) {
+                if !self.managed.contains(&(name.clone(), addr)) {
                     let a = addr.to_string();
                     if let Err(e) = ip(&["neigh", "replace", &a, "dev", &name, "managed"]) {
                         warn!(error = %e, neighbor = id.0, "no managed neighbor entry: mirror copies to it wait for its link address");
                     }
                 }
+                managed.insert((name, addr));
             }
+            // Entries of neighbors gone (or moved) go with them: the set
+            // never holds more than the neighbor table.
+            for (dev, addr) in self.managed.difference(&managed) {
+                let _ = ip(&["neigh", "del", &addr.to_string(), "dev", dev]);
+            }
+            self.managed = managed;
         }
         self.neighbors = want;
         // Our own addresses: what the kernel answers for.
@@ -535,9 +571,11 @@ impl KernelPath {
             .iter()
             .flat_map(|p| {
                 let index = p.index;
-                addresses(&p.name)
+                addrs_of
+                    .get(&p.name)
                     .into_iter()
-                    .map(move |(a, _)| (be(a), index))
+                    .flatten()
+                    .map(move |(a, _)| (be(*a), index))
             })
             .map(|(a, i)| {
                 if !self.locals.contains(&a) && self.dp.set_local(a, i).is_err() {
@@ -625,6 +663,10 @@ impl KernelPath {
                 Err(_) => self.take_back(node, key),
             }
         }
+        // Sessions kept in user space are remembered while the node has
+        // them: one opened again later gets another chance.
+        self.user_only
+            .retain(|k| node.ingress().session(k.0, k.1).is_some());
         // Lent: open sessions the kernel can encode.
         let candidates: Vec<(NodeId, u8)> = node
             .ingress()
@@ -691,7 +733,7 @@ impl KernelPath {
     /// Reads the kernel's windows and counters: per-path receive counts
     /// into the node's path reports, idle windows and sessions dropped,
     /// the report refreshed.
-    fn sweep(&mut self, node: &mut Node, ports: &[Port]) {
+    fn sweep(&mut self, node: &mut Node) {
         let idle = node_idle(node);
         let now_ns = braid_bpf::datapath::kernel_now_ns();
         let windows = self.dp.windows();
@@ -764,9 +806,6 @@ impl KernelPath {
                 _ => self.take_back(node, key),
             }
         }
-        // Addresses may have come or gone.
-        self.dirty = true;
-        let _ = ports;
         self.report = KernelReport {
             transit: true,
             egress: self
