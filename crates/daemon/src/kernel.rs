@@ -590,11 +590,9 @@ impl KernelPath {
         self.locals = locals;
     }
 
-    fn sync_prefixes(&mut self, node: &Node) {
+    fn sync_prefixes(&mut self, node: &mut Node) {
         let want: BTreeMap<(u32, u8), u16> = node
-            .control()
-            .lsdb()
-            .v4_prefix_table(node.id())
+            .v4_prefix_table()
             .into_iter()
             .map(|(a, l, o)| ((u32::from_ne_bytes(a), l), o.0))
             .collect();

@@ -321,6 +321,7 @@ pub fn prometheus(
         ("not_ip", c.not_ip),
         ("hop_limit_exceeded", c.hop_limit_exceeded),
         ("not_on_route", c.not_on_route),
+        ("not_on_tree", c.not_on_tree),
         ("malformed", c.malformed),
         ("queue_full", c.queue_full),
         ("binding_overflow", c.binding_overflow),
@@ -334,11 +335,12 @@ pub fn prometheus(
         &mut out,
         "braid_node_packets_total",
         "counter",
-        "Packets the node handled: user_in (from the TUN), forwarded, delivered (to the TUN).",
+        "Packets the node handled: user_in (from the TUN), forwarded, tree_copies (tree mode), delivered (to the TUN).",
     );
     for (what, n) in [
         ("user_in", c.user_in),
         ("forwarded", c.forwarded),
+        ("tree_copies", c.tree_copies),
         ("delivered", c.delivered),
     ] {
         f.sample(&[me(), ("what", what.into())], n as f64);

@@ -322,6 +322,9 @@ pub struct ControlPlane {
     last_lsa_at: Option<Instant>,
     next_refresh: Instant,
     lsa_wanted: bool,
+    /// The clients this node serves as an access point (advertised after
+    /// `config.prefixes`; see [`Self::set_clients`]).
+    clients: Vec<Prefix>,
     /// The network holds a newer advertisement of ours than we do: issue
     /// one past it without waiting for `lsa_min_interval`, at most once
     /// per interval.
@@ -413,6 +416,7 @@ impl ControlPlane {
             last_lsa_at: None,
             next_refresh: now,
             lsa_wanted: true,
+            clients: Vec::new(),
             jump_wanted: false,
             last_jump_at: None,
             leaving: false,
@@ -731,6 +735,27 @@ impl ControlPlane {
         }
     }
 
+    /// The clients this node serves as an access point, with their
+    /// qualities ([`Prefix::Client4`], [`Prefix::Client6`]): advertised in
+    /// the next advertisement (within `lsa_min_interval`), after the
+    /// configured prefixes. Returns how many did not fit: an advertisement
+    /// carries at most `max_prefixes` (of the database's bounds) in all.
+    pub fn set_clients(&mut self, mut clients: Vec<Prefix>) -> usize {
+        let room = (self.lsdb.config().max_prefixes).saturating_sub(self.config.prefixes.len());
+        let over = clients.len().saturating_sub(room);
+        clients.truncate(room);
+        if clients != self.clients {
+            self.clients = clients;
+            self.lsa_wanted = true;
+        }
+        over
+    }
+
+    /// The clients advertised (or about to be).
+    pub fn clients(&self) -> &[Prefix] {
+        &self.clients
+    }
+
     /// The driver reports a failed link back (carrier regained).
     pub fn link_restored(&mut self, neighbor: NodeId) {
         self.links.clear_failed(neighbor);
@@ -1002,11 +1027,18 @@ impl ControlPlane {
 
     fn originate(&mut self, now: Instant, links: Vec<LsaLink>, rng: &mut dyn RngCore) {
         self.own_seq = self.own_seq.wrapping_add(1);
+        let prefixes: Vec<Prefix> = self
+            .config
+            .prefixes
+            .iter()
+            .chain(&self.clients)
+            .copied()
+            .collect();
         let record = LsaRecord::new(
             self.id,
             self.own_seq,
             links.as_slice().into(),
-            self.config.prefixes.as_slice().into(),
+            prefixes.as_slice().into(),
         );
         // Until the node has a link, nobody can hear its advertisement:
         // keep it in the local database (its own prefixes) but do not send

@@ -576,13 +576,31 @@ impl Lsdb {
         }
     }
 
-    /// The origins that advertise `prefix` (the access points serving a
-    /// client: during a handoff, more than one), sorted.
-    pub fn origins_serving(&self, prefix: &Prefix) -> Vec<NodeId> {
-        self.records()
-            .filter(|r| r.prefixes.contains(prefix))
-            .map(|r| r.origin)
-            .collect()
+    /// The access points serving client `dst` (an IPv4 address in the
+    /// first four bytes when `v4`): the origins, among `me` and those with
+    /// a two-way link, whose advertisement lists it as a client, with the
+    /// quality each gives, sorted by origin. During a handoff there are
+    /// several; empty when `dst` is not an advertised client. Fills `out`
+    /// (cleared first: the data path reuses it).
+    pub fn clients_served(
+        &self,
+        dst: &[u8; 16],
+        v4: bool,
+        me: NodeId,
+        out: &mut Vec<(NodeId, u8)>,
+    ) {
+        out.clear();
+        for r in self.records() {
+            let quality = r.prefixes.iter().find_map(|p| match p.client() {
+                Some((addr, is_v4, q)) if is_v4 == v4 && addr == *dst => Some(q),
+                _ => None,
+            });
+            if let Some(q) = quality {
+                if r.origin == me || self.has_two_way_link(r.origin) {
+                    out.push((r.origin, q));
+                }
+            }
+        }
     }
 
     /// Whether `origin` has a link that its neighbor confirms (lists back):
@@ -597,16 +615,22 @@ impl Lsdb {
         })
     }
 
-    /// The origin serving the longest prefix that covers `dst` (an IPv4
-    /// address in the first four bytes when `v4`), among `me` and the
-    /// origins with a two-way link (a router that left still advertises
-    /// its prefixes until its advertisement ages out); ties go to the
-    /// lowest node id. `None` when no such origin serves it.
-    pub fn egress_for(&self, dst: &[u8; 16], v4: bool, me: NodeId) -> Option<NodeId> {
-        let covers = |p: &Prefix| -> Option<u8> {
-            let (addr, len): (&[u8], u8) = match p {
-                Prefix::V4 { addr, len } if v4 => (addr, *len),
-                Prefix::V6 { addr, len } if !v4 => (addr, *len),
+    /// The origins that serve `dst` (an IPv4 address in the first four
+    /// bytes when `v4`) best, among `me` and the origins with a two-way
+    /// link (a router that left still advertises its prefixes until its
+    /// advertisement ages out): the longest prefix that covers it wins (a
+    /// client entry is a host route, /32 or /128), then the highest client
+    /// quality. Fills `out` (cleared first) with the origins tied on both,
+    /// sorted; the caller breaks the tie (the node takes the nearest, see
+    /// `Node`'s egress choice). Empty when nothing serves `dst`.
+    pub fn best_origins(&self, dst: &[u8; 16], v4: bool, me: NodeId, out: &mut Vec<NodeId>) {
+        out.clear();
+        let covers = |p: &Prefix| -> Option<(u8, u8)> {
+            let (addr, len, quality): (&[u8], u8, u8) = match p {
+                Prefix::V4 { addr, len } if v4 => (addr, *len, 0),
+                Prefix::V6 { addr, len } if !v4 => (addr, *len, 0),
+                Prefix::Client4 { addr, quality } if v4 => (addr, 32, *quality),
+                Prefix::Client6 { addr, quality } if !v4 => (addr, 128, *quality),
                 _ => return None,
             };
             let full = (len / 8) as usize;
@@ -616,46 +640,72 @@ impl Lsdb {
                 let mask = 0xffu8 << (8 - rest);
                 addr[full] & mask == dst[full] & mask
             };
-            (head && tail).then_some(len)
+            (head && tail).then_some((len, quality))
         };
-        let mut best: Option<(u8, NodeId)> = None;
+        let mut best: Option<(u8, u8)> = None;
         for r in self.records() {
-            let Some(len) = r.prefixes.iter().filter_map(&covers).max() else {
+            let Some(rank) = r.prefixes.iter().filter_map(&covers).max() else {
                 continue;
             };
-            let better = best.is_none_or(|(l, o)| {
-                (len, core::cmp::Reverse(r.origin)) > (l, core::cmp::Reverse(o))
-            });
-            if better && (r.origin == me || self.has_two_way_link(r.origin)) {
-                best = Some((len, r.origin));
+            if best.is_some_and(|b| rank < b) {
+                continue;
             }
+            if r.origin != me && !self.has_two_way_link(r.origin) {
+                continue;
+            }
+            if best.is_none_or(|b| rank > b) {
+                best = Some(rank);
+                out.clear();
+            }
+            out.push(r.origin);
         }
-        best.map(|(_, origin)| origin)
     }
 
-    /// Every IPv4 prefix served, as [`Self::egress_for`] decides: (network
-    /// address, length, origin) for the prefixes of `me` and of the
-    /// origins with a two-way link, the lowest origin where several serve
-    /// the same prefix. A longest-prefix match on this table answers as
-    /// `egress_for` does (the kernel data path looks destinations up in
-    /// it).
-    pub fn v4_prefix_table(&self, me: NodeId) -> Vec<([u8; 4], u8, NodeId)> {
-        let mut table: BTreeMap<([u8; 4], u8), NodeId> = BTreeMap::new();
+    /// The origin serving `dst` as [`Self::best_origins`] ranks them, ties
+    /// to the lowest node id. `None` when nothing serves it.
+    pub fn egress_for(&self, dst: &[u8; 16], v4: bool, me: NodeId) -> Option<NodeId> {
+        let mut out = Vec::new();
+        self.best_origins(dst, v4, me, &mut out);
+        out.first().copied()
+    }
+
+    /// Every IPv4 prefix served, as [`Self::best_origins`] ranks them:
+    /// (network address, length, origins) for the prefixes and clients (as
+    /// /32) of `me` and of the origins with a two-way link; where several
+    /// serve the same prefix, those with the best client quality, sorted
+    /// (the caller breaks the tie as for `best_origins`). A longest-prefix
+    /// match on this table answers as `best_origins` does (the kernel data
+    /// path looks destinations up in it: `Node::v4_prefix_table`).
+    pub fn v4_prefix_table(&self, me: NodeId) -> Vec<([u8; 4], u8, Vec<NodeId>)> {
+        let mut table: BTreeMap<([u8; 4], u8), (u8, Vec<NodeId>)> = BTreeMap::new();
         for r in self.records() {
             if r.origin != me && !self.has_two_way_link(r.origin) {
                 continue;
             }
             for p in r.prefixes.iter() {
-                if let Prefix::V4 { addr, len } = *p {
-                    let len = len.min(32);
-                    let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
-                    let net = (u32::from_be_bytes(addr) & mask).to_be_bytes();
-                    let e = table.entry((net, len)).or_insert(r.origin);
-                    *e = (*e).min(r.origin);
+                let (addr, len, quality) = match *p {
+                    Prefix::V4 { addr, len } => (addr, len.min(32), 0),
+                    Prefix::Client4 { addr, quality } => (addr, 32, quality),
+                    _ => continue,
+                };
+                let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
+                let net = (u32::from_be_bytes(addr) & mask).to_be_bytes();
+                let e = table.entry((net, len)).or_insert((quality, Vec::new()));
+                if quality > e.0 {
+                    *e = (quality, Vec::new());
+                }
+                if quality == e.0 && !e.1.contains(&r.origin) {
+                    e.1.push(r.origin);
                 }
             }
         }
-        table.into_iter().map(|((a, l), o)| (a, l, o)).collect()
+        table
+            .into_iter()
+            .map(|((a, l), (_, mut origins))| {
+                origins.sort_unstable();
+                (a, l, origins)
+            })
+            .collect()
     }
 
     /// Drops advertisements that reached the maximum age; returns how many.
@@ -1106,12 +1156,12 @@ mod tests {
         // The table for the kernel's longest-prefix match says the same.
         assert_eq!(
             db.v4_prefix_table(NodeId(3)),
-            vec![([198, 18, 0, 9], 32, NodeId(1))]
+            vec![([198, 18, 0, 9], 32, vec![NodeId(1), NodeId(2)])]
         );
         offer(&mut db, t, 3, 3, 0, &[link(2, 1000, 1000)]);
         assert_eq!(
             db.v4_prefix_table(NodeId(3)),
-            vec![([198, 18, 0, 9], 32, NodeId(2))],
+            vec![([198, 18, 0, 9], 32, vec![NodeId(2)])],
             "1 is cut off again"
         );
     }

@@ -331,3 +331,83 @@ fn events_tell_the_driver_about_neighbors_routes_and_refusals() {
     }));
     assert_eq!(net.nodes[0].neighbors().len(), 1, "only 4 is left");
 }
+
+/// SMesh (seed 000): an unmodified client heard by two access points is
+/// served by both; a packet entering the mesh at node 1 follows 1's tree
+/// (1 - 2 - 3, where it branches to the access points 4 and 5), every
+/// node forwarding by the entry point's table, and both access points
+/// deliver it. When one access point loses the client, it stops serving
+/// after the hold and the tree prunes it. In single mode only the best
+/// access point gets the packet.
+#[test]
+fn tree_mode_reaches_every_access_point_that_serves_the_client() {
+    use braid_proto::access::ClientAddr;
+    let client = ClientAddr {
+        addr: {
+            let mut a = [0u8; 16];
+            a[..4].copy_from_slice(&[198, 18, 9, 9]);
+            a
+        },
+        v4: true,
+    };
+    let run = |mode: Mode| {
+        let mut net = Net::diamond(mode, 0.0, 11);
+        net.links.clear();
+        for (a, b) in [(0, 1), (1, 2), (2, 3), (2, 4)] {
+            net.links.insert((a, b), 0.0);
+            net.links.insert((b, a), 0.0);
+        }
+        net.run_until(secs(10));
+        let now = net.now;
+        net.nodes[3].client_heard(now, client, 200);
+        net.nodes[4].client_heard(now, client, 180);
+        net.run_until(secs(13));
+        let send = |net: &mut Net, first: u32, count: u32| {
+            for i in first..first + count {
+                let at = Instant(net.now.0 + 20_000);
+                net.run_until(at);
+                // The access points keep hearing the client as before.
+                for (ap, q) in [(3, 200), (4, 180)] {
+                    let q = if ap == 3 && first > 0 { 10 } else { q };
+                    let now = net.now;
+                    net.nodes[ap].client_heard(now, client, q);
+                }
+                net.nodes[0].send(net.now, &ip([198, 18, 9, 9], i));
+                net.flush();
+            }
+            let got = |net: &mut Net, ap: usize| {
+                std::iter::from_fn(|| net.nodes[ap].poll_deliver()).count()
+            };
+            (got(net, 3), got(net, 4))
+        };
+        let both = send(&mut net, 0, 50);
+        // Access point 4 hears the client badly from now on: out of the
+        // margin, it lets go after the 3 s hold.
+        let _ = send(&mut net, 1000, 200);
+        let after = send(&mut net, 2000, 50);
+        (
+            both,
+            after,
+            net.nodes[2].counters(),
+            net.nodes[1].counters(),
+        )
+    };
+    let (both, after, branch, transit) = run(Mode::Tree);
+    assert_eq!(both, (50, 50), "both access points deliver every packet");
+    assert_eq!(
+        after,
+        (0, 50),
+        "the tree pruned the access point that let go"
+    );
+    assert!(
+        branch.tree_copies >= 100,
+        "3 copies to each branch: {branch:?}"
+    );
+    assert!(
+        transit.forwarded >= 50,
+        "2 forwards by 1's table: {transit:?}"
+    );
+    assert_eq!(transit.not_on_tree, 0);
+    let (both, _, _, _) = run(Mode::Single);
+    assert_eq!(both, (50, 0), "single: the best access point only");
+}

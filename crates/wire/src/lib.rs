@@ -39,8 +39,8 @@ mod error;
 
 pub use control::{
     ControlFlags, ControlHeader, ControlMessage, Lsa, LsaBundle, LsaEntry, LsaLink, PathCount,
-    PathReport, Prefix, Probe, ProbeKind, ProbeReport, CONTROL_HEADER_LEN, RATE_SMALL,
-    RATE_UNSPECIFIED,
+    PathReport, Prefix, Probe, ProbeKind, ProbeReport, CLIENT_QUALITY_MAX, CONTROL_HEADER_LEN,
+    RATE_SMALL, RATE_UNSPECIFIED,
 };
 pub use data::{DataFlags, DataHeader, DataPacket, Group, RedundancyMode, Route, DATA_HEADER_LEN};
 pub use error::WireError;

@@ -99,7 +99,9 @@ fn prefix() -> impl Strategy<Value = Prefix> {
     prop_oneof![
         (any::<[u8; 4]>(), 0u8..=32).prop_map(|(addr, len)| Prefix::V4 { addr, len }),
         (any::<[u8; 16]>(), 0u8..=128).prop_map(|(addr, len)| Prefix::V6 { addr, len }),
-        any::<[u8; 6]>().prop_map(Prefix::Mac),
+        (any::<[u8; 4]>(), 1u8..=255).prop_map(|(addr, quality)| Prefix::Client4 { addr, quality }),
+        (any::<[u8; 16]>(), 1u8..=255)
+            .prop_map(|(addr, quality)| Prefix::Client6 { addr, quality }),
     ]
 }
 

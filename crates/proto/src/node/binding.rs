@@ -40,11 +40,12 @@ impl Node {
                 Payload::Input => input,
                 Payload::Repair(r) => r,
             };
-            let late = self
-                .config
-                .late_binding
-                .filter(|_| o.header.mode != RedundancyMode::Tree);
-            let Some(late) = late else {
+            if o.header.mode == RedundancyMode::Tree {
+                // No path to bind to: a copy per branch of the tree.
+                self.emit_tree(o.header, body);
+                continue;
+            }
+            let Some(late) = self.config.late_binding else {
                 if let Some(t) = self.route_datagram(o.header, o.path as usize, body) {
                     self.push_out(t);
                 }
@@ -116,20 +117,13 @@ impl Node {
         path: usize,
         body: &[u8],
     ) -> Option<Transmit> {
-        let route: &[NodeId] = if header.mode == RedundancyMode::Tree {
-            &[]
-        } else {
-            let paths = self
-                .routes
-                .get(&header.egress)
-                .and_then(|r| r.damping.current());
-            match paths.and_then(|p| p.get(path)) {
-                Some(r) => r,
-                None => {
-                    self.counters.no_path += 1;
-                    return None;
-                }
-            }
+        let paths = self
+            .routes
+            .get(&header.egress)
+            .and_then(|r| r.damping.current());
+        let Some(route) = paths.and_then(|p| p.get(path)) else {
+            self.counters.no_path += 1;
+            return None;
         };
         header.path = path as u8;
         let mut buf = self.pool.take();

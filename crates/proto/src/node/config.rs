@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use braid_wire::NodeId;
 
+use crate::access::AccessConfig;
 use crate::classify::Classifier;
 use crate::control::ControlConfig;
 use crate::paths::{DampingConfig, Disjointness};
@@ -59,6 +60,8 @@ pub struct NodeConfig {
     /// `None`: only the probes' link estimates (and the driver's
     /// [`super::Node::link_down`]) retire a silent neighbor.
     pub neighbor_timeout: Option<Duration>,
+    /// As an access point: which of the clients it hears it serves.
+    pub access: AccessConfig,
 }
 
 /// Late-binding settings.
@@ -107,6 +110,7 @@ impl Default for NodeConfig {
             ignore_tx_failures: true,
             tx_failure_hold: Duration::from_secs(10),
             neighbor_timeout: None,
+            access: AccessConfig::default(),
         }
     }
 }
@@ -151,6 +155,14 @@ pub struct NodeCounters {
     pub hop_limit_exceeded: u64,
     /// Data packets that reached a node their route does not name.
     pub not_on_route: u64,
+    /// Tree-mode copies this node sent (one per next hop of the entry
+    /// point's tree; the entry point's own included).
+    pub tree_copies: u64,
+    /// Tree-mode packets that reached a node off their entry point's tree
+    /// (databases that differ while the network converges).
+    pub not_on_tree: u64,
+    /// Times the tree tables filled up and started afresh.
+    pub tree_overflows: u64,
     /// Data datagrams that failed to parse.
     pub malformed: u64,
     /// Dropped because the transmit or deliver queue was full.

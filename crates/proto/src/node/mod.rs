@@ -2,7 +2,7 @@
 //! daemon drive. It joins the control plane (probes, link state), the
 //! neighbor table, path selection (k disjoint paths per egress, damped),
 //! the ingress (classify, encode), late binding, forwarding (source
-//! routes), the egress (dedup, rebuild, re-order) and path reports.
+//! routes, and entry-point trees for tree mode), the egress (dedup, rebuild, re-order) and path reports.
 //!
 //! # The driver's contract
 //!
@@ -59,7 +59,8 @@
 //!
 //! `neighbors.rs` (who is up, on which interface), `routes.rs` (damped
 //! disjoint paths per egress), `binding.rs` (late binding and source
-//! routing), `reports.rs` (path reports), `pool.rs` (buffers), `events.rs`
+//! routing), `tree.rs` (tree mode: copies along the entry point's tree),
+//! `reports.rs` (path reports), `pool.rs` (buffers), `events.rs`
 //! (the event queue), `config.rs` (settings and the types handed out).
 
 mod binding;
@@ -69,15 +70,18 @@ mod neighbors;
 mod pool;
 mod reports;
 mod routes;
+mod tree;
 
 use std::collections::{BTreeMap, VecDeque};
 
 use braid_wire::data::{forward_in_place, Forward};
-use braid_wire::{DataHeader, MessageType, NodeId};
+use braid_wire::{DataHeader, MessageType, NodeId, RedundancyMode};
 use rand_core::RngCore;
 
+use crate::access::{AccessPoint, ClientAddr};
 use crate::classify::{inspect, Classifier};
 use crate::control::{ConfigError, ControlPlane};
+use crate::forward::TreeTables;
 use crate::lsdb::LsaStore;
 use crate::redundancy::{Egress, Ingress, Outgoing, Policy, CLASS_CONTROL};
 use crate::time::Instant;
@@ -125,6 +129,13 @@ pub struct Node {
     /// keeps its room when it empties: no allocation per packet, as a
     /// set's node would be).
     backlog: Vec<NodeId>,
+    /// Tree mode's per-entry-point tables, and the egress choice among
+    /// origins that serve a destination equally well.
+    trees: TreeTables,
+    /// As an access point: the clients heard and served.
+    access: AccessPoint,
+    /// Next hops of the tree-mode packet at hand (reused).
+    tree_hops: Vec<NodeId>,
     counters: NodeCounters,
 }
 
@@ -137,6 +148,36 @@ impl Node {
         rng: &mut dyn RngCore,
     ) -> Result<Self, ConfigError> {
         Self::with_lsa_store(id, config, now, rng, LsaStore::new())
+    }
+
+    /// The origin that serves `dst` (an IPv4 address in the first four
+    /// bytes when `v4`) best as seen from this node: longest prefix, best
+    /// client quality, then the nearest (see [`crate::forward`]).
+    pub fn choose_egress(&mut self, dst: &[u8; 16], v4: bool) -> Option<NodeId> {
+        let control = &self.control;
+        self.trees
+            .egress_for(control.lsdb(), &mut || control.graph(), self.id, dst, v4)
+    }
+
+    /// Every IPv4 prefix and client served, with the origin this node
+    /// sends it to (as [`Self::choose_egress`] decides): the table the
+    /// kernel data path matches destinations against.
+    pub fn v4_prefix_table(&mut self) -> Vec<([u8; 4], u8, NodeId)> {
+        let table = self.control.lsdb().v4_prefix_table(self.id);
+        table
+            .into_iter()
+            .filter_map(|(a, l, origins)| Some((a, l, self.nearest_of(&origins)?)))
+            .collect()
+    }
+
+    /// Among `origins` (sorted), the one nearest this node (ties to the
+    /// lowest id): how the node breaks a tie between equally good
+    /// origins, for a driver that mirrors its choice (the kernel's prefix
+    /// table).
+    pub fn nearest_of(&mut self, origins: &[NodeId]) -> Option<NodeId> {
+        let control = &self.control;
+        self.trees
+            .nearest(control.lsdb(), &mut || control.graph(), self.id, origins)
     }
 
     /// A node whose link-state records are interned in `store`: nodes of
@@ -178,6 +219,9 @@ impl Node {
             control_buf: Vec::new(),
             in_driver: BTreeMap::new(),
             backlog: Default::default(),
+            trees: TreeTables::new(id),
+            access: AccessPoint::new(config.access),
+            tree_hops: Vec::new(),
             counters: NodeCounters::default(),
             config,
         })
@@ -208,6 +252,38 @@ impl Node {
     pub fn egress(&self) -> &Egress {
         &self.egress
     }
+    /// As an access point: the clients it hears and serves.
+    pub fn access(&self) -> &AccessPoint {
+        &self.access
+    }
+
+    /// The driver measured `quality` (0: not heard; 255: every probe
+    /// answered) toward `client`, an unmodified host on one of its access
+    /// interfaces. Whether this node serves it is decided at once (see
+    /// [`crate::access`]) and advertised within `lsa_min_interval`.
+    pub fn client_heard(&mut self, now: Instant, client: ClientAddr, quality: u8) {
+        self.access.heard(now, client, quality);
+        self.update_access(now);
+    }
+
+    /// Re-decides which clients this access point serves and gives the
+    /// control plane what to advertise.
+    pub(super) fn update_access(&mut self, now: Instant) {
+        let (me, lsdb) = (self.id, self.control.lsdb());
+        let mut servers = Vec::new();
+        let entries = self.access.update(now, |c| {
+            lsdb.clients_served(&c.addr, c.v4, me, &mut servers);
+            servers
+                .iter()
+                .filter(|&&(o, _)| o != me)
+                .map(|&(_, q)| q)
+                .max()
+        });
+        if let Some(entries) = entries {
+            self.control.set_clients(entries);
+        }
+    }
+
     /// The data path's counters.
     pub fn counters(&self) -> NodeCounters {
         NodeCounters {
@@ -224,10 +300,16 @@ impl Node {
             self.counters.not_ip += 1;
             return;
         };
-        let Some(egress) = self.control.lsdb().egress_for(&info.dst, info.v4, self.id) else {
+        let Some(mut egress) = self.choose_egress(&info.dst, info.v4) else {
             self.counters.no_egress += 1;
             return;
         };
+        if egress == self.id {
+            // A client this access point serves best; in tree mode the
+            // others serving it get their copies too (the tree delivers
+            // here as well), so the egress becomes one of them.
+            egress = self.other_server_in_tree_mode(&info).unwrap_or(egress);
+        }
         if egress == self.id {
             let buf = self.pool.copy_of(packet);
             self.deliver_local(buf);
@@ -293,6 +375,14 @@ impl Node {
     }
 
     fn handle_data(&mut self, now: Instant, bytes: &[u8]) {
+        if bytes
+            .get(braid_wire::data::offset::FLAGS_MODE)
+            .map(|b| b & 0x0f)
+            == Some(RedundancyMode::Tree as u8)
+        {
+            self.handle_tree(now, bytes);
+            return;
+        }
         let mut buf = self.pool.copy_of(bytes);
         let deliver = match forward_in_place(&mut buf, self.id) {
             Ok(Forward::Deliver) => true,
@@ -544,6 +634,9 @@ impl Node {
         self.deliver_from_egress(|egress, deliver| egress.handle_timeout(now, deliver));
         self.note_topology(now);
         self.recompute_routes_if_due(now);
+        if self.access.next_deadline().is_some_and(|t| t <= now) {
+            self.update_access(now);
+        }
         if now >= self.next_report {
             self.next_report = now + self.config.path_report_interval;
             self.send_path_reports(now);
@@ -588,6 +681,7 @@ impl Node {
             self.ingress.poll_timeout(),
             self.egress.poll_timeout(),
             neighbors,
+            self.access.next_deadline(),
         ]
         .into_iter()
         .flatten()

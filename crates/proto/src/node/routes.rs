@@ -88,6 +88,11 @@ impl Node {
         let seen = self.control.lsdb().version();
         if seen != self.topology_seen {
             self.topology_seen = seen;
+            if !self.access.is_empty() {
+                // Another access point's advertisement may have changed
+                // which of them serve a client.
+                self.update_access(now);
+            }
             if self.routes_due.is_none() && !self.routes.is_empty() {
                 self.routes_due = Some(now.max(self.routes_computed + self.config.route_delay));
             }

@@ -13,7 +13,7 @@ mod tree;
 pub use damping::{Damping, DampingConfig, Margin};
 pub use dijkstra::{shortest_path, ShortestPathTree};
 pub use disjoint::{DisjointPaths, Disjointness, PathError};
-pub use tree::{entry_tree, EntryTree};
+pub use tree::{entry_tree, entry_tree_from, EntryTree};
 
 use crate::graph::{ArcIx, Graph, NodeIx};
 
