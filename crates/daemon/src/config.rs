@@ -91,8 +91,47 @@ pub struct Config {
     /// SO_SNDBUF of each interface's data socket, bytes.
     pub send_buffer: usize,
     pub tun: TunConfig,
+    /// Access interfaces: where unmodified clients live (`[[access]]`).
+    pub access: Vec<AccessInterface>,
     /// Everything the protocol node is told.
     pub node_config: NodeConfig,
+}
+
+/// The link address every access point gives its access interfaces (the
+/// clients' gateway's, the same everywhere: a client keeps its ARP entry
+/// across access points). Locally administered.
+pub const DEFAULT_GATEWAY_MAC: [u8; 6] = [0x02, 0x62, 0x72, 0x64, 0x00, 0x01];
+
+/// An access interface: an L2 segment (a Wi-Fi AP's interface, a LAN)
+/// where unmodified clients live, served by this router as one of
+/// possibly several access points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccessInterface {
+    pub name: String,
+    /// This access point's own address on it, and the clients' subnet
+    /// length: the source of its probes, unique per access point.
+    pub address: Ipv4Addr,
+    pub len: u8,
+    /// The clients' default gateway: the same address on every access
+    /// point (anycast), answered with `mac`.
+    pub gateway: Ipv4Addr,
+    pub mac: [u8; 6],
+    /// How often each client is probed (an ARP request).
+    pub probe_interval: Duration,
+    /// Probes a client's quality is counted over.
+    pub probe_window: u32,
+}
+
+impl AccessInterface {
+    /// Whether `a` is in the clients' subnet.
+    pub fn covers(&self, a: Ipv4Addr) -> bool {
+        let mask = if self.len == 0 {
+            0
+        } else {
+            u32::MAX << (32 - self.len)
+        };
+        u32::from(a) & mask == u32::from(self.address) & mask
+    }
 }
 
 /// The TUN device: where traffic enters and leaves the mesh here.
@@ -154,6 +193,27 @@ pub struct ConfigFile {
     pub probes: ProbesFile,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub policy: Vec<PolicyFile>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access: Vec<AccessFile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_margin: Option<Spanned<u8>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_hold: Option<Spanned<String>>,
+}
+
+/// `[[access]]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessFile {
+    pub interface: Spanned<String>,
+    pub address: Spanned<String>,
+    pub gateway: Spanned<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mac: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_interval: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_window: Option<Spanned<u32>>,
 }
 
 /// `[[interface]]`.
@@ -235,6 +295,9 @@ impl ConfigFile {
             tun: TunFile::default(),
             probes: ProbesFile::default(),
             policy: Vec::new(),
+            access: Vec::new(),
+            client_margin: None,
+            client_hold: None,
         }
     }
 
@@ -527,7 +590,20 @@ impl Config {
             }
         };
         nc.neighbor_timeout = Some(nc.control.probes.small_interval * dead_after);
+        let access = access_interfaces(&src, &raw, &interfaces)?;
+        if let Some(m) = &raw.client_margin {
+            nc.access.margin = *m.get_ref();
+        }
+        nc.access.hold = src.duration(&raw.client_hold, "client_hold", nc.access.hold)?;
+        if nc.access.hold > Duration::from_secs(600) {
+            return Err(src.err(
+                raw.client_hold.as_ref().map(|v| v.span()),
+                "client_hold",
+                "at most 10 minutes",
+            ));
+        }
         Ok(Config {
+            access,
             dead_after,
             send_buffer,
             node,
@@ -555,6 +631,117 @@ impl Config {
         })?;
         Ok(Config::parse(&path.display().to_string(), &text)?)
     }
+}
+
+/// Checks `[[access]]`: names, addresses, the gateway in the subnet, no
+/// interface both a braid interface and an access interface.
+fn access_interfaces(
+    src: &Source<'_>,
+    raw: &ConfigFile,
+    interfaces: &[String],
+) -> Result<Vec<AccessInterface>, LocatedError> {
+    let mut out: Vec<AccessInterface> = Vec::new();
+    for (i, a) in raw.access.iter().enumerate() {
+        let field = |f: &str| format!("access[{i}].{f}");
+        let name = a.interface.get_ref().clone();
+        if name.is_empty() || name.len() > 15 {
+            return Err(src.err(
+                Some(a.interface.span()),
+                &field("interface"),
+                format!("\"{name}\" is not an interface name (1-15 characters)"),
+            ));
+        }
+        if interfaces.contains(&name) || out.iter().any(|o| o.name == name) {
+            return Err(src.err(
+                Some(a.interface.span()),
+                &field("interface"),
+                format!("{name} is listed twice (an access interface is not an [[interface]])"),
+            ));
+        }
+        let bad_addr = || {
+            src.err(
+                Some(a.address.span()),
+                &field("address"),
+                format!(
+                    "\"{}\" is not this access point's own address with the clients' prefix length, like 198.18.9.2/24",
+                    a.address.get_ref()
+                ),
+            )
+        };
+        let (addr, len) = a.address.get_ref().trim().split_once('/').ok_or_else(bad_addr)?;
+        let address: Ipv4Addr = addr.parse().map_err(|_| bad_addr())?;
+        let len: u8 = len.parse().map_err(|_| bad_addr())?;
+        if !(8..=30).contains(&len) {
+            return Err(bad_addr());
+        }
+        let gateway: Ipv4Addr = a.gateway.get_ref().trim().parse().map_err(|_| {
+            src.err(
+                Some(a.gateway.span()),
+                &field("gateway"),
+                format!("\"{}\" is not an IPv4 address", a.gateway.get_ref()),
+            )
+        })?;
+        let mac = match &a.mac {
+            None => DEFAULT_GATEWAY_MAC,
+            Some(m) => parse_mac(m.get_ref()).ok_or_else(|| {
+                src.err(
+                    Some(m.span()),
+                    &field("mac"),
+                    format!(
+                        "\"{}\" is not a unicast link address like 02:62:72:64:00:01",
+                        m.get_ref()
+                    ),
+                )
+            })?,
+        };
+        let probe_interval = src.duration(
+            &a.probe_interval,
+            &field("probe_interval"),
+            Duration::from_millis(100),
+        )?;
+        if !(Duration::from_millis(10)..=Duration::from_secs(10)).contains(&probe_interval) {
+            return Err(src.err(
+                a.probe_interval.as_ref().map(|v| v.span()),
+                &field("probe_interval"),
+                "10 ms to 10 s",
+            ));
+        }
+        let probe_window = match &a.probe_window {
+            None => 10,
+            Some(w) if (1..=64).contains(w.get_ref()) => *w.get_ref(),
+            Some(w) => return Err(src.err(Some(w.span()), &field("probe_window"), "1 to 64 probes")),
+        };
+        let itf = AccessInterface {
+            name,
+            address,
+            len,
+            gateway,
+            mac,
+            probe_interval,
+            probe_window,
+        };
+        if !itf.covers(gateway) || gateway == address {
+            return Err(src.err(
+                Some(a.gateway.span()),
+                &field("gateway"),
+                format!(
+                    "{gateway} must be another address of {address}/{len}, the clients' subnet"
+                ),
+            ));
+        }
+        out.push(itf);
+    }
+    Ok(out)
+}
+
+/// `02:62:72:64:00:01`: six hex bytes, not multicast.
+pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
+    let mut mac = [0u8; 6];
+    let mut parts = s.trim().split(':');
+    for b in &mut mac {
+        *b = u8::from_str_radix(parts.next()?, 16).ok()?;
+    }
+    (parts.next().is_none() && mac[0] & 1 == 0).then_some(mac)
 }
 
 /// Why a config file could not be used.

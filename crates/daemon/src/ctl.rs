@@ -33,16 +33,49 @@ use crate::neighbors::AddressBook;
 pub const CTL_VERSION: u32 = 1;
 
 /// Commands a client may send.
-pub const COMMANDS: [&str; 8] = [
+pub const COMMANDS: [&str; 9] = [
     "status",
     "neighbors",
     "links",
     "routes",
     "paths",
     "sessions",
+    "clients",
     "stats",
     "monitor",
 ];
+
+/// `clients`: as an access point, the clients it hears and serves, and
+/// the access points each client is served by (from the advertisements).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Clients {
+    pub clients: Vec<ClientEntry>,
+    pub interfaces: Vec<AccessInterfaceEntry>,
+}
+
+/// One client this access point hears.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClientEntry {
+    pub client: String,
+    /// 0 (no probe answered) to 255 (every one).
+    pub quality: u8,
+    pub serving: bool,
+    pub last_heard_ms_ago: u64,
+    /// Every access point advertising it, with its quality.
+    pub served_by: Vec<(u16, u8)>,
+}
+
+/// One access interface's counters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AccessInterfaceEntry {
+    pub interface: String,
+    pub gateway: String,
+    pub probed: usize,
+    pub probes_sent: u64,
+    pub replies: u64,
+    pub malformed: u64,
+    pub refused: u64,
+}
 
 /// A document: the version and node, then the command's own fields.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -199,6 +232,7 @@ pub struct View<'a> {
     pub book: &'a AddressBook,
     pub io: &'a IoCounters,
     pub kernel: Option<&'a KernelPath>,
+    pub access: &'a [crate::access::AccessPort],
 }
 
 fn ms(d: Duration) -> u64 {
@@ -221,6 +255,7 @@ pub fn answer(command: &str, v: &View<'_>) -> Option<Value> {
         "links" => to(serde_json::to_value(links(v))),
         "routes" | "paths" => to(serde_json::to_value(routes(v))),
         "sessions" => to(serde_json::to_value(sessions(v))),
+        "clients" => to(serde_json::to_value(clients(v))),
         "stats" => to(serde_json::to_value(stats(v))),
         _ => return None,
     };
@@ -334,6 +369,43 @@ fn routes(v: &View<'_>) -> Routes {
     Routes {
         routes: route_list(v.node),
         origins,
+    }
+}
+
+fn clients(v: &View<'_>) -> Clients {
+    let lsdb = v.node.control().lsdb();
+    let mut served = Vec::new();
+    let clients = v
+        .node
+        .access()
+        .clients()
+        .map(|(c, st)| {
+            lsdb.clients_served(&c.addr, c.v4, v.node.id(), &mut served);
+            ClientEntry {
+                client: c.to_string(),
+                quality: st.quality,
+                serving: st.serving,
+                last_heard_ms_ago: v.now.since(st.heard).as_millis() as u64,
+                served_by: served.iter().map(|&(o, q)| (o.0, q)).collect(),
+            }
+        })
+        .collect();
+    let interfaces = v
+        .access
+        .iter()
+        .map(|a| AccessInterfaceEntry {
+            interface: a.config.name.clone(),
+            gateway: a.config.gateway.to_string(),
+            probed: a.probed(),
+            probes_sent: a.counters.probes_sent,
+            replies: a.counters.replies,
+            malformed: a.counters.malformed,
+            refused: a.counters.refused,
+        })
+        .collect();
+    Clients {
+        clients,
+        interfaces,
     }
 }
 

@@ -3,6 +3,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`access`] | access interfaces: the anycast gateway, clients found and probed (ARP), their quality told to the node |
 //! | [`config`] | the TOML config: fields, defaults, located errors |
 //! | [`underlay`] | two UDP sockets per interface: multicast control, unicast data with a small send buffer |
 //! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down |
@@ -15,6 +16,7 @@
 //! | [`ctl`] | the control socket's typed JSON documents, monitor events, and the client's side |
 //! | [`metrics`] | Prometheus metrics and the NetJSON topology on the opt-in HTTP port |
 
+pub mod access;
 pub mod batch;
 pub mod carrier;
 pub mod clients;

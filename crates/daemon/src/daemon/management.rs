@@ -364,6 +364,7 @@ impl Daemon {
             book: &self.book,
             io: &self.counters,
             kernel: self.kernel.as_ref(),
+            access: &self.access,
         };
         let doc = match ctl::answer(command, &view) {
             Some(doc) => doc,

@@ -35,6 +35,7 @@ use rand_chacha::ChaCha8Rng;
 use thiserror::Error;
 use tracing::{info, warn};
 
+use crate::access::{AccessError, AccessPort};
 use crate::batch::{RecvBatch, SendBatch};
 use crate::carrier::CarrierWatch;
 use crate::clients::Client;
@@ -49,6 +50,8 @@ const SIGNALS: Token = Token(1);
 const CTL: Token = Token(2);
 const METRICS: Token = Token(3);
 const CARRIER: Token = Token(4);
+/// Tokens of access interfaces' ARP sockets: this plus their index.
+const ACCESS_BASE: usize = 1 << 16;
 const PORT_BASE: usize = 16;
 /// Tokens of local clients (`clients.rs`): this plus their slot.
 const CLIENT_BASE: usize = 1 << 20;
@@ -64,6 +67,8 @@ pub enum DaemonError {
     Node(#[from] braid_proto::control::ConfigError),
     #[error(transparent)]
     Underlay(#[from] UnderlayError),
+    #[error(transparent)]
+    Access(#[from] AccessError),
     #[error("kernel data path (datapath = \"kernel\"): {0}")]
     Kernel(#[from] KernelError),
     #[error("TUN device {name}: {source}")]
@@ -118,6 +123,8 @@ pub struct Daemon {
     counters: IoCounters,
     /// The kernel data path, when it runs (`kernel.rs`).
     kernel: Option<KernelPath>,
+    /// Access interfaces (`access.rs`).
+    access: Vec<AccessPort>,
 }
 
 impl Daemon {
@@ -143,6 +150,11 @@ impl Daemon {
             .map(|name| Port::open(name, config.port, config.group, config.send_buffer))
             .collect::<Result<Vec<_>, _>>()?;
         let kernel = KernelPath::start(&config, &ports)?;
+        let access = config
+            .access
+            .iter()
+            .map(|a| AccessPort::open(a, now))
+            .collect::<Result<Vec<_>, _>>()?;
         let carrier = CarrierWatch::open()
             .inspect_err(|e| warn!(error = %e, "no link notifications: carrier loss is seen only by failed sends and silence"))
             .ok();
@@ -179,6 +191,7 @@ impl Daemon {
             poll,
             counters: IoCounters::default(),
             kernel,
+            access,
         };
         d.register()?;
         info!(node = d.config.node.0, interfaces = ?d.config.interfaces, "braid daemon started");
@@ -203,6 +216,14 @@ impl Daemon {
         if let Some(m) = &mut self.metrics {
             r.register(m, METRICS, Interest::READABLE)
                 .map_err(io_err("poll metrics port"))?;
+        }
+        for (i, a) in self.access.iter().enumerate() {
+            r.register(
+                &mut SourceFd(&a.raw_fd()),
+                Token(ACCESS_BASE + i),
+                Interest::READABLE,
+            )
+            .map_err(io_err("poll access interface"))?;
         }
         for (i, p) in self.ports.iter_mut().enumerate() {
             r.register(&mut p.socket, Token(PORT_BASE + 2 * i), Interest::READABLE)
@@ -230,7 +251,11 @@ impl Daemon {
         let mut buf = vec![0u8; BUF];
         loop {
             let now = self.now();
-            let wake = self.node.poll_timeout();
+            let wake = self
+                .access
+                .iter()
+                .map(AccessPort::next_probe)
+                .fold(self.node.poll_timeout(), Instant::min);
             let timeout =
                 Duration::from_micros(wake.0.saturating_sub(now.0)).min(Duration::from_secs(1));
             match self.poll.poll(&mut events, Some(timeout)) {
@@ -256,6 +281,11 @@ impl Daemon {
                     Token(t) if t >= CLIENT_BASE => {
                         self.client_event(t - CLIENT_BASE, ev.is_readable(), ev.is_writable())
                     }
+                    Token(t) if t >= ACCESS_BASE => {
+                        if let Some(a) = self.access.get_mut(t - ACCESS_BASE) {
+                            a.read();
+                        }
+                    }
                     Token(t) if t >= PORT_BASE && (t - PORT_BASE).is_multiple_of(2) => {
                         self.read_port((t - PORT_BASE) / 2)
                     }
@@ -268,6 +298,9 @@ impl Daemon {
                 }
             }
             let now = self.now();
+            for a in &mut self.access {
+                a.probe(now, &mut self.node);
+            }
             if self.node.poll_timeout() <= now {
                 self.node.handle_timeout(now, &mut self.rng);
             }
@@ -289,6 +322,9 @@ impl Daemon {
         self.node.leave();
         self.flush(now);
         let _ = std::fs::remove_file(&self.config.control_socket);
+        for a in &self.access {
+            a.shutdown();
+        }
         // The kernel data path's programs go with this process (TCX
         // links); what it added besides goes now.
         if let Some(k) = &mut self.kernel {
