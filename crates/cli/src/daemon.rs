@@ -136,16 +136,14 @@ fn table(command: &str, doc: &Value) -> String {
             if list("interfaces").is_empty() {
                 out.push_str("no access interfaces here ([[access]] in the config)\n");
             }
-            out.push_str("client           quality  serving  last heard   served by (node:quality)\n");
+            out.push_str(
+                "client           quality  serving  last heard   served by (node:quality)\n",
+            );
             for c in list("clients") {
                 let by: Vec<String> = c
                     .get("served_by")
                     .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .map(|p| format!("{}:{}", p[0], p[1]))
-                            .collect()
-                    })
+                    .map(|a| a.iter().map(|p| format!("{}:{}", p[0], p[1])).collect())
                     .unwrap_or_default();
                 out.push_str(&format!(
                     "{:<16} {:<8} {:<8} {:>6} ms ago  {}\n",

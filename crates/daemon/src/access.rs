@@ -25,7 +25,7 @@ use braid_proto::node::Node;
 use braid_proto::time::Instant;
 use nix::libc;
 use thiserror::Error;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::config::AccessInterface;
 
@@ -209,6 +209,7 @@ impl AccessPort {
         }
         let probe_reply = arp.op == ARP_REPLY && arp.tpa == c.address;
         if !self.probed.contains_key(&arp.spa) {
+            debug!(interface = %c.name, client = %arp.spa, "client heard");
             if self.probed.len() >= MAX_PROBED {
                 self.counters.refused += 1;
                 return;
@@ -256,6 +257,7 @@ impl AccessPort {
             p.answered = false;
             let answered = (p.history & mask).count_ones();
             let quality = (answered * 255 / window) as u8;
+            debug!(interface = %self.config.name, %client, quality, "probe");
             let mut addr = [0u8; 16];
             addr[..4].copy_from_slice(&client.octets());
             node.client_heard(now, ClientAddr { addr, v4: true }, quality);

@@ -668,7 +668,12 @@ fn access_interfaces(
                 ),
             )
         };
-        let (addr, len) = a.address.get_ref().trim().split_once('/').ok_or_else(bad_addr)?;
+        let (addr, len) = a
+            .address
+            .get_ref()
+            .trim()
+            .split_once('/')
+            .ok_or_else(bad_addr)?;
         let address: Ipv4Addr = addr.parse().map_err(|_| bad_addr())?;
         let len: u8 = len.parse().map_err(|_| bad_addr())?;
         if !(8..=30).contains(&len) {
@@ -709,7 +714,9 @@ fn access_interfaces(
         let probe_window = match &a.probe_window {
             None => 10,
             Some(w) if (1..=64).contains(w.get_ref()) => *w.get_ref(),
-            Some(w) => return Err(src.err(Some(w.span()), &field("probe_window"), "1 to 64 probes")),
+            Some(w) => {
+                return Err(src.err(Some(w.span()), &field("probe_window"), "1 to 64 probes"))
+            }
         };
         let itf = AccessInterface {
             name,

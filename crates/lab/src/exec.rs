@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::link::{attach_loss, detach_all_in, LossSlot};
+use crate::link::{attach_loss, detach_all_in, set_port_loss, LossSlot};
 use crate::plan::Step;
 use crate::scenario::Lab;
 
@@ -281,6 +281,19 @@ fn apply(lab: &Lab, step: &Step, built: &mut Built) -> anyhow::Result<()> {
             std::fs::write(dir.join(format!("{name}.pid")), child.id().to_string())?;
             built.daemons.push((*router, child));
         }
+        Step::Bridge { ns, dev } => in_ns(
+            ns,
+            &["ip", "link", "add", dev, "type", "bridge", "stp_state", "0"],
+        )?,
+        Step::Command { ns, args } => {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            in_ns(ns, &refs)?
+        }
+        Step::PortLoss {
+            segment,
+            ap,
+            per_mille,
+        } => set_port_loss(lab, *segment, *ap, *per_mille)?,
         Step::MptcpLimits { ns } => in_ns(
             ns,
             &[

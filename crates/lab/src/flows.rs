@@ -18,7 +18,7 @@ use crate::scenario::{IperfFlow, Lab, LabFlow, Software, URGENT_ROUNDS};
 
 /// Opens a UDP socket inside network namespace `ns` (the socket stays
 /// there; the thread returns to its own namespace).
-fn socket_in(ns: &str, bind: SocketAddrV4) -> anyhow::Result<UdpSocket> {
+pub fn socket_in(ns: &str, bind: SocketAddrV4) -> anyhow::Result<UdpSocket> {
     let here = std::fs::File::open("/proc/thread-self/ns/net")?;
     let there = std::fs::File::open(format!("/var/run/netns/{ns}"))
         .with_context(|| format!("namespace {ns}"))?;
@@ -63,16 +63,16 @@ pub fn urgent_flow(
     const MARKER: u32 = 0;
     const URGENT: u32 = u32::MAX;
     let port = 9000 + i as u16;
-    let dst = SocketAddrV4::new(Lab::host_addr(f.to), port);
-    let rx = socket_in(&lab.host_ns(f.to), dst)?;
+    let dst = SocketAddrV4::new(lab.end_addr(f.to), port);
+    let rx = socket_in(&lab.end_ns(f.to), dst)?;
     let _ = socket2::SockRef::from(&rx).set_recv_buffer_size(8 << 20);
     let bulk = socket_in(
-        &lab.host_ns(f.from),
-        SocketAddrV4::new(Lab::host_addr(f.from), 0),
+        &lab.end_ns(f.from),
+        SocketAddrV4::new(lab.end_addr(f.from), 0),
     )?;
     let urgent = socket_in(
-        &lab.host_ns(f.from),
-        SocketAddrV4::new(Lab::host_addr(f.from), 0),
+        &lab.end_ns(f.from),
+        SocketAddrV4::new(lab.end_addr(f.from), 0),
     )?;
     // DSCP EF (46) in the upper six bits of the TOS byte.
     socket2::SockRef::from(&urgent).set_tos_v4(46 << 2)?;
@@ -157,16 +157,16 @@ pub fn probe_flow(
 ) -> anyhow::Result<FlowResult> {
     let port = 9000 + i as u16;
     let rx = socket_in(
-        &lab.host_ns(f.to),
-        SocketAddrV4::new(Lab::host_addr(f.to), port),
+        &lab.end_ns(f.to),
+        SocketAddrV4::new(lab.end_addr(f.to), port),
     )?;
     let tx = socket_in(
-        &lab.host_ns(f.from),
-        SocketAddrV4::new(Lab::host_addr(f.from), 0),
+        &lab.end_ns(f.from),
+        SocketAddrV4::new(lab.end_addr(f.from), 0),
     )?;
     // Bursts at benchmark rates must not overflow the receiver's socket.
     let _ = socket2::SockRef::from(&rx).set_recv_buffer_size(8 << 20);
-    let dst = SocketAddrV4::new(Lab::host_addr(f.to), port);
+    let dst = SocketAddrV4::new(lab.end_addr(f.to), port);
     let (count, interval, size) = (f.count, f.interval, f.size);
     let receiver = std::thread::spawn(move || {
         let mut got = vec![None::<u64>; count as usize];
@@ -253,7 +253,7 @@ pub fn iperf_flow(
     origin: Instant,
 ) -> anyhow::Result<FlowResult> {
     let port = (5201 + i).to_string();
-    let dst = Lab::host_addr(f.to).to_string();
+    let dst = lab.end_addr(f.to).to_string();
     // Under MPTCP both iperf3s open MPTCP sockets (mptcpize, from the
     // Debian package mptcpd) and the client binds to its first path's
     // address; its endpoints add the other subflows.
@@ -264,7 +264,7 @@ pub fn iperf_flow(
         &["iperf3"]
     };
     let mut server = Command::new("ip")
-        .args(["netns", "exec", &lab.host_ns(f.to)])
+        .args(["netns", "exec", &lab.end_ns(f.to)])
         .args(wrap)
         .args(["-s", "-B", &dst, "-p", &port, "--forceflush"])
         .stdout(Stdio::piped())
@@ -290,7 +290,7 @@ pub fn iperf_flow(
         let _ = server.wait();
         bail!(
             "iperf3 server did not start listening in {}",
-            lab.host_ns(f.to)
+            lab.end_ns(f.to)
         );
     }
     let secs = format!("{}", test.duration.as_secs_f64());
@@ -316,7 +316,7 @@ pub fn iperf_flow(
     // Retransmissions from the sending host's kernel (every subflow of
     // an MPTCP connection included); one TCP flow per sending host keeps
     // the count the flow's own.
-    let retrans_before = tcp_retransmissions(&lab.host_ns(f.from))?;
+    let retrans_before = tcp_retransmissions(&lab.end_ns(f.from))?;
     // The counter around the first event: (when to read it, value).
     let mut marks: Vec<(Instant, Option<u64>)> = lab
         .events
@@ -330,7 +330,7 @@ pub fn iperf_flow(
     // by a link event can leave iperf3 unable to finish), then stopped.
     let deadline = Instant::now() + test.duration + Duration::from_secs(20);
     let out = Command::new("ip")
-        .args(["netns", "exec", &lab.host_ns(f.from)])
+        .args(["netns", "exec", &lab.end_ns(f.from)])
         .args(wrap)
         .args(&args)
         .stdin(Stdio::null())
@@ -369,7 +369,7 @@ pub fn iperf_flow(
     let _ = server.kill();
     let _ = server.wait();
     let out = out?;
-    let retransmits = tcp_retransmissions(&lab.host_ns(f.from))?.saturating_sub(retrans_before);
+    let retransmits = tcp_retransmissions(&lab.end_ns(f.from))?.saturating_sub(retrans_before);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
         .with_context(|| format!("iperf3 output: {}", String::from_utf8_lossy(&out.stderr)))?;
     if let Some(e) = doc.get("error") {

@@ -87,6 +87,8 @@ impl LossParams {
 pub enum LossSlot {
     Link,
     Blackhole,
+    /// A roaming client's distance from an access point.
+    Roam,
 }
 
 /// The loss programs attached by this process, by namespace and
@@ -124,6 +126,51 @@ pub fn attach_loss(ns: &str, dev: &str, params: LossParams, slot: LossSlot) -> a
     Ok(())
 }
 
+/// Replaces the loss in `slot` on `dev` in `ns`: `per_mille` of the
+/// frames (Bernoulli; 1000: every frame, 0: none, the program removed).
+/// The new program is attached before the old one goes: no frame passes
+/// unimpaired in between.
+pub fn set_loss(ns: &str, dev: &str, per_mille: u16, slot: LossSlot) -> anyhow::Result<()> {
+    let old: Vec<_> = {
+        let mut a = ATTACHED
+            .lock()
+            .map_err(|_| anyhow!("loss registry poisoned"))?;
+        let (old, keep): (Vec<_>, Vec<_>) = a
+            .drain(..)
+            .partition(|(n, d, s, _)| n == ns && d == dev && *s == slot);
+        *a = keep;
+        old
+    };
+    if per_mille > 0 {
+        let params = if per_mille >= 1000 {
+            LossParams::blackhole()
+        } else {
+            LossParams::gilbert_elliott(per_mille as f64 / 1000.0, 1.0)
+        };
+        attach_loss(ns, dev, params, slot)?;
+    }
+    drop(old);
+    Ok(())
+}
+
+/// Access point `ap`'s port on `segment` loses `per_mille` of the frames
+/// each way: frames from the segment at the access point's interface,
+/// frames to it at the port's bridge side.
+pub fn set_port_loss(lab: &Lab, segment: usize, ap: usize, per_mille: u16) -> anyhow::Result<()> {
+    set_loss(
+        &lab.ns(ap),
+        &Lab::access_dev(segment),
+        per_mille,
+        LossSlot::Roam,
+    )?;
+    set_loss(
+        &lab.segment_ns(segment),
+        &Lab::port_dev(ap),
+        per_mille,
+        LossSlot::Roam,
+    )
+}
+
 /// Detaches the loss programs in `slot` from `dev` in `ns`.
 pub fn detach_loss(ns: &str, dev: &str, slot: LossSlot) {
     if let Ok(mut a) = ATTACHED.lock() {
@@ -151,7 +198,32 @@ pub fn apply_event(
     lab: &Lab,
     e: &LabEvent,
     resolved: &mut BTreeMap<usize, usize>,
+    plain: bool,
 ) -> anyhow::Result<Option<u64>> {
+    match (e.target, e.action) {
+        (EventTarget::Port { segment, ap }, LinkAction::Loss(per_mille)) => {
+            set_port_loss(lab, segment, ap, per_mille)?;
+            return Ok(None);
+        }
+        (EventTarget::Client(c), LinkAction::Rehome(ap)) => {
+            if plain {
+                eprintln!(
+                    "lab {}: {} re-homed to {}",
+                    lab.name, lab.clients[c].name, lab.routers[ap].name
+                );
+                for (ns, args) in routing::kernel::client_routes(lab, c, ap) {
+                    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                    in_ns(&ns, &refs)?;
+                }
+            }
+            return Ok(None);
+        }
+        (EventTarget::Port { .. } | EventTarget::Client(_), _)
+        | (_, LinkAction::Loss(_) | LinkAction::Rehome(_)) => {
+            bail!("event {:?} on {:?} means nothing", e.action, e.target)
+        }
+        _ => {}
+    }
     let link = match e.target {
         EventTarget::Link(j) => j,
         EventTarget::FirstHopOf(f) => match (e.action, resolved.get(&f)) {
@@ -162,6 +234,9 @@ pub fn apply_event(
                 j
             }
         },
+        EventTarget::Port { .. } | EventTarget::Client(_) => {
+            bail!("event {:?} on {:?} is not a link's", e.action, e.target)
+        }
     };
     eprintln!("lab {}: {:?} link bl{link}", lab.name, e.action);
     let l = &lab.links[link];
@@ -175,6 +250,7 @@ pub fn apply_event(
             LinkAction::Restore => detach_loss(&ns, &dev, LossSlot::Blackhole),
             LinkAction::Down => {}
             LinkAction::Up => in_ns(&ns, &["ip", "link", "set", &dev, "up"])?,
+            LinkAction::Loss(_) | LinkAction::Rehome(_) => {}
         }
     }
     if e.action != LinkAction::Down {

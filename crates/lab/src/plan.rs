@@ -102,6 +102,137 @@ pub enum Step {
         addr: Ipv4Addr,
         dev: String,
     },
+    /// A bridge (no spanning tree) in a namespace.
+    Bridge { ns: String, dev: String },
+    /// A command inside a namespace (`ip ...`, `sysctl ...`).
+    Command { ns: String, args: Vec<String> },
+    /// Access point `ap`'s port on segment `segment` loses `per_mille` of
+    /// the frames each way (braid's eBPF loss program at both ends).
+    PortLoss {
+        segment: usize,
+        ap: usize,
+        per_mille: u16,
+    },
+}
+
+fn command(ns: &str, args: &[&str]) -> Step {
+    Step::Command {
+        ns: ns.to_string(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+    }
+}
+
+/// The shared segments: a bridge per segment that floods every frame to
+/// every port (learning off: as a radio, every access point in range
+/// hears a client's frames), a port per access point (its access
+/// interface) and per client (an unmodified Linux stack: an address and a
+/// default route via the segment's gateway), and the roams' starting
+/// losses (the access point a client roams to is out of its range).
+fn segments(lab: &Lab, steps: &mut Vec<Step>) {
+    for (s, seg) in lab.segments.iter().enumerate() {
+        let sns = lab.segment_ns(s);
+        steps.push(Step::Namespace { ns: sns.clone() });
+        steps.push(Step::Bridge {
+            ns: sns.clone(),
+            dev: "hub".into(),
+        });
+        steps.push(Step::Up {
+            ns: sns.clone(),
+            dev: "hub".into(),
+        });
+        let mut ports: Vec<(String, String, String)> = seg
+            .access_points
+            .iter()
+            .map(|&ap| (lab.ns(ap), Lab::access_dev(s), Lab::port_dev(ap)))
+            .collect();
+        for c in (0..lab.clients.len()).filter(|&c| lab.clients[c].segment == s) {
+            let cns = lab.client_ns(c);
+            steps.push(Step::Namespace { ns: cns.clone() });
+            ports.push((cns, "eth0".into(), Lab::client_port_dev(c)));
+        }
+        for (ns, dev, port) in ports {
+            steps.push(Step::Veth {
+                a: (ns.clone(), dev.clone()),
+                b: (sns.clone(), port.clone()),
+            });
+            steps.push(command(
+                &sns,
+                &["ip", "link", "set", &port, "master", "hub"],
+            ));
+            steps.push(command(
+                &sns,
+                &[
+                    "ip",
+                    "link",
+                    "set",
+                    &port,
+                    "type",
+                    "bridge_slave",
+                    "learning",
+                    "off",
+                ],
+            ));
+            steps.push(Step::Up {
+                ns: sns.clone(),
+                dev: port,
+            });
+            steps.push(Step::Up { ns, dev });
+        }
+        for c in (0..lab.clients.len()).filter(|&c| lab.clients[c].segment == s) {
+            let cns = lab.client_ns(c);
+            steps.push(Step::Addr {
+                ns: cns.clone(),
+                dev: "eth0".into(),
+                addr: lab.client_addr(c),
+                len: Lab::segment_net(s).1,
+            });
+            steps.push(Step::DefaultRoute {
+                ns: cns,
+                via: Lab::segment_gateway(s),
+            });
+        }
+    }
+    for r in &lab.roams {
+        steps.push(Step::PortLoss {
+            segment: lab.clients[r.client].segment,
+            ap: r.to,
+            per_mille: 1000,
+        });
+    }
+}
+
+/// Plain routing's access points: each gives its access interface the
+/// gateway's address and link address (as braid's daemon does) and its
+/// own; every router routes each client to its home access point.
+fn plain_access(lab: &Lab, steps: &mut Vec<Step>) {
+    let mac = braid_daemon::config::DEFAULT_GATEWAY_MAC
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":");
+    for (s, seg) in lab.segments.iter().enumerate() {
+        for &ap in &seg.access_points {
+            let (ns, dev) = (lab.ns(ap), Lab::access_dev(s));
+            steps.push(command(&ns, &["ip", "link", "set", &dev, "address", &mac]));
+            steps.push(Step::Addr {
+                ns: ns.clone(),
+                dev: dev.clone(),
+                addr: lab.access_addr(s, ap),
+                len: Lab::segment_net(s).1,
+            });
+            steps.push(Step::Addr {
+                ns,
+                dev,
+                addr: Lab::segment_gateway(s),
+                len: 32,
+            });
+        }
+    }
+    for c in 0..lab.clients.len() {
+        for (ns, args) in routing::kernel::client_routes(lab, c, lab.home_of(c)) {
+            steps.push(Step::Command { ns, args });
+        }
+    }
 }
 
 /// The steps that build `lab` for `variant`. `exe` is the braid binary
@@ -217,6 +348,15 @@ pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<S
             }
         }
     }
+    segments(lab, &mut steps);
+    match &variant.software {
+        Software::Braid { .. } | Software::Kernel => {}
+        _ if !lab.segments.is_empty() => anyhow::bail!(
+            "variant {}: segments and clients need braid or plain kernel routing",
+            variant.name
+        ),
+        _ => {}
+    }
     match &variant.software {
         Software::Braid { mode, datapath } => {
             for i in 0..lab.routers.len() {
@@ -228,7 +368,10 @@ pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<S
                 steps.extend(routing::babeld::start(lab, i, *hello));
             }
         }
-        Software::Kernel => steps.extend(routing::kernel::static_routes(lab)),
+        Software::Kernel => {
+            steps.extend(routing::kernel::static_routes(lab));
+            plain_access(lab, &mut steps);
+        }
         Software::Mptcp => {
             steps.extend(routing::kernel::static_routes(lab));
             steps.extend(routing::mptcp::subflow_paths(lab)?);
@@ -257,12 +400,13 @@ mod tests {
         Lab::load(&p).unwrap()
     }
 
-    const SHIPPED: [&str; 8] = [
+    const SHIPPED: [&str; 9] = [
         "chain.toml",
         "diamond.toml",
         "failover.toml",
         "grid100.toml",
         "handoff.toml",
+        "smesh-roam.toml",
         "urgent.toml",
         "wispr-5.3.toml",
         "wispr-fig10.toml",
@@ -293,6 +437,10 @@ mod tests {
                     match s {
                         Step::Namespace { ns } => {
                             assert!(made_ns.insert(ns.clone()), "{name}: {ns} twice")
+                        }
+                        Step::Bridge { ns, dev } => {
+                            assert!(made_ns.contains(ns), "{name}: {ns} not made yet");
+                            assert!(made_dev.insert((ns.clone(), dev.clone())));
                         }
                         Step::Veth { a, b } => {
                             for (ns, dev) in [a, b] {

@@ -32,6 +32,7 @@ pub fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
     ) {
         routing::wait_converged(lab, &mut built)?;
     }
+    routing::wait_clients(lab)?;
     Ok(built)
 }
 
@@ -135,7 +136,8 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let queued = link::apply_event(lab, e, &mut resolved)?;
+                let plain = matches!(v.software, Software::Kernel);
+                let queued = link::apply_event(lab, e, &mut resolved, plain)?;
                 first_down = first_down.or(queued);
             }
             Ok(first_down)

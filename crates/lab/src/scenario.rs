@@ -35,6 +35,29 @@ struct RawLab {
     events: Vec<RawEvent>,
     #[serde(default, rename = "variant")]
     variants: Vec<RawVariant>,
+    #[serde(default, rename = "segment")]
+    segments: Vec<RawSegment>,
+    #[serde(default, rename = "roam")]
+    roams: Vec<RawRoam>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSegment {
+    name: Spanned<String>,
+    access_points: Vec<Spanned<String>>,
+    clients: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRoam {
+    client: Spanned<String>,
+    from: Spanned<String>,
+    to: Spanned<String>,
+    at: Spanned<String>,
+    duration: Spanned<String>,
+    overlap: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -58,6 +81,7 @@ struct RawVariant {
     late_binding: Option<usize>,
     kernel_routers: Option<Vec<Spanned<String>>>,
     kernel_delivery: Option<Spanned<String>>,
+    client_margin: Option<u8>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -115,6 +139,15 @@ pub struct Lab {
     /// Runs of the same topology and flows with different routing; one
     /// (braid, `mode`) when the file has no `[[variant]]`.
     pub variants: Vec<LabVariant>,
+    /// Shared media (a radio's range): access points and clients on one
+    /// L2 segment.
+    pub segments: Vec<Segment>,
+    /// Unmodified clients (a plain Linux stack in a namespace of its own,
+    /// no routing software); flows name them as ends.
+    pub clients: Vec<Client>,
+    /// Clients moving from one access point to another (expanded into
+    /// `events` on the access points' ports).
+    pub roams: Vec<Roam>,
     /// The braid daemons' log level (not part of the file: `--log`).
     pub log: DaemonLog,
 }
@@ -195,6 +228,9 @@ pub struct BraidDatapath {
     /// The kernel routers' `kernel_delivery` ("stack" or "route"; their
     /// default when `None`).
     pub kernel_delivery: Option<&'static str>,
+    /// The access points' `client_margin` (their default when `None`; 0:
+    /// only the best access point serves a client).
+    pub client_margin: Option<u8>,
 }
 
 impl BraidDatapath {
@@ -214,6 +250,71 @@ pub struct LabVariant {
     pub software: Software,
 }
 
+/// A shared L2 segment (in the lab: a bridge that floods every frame to
+/// every port, as a radio reaches everyone in range).
+#[derive(Debug, Clone)]
+pub struct Segment {
+    pub name: String,
+    /// The routers serving it as access points, in the file's order.
+    pub access_points: Vec<usize>,
+}
+
+/// An unmodified client on a segment.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub name: String,
+    pub segment: usize,
+}
+
+/// A client moving from access point `from` to `to`, from `at` (after
+/// the flows start) for `duration`: first the loss on `to`'s port ramps
+/// down from 100% (out of range until then) to 0, then both are heard
+/// without loss for `overlap`, then the loss on `from`'s port ramps up
+/// from 0 to 100%, where it stays (a full cut). Each ramp takes half of
+/// what `overlap` leaves of `duration`.
+#[derive(Debug, Clone)]
+pub struct Roam {
+    pub client: usize,
+    pub from: usize,
+    pub to: usize,
+    pub at: Duration,
+    pub duration: Duration,
+    pub overlap: Duration,
+}
+
+/// How often a roam's losses step.
+pub const ROAM_STEP: Duration = Duration::from_millis(250);
+
+impl Roam {
+    /// The port losses and the re-homing that carry it out, on segment
+    /// `segment`: every [`ROAM_STEP`] of each ramp a new loss; at the end
+    /// `from` is cut and a plain network re-homes the client.
+    fn events(&self, segment: usize) -> Vec<LabEvent> {
+        let ramp = (self.duration - self.overlap) / 2;
+        let steps = (ramp.as_millis() / ROAM_STEP.as_millis()).max(1) as u32;
+        let mut out = Vec::new();
+        let mut step = |start: Duration, ap: usize, loss: &dyn Fn(u32) -> u16| {
+            for k in 0..=steps {
+                out.push(LabEvent {
+                    at: start + ramp * k / steps,
+                    target: EventTarget::Port { segment, ap },
+                    action: LinkAction::Loss(loss(k)),
+                });
+            }
+        };
+        step(self.at, self.to, &|k| (1000 - 1000 * k / steps) as u16);
+        step(self.at + ramp + self.overlap, self.from, &|k| {
+            (1000 * k / steps) as u16
+        });
+        out.push(LabEvent {
+            at: self.at + self.duration,
+            target: EventTarget::Client(self.client),
+            action: LinkAction::Rehome(self.to),
+        });
+        out
+    }
+}
+
 /// Something done to a link while the flows run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkAction {
@@ -228,6 +329,12 @@ pub enum LinkAction {
     /// Both ends up again (the kernel's static routes through the link
     /// stay gone, as they would).
     Up,
+    /// An access point's port on its segment loses this share (per
+    /// mille) of the frames each way (a roaming client's distance).
+    Loss(u16),
+    /// Plain routing: the client's routes move to this access point (the
+    /// re-homing a plain network does when the old one fails).
+    Rehome(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -245,6 +352,13 @@ pub enum EventTarget {
     /// the sender's router routes it (its primary path): what a failure
     /// of "the active path" means whichever protocol chose it.
     FirstHopOf(usize),
+    /// Access point `ap`'s port on segment `segment`.
+    Port {
+        segment: usize,
+        ap: usize,
+    },
+    /// A client (its routes, for `Rehome`).
+    Client(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -460,14 +574,97 @@ impl Lab {
         if links.len() > 250 {
             return Err(src.err(None, "link", "at most 250 links"));
         }
+        let mut segments = Vec::new();
+        let mut clients: Vec<Client> = Vec::new();
+        if raw.segments.len() > 50 {
+            return Err(src.err(None, "segment", "at most 50 segments"));
+        }
+        for (s_ix, seg) in raw.segments.iter().enumerate() {
+            let field = |f: &str| format!("segment[{s_ix}].{f}");
+            let n = seg.name.get_ref();
+            if n.is_empty() || n.len() > 8 || !n.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return Err(src.err(
+                    Some(seg.name.span()),
+                    &field("name"),
+                    "1-8 letters or digits",
+                ));
+            }
+            let mut aps = Vec::new();
+            for a in &seg.access_points {
+                let r = find(a, &field("access_points"))?;
+                if aps.contains(&r) {
+                    return Err(src.err(Some(a.span()), &field("access_points"), "listed twice"));
+                }
+                aps.push(r);
+            }
+            if aps.is_empty() || aps.len() > 50 {
+                return Err(src.err(
+                    Some(seg.name.span()),
+                    &field("access_points"),
+                    "1 to 50 access points",
+                ));
+            }
+            if seg.clients.is_empty() || seg.clients.len() > 100 {
+                return Err(src.err(Some(seg.name.span()), &field("clients"), "1 to 100 clients"));
+            }
+            for c in &seg.clients {
+                let cn = c.get_ref();
+                let taken = index.contains_key(cn)
+                    || clients.iter().any(|x| &x.name == cn)
+                    || routers.iter().any(|r| format!("{}h", r.name) == *cn);
+                if cn.is_empty() || cn.len() > 8 || !cn.chars().all(|x| x.is_ascii_alphanumeric()) {
+                    return Err(src.err(
+                        Some(c.span()),
+                        &field("clients"),
+                        "1-8 letters or digits",
+                    ));
+                }
+                if taken {
+                    return Err(src.err(
+                        Some(c.span()),
+                        &field("clients"),
+                        format!("\"{cn}\" is already the name of a router, a host or a client"),
+                    ));
+                }
+                clients.push(Client {
+                    name: cn.clone(),
+                    segment: s_ix,
+                });
+            }
+            segments.push(Segment {
+                name: n.clone(),
+                access_points: aps,
+            });
+        }
+        let router_count = routers.len();
+        // A flow's end: a router's host, or a client (numbered after the
+        // routers).
+        let find_end = |v: &Spanned<String>, field: &str| {
+            index
+                .get(v.get_ref())
+                .copied()
+                .or_else(|| {
+                    clients
+                        .iter()
+                        .position(|c| &c.name == v.get_ref())
+                        .map(|c| router_count + c)
+                })
+                .ok_or_else(|| {
+                    src.err(
+                        Some(v.span()),
+                        field,
+                        format!("no router or client named \"{}\"", v.get_ref()),
+                    )
+                })
+        };
         let mut flows = Vec::new();
         for (i, f) in raw.flows.iter().enumerate() {
             let (from, to) = (
-                find(&f.from, &format!("flow[{i}].from"))?,
-                find(&f.to, &format!("flow[{i}].to"))?,
+                find_end(&f.from, &format!("flow[{i}].from"))?,
+                find_end(&f.to, &format!("flow[{i}].to"))?,
             );
             for (end, v) in [(from, &f.from), (to, &f.to)] {
-                if !routers[end].host {
+                if end < router_count && !routers[end].host {
                     return Err(src.err(
                         Some(v.span()),
                         &format!("flow[{i}]"),
@@ -659,6 +856,78 @@ impl Lab {
             )?;
             events.push(LabEvent { at, target, action });
         }
+        let mut roams = Vec::new();
+        for (i, r) in raw.roams.iter().enumerate() {
+            let field = |f: &str| format!("roam[{i}].{f}");
+            let client = clients
+                .iter()
+                .position(|c| &c.name == r.client.get_ref())
+                .ok_or_else(|| {
+                    src.err(
+                        Some(r.client.span()),
+                        &field("client"),
+                        format!("no client named \"{}\"", r.client.get_ref()),
+                    )
+                })?;
+            let segment = clients[client].segment;
+            let ap = |v: &Spanned<String>, f: &str| {
+                let at = find(v, &field(f))?;
+                if segments[segment].access_points.contains(&at) {
+                    Ok(at)
+                } else {
+                    Err(src.err(
+                        Some(v.span()),
+                        &field(f),
+                        format!(
+                            "\"{}\" is not an access point of segment {}",
+                            v.get_ref(),
+                            segments[segment].name
+                        ),
+                    ))
+                }
+            };
+            let (from, to) = (ap(&r.from, "from")?, ap(&r.to, "to")?);
+            if from == to {
+                return Err(src.err(
+                    Some(r.to.span()),
+                    &field("to"),
+                    "a roam goes to another access point",
+                ));
+            }
+            let at = src.duration(&Some(r.at.clone()), &field("at"), Duration::ZERO)?;
+            let duration = src.duration(
+                &Some(r.duration.clone()),
+                &field("duration"),
+                Duration::ZERO,
+            )?;
+            if duration < ROAM_STEP || duration > Duration::from_secs(300) {
+                return Err(src.err(
+                    Some(r.duration.span()),
+                    &field("duration"),
+                    "250 ms to 5 minutes",
+                ));
+            }
+            let overlap = src.duration(&r.overlap, &field("overlap"), Duration::ZERO)?;
+            if overlap >= duration {
+                return Err(src.err(
+                    r.overlap.as_ref().map(|v| v.span()),
+                    &field("overlap"),
+                    "shorter than the roam's duration",
+                ));
+            }
+            let roam = Roam {
+                client,
+                from,
+                to,
+                at,
+                duration,
+                overlap,
+            };
+            events.extend(roam.events(segment));
+            roams.push(roam);
+        }
+        // Events in time order (a roam's steps among the others).
+        events.sort_by_key(|e| e.at);
         let mut variants = Vec::new();
         for (i, v) in raw.variants.iter().enumerate() {
             let software = match v.software.as_ref().map(|s| s.get_ref().as_str()) {
@@ -728,6 +997,7 @@ impl Lab {
                             kernel,
                             late_binding: v.late_binding,
                             kernel_delivery,
+                            client_margin: v.client_margin,
                         }
                     },
                 },
@@ -779,6 +1049,9 @@ impl Lab {
             flows,
             events,
             variants,
+            segments,
+            clients,
+            roams,
         })
     }
 
@@ -797,6 +1070,105 @@ impl Lab {
     /// The namespace of the end host behind router `router`.
     pub fn host_ns(&self, router: usize) -> String {
         format!("braid-{}-{}h", self.name, self.routers[router].name)
+    }
+
+    /// Whether flow end `end` is a client (its index among the clients).
+    pub fn client_of(&self, end: usize) -> Option<usize> {
+        end.checked_sub(self.routers.len())
+    }
+
+    /// The namespace a flow end's sockets live in: a router's host, or a
+    /// client.
+    pub fn end_ns(&self, end: usize) -> String {
+        match self.client_of(end) {
+            Some(c) => self.client_ns(c),
+            None => self.host_ns(end),
+        }
+    }
+
+    /// A flow end's address.
+    pub fn end_addr(&self, end: usize) -> Ipv4Addr {
+        match self.client_of(end) {
+            Some(c) => self.client_addr(c),
+            None => Self::host_addr(end),
+        }
+    }
+
+    /// A flow end's name (a router's, or a client's).
+    pub fn end_name(&self, end: usize) -> &str {
+        match self.client_of(end) {
+            Some(c) => &self.clients[c].name,
+            None => &self.routers[end].name,
+        }
+    }
+
+    /// Client `c`'s namespace.
+    pub fn client_ns(&self, c: usize) -> String {
+        format!("braid-{}-{}", self.name, self.clients[c].name)
+    }
+
+    /// Client `c`'s address: 198.18.(200+s).(100+k) for the k-th client
+    /// of segment s.
+    pub fn client_addr(&self, c: usize) -> Ipv4Addr {
+        let s = self.clients[c].segment;
+        let k = self.clients[..c].iter().filter(|x| x.segment == s).count();
+        Ipv4Addr::new(198, 18, 200 + s as u8, 100 + k as u8)
+    }
+
+    /// Segment `s`'s subnet: 198.18.(200+s).0/24.
+    pub fn segment_net(s: usize) -> (Ipv4Addr, u8) {
+        (Ipv4Addr::new(198, 18, 200 + s as u8, 0), 24)
+    }
+
+    /// The clients' gateway on segment `s` (every access point's).
+    pub fn segment_gateway(s: usize) -> Ipv4Addr {
+        Ipv4Addr::new(198, 18, 200 + s as u8, 1)
+    }
+
+    /// Access point `ap`'s own address on segment `s`.
+    pub fn access_addr(&self, s: usize, ap: usize) -> Ipv4Addr {
+        let k = self.segments[s]
+            .access_points
+            .iter()
+            .position(|&a| a == ap)
+            .unwrap_or(0);
+        Ipv4Addr::new(198, 18, 200 + s as u8, 2 + k as u8)
+    }
+
+    /// Segment `s`'s namespace (its bridge).
+    pub fn segment_ns(&self, s: usize) -> String {
+        format!("braid-{}-seg-{}", self.name, self.segments[s].name)
+    }
+
+    /// A router's access interface on segment `s`.
+    pub fn access_dev(s: usize) -> String {
+        format!("acc{s}")
+    }
+
+    /// Access point `ap`'s port on segment `s`'s bridge.
+    pub fn port_dev(ap: usize) -> String {
+        format!("p{ap}")
+    }
+
+    /// Client `c`'s port on its segment's bridge.
+    pub fn client_port_dev(c: usize) -> String {
+        format!("c{c}")
+    }
+
+    /// The segments router `i` is an access point of, with their index.
+    pub fn access_segments(&self, i: usize) -> Vec<usize> {
+        (0..self.segments.len())
+            .filter(|&s| self.segments[s].access_points.contains(&i))
+            .collect()
+    }
+
+    /// The access point a plain network routes client `c` to at start:
+    /// the first roam's `from`, else its segment's first access point.
+    pub fn home_of(&self, c: usize) -> usize {
+        self.roams.iter().find(|r| r.client == c).map_or(
+            self.segments[self.clients[c].segment].access_points[0],
+            |r| r.from,
+        )
     }
 
     /// The namespace of link `j`'s delay emulator.

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::bail;
-use braid_daemon::config::{value, ConfigFile, InterfaceFile, ProbesFile, TunFile};
+use braid_daemon::config::{value, AccessFile, ConfigFile, InterfaceFile, ProbesFile, TunFile};
 
 use crate::plan::Step;
 use crate::scenario::{BraidDatapath, Lab};
@@ -56,6 +56,23 @@ pub fn config(
             dead_after: lab.dead_after.map(value),
             ..ProbesFile::default()
         },
+        access: lab
+            .access_segments(i)
+            .into_iter()
+            .map(|s| AccessFile {
+                interface: value(Lab::access_dev(s)),
+                address: value(format!(
+                    "{}/{}",
+                    lab.access_addr(s, i),
+                    Lab::segment_net(s).1
+                )),
+                gateway: value(Lab::segment_gateway(s).to_string()),
+                mac: None,
+                probe_interval: None,
+                probe_window: None,
+            })
+            .collect(),
+        client_margin: datapath.client_margin.map(value),
         ..ConfigFile::new(i as u16 + 1)
     })
 }

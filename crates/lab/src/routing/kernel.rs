@@ -58,6 +58,75 @@ pub fn static_routes(lab: &Lab) -> Vec<Step> {
     steps
 }
 
+/// For every router, the link and neighbor of a fewest-hop path toward
+/// router `dst` (`None` for `dst` itself and routers that cannot reach
+/// it). Ties go to the lowest link index.
+fn toward(lab: &Lab, dst: usize) -> Vec<Option<(usize, usize)>> {
+    let n = lab.routers.len();
+    let mut dist: Vec<Option<usize>> = vec![None; n];
+    let mut hop: Vec<Option<(usize, usize)>> = vec![None; n];
+    dist[dst] = Some(0);
+    let mut queue = VecDeque::from([dst]);
+    while let Some(u) = queue.pop_front() {
+        for (j, l) in lab.links.iter().enumerate() {
+            let v = match (l.a == u, l.b == u) {
+                (true, _) => l.b,
+                (_, true) => l.a,
+                _ => continue,
+            };
+            if dist[v].is_none() {
+                dist[v] = Some(dist[u].unwrap_or(0) + 1);
+                hop[v] = Some((j, u));
+                queue.push_back(v);
+            }
+        }
+    }
+    hop
+}
+
+/// The static routes that home client `c` on access point `ap`: every
+/// other router routes the client's address along a fewest-hop path to
+/// `ap`; `ap` itself reaches it on its segment (its connected route), so
+/// a host route it held from an earlier home goes. As `ip` argument lists
+/// per namespace (replacing what was there: the re-homing a plain
+/// network does).
+pub fn client_routes(lab: &Lab, c: usize, ap: usize) -> Vec<(String, Vec<String>)> {
+    let client = format!("{}/32", lab.client_addr(c));
+    let mut out = Vec::new();
+    for (i, h) in toward(lab, ap).into_iter().enumerate() {
+        if i == ap {
+            out.push((
+                lab.ns(i),
+                [
+                    "ip",
+                    "route",
+                    "replace",
+                    &client,
+                    "dev",
+                    &Lab::access_dev(lab.clients[c].segment),
+                ]
+                .map(String::from)
+                .to_vec(),
+            ));
+        } else if let Some((j, u)) = h {
+            out.push((
+                lab.ns(i),
+                [
+                    "ip",
+                    "route",
+                    "replace",
+                    &client,
+                    "via",
+                    &lab.link_addr(j, u).to_string(),
+                ]
+                .map(String::from)
+                .to_vec(),
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

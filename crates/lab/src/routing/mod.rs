@@ -17,7 +17,10 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail};
 use braid_daemon::ctl::{self, Doc, Routes, Stats};
 
+use std::net::SocketAddrV4;
+
 use crate::exec::Built;
+use crate::flows::socket_in;
 use crate::scenario::{Lab, LabFlow};
 
 /// Router `i`'s braid daemon's routes and database; `None` when the
@@ -86,6 +89,41 @@ pub fn wait_converged(lab: &Lab, built: &mut Built) -> anyhow::Result<()> {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Brings every client onto its segment as a client joining a network
+/// does (it sends: here a datagram to its gateway's discard port, whose
+/// ARP request the access points in range hear), and with braid waits (at
+/// most 20 s) until every braid router knows an access point serving it.
+pub fn wait_clients(lab: &Lab) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for c in 0..lab.clients.len() {
+        let gw = SocketAddrV4::new(Lab::segment_gateway(lab.clients[c].segment), 9);
+        let needle = format!("client {} ", lab.client_addr(c));
+        let socket = socket_in(&lab.client_ns(c), SocketAddrV4::new(lab.client_addr(c), 0))?;
+        loop {
+            let _ = socket.send_to(b"hello", gw);
+            let known = (0..lab.routers.len()).all(|i| match braid_routes(lab, i) {
+                None => true,
+                Some(r) => r.is_ok_and(|r| {
+                    r.origins
+                        .iter()
+                        .any(|o| o.prefixes.iter().any(|p| p.starts_with(&needle)))
+                }),
+            });
+            if known {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "no braid router learnt of client {} in 20 s (is an access point of its segment up?)",
+                    lab.clients[c].name
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    Ok(())
 }
 
 /// What router `i`'s braid daemon holds and has counted of its control
@@ -165,7 +203,7 @@ pub fn first_link_of(lab: &Lab, f: &LabFlow) -> anyhow::Result<usize> {
                 anyhow!(
                     "{} has no path to {}",
                     lab.routers[i].name,
-                    lab.routers[f.to].name
+                    lab.end_name(f.to)
                 )
             })?;
         hop as usize - 1
@@ -176,7 +214,7 @@ pub fn first_link_of(lab: &Lab, f: &LabFlow) -> anyhow::Result<usize> {
                 &lab.ns(i),
                 "route",
                 "get",
-                &Lab::host_addr(f.to).to_string(),
+                &lab.end_addr(f.to).to_string(),
             ])
             .output()?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
