@@ -607,6 +607,53 @@ fn an_uplink_lost_mid_transfer_costs_plain_linux_its_queue_and_braid_almost_noth
     assert!(namespaces_of("thand").is_empty());
 }
 
+fn an_unmodified_client_roams_between_access_points_and_smesh_trees_lose_nothing() {
+    // scenarios/lab/smesh-roam.toml, shorter: the walk from ap1 to ap2
+    // takes 5 s (1 s of overlap) from 2 s into 8.
+    let text = scenario_with(
+        "smesh-roam.toml",
+        &[
+            ("name = \"smesh-roam\"", "name = \"troam\""),
+            ("at = \"3s\"", "at = \"2s\""),
+            ("duration = \"8s\"", "duration = \"5s\""),
+            ("overlap = \"2s\"", "overlap = \"1s\""),
+            ("count = 700", "count = 400"),
+            ("duration = \"14s\"", "duration = \"8s\""),
+        ],
+    );
+    let r = run_lab(&write_lab("t11.toml", &text));
+    let flow = |v: usize, f: usize| r["variants"][v]["flows"][f].clone();
+    for v in 0..3 {
+        eprintln!(
+            "{}: {} / {}",
+            r["variants"][v]["variant"],
+            flow(v, 0),
+            flow(v, 1)
+        );
+    }
+    let lost = |v: usize| flow(v, 0)["lost"].as_u64().unwrap();
+    // The walk cuts ap1 for real: plain Linux, homed there until the cut,
+    // loses what ap1's fading port loses (about 40 in this run).
+    assert!(lost(0) >= 10, "plain Linux lost {}", lost(0));
+    // SMesh: both access points serve the client while it is in range of
+    // both; the gateway's tree reaches each; nothing is lost, and what
+    // both delivered reached the client twice.
+    assert_eq!(lost(2), 0, "SMesh lost VoIP packets: {}", flow(2, 0));
+    assert!(flow(2, 0)["duplicates"].as_u64().unwrap() > 0);
+    assert_eq!(flow(2, 0)["sent"].as_u64().unwrap(), 400);
+    // The TCP download never stalls: every second of it moved data.
+    let series = flow(2, 1)["goodput_series_mbps"].clone();
+    let secs: Vec<f64> = series
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!(secs.len() >= 7, "{secs:?}");
+    assert!(secs.iter().all(|&g| g > 1.0), "a stall: {secs:?}");
+    assert!(namespaces_of("troam").is_empty());
+}
+
 fn an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk() {
     // scenarios/lab/urgent.toml at twice the rate, rounds 1 s apart (the
     // 1,000-packet queue drains in 0.5 s).
@@ -698,7 +745,8 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 14] = [
+    let tests: [LabTest; 15] = [
+        ("an_unmodified_client_roams_between_access_points_and_smesh_trees_lose_nothing", Some(&["iperf3"]), an_unmodified_client_roams_between_access_points_and_smesh_trees_lose_nothing),
         ("the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice", Some(&[]), the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice),
         ("a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space", Some(&[]), a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space),
         ("kernel_tcp_crosses_the_kernel_path_segments_and_all", Some(&["iperf3"]), kernel_tcp_crosses_the_kernel_path_segments_and_all),

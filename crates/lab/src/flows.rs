@@ -300,7 +300,16 @@ pub fn iperf_flow(
     // 0: no ceiling.
     let bitrate = test.bitrate.unwrap_or(0).to_string();
     let bind = Lab::subflow_addr(f.from, 0).to_string();
-    let mut args = vec!["-c", &dst, "-p", &port, "-t", &secs, "-J"];
+    let mut args = vec![
+        "-c",
+        &dst,
+        "-p",
+        &port,
+        "-t",
+        &secs,
+        "-J",
+        "--get-server-output",
+    ];
     let (udp_rate, udp_len) = (
         test.bitrate.unwrap_or(1_000_000).to_string(),
         f.size.to_string(),
@@ -406,8 +415,46 @@ pub fn iperf_flow(
             / 1e6,
         retransmits,
         retransmits_after_event,
+        goodput_series_mbps: receiver_series(&doc),
         ..FlowResult::default()
     })
+}
+
+/// The receiver's goodput in each interval (a second) of an iperf3 test,
+/// Mbit/s, from the server's report the client fetched
+/// (`--get-server-output`: the server's text, its interval lines before
+/// the summary; a last interval shorter than half a second is left out).
+fn receiver_series(doc: &serde_json::Value) -> Vec<f64> {
+    let text = doc["server_output_text"].as_str().unwrap_or_default();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("- -") {
+            break;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(at) = words.iter().position(|w| w.ends_with("bits/sec")) else {
+            continue;
+        };
+        let span = words
+            .iter()
+            .find_map(|w| {
+                let (a, b) = w.split_once('-')?;
+                Some(b.parse::<f64>().ok()? - a.parse::<f64>().ok()?)
+            })
+            .unwrap_or(0.0);
+        let scale = match words[at].chars().next() {
+            Some('K') => 1e-3,
+            Some('M') => 1.0,
+            Some('G') => 1e3,
+            Some('b') => 1e-6,
+            _ => continue,
+        };
+        let value = at.checked_sub(1).and_then(|i| words[i].parse::<f64>().ok());
+        if let (Some(v), true) = (value, span >= 0.5) {
+            out.push(v * scale);
+        }
+    }
+    out
 }
 
 /// The kernel's count of retransmitted TCP segments in namespace `ns`
@@ -435,6 +482,25 @@ fn retrans_segs(snmp: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_receivers_intervals_are_read_from_the_servers_text() {
+        let text = "Accepted connection from 127.0.0.1, port 50934\n\
+            [ ID] Interval           Transfer     Bitrate\n\
+            [  5]   0.00-1.00   sec  12.3 MBytes   103 Mbits/sec\n\
+            [  5]   1.00-2.00   sec   117 KBytes   958 Kbits/sec\n\
+            [  5]   2.00-3.00   sec  0.00 Bytes  0.00 bits/sec\n\
+            [  5]   3.00-3.01   sec   128 KBytes  1.72 Gbits/sec\n\
+            - - - - - - - - - - - - -\n\
+            [  5]   0.00-3.01   sec  24.3 MBytes   102 Mbits/sec  receiver\n";
+        let doc = serde_json::json!({ "server_output_text": text });
+        let got = receiver_series(&doc);
+        assert_eq!(got.len(), 3, "{got:?}");
+        for (g, want) in got.iter().zip([103.0, 0.958, 0.0]) {
+            assert!((g - want).abs() < 1e-9, "{got:?}");
+        }
+        assert!(receiver_series(&serde_json::json!({})).is_empty());
+    }
 
     #[test]
     fn retransmissions_are_read_from_the_kernels_snmp_table() {

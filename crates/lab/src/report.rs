@@ -115,6 +115,44 @@ pub fn write_report(
             ));
         }
     }
+    // TCP goodput over time: a line per variant and flow (a stall is a
+    // dip to zero).
+    let series: Vec<html::Series> = reports
+        .iter()
+        .flat_map(|r| r.flows.iter().map(move |f| (r, f)))
+        .filter(|(_, f)| !f.goodput_series_mbps.is_empty())
+        .enumerate()
+        .map(|(k, (r, f))| html::Series {
+            label: label(r, f),
+            points: f
+                .goodput_series_mbps
+                .iter()
+                .enumerate()
+                .map(|(s, &g)| (s as f64 + 1.0, g))
+                .collect(),
+            color: k,
+            dashed: false,
+        })
+        .collect();
+    if !series.is_empty() {
+        let secs = series.iter().map(|s| s.points.len()).max().unwrap_or(1) as f64;
+        let top = series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .fold(0.0, f64::max)
+            .max(1e-3);
+        sections.push(format!(
+            "<h2>TCP goodput over time</h2>{}",
+            html::line_chart(
+                "TCP goodput over time",
+                "second of the flow",
+                "Mbit/s",
+                (1.0, secs.max(2.0)),
+                (0.0, top * 1.1),
+                &series
+            )
+        ));
+    }
     let intro = format!(
         "{} routers, {} links; {}. Real daemons and kernel sockets in network namespaces (braid lab).",
         lab.routers.len(),

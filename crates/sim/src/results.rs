@@ -39,6 +39,10 @@ pub struct FlowResult {
     /// after the first event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retransmits_after_event: Option<u64>,
+    /// Lab TCP flows: goodput in each second of the flow, Mbit/s, as the
+    /// receiver counted it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub goodput_series_mbps: Vec<f64>,
 }
 
 /// Most outages recorded per flow.
