@@ -20,6 +20,13 @@
 //                packets go through the segmenter veth first.
 //   braid_tx_l2  tc ingress of the segmenter veth's far end: the same for
 //                the segments, which carry an Ethernet header.
+//   braid_tree_tx  tc egress of the TUN device, first: a user packet to a
+//                client whose entry is in `trees` for this router is
+//                marked (entry point id in the IPv4 identification, the
+//                reserved flag bit) and sent to each next hop of this
+//                router's tree. braid_rx forwards marked packets by the
+//                entry point's tree and delivers to the clients this
+//                router serves, mark cleared.
 //
 // Verdicts are counted in `stats` (enum braid_stat). What a program does
 // not take it passes on with TC_ACT_UNSPEC (TCX_NEXT): the programs
@@ -134,6 +141,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct blank_window);
 } blank SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct braid_tree_key);
+	__type(value, struct braid_tree);
+} trees SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -403,11 +418,133 @@ static __always_inline int deliver(struct __sk_buff *skb, struct braid_settings 
 	return bpf_redirect(s->tun_ifindex, BPF_F_INGRESS);
 }
 
+// ------------------------------------------------------------- trees
+
+// Rewrites the 16-bit word at `off` (the IPv4 header at `ip_off`) from
+// `before` to `after`, its checksum with it.
+static __always_inline int ip_word(struct __sk_buff *skb, __u32 ip_off, __u32 off,
+				   __be16 before, __be16 after)
+{
+	if (bpf_skb_store_bytes(skb, ip_off + off, &after, 2, 0))
+		return -1;
+	return bpf_l3_csum_replace(skb, ip_off + __builtin_offsetof(struct iphdr, check), before,
+				   after, 2);
+}
+
+// Sends a copy of the frame (an Ethernet header in front) to each next
+// hop of `t` but the last, which gets the frame itself unless `keep`
+// (the caller still needs it). Returns the verdict for the frame: a
+// redirect to the last hop, or -1 when it is kept (or no hop was known).
+static __always_inline int tree_send(struct __sk_buff *skb, const struct braid_tree *t, int keep)
+{
+	__u32 n = t->n_hops;
+	if (n > BRAID_TREE_HOPS)
+		n = BRAID_TREE_HOPS;
+	int last = -1;
+	for (int i = 0; i < BRAID_TREE_HOPS; i++) {
+		if (i >= n)
+			break;
+		__u16 id = t->hops[i];
+		struct braid_neighbor *nb = bpf_map_lookup_elem(&neighbors, &id);
+		if (!nb) {
+			count(BRAID_PASS_NO_NEIGHBOR);
+			continue;
+		}
+		if (!keep && i + 1 == n) {
+			last = i;
+			break;
+		}
+		// A clone goes straight out, with the neighbor's link address
+		// from the kernel's tables.
+		struct bpf_fib_lookup fib = {
+			.family = AF_INET,
+			.ifindex = nb->ifindex,
+			.ipv4_src = nb->src_be,
+			.ipv4_dst = nb->addr_be,
+		};
+		if (bpf_fib_lookup(skb, &fib, sizeof(fib),
+				   BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_OUTPUT) !=
+		    BPF_FIB_LKUP_RET_SUCCESS) {
+			count(BRAID_PASS_NO_NEIGHBOR);
+			continue;
+		}
+		struct ethhdr e = {.h_proto = bpf_htons(ETH_P_IP)};
+		__builtin_memcpy(e.h_dest, fib.dmac, ETH_ALEN);
+		__builtin_memcpy(e.h_source, fib.smac, ETH_ALEN);
+		if (bpf_skb_store_bytes(skb, 0, &e, sizeof(e), 0) ||
+		    bpf_clone_redirect(skb, fib.ifindex, 0)) {
+			count(BRAID_TX_ERROR);
+			continue;
+		}
+		count(BRAID_TREE_COPIES);
+	}
+	if (last < 0)
+		return -1;
+	__u16 id = t->hops[last & (BRAID_TREE_HOPS - 1)];
+	struct braid_neighbor *nb = bpf_map_lookup_elem(&neighbors, &id);
+	if (!nb)
+		return -1;
+	// bpf_redirect_neigh takes the Ethernet header off and puts the
+	// neighbor's on: it only must not look like multicast.
+	struct ethhdr e = {.h_proto = bpf_htons(ETH_P_IP)};
+	if (bpf_skb_store_bytes(skb, 0, &e, sizeof(e), 0))
+		return -1;
+	count(BRAID_TREE_COPIES);
+	struct bpf_redir_neigh to = {.nh_family = AF_INET, .ipv4_nh = nb->addr_be};
+	return bpf_redirect_neigh(nb->ifindex, &to, sizeof(to), 0);
+}
+
+// A marked packet from a neighbor (the Ethernet frame at tc ingress):
+// copies to this router's next hops on its entry point's tree (TTL
+// decremented, as a router does), and the client's own copy, mark
+// cleared, to the stack when this router serves it. Without an entry here
+// (the databases differ for a moment, or this router's tables lag), or
+// with the TTL spent, the mark is cleared and the stack routes it (into
+// the mesh again through the TUN device, or an ICMP error).
+static __always_inline int tree_rx(struct __sk_buff *skb, struct iphdr *ip)
+{
+	__u16 entry = bpf_ntohs(ip->id);
+	struct braid_tree_key key = {.entry = entry, .dst_be = ip->daddr};
+	__be16 frag = ip->frag_off;
+	__be16 unmarked = frag & ~bpf_htons(BRAID_TREE_MARK);
+	__be16 ttl_word = *(__be16 *)&ip->ttl;
+	__u8 ttl = ip->ttl;
+	struct braid_tree *t = bpf_map_lookup_elem(&trees, &key);
+	int forward = t && t->n_hops > 0 && ttl > 1;
+	if (!t || (t->n_hops > 0 && ttl <= 1)) {
+		count(t ? BRAID_PASS_TREE_TTL : BRAID_PASS_NOT_ON_TREE);
+		if (ip_word(skb, ETH_HLEN, __builtin_offsetof(struct iphdr, frag_off), frag, unmarked))
+			return TC_ACT_SHOT;
+		return TC_ACT_UNSPEC;
+	}
+	int deliver = t->deliver;
+	if (forward) {
+		struct iphdr dec = *ip;
+		dec.ttl = ttl - 1;
+		__be16 ttl_after = *(__be16 *)&dec.ttl;
+		if (ip_word(skb, ETH_HLEN, __builtin_offsetof(struct iphdr, ttl), ttl_word, ttl_after))
+			return TC_ACT_SHOT;
+		count(BRAID_TREE_FORWARDED);
+		int r = tree_send(skb, t, deliver);
+		if (!deliver)
+			return r < 0 ? TC_ACT_SHOT : r;
+		// The client's copy leaves as it came (the stack decrements).
+		if (ip_word(skb, ETH_HLEN, __builtin_offsetof(struct iphdr, ttl), ttl_after, ttl_word))
+			return TC_ACT_SHOT;
+	}
+	if (!deliver)
+		return TC_ACT_SHOT;
+	if (ip_word(skb, ETH_HLEN, __builtin_offsetof(struct iphdr, frag_off), frag, unmarked))
+		return TC_ACT_SHOT;
+	count(BRAID_TREE_DELIVERED);
+	return TC_ACT_UNSPEC;
+}
+
 SEC("classifier")
 int braid_rx(struct __sk_buff *skb)
 {
 	struct braid_settings *s = get_settings();
-	if (!s || !(s->flags & (BRAID_TRANSIT | BRAID_EGRESS)))
+	if (!s || !(s->flags & (BRAID_TRANSIT | BRAID_EGRESS | BRAID_TREES)))
 		return TC_ACT_UNSPEC;
 	// Make the headers we read (at most the largest braid header) linear.
 	__u32 want = RX_BRAID + MAX_HEADER;
@@ -421,7 +558,11 @@ int braid_rx(struct __sk_buff *skb)
 	if ((void *)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
 		return TC_ACT_UNSPEC;
 	struct iphdr *ip = (void *)(eth + 1);
-	if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->protocol != IPPROTO_UDP)
+	if ((void *)(ip + 1) > end || ip->ihl != 5)
+		return TC_ACT_UNSPEC;
+	if ((ip->frag_off & bpf_htons(BRAID_TREE_MARK)) && (s->flags & BRAID_TREES))
+		return tree_rx(skb, ip);
+	if (ip->protocol != IPPROTO_UDP || !(s->flags & (BRAID_TRANSIT | BRAID_EGRESS)))
 		return TC_ACT_UNSPEC;
 	if (ip->frag_off & bpf_htons(0x3fff))
 		return TC_ACT_UNSPEC; // a fragment: the stack reassembles it
@@ -941,6 +1082,62 @@ int braid_tx_l2(struct __sk_buff *skb)
 	if (!st)
 		return TC_ACT_SHOT;
 	return bpf_redirect(st->tun_ifindex, 0);
+}
+
+// A user packet entering the mesh here (tc egress of the TUN device: a
+// bare IPv4 packet) toward a client this router has a tree entry for:
+// marked and sent to each next hop of this router's own tree. Fragments
+// are never marked (the identification is theirs; they go to user space,
+// which sends them on one path); a client this router serves itself, and
+// anything without an entry, go on unchanged (braid_tx, user space).
+//
+// On the TUN device the packet is bare IP; a test run (which always
+// builds an Ethernet frame) gives it behind an Ethernet header: a packet
+// that starts with an IPv4 header whose length is the packet's is bare.
+SEC("classifier")
+int braid_tree_tx(struct __sk_buff *skb)
+{
+	struct braid_settings *s = get_settings();
+	if (!s || !(s->flags & BRAID_TREE_ENTRY) || skb->protocol != bpf_htons(ETH_P_IP))
+		return TC_ACT_UNSPEC;
+	__u32 want = ETH_HLEN + sizeof(struct iphdr);
+	if (want > skb->len)
+		want = skb->len;
+	if ((long)skb->data_end - (long)skb->data < want)
+		bpf_skb_pull_data(skb, want);
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct iphdr *bare = data;
+	__u32 l2 = ETH_HLEN;
+	if ((void *)(bare + 1) <= end && bare->version == 4 && bare->ihl == 5 &&
+	    bpf_ntohs(bare->tot_len) == skb->len)
+		l2 = 0;
+	struct iphdr *ip = data + l2;
+	if ((void *)(ip + 1) > end || ip->version != 4 || ip->ihl != 5)
+		return TC_ACT_UNSPEC;
+	struct braid_tree_key key = {.entry = me, .dst_be = ip->daddr};
+	struct braid_tree *t = bpf_map_lookup_elem(&trees, &key);
+	if (!t || t->deliver || t->n_hops == 0)
+		return TC_ACT_UNSPEC;
+	if (ip->frag_off & bpf_htons(0x3fff)) {
+		count(BRAID_PASS_FRAGMENT);
+		return TC_ACT_UNSPEC;
+	}
+	__be16 id_before = ip->id, id_after = bpf_htons(me);
+	__be16 frag_before = ip->frag_off;
+	__be16 frag_after = frag_before | bpf_htons(BRAID_TREE_MARK);
+	if (ip_word(skb, l2, __builtin_offsetof(struct iphdr, id), id_before, id_after) ||
+	    ip_word(skb, l2, __builtin_offsetof(struct iphdr, frag_off), frag_before, frag_after))
+		return TC_ACT_SHOT;
+	// An Ethernet header in front, for the copies and the neighbor
+	// redirect.
+	if (!l2 && bpf_skb_change_head(skb, ETH_HLEN, 0)) {
+		count(BRAID_TX_ERROR);
+		return TC_ACT_SHOT;
+	}
+	count(BRAID_TREE_MARKED);
+	int r = tree_send(skb, t, 0);
+	return r < 0 ? TC_ACT_SHOT : r;
 }
 
 char _license[] SEC("license") = "GPL";

@@ -32,6 +32,16 @@
 #define BRAID_INGRESS (1u << 2) /* encapsulate the sessions in `sessions` */
 #define BRAID_FINISH_CHECKSUMS (1u << 3) /* a braid interface passes partial checksums on */
 #define BRAID_ROUTE_DELIVERED (1u << 4) /* egress: route IPv4 to its next hop here */
+#define BRAID_TREES (1u << 5)   /* tree mode: forward marked packets by their entry point's tree */
+#define BRAID_TREE_ENTRY (1u << 6) /* tree mode: mark and send what enters the mesh here */
+
+/* Tree mode in the kernel adds no byte (seed 000): inside the mesh a
+ * packet is the user's own IPv4 packet, its identification field holding
+ * the entry point's node id and the reserved flag bit (RFC 791: "must be
+ * zero"; docs/protocol.md says why not the TOS cost bit) set. The access
+ * point clears the bit before the packet leaves the mesh. */
+#define BRAID_TREE_MARK 0x8000
+#define BRAID_TREE_HOPS 8       /* next hops per tree entry */
 
 /* One entry, key 0: replaced whole by the daemon (atomic). */
 struct braid_settings {
@@ -132,6 +142,22 @@ struct braid_seq {
 	__u64 sent[BRAID_KPATHS];
 };
 
+/* trees: (entry point, destination client) -> this router's part of the
+ * entry point's tree: a copy to each next hop, and whether this router
+ * serves the client (delivers a copy to it). Replaced whole. */
+struct braid_tree_key {
+	__u16 entry;
+	__u16 pad;
+	__u32 dst_be;
+};
+
+struct braid_tree {
+	__u8 n_hops;
+	__u8 deliver;
+	__u16 hops[BRAID_TREE_HOPS]; /* neighbor node ids (see `neighbors`) */
+	__u16 pad;
+};
+
 struct braid_window_key {
 	__u16 ingress;
 	__u8 class_id;
@@ -195,6 +221,14 @@ enum braid_stat {
 	BRAID_PASS_NOT_V4,        /* not IPv4: to user space */
 	BRAID_TX_CHECKSUMMED,     /* unfinished checksum: through the segmenter */
 	BRAID_RX_ROUTED,          /* egress: delivered straight to its next hop */
+	/* tree mode (zero-byte marking) */
+	BRAID_TREE_MARKED,        /* entry: packets marked and sent on the tree */
+	BRAID_TREE_FORWARDED,     /* marked packets this router sent on */
+	BRAID_TREE_COPIES,        /* copies sent (one per next hop) */
+	BRAID_TREE_DELIVERED,     /* access point: mark cleared, to the client */
+	BRAID_PASS_NOT_ON_TREE,   /* marked, no entry here: mark cleared, to the stack */
+	BRAID_PASS_FRAGMENT,      /* entry: a fragment, never marked: to user space */
+	BRAID_PASS_TREE_TTL,      /* TTL ran out: mark cleared, to the stack (ICMP) */
 	BRAID_STATS
 };
 

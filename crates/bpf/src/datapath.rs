@@ -12,8 +12,8 @@ use aya::{Ebpf, EbpfError, EbpfLoader, TestRunOptions};
 use thiserror::Error;
 
 use crate::maps::{
-    Neighbor, Prefix, PrefixAddr, Ruleset, Seq, Session, SessionKey, Settings, Window, WindowKey,
-    STATS,
+    Neighbor, Prefix, PrefixAddr, Ruleset, Seq, Session, SessionKey, Settings, Tree, TreeKey,
+    Window, WindowKey, STATS,
 };
 
 /// One of the data path's programs.
@@ -25,15 +25,27 @@ pub enum Program {
     Tx,
     /// tc ingress of the segmenter veth's far end.
     TxL2,
+    /// tc egress of the TUN device, ahead of [`Program::Tx`]: tree mode's
+    /// entry point.
+    TreeTx,
 }
 
 impl Program {
+    /// The side of an interface it attaches to.
+    fn side(self) -> TcAttachType {
+        match self {
+            Program::Tx | Program::TreeTx => TcAttachType::Egress,
+            Program::Rx | Program::TxL2 => TcAttachType::Ingress,
+        }
+    }
+
     /// The program's function name in the object.
     pub fn name(self) -> &'static str {
         match self {
             Program::Rx => "braid_rx",
             Program::Tx => "braid_tx",
             Program::TxL2 => "braid_tx_l2",
+            Program::TreeTx => "braid_tree_tx",
         }
     }
 }
@@ -82,6 +94,7 @@ pub struct Datapath {
     sessions: HashMap<MapData, SessionKey, Session>,
     seqs: HashMap<MapData, SessionKey, Seq>,
     windows: HashMap<MapData, WindowKey, Window>,
+    trees: HashMap<MapData, TreeKey, Tree>,
     stats: PerCpuArray<MapData, u64>,
 }
 
@@ -138,6 +151,7 @@ impl Datapath {
             sessions: take!(ebpf, "sessions"),
             seqs: take!(ebpf, "seqs"),
             windows: take!(ebpf, "windows"),
+            trees: take!(ebpf, "trees"),
             stats: take!(ebpf, "stats"),
             ebpf,
         };
@@ -170,16 +184,15 @@ impl Datapath {
     /// [`Program::TxL2`], its transmit side for [`Program::Tx`]. It stays
     /// attached as long as this value lives.
     pub fn attach(&mut self, program: Program, interface: &str) -> Result<(), DatapathError> {
-        let side = match program {
-            Program::Tx => TcAttachType::Egress,
-            Program::Rx | Program::TxL2 => TcAttachType::Ingress,
+        let side = program.side();
+        // The tree entry goes ahead of the encoder on the same side.
+        let order = if program == Program::TreeTx {
+            LinkOrder::first()
+        } else {
+            LinkOrder::default()
         };
         self.program(program)?
-            .attach_with_options(
-                interface,
-                side,
-                TcAttachOptions::TcxOrder(LinkOrder::default()),
-            )
+            .attach_with_options(interface, side, TcAttachOptions::TcxOrder(order))
             .map(|_| ())
             .map_err(|source| DatapathError::Program {
                 what: "attaching",
@@ -191,10 +204,7 @@ impl Datapath {
     /// The names of the programs attached by TCX on `interface` on the
     /// side `program` attaches to, in the kernel's order (any loader's).
     pub fn attached(program: Program, interface: &str) -> Result<Vec<String>, DatapathError> {
-        let side = match program {
-            Program::Tx => TcAttachType::Egress,
-            Program::Rx | Program::TxL2 => TcAttachType::Ingress,
-        };
+        let side = program.side();
         let (_, programs) = SchedClassifier::query_tcx(interface, side).map_err(|source| {
             DatapathError::Program {
                 what: "querying the attachments of",
@@ -234,6 +244,17 @@ impl Datapath {
             })?;
         out.truncate(r.data_size_out as usize);
         Ok((r.return_value, out))
+    }
+
+    /// Sets this router's part of `key.entry`'s tree toward `key`'s client
+    /// (one entry replaced whole).
+    pub fn set_tree(&mut self, key: TreeKey, t: Tree) -> Result<(), DatapathError> {
+        self.trees.insert(key, t, 0).map_err(access("trees"))
+    }
+
+    /// Forgets a tree entry (fine if unknown).
+    pub fn remove_tree(&mut self, key: TreeKey) -> Result<(), DatapathError> {
+        remove(&mut self.trees, &key, "trees")
     }
 
     /// Replaces the settings (one atomic write).

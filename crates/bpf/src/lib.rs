@@ -68,6 +68,7 @@ mod tests {
             size("windows"),
             (size_of::<WindowKey>(), size_of::<Window>())
         );
+        assert_eq!(size("trees"), (size_of::<TreeKey>(), size_of::<Tree>()));
         let stats = obj.maps.get("stats").expect("stats map");
         assert_eq!(stats.max_entries() as usize, STATS.len());
     }

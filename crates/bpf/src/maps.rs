@@ -14,6 +14,17 @@ pub const FINISH_CHECKSUMS: u32 = 1 << 3;
 /// At the egress, route a delivered IPv4 packet to its next hop from
 /// `braid_rx` (the kernel's FIB) instead of through the TUN device.
 pub const ROUTE_DELIVERED: u32 = 1 << 4;
+/// Tree mode: forward marked packets by their entry point's tree, deliver
+/// to the clients this router serves.
+pub const TREES: u32 = 1 << 5;
+/// Tree mode: mark what enters the mesh here and send it on this router's
+/// tree (`braid_tree_tx`).
+pub const TREE_ENTRY: u32 = 1 << 6;
+/// The IPv4 reserved flag bit (in the host-order fragment field) that
+/// marks a tree-mode packet inside the mesh.
+pub const TREE_MARK: u16 = 0x8000;
+/// Next hops per tree entry at most.
+pub const TREE_HOPS: usize = 8;
 
 /// Paths a kernel session uses at most.
 pub const KPATHS: usize = 4;
@@ -182,6 +193,26 @@ pub struct Seq {
     pub sent: [u64; KPATHS],
 }
 
+/// `trees` key: (entry point, destination client).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TreeKey {
+    pub entry: u16,
+    pub pad: u16,
+    /// The client's address, network order.
+    pub dst_be: u32,
+}
+
+/// `trees`: this router's part of an entry point's tree toward a client.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tree {
+    pub n_hops: u8,
+    pub deliver: u8,
+    pub hops: [u16; TREE_HOPS],
+    pub pad: u16,
+}
+
 /// `windows` key: (ingress, class).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -217,7 +248,7 @@ pub struct Window {
 }
 
 /// What the programs count (the `stats` map's indices), by name.
-pub const STATS: [&str; 29] = [
+pub const STATS: [&str; 36] = [
     "rx_data",
     "rx_forwarded",
     "rx_delivered",
@@ -247,6 +278,13 @@ pub const STATS: [&str; 29] = [
     "pass_not_v4",
     "tx_checksummed",
     "rx_routed",
+    "tree_marked",
+    "tree_forwarded",
+    "tree_copies",
+    "tree_delivered",
+    "pass_not_on_tree",
+    "pass_fragment",
+    "pass_tree_ttl",
 ];
 
 /// Index of the counter named `name` in [`STATS`].
@@ -267,3 +305,5 @@ unsafe impl aya::Pod for Session {}
 unsafe impl aya::Pod for Seq {}
 unsafe impl aya::Pod for WindowKey {}
 unsafe impl aya::Pod for Window {}
+unsafe impl aya::Pod for TreeKey {}
+unsafe impl aya::Pod for Tree {}

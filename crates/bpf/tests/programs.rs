@@ -704,6 +704,264 @@ fn ingress_mirror_sends_a_copy_per_path() {
     assert_eq!((seq.sent[0], seq.sent[1], seq.packets), (1, 1, 1));
 }
 
+// ---------------------------------------------------------------- trees
+
+const CLIENT: [u8; 4] = [198, 18, 200, 100];
+
+/// A data path for tree mode: neighbors 6, 7 and 8 on the veth pair,
+/// each with a link address the kernel knows (the clones' destination
+/// MACs).
+fn trees(flags: u32) -> Datapath {
+    let mut dp = fresh(flags);
+    dp.set_neighbor(
+        8,
+        Neighbor {
+            ifindex: ifindex("d0"),
+            addr_be: be([198, 18, 0, 8]),
+            src_be: be(OUR_ADDR),
+            pad: 0,
+        },
+    )
+    .unwrap();
+    for n in [6, 7, 8] {
+        ip(&[
+            "neigh",
+            "replace",
+            &format!("198.18.0.{n}"),
+            "lladdr",
+            &format!("02:00:00:00:00:0{n}"),
+            "dev",
+            "d0",
+            "nud",
+            "permanent",
+        ]);
+    }
+    dp
+}
+
+fn tree(hops: &[u16], deliver: bool) -> maps::Tree {
+    let mut t = maps::Tree {
+        n_hops: hops.len() as u8,
+        deliver: u8::from(deliver),
+        ..Default::default()
+    };
+    t.hops[..hops.len()].copy_from_slice(hops);
+    t
+}
+
+fn tree_key(entry: u16) -> maps::TreeKey {
+    maps::TreeKey {
+        entry,
+        pad: 0,
+        dst_be: be(CLIENT),
+    }
+}
+
+/// A user packet to the client as an Ethernet frame; `entry`: marked by
+/// that entry point (identification, reserved flag bit), with `ttl`.
+fn to_client(entry: Option<u16>, ttl: u8) -> Vec<u8> {
+    let mut p = user_packet(CLIENT, 17, 46, 4000, 5060);
+    p[4..6].copy_from_slice(&0x1234u16.to_be_bytes());
+    if let Some(e) = entry {
+        p[4..6].copy_from_slice(&e.to_be_bytes());
+        p[6] |= 0x80;
+    }
+    p[8] = ttl;
+    p[10..12].copy_from_slice(&[0, 0]);
+    let c = checksum(&p[..20]);
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    segment(&p)
+}
+
+/// A raw socket on d1 (the veth pair's far end): what the programs'
+/// clones sent out of d0. One at a time (the tests share the pair).
+struct Tap(
+    std::os::fd::OwnedFd,
+    #[allow(dead_code)] std::sync::MutexGuard<'static, ()>,
+);
+
+static TAP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+impl Tap {
+    fn open() -> Tap {
+        let guard = TAP.lock().unwrap_or_else(|e| e.into_inner());
+        use std::os::fd::FromRawFd;
+        let proto = (0x0003u16).to_be() as i32; // ETH_P_ALL
+                                                // SAFETY: plain socket calls; the address is zeroed then filled.
+        unsafe {
+            let fd = nix::libc::socket(nix::libc::AF_PACKET, nix::libc::SOCK_RAW, proto);
+            assert!(fd >= 0, "AF_PACKET socket");
+            let fd = std::os::fd::OwnedFd::from_raw_fd(fd);
+            let mut sll: nix::libc::sockaddr_ll = std::mem::zeroed();
+            sll.sll_family = nix::libc::AF_PACKET as u16;
+            sll.sll_protocol = proto as u16;
+            sll.sll_ifindex = ifindex("d1") as i32;
+            let r = nix::libc::bind(
+                std::os::fd::AsRawFd::as_raw_fd(&fd),
+                (&sll as *const nix::libc::sockaddr_ll).cast(),
+                std::mem::size_of::<nix::libc::sockaddr_ll>() as u32,
+            );
+            assert_eq!(r, 0, "bind to d1");
+            Tap(fd, guard)
+        }
+    }
+
+    /// The IPv4 frames to `CLIENT` that arrive within `wait` (each as
+    /// (destination MAC's last byte, IPv4 packet)).
+    fn frames(&self, wait: std::time::Duration) -> Vec<(u8, Vec<u8>)> {
+        let mut out = Vec::new();
+        let end = std::time::Instant::now() + wait;
+        let mut buf = [0u8; 2048];
+        loop {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return out;
+            }
+            let mut pfd = nix::libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(&self.0),
+                events: nix::libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd; the buffer is valid for its length.
+            let n = unsafe {
+                if nix::libc::poll(&mut pfd, 1, left.as_millis() as i32) <= 0 {
+                    return out;
+                }
+                nix::libc::recv(pfd.fd, buf.as_mut_ptr().cast(), buf.len(), 0)
+            };
+            if n > 34 && buf[12..14] == [8, 0] && buf[30..34] == CLIENT {
+                out.push((buf[5], buf[14..n as usize].to_vec()));
+            }
+        }
+    }
+}
+
+fn tree_entry_marks_the_packet_and_sends_a_copy_to_each_next_hop() {
+    let mut dp = trees(maps::TREES | maps::TREE_ENTRY);
+    dp.set_tree(tree_key(ME), tree(&[6, 7, 8], false)).unwrap();
+    let tap = Tap::open();
+    let frame = to_client(None, 63);
+    let (verdict, out) = run(&mut dp, Program::TreeTx, &frame);
+    assert_eq!(verdict, TC_ACT_REDIRECT, "the last copy is the packet");
+    let ipv4 = &out[14..];
+    assert_eq!(u16::from_be_bytes([ipv4[4], ipv4[5]]), ME, "entry point id");
+    assert_eq!(ipv4[6] & 0x80, 0x80, "the mark");
+    assert_eq!(ipv4[6] & 0x40, 0x40, "DF kept");
+    assert_eq!(ipv4[8], 63, "the entry does not decrement (the stack did)");
+    assert_eq!(checksum(&ipv4[..20]), 0, "IPv4 checksum fixed");
+    assert_eq!(&ipv4[20..], &frame[34..], "the payload untouched");
+    // Zero bytes added: the marked packet is as long as the user's.
+    assert_eq!(ipv4.len(), frame.len() - 14);
+    // The other two next hops got a clone each, to their link address.
+    let mut clones = tap.frames(std::time::Duration::from_millis(500));
+    clones.sort();
+    assert_eq!(
+        clones.iter().map(|c| c.0).collect::<Vec<_>>(),
+        vec![6, 7],
+        "{clones:?}"
+    );
+    assert!(clones.iter().all(|c| c.1 == ipv4), "every copy the same");
+    assert_eq!(stat(&dp, "tree_marked"), 1);
+    assert_eq!(stat(&dp, "tree_copies"), 3);
+}
+
+fn tree_entry_leaves_fragments_and_foreign_destinations_alone() {
+    let mut dp = trees(maps::TREES | maps::TREE_ENTRY);
+    dp.set_tree(tree_key(ME), tree(&[6, 7], false)).unwrap();
+    // A fragment (more fragments set): never marked, to user space.
+    let mut frag = to_client(None, 64);
+    frag[14 + 6] |= 0x20;
+    frag[14 + 10..14 + 12].copy_from_slice(&[0, 0]);
+    let c = checksum(&frag[14..34]);
+    frag[14 + 10..14 + 12].copy_from_slice(&c.to_be_bytes());
+    let (verdict, out) = run(&mut dp, Program::TreeTx, &frag);
+    assert_eq!((verdict, out), (PASS, frag));
+    assert_eq!(stat(&dp, "pass_fragment"), 1);
+    // A destination without a tree entry here, and a client this router
+    // serves itself: on unchanged.
+    let other = segment(&user_packet([198, 18, 200, 101], 17, 0, 1, 2));
+    assert_eq!(run(&mut dp, Program::TreeTx, &other), (PASS, other));
+    dp.set_tree(tree_key(ME), tree(&[6], true)).unwrap();
+    let p = to_client(None, 64);
+    assert_eq!(run(&mut dp, Program::TreeTx, &p), (PASS, p));
+    // Without tree entry marking on: nothing.
+    let mut dp = trees(maps::TREES);
+    dp.set_tree(tree_key(ME), tree(&[6], false)).unwrap();
+    let p = to_client(None, 64);
+    assert_eq!(run(&mut dp, Program::TreeTx, &p), (PASS, p));
+    assert_eq!(stat(&dp, "tree_marked"), 0);
+}
+
+fn a_marked_packet_follows_its_entry_points_table() {
+    let mut dp = trees(maps::TREES);
+    // One table per entry point: entry 9's tree goes on to 6 and 7, entry
+    // 10's only to 8.
+    dp.set_tree(tree_key(9), tree(&[6, 7], false)).unwrap();
+    dp.set_tree(tree_key(10), tree(&[8], false)).unwrap();
+    let tap = Tap::open();
+    let (verdict, out) = run(&mut dp, Program::Rx, &to_client(Some(9), 20));
+    assert_eq!(verdict, TC_ACT_REDIRECT);
+    let ipv4 = out[14..].to_vec();
+    assert_eq!(ipv4[8], 19, "TTL decremented, as a router does");
+    assert_eq!(
+        u16::from_be_bytes([ipv4[4], ipv4[5]]),
+        9,
+        "the entry id stays"
+    );
+    assert_eq!(ipv4[6] & 0x80, 0x80, "still marked inside the mesh");
+    assert_eq!(checksum(&ipv4[..20]), 0);
+    let clones = tap.frames(std::time::Duration::from_millis(500));
+    assert_eq!(clones.len(), 1, "one clone (6), the packet itself to 7");
+    assert_eq!((clones[0].0, &clones[0].1), (6, &ipv4));
+    let (verdict, _) = run(&mut dp, Program::Rx, &to_client(Some(10), 20));
+    assert_eq!(verdict, TC_ACT_REDIRECT);
+    assert!(tap.frames(std::time::Duration::from_millis(200)).is_empty());
+    assert_eq!(stat(&dp, "tree_forwarded"), 2);
+    assert_eq!(stat(&dp, "tree_copies"), 3);
+}
+
+fn an_access_point_delivers_with_the_mark_cleared() {
+    let mut dp = trees(maps::TREES);
+    dp.set_tree(tree_key(9), tree(&[], true)).unwrap();
+    let frame = to_client(Some(9), 20);
+    let (verdict, out) = run(&mut dp, Program::Rx, &frame);
+    assert_eq!(verdict, PASS, "to the stack, which routes it to the client");
+    assert_eq!(out[14 + 6] & 0x80, 0, "the mark cleared");
+    assert_eq!(out[14 + 8], 20, "TTL left to the stack");
+    assert_eq!(checksum(&out[14..34]), 0);
+    assert_eq!(&out[34..], &frame[34..]);
+    assert_eq!(stat(&dp, "tree_delivered"), 1);
+    // Serving the client and forwarding too: the copies leave with the
+    // TTL decremented and the mark; the client's copy without either.
+    dp.set_tree(tree_key(9), tree(&[6, 7], true)).unwrap();
+    let tap = Tap::open();
+    let (verdict, out) = run(&mut dp, Program::Rx, &frame);
+    assert_eq!(verdict, PASS);
+    assert_eq!((out[14 + 6] & 0x80, out[14 + 8]), (0, 20));
+    assert_eq!(checksum(&out[14..34]), 0);
+    let mut clones = tap.frames(std::time::Duration::from_millis(500));
+    clones.sort();
+    assert_eq!(clones.iter().map(|c| c.0).collect::<Vec<_>>(), vec![6, 7]);
+    assert!(clones
+        .iter()
+        .all(|c| c.1[8] == 19 && c.1[6] & 0x80 == 0x80 && checksum(&c.1[..20]) == 0));
+    // Marked but nothing here for it (the tables lag), or the TTL spent:
+    // to the stack, mark cleared.
+    let lost = to_client(Some(11), 20);
+    let (verdict, out) = run(&mut dp, Program::Rx, &lost);
+    assert_eq!((verdict, out[14 + 6] & 0x80), (PASS, 0));
+    assert_eq!(checksum(&out[14..34]), 0);
+    dp.set_tree(tree_key(9), tree(&[6], false)).unwrap();
+    let (verdict, out) = run(&mut dp, Program::Rx, &to_client(Some(9), 1));
+    assert_eq!((verdict, out[14 + 6] & 0x80, out[14 + 8]), (PASS, 0, 1));
+    assert_eq!(stat(&dp, "pass_not_on_tree"), 1);
+    assert_eq!(stat(&dp, "pass_tree_ttl"), 1);
+    // Without tree mode on, a marked packet is not braid_rx's business.
+    let mut off = trees(maps::TRANSIT | maps::EGRESS);
+    let (verdict, out) = run(&mut off, Program::Rx, &frame);
+    assert_eq!((verdict, out), (PASS, frame));
+}
+
 fn ingress_passes_what_the_kernel_does_not_encode() {
     let r = [NodeId(6)];
     let mut dp = ingress(Mode::Single, &[&r], &[1]);
@@ -967,6 +1225,22 @@ const TESTS: &[(&str, Test)] = &[
     (
         "kernel_classifier_agrees_with_user_space",
         kernel_classifier_agrees_with_user_space,
+    ),
+    (
+        "tree_entry_marks_the_packet_and_sends_a_copy_to_each_next_hop",
+        tree_entry_marks_the_packet_and_sends_a_copy_to_each_next_hop,
+    ),
+    (
+        "tree_entry_leaves_fragments_and_foreign_destinations_alone",
+        tree_entry_leaves_fragments_and_foreign_destinations_alone,
+    ),
+    (
+        "a_marked_packet_follows_its_entry_points_table",
+        a_marked_packet_follows_its_entry_points_table,
+    ),
+    (
+        "an_access_point_delivers_with_the_mark_cleared",
+        an_access_point_delivers_with_the_mark_cleared,
     ),
     (
         "the_lab_loss_program_drops_as_its_parameters_say",
