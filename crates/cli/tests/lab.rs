@@ -651,6 +651,14 @@ fn an_unmodified_client_roams_between_access_points_and_smesh_trees_lose_nothing
         .collect();
     assert!(secs.len() >= 7, "{secs:?}");
     assert!(secs.iter().all(|&g| g > 1.0), "a stall: {secs:?}");
+    // The same with the kernel data path: the gateway marks (zero bytes
+    // added), the transit router copies, the access points deliver.
+    assert_eq!(lost(3), 0, "SMesh in the kernel lost: {}", flow(3, 0));
+    assert!(flow(3, 0)["duplicates"].as_u64().unwrap() > 0);
+    assert!(kernel_counter(&r, 3, "tree_marked") >= 400);
+    assert!(kernel_counter(&r, 3, "tree_forwarded") >= 400);
+    assert!(kernel_counter(&r, 3, "tree_delivered") >= 400);
+    assert_eq!(kernel_counter(&r, 3, "pass_not_on_tree"), 0);
     assert!(namespaces_of("troam").is_empty());
 }
 

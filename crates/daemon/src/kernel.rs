@@ -19,6 +19,15 @@
 //!   does not do, when packets keep reaching user space (IPv6, say), or
 //!   when it goes idle.
 //!
+//! * **Trees** (tree mode, zero bytes added): marked packets are forwarded
+//!   by their entry point's tree and delivered to the clients served here
+//!   whenever the programs load; packets entering the mesh here are
+//!   marked in the kernel when every packet entering here goes in tree
+//!   mode (`mode = "tree"` with no policy that says otherwise: the kernel
+//!   does not classify for trees). The tables are this router's part of
+//!   each entry point's tree toward each client, recomputed when the
+//!   link-state database changes.
+//!
 //! Every map write replaces one whole entry (the maps without
 //! preallocation swap entries atomically): no packet sees half a session.
 //! The programs hang on TCX links owned by this process: they go when it
@@ -30,11 +39,13 @@ use std::process::Command;
 use std::time::Duration;
 
 use braid_bpf::compile::{self, IngressPath};
-use braid_bpf::maps::{self, Neighbor, Session, SessionKey, Settings, MAX_WINDOW};
+use braid_bpf::maps::{self, Neighbor, Session, SessionKey, Settings, Tree, TreeKey, MAX_WINDOW};
 use braid_bpf::{Datapath, DatapathError, Program};
+use braid_proto::forward::TreeDest;
 use braid_proto::node::Node;
 use braid_proto::redundancy::dedup::DedupWindow;
 use braid_proto::redundancy::EgressCounters;
+use braid_proto::redundancy::Mode;
 use braid_proto::time::Instant;
 use braid_wire::NodeId;
 use serde::{Deserialize, Serialize};
@@ -53,6 +64,8 @@ pub const LEND_GAP: u32 = 256;
 const STRAY_LIMIT: u64 = 64;
 /// How often sessions are looked at for lending (besides events).
 const SYNC_EVERY: Duration = Duration::from_millis(50);
+/// Most tree entries the kernel holds (its `trees` map).
+const MAX_TREE_ENTRIES: usize = 16384;
 /// How often the kernel's windows and counters are read.
 const SWEEP_EVERY: Duration = Duration::from_millis(500);
 
@@ -69,6 +82,13 @@ pub struct KernelReport {
     /// before encoding, and why.
     #[serde(default)]
     pub checksums: String,
+    /// Tree mode: whether packets entering here are marked in the kernel,
+    /// or why not.
+    #[serde(default)]
+    pub tree_entry: String,
+    /// Tree mode: (entry point, client) entries in the kernel's table.
+    #[serde(default)]
+    pub tree_entries: usize,
     /// The programs' counters, by name.
     pub programs: BTreeMap<String, u64>,
     /// Sessions encoded in the kernel now.
@@ -194,6 +214,9 @@ pub struct KernelPath {
     prefixes: BTreeMap<(u32, u8), u16>,
     prefixes_seen: u64,
     sessions: BTreeMap<(NodeId, u8), Lent>,
+    /// Tree mode's table as written.
+    trees: BTreeMap<TreeKey, Tree>,
+    why_no_tree_entry: Option<String>,
     /// Sessions taken back for good (packets kept reaching user space).
     user_only: BTreeSet<(NodeId, u8)>,
     segmenter: Option<Segmenter>,
@@ -327,7 +350,16 @@ impl KernelPath {
                 l.bound
             )
         });
-        let mut flags = maps::TRANSIT;
+        let mut flags = maps::TRANSIT | maps::TREES;
+        let policy = &nc.policy;
+        let why_no_tree_entry = if policy.default != Mode::Tree {
+            Some(format!("user space: the mode here is {}", policy.default))
+        } else if !policy.classes.is_empty() || !policy.peers.is_empty() {
+            Some("user space: policies choose modes by class (the kernel does not classify for trees)".to_string())
+        } else {
+            flags |= maps::TREE_ENTRY;
+            None
+        };
         if why_no_egress.is_none() {
             flags |= maps::EGRESS;
             if config.kernel_delivery == KernelDelivery::Route {
@@ -361,6 +393,9 @@ impl KernelPath {
         if flags & maps::INGRESS != 0 {
             dp.attach(Program::Tx, &config.tun.name)?;
         }
+        if flags & maps::TREE_ENTRY != 0 {
+            dp.attach(Program::TreeTx, &config.tun.name)?;
+        }
         let mut k = KernelPath {
             dp,
             flags,
@@ -376,6 +411,8 @@ impl KernelPath {
             prefixes: BTreeMap::new(),
             prefixes_seen: u64::MAX,
             sessions: BTreeMap::new(),
+            trees: BTreeMap::new(),
+            why_no_tree_entry,
             user_only: BTreeSet::new(),
             segmenter: None,
             next_sync: Instant::ZERO,
@@ -495,6 +532,7 @@ impl KernelPath {
         if lsdb != self.prefixes_seen {
             self.prefixes_seen = lsdb;
             self.sync_prefixes(node);
+            self.sync_trees(node);
         }
         if self.flags & maps::INGRESS != 0 {
             self.sync_sessions(node);
@@ -542,9 +580,10 @@ impl KernelPath {
                 self.counters.map_errors += 1;
             }
         }
-        // Mirror copies need the neighbors' link addresses resolved before
-        // the first packet: the kernel keeps these entries resolved.
-        if self.flags & maps::INGRESS != 0 {
+        // Mirror and tree copies need the neighbors' link addresses
+        // resolved before the first packet: the kernel keeps these
+        // entries resolved.
+        if self.flags & (maps::INGRESS | maps::TREES) != 0 {
             let mut managed = BTreeSet::new();
             for (id, n) in &want {
                 let Some(place) = book.get(*id) else { continue };
@@ -605,6 +644,73 @@ impl KernelPath {
             let _ = self.dp.remove_prefix(a, l);
         }
         self.prefixes = want;
+    }
+
+    /// Tree mode's table: for every entry point (this router, and every
+    /// origin that serves a prefix or a client: where traffic enters the
+    /// mesh) and every client advertised, this router's part of the entry
+    /// point's tree, as the node computes it. Entries with nothing to do
+    /// here are left out (a packet that comes anyway goes to the stack),
+    /// and so are entries with more next hops than the kernel holds.
+    fn sync_trees(&mut self, node: &mut Node) {
+        let me = node.id();
+        let mut entries = BTreeSet::new();
+        let mut clients = BTreeSet::new();
+        for r in node.control().lsdb().records() {
+            if !r.prefixes.is_empty() {
+                entries.insert(r.origin);
+            }
+            for p in r.prefixes.iter() {
+                if let braid_wire::Prefix::Client4 { addr, .. } = p {
+                    clients.insert(*addr);
+                }
+            }
+        }
+        if self.flags & maps::TREE_ENTRY != 0 {
+            entries.insert(me);
+        } else {
+            entries.remove(&me);
+        }
+        let mut want: BTreeMap<TreeKey, Tree> = BTreeMap::new();
+        'all: for &entry in &entries {
+            for &client in &clients {
+                let mut dst = [0u8; 16];
+                dst[..4].copy_from_slice(&client);
+                let hop = node.tree_hop(entry, TreeDest::Addr(dst, true));
+                if (hop.next_hops.is_empty() && !hop.deliver)
+                    || hop.next_hops.len() > maps::TREE_HOPS
+                {
+                    continue;
+                }
+                if want.len() >= MAX_TREE_ENTRIES {
+                    self.counters.map_errors += 1;
+                    break 'all;
+                }
+                let mut t = Tree {
+                    n_hops: hop.next_hops.len() as u8,
+                    deliver: u8::from(hop.deliver),
+                    ..Tree::default()
+                };
+                for (slot, n) in t.hops.iter_mut().zip(&hop.next_hops) {
+                    *slot = n.0;
+                }
+                let key = TreeKey {
+                    entry: entry.0,
+                    pad: 0,
+                    dst_be: u32::from_ne_bytes(client),
+                };
+                want.insert(key, t);
+            }
+        }
+        for (k, t) in &want {
+            if self.trees.get(k) != Some(t) && self.dp.set_tree(*k, *t).is_err() {
+                self.counters.map_errors += 1;
+            }
+        }
+        for k in self.trees.keys().filter(|k| !want.contains_key(k)) {
+            let _ = self.dp.remove_tree(*k);
+        }
+        self.trees = want;
     }
 
     /// The kernel's version of a node's ingress session, or why none.
@@ -815,6 +921,11 @@ impl KernelPath {
                 .clone()
                 .unwrap_or_else(|| "kernel".into()),
             checksums: self.checksums.clone(),
+            tree_entry: self
+                .why_no_tree_entry
+                .clone()
+                .unwrap_or_else(|| "kernel".into()),
+            tree_entries: self.trees.len(),
             programs: self
                 .dp
                 .stats()

@@ -170,6 +170,20 @@ impl Node {
             .collect()
     }
 
+    /// This node's part of `entry`'s tree toward `dest` (tree mode): the
+    /// next hops it copies to and whether it delivers (the table a driver
+    /// mirrors into the kernel).
+    pub fn tree_hop(
+        &mut self,
+        entry: NodeId,
+        dest: crate::forward::TreeDest,
+    ) -> crate::forward::TreeHop {
+        let control = &self.control;
+        self.trees
+            .hop(control.lsdb(), &mut || control.graph(), entry, dest)
+            .clone()
+    }
+
     /// Among `origins` (sorted), the one nearest this node (ties to the
     /// lowest id): how the node breaks a tie between equally good
     /// origins, for a driver that mirrors its choice (the kernel's prefix

@@ -17,18 +17,23 @@ use crate::time::Instant;
 
 impl Node {
     /// Where a tree-mode packet with this payload goes: its IP
-    /// destination, or (not IP: the node's own messages) the egress its
-    /// header names.
+    /// destination, or the egress its header names when it is not IP (the
+    /// node's own messages) or an IPv4 fragment (fragments take a single
+    /// path, as seed 000's do: the kernel never marks them).
     fn tree_dest(payload: &[u8], egress: NodeId) -> TreeDest {
+        let fragment = payload.first().is_some_and(|b| b >> 4 == 4)
+            && payload
+                .get(6..8)
+                .is_some_and(|f| u16::from_be_bytes([f[0], f[1]]) & 0x3fff != 0);
         match inspect(payload) {
-            Ok(info) => TreeDest::Addr(info.dst, info.v4),
-            Err(_) => TreeDest::Node(egress),
+            Ok(info) if !fragment => TreeDest::Addr(info.dst, info.v4),
+            _ => TreeDest::Node(egress),
         }
     }
 
     /// Looks up this node's hop on `entry`'s tree toward `dest` into
     /// `self.tree_hops`; returns whether to deliver here too.
-    fn tree_hop(&mut self, entry: NodeId, dest: TreeDest) -> bool {
+    fn load_tree_hops(&mut self, entry: NodeId, dest: TreeDest) -> bool {
         let control = &self.control;
         let hop = self
             .trees
@@ -45,7 +50,7 @@ impl Node {
     /// of its tree, and one delivered here when this node serves the
     /// destination too.
     pub(super) fn emit_tree(&mut self, mut header: DataHeader, body: &[u8]) {
-        let deliver = self.tree_hop(self.id, Self::tree_dest(body, header.egress));
+        let deliver = self.load_tree_hops(self.id, Self::tree_dest(body, header.egress));
         if self.tree_hops.is_empty() && !deliver {
             self.counters.no_path += 1;
             return;
@@ -95,7 +100,7 @@ impl Node {
             }
         };
         let (header, payload) = (pkt.header, pkt.payload);
-        let deliver = self.tree_hop(header.ingress, Self::tree_dest(payload, header.egress));
+        let deliver = self.load_tree_hops(header.ingress, Self::tree_dest(payload, header.egress));
         if self.tree_hops.is_empty() && !deliver {
             self.counters.not_on_tree += 1;
             self.refuse("not_on_tree");
