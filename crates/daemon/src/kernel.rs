@@ -997,6 +997,8 @@ mod tests {
             egress: "kernel".into(),
             ingress: "user space: late binding".into(),
             checksums: "left to the interfaces' devices (all physical)".into(),
+            tree_entry: "kernel".into(),
+            tree_entries: 4,
             programs: [("rx_forwarded".to_string(), 7)].into_iter().collect(),
             ingress_sessions: vec![KernelIngressEntry {
                 egress: 3,
