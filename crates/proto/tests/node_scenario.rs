@@ -411,3 +411,81 @@ fn tree_mode_reaches_every_access_point_that_serves_the_client() {
     let (both, _, _, _) = run(Mode::Single);
     assert_eq!(both, (50, 0), "single: the best access point only");
 }
+
+/// Two gateways (4 and 5) serve the default route: node 1's traffic goes
+/// to the nearer (4, two hops; 5 is three), every packet of it; when 4
+/// fails (its links go silent), 1's traffic moves to 5 once 4's neighbor
+/// stops hearing it (the neighbor timeout), and only what was sent in
+/// between is lost.
+#[test]
+fn traffic_goes_to_the_nearest_gateway_and_to_the_next_when_it_fails() {
+    use std::time::Duration;
+    let timeout = Duration::from_secs(2);
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let nodes = (1..=6u16)
+        .map(|id| {
+            let mut config = braid_proto::node::NodeConfig {
+                neighbor_timeout: Some(timeout),
+                ..Default::default()
+            };
+            config.control.prefixes = match id {
+                1 => vec![braid_wire::Prefix::V4 {
+                    addr: [198, 18, 1, 0],
+                    len: 24,
+                }],
+                4 | 5 => vec![braid_wire::Prefix::V4 {
+                    addr: [0, 0, 0, 0],
+                    len: 0,
+                }],
+                _ => vec![],
+            };
+            Node::new(NodeId(id), config, Instant::ZERO, &mut rng).unwrap()
+        })
+        .collect();
+    let mut net = Net {
+        nodes,
+        links: BTreeMap::new(),
+        rng,
+        now: Instant::ZERO,
+    };
+    // 1 - 2 - 4, and 1 - 3 - 6 - 5.
+    for (a, b) in [(0, 1), (1, 3), (0, 2), (2, 5), (5, 4)] {
+        net.links.insert((a, b), 0.0);
+        net.links.insert((b, a), 0.0);
+    }
+    net.run_until(secs(10));
+    let send = |net: &mut Net, from: u32, count: u32| -> (usize, usize) {
+        for i in from..from + count {
+            let at = Instant(net.now.0 + 20_000);
+            net.run_until(at);
+            let now = net.now;
+            net.nodes[0].send(now, &ip([203, 0, 113, 9], i));
+            net.flush();
+        }
+        let at = Instant(net.now.0 + 500_000);
+        net.run_until(at);
+        let got =
+            |net: &mut Net, g: usize| std::iter::from_fn(|| net.nodes[g].poll_deliver()).count();
+        (got(net, 3), got(net, 4))
+    };
+    assert_eq!(
+        send(&mut net, 0, 100),
+        (100, 0),
+        "all to the nearest gateway"
+    );
+    // Gateway 4 goes silent (a crash: nothing tells anyone).
+    net.links.insert((1, 3), 1.0);
+    net.links.insert((3, 1), 1.0);
+    let (at4, at5) = send(&mut net, 1000, 250);
+    assert_eq!(at4, 0, "4 hears nothing any more");
+    let lost = 250 - at5;
+    eprintln!("lost {lost} while gateway 4 failed");
+    // Lost: what 1 sent until 2 took 4 down and the news reached 1 (the
+    // 2 s timeout, at 20 ms a packet: about 100), nothing after.
+    assert!((50..=130).contains(&lost), "lost {lost}");
+    assert_eq!(
+        send(&mut net, 2000, 100),
+        (0, 100),
+        "all to the other gateway"
+    );
+}
