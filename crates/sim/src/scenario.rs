@@ -172,6 +172,7 @@ struct RawNode {
     ignore_tx_failures: Option<bool>,
     binding: Option<Spanned<String>>,
     bound: Option<usize>,
+    clients: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -308,6 +309,9 @@ pub struct Scenario {
     pub ignore_tx_failures: bool,
     /// Late binding's bound per next hop; `None`: early binding.
     pub bound: Option<usize>,
+    /// Nodes that run no braid: unmodified clients (a plain IP stack) of
+    /// the access points they have links to (SMesh, seed 000).
+    pub clients: Vec<String>,
     pub radio: Option<RadioSpec>,
     /// Named node settings to compare (each its own variant).
     pub node_variants: Vec<NodeVariant>,
@@ -337,6 +341,7 @@ pub struct NodeSettings {
     pub damping: Option<bool>,
     pub ignore_tx_failures: Option<bool>,
     pub bound: Option<Option<usize>>,
+    pub clients: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -361,6 +366,9 @@ impl Scenario {
         self.damping = n.damping.unwrap_or(self.damping);
         self.ignore_tx_failures = n.ignore_tx_failures.unwrap_or(self.ignore_tx_failures);
         self.bound = n.bound.unwrap_or(self.bound);
+        if let Some(c) = &n.clients {
+            self.clients = c.clone();
+        }
     }
 }
 
@@ -614,6 +622,7 @@ impl Ctx<'_> {
             damping: raw.damping,
             ignore_tx_failures: raw.ignore_tx_failures,
             bound,
+            clients: raw.clients.clone(),
         })
     }
 }
@@ -1175,6 +1184,7 @@ impl Scenario {
             damping: node.damping.unwrap_or(true),
             ignore_tx_failures: node.ignore_tx_failures.unwrap_or(true),
             bound: node.bound.unwrap_or(Some(LATE_BINDING_BOUND)),
+            clients: node.clients.clone().unwrap_or_default(),
             radio,
             node_variants,
             flows,

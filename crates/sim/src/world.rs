@@ -70,7 +70,14 @@ enum Event {
         b: u32,
         up: bool,
     },
+    /// Access points measure their unmodified clients' links (every
+    /// [`ACCESS_TICK`]).
+    Access,
 }
+
+/// How often an access point's driver reports its clients' quality (the
+/// daemon probes every 100 ms too).
+const ACCESS_TICK: Duration = Duration::from_millis(100);
 
 struct Flow {
     from: u32,
@@ -128,6 +135,9 @@ pub struct World {
     /// Every node's link-state records, interned: an advertisement all
     /// nodes hold is stored once (what makes 10,000 nodes fit in memory).
     lsa_store: LsaStore,
+    /// Nodes that run no braid: unmodified clients. Their links lead to
+    /// access points, which carry raw IP packets over them.
+    unmodified: Vec<bool>,
 }
 
 /// The traffic class of flow `i` (flows beyond 254 share the last class).
@@ -374,6 +384,13 @@ impl World {
                 sent_up_to: None,
             });
         }
+        let mut unmodified = vec![false; names.len()];
+        for (k, c) in scenario.clients.iter().enumerate() {
+            let i = *index
+                .get(c.as_str())
+                .ok_or_else(|| unknown(format!("clients[{k}]"), c))?;
+            unmodified[i as usize] = true;
+        }
         let mut nodes = Vec::with_capacity(names.len());
         let lsa_store = LsaStore::new();
         let mut configs = Vec::with_capacity(names.len());
@@ -426,10 +443,16 @@ impl World {
                 config.egress.reorder =
                     Some(braid_proto::redundancy::reorder::ReorderConfig::default());
             }
-            config.control.prefixes = vec![Prefix::V4 {
-                addr: host_addr(i),
-                len: 32,
-            }];
+            // An unmodified client advertises nothing (it runs no braid);
+            // its access points advertise it.
+            config.control.prefixes = if unmodified[i as usize] {
+                Vec::new()
+            } else {
+                vec![Prefix::V4 {
+                    addr: host_addr(i),
+                    len: 32,
+                }]
+            };
             configs.push(config.clone());
             let node = Node::with_lsa_store(
                 NodeId(i as u16),
@@ -479,7 +502,11 @@ impl World {
             packet_hops: 0,
             node_events: BTreeMap::new(),
             capture: None,
+            unmodified,
         };
+        if world.unmodified.iter().any(|&u| u) {
+            world.queue.push(Instant::ZERO, Event::Access);
+        }
         for i in 0..world.nodes.len() as u32 {
             world.schedule_timer(i);
         }
@@ -503,6 +530,9 @@ impl World {
     }
 
     fn schedule_timer(&mut self, i: u32) {
+        if self.unmodified[i as usize] {
+            return; // runs no braid: no timers
+        }
         let t = self.nodes[i as usize].poll_timeout().max(self.now);
         if t != self.timer_at[i as usize] {
             self.timer_at[i as usize] = t;
@@ -513,6 +543,9 @@ impl World {
     /// Sends what node `i` has queued, takes what it delivered, and counts
     /// what it reported.
     fn drain(&mut self, i: u32) {
+        if self.unmodified[i as usize] {
+            return;
+        }
         while let Some(e) = self.nodes[i as usize].poll_event() {
             *self.node_events.entry(e.kind()).or_default() += 1;
         }
@@ -521,7 +554,10 @@ impl World {
             let mut delivered = false;
             while let Some(p) = self.nodes[i as usize].poll_deliver() {
                 delivered = true;
-                self.host_receive(i, &p);
+                match self.client_behind(i, &p) {
+                    Some(c) => self.access_send(i, c, p.into()),
+                    None => self.host_receive(i, &p),
+                }
             }
             if !delivered {
                 break;
@@ -560,8 +596,92 @@ impl World {
     fn broadcast(&mut self, i: u32, bytes: &std::rc::Rc<[u8]>, rate: Option<u16>) {
         // Borrowed out and put back: no copy of the neighbor list per frame.
         let targets = std::mem::take(&mut self.neighbors[i as usize]);
-        self.broadcast_to(i, &targets, bytes, rate);
+        if self.unmodified.iter().any(|&u| u) {
+            // Unmodified clients hear no braid control messages.
+            let braid: Vec<u32> = targets
+                .iter()
+                .copied()
+                .filter(|&t| !self.unmodified[t as usize])
+                .collect();
+            self.broadcast_to(i, &braid, bytes, rate);
+        } else {
+            self.broadcast_to(i, &targets, bytes, rate);
+        }
         self.neighbors[i as usize] = targets;
+    }
+
+    /// The unmodified client a packet node `i` delivered is for, when `i`
+    /// is one of its access points (has a link to it).
+    fn client_behind(&self, i: u32, p: &[u8]) -> Option<u32> {
+        if p.len() < 20 || p[0] >> 4 != 4 {
+            return None;
+        }
+        self.neighbors[i as usize]
+            .iter()
+            .copied()
+            .find(|&c| self.unmodified[c as usize] && p[16..20] == host_addr(c))
+    }
+
+    /// A raw IP packet over the access link `from` -> `to` (an access point
+    /// to its client, or a client to an access point).
+    fn access_send(&mut self, from: u32, to: u32, bytes: std::rc::Rc<[u8]>) {
+        let now = self.now;
+        if let Some(link) = self.links.get_mut(&(from, to)) {
+            let out = link.transmit(now, bytes.len(), true, &mut self.rng);
+            self.arrive(from, to, out.fate, &bytes);
+        }
+    }
+
+    /// A packet from the host at node `i`: into braid, or, from an
+    /// unmodified client, over its link to the access point it uses: one
+    /// whose link is up, the least lossy (ties: the lowest index), as a
+    /// client associates with the access point it hears best.
+    fn host_send(&mut self, i: u32, p: &[u8]) {
+        if !self.unmodified[i as usize] {
+            self.nodes[i as usize].send(self.now, p);
+            return;
+        }
+        let now = self.now;
+        let best = self.neighbors[i as usize]
+            .iter()
+            .filter_map(|&ap| {
+                let l = self.links.get(&(i, ap))?;
+                (!l.is_down(now)).then(|| (l.spec.loss.mean_loss(), ap))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        if let Some((_, ap)) = best {
+            self.access_send(i, ap, p.into());
+        }
+    }
+
+    /// Every access point tells its node how well it hears each of its
+    /// unmodified clients: the link's delivery (0 while it is down), as a
+    /// driver's probes would measure it.
+    fn access_tick(&mut self) {
+        let now = self.now;
+        for c in 0..self.nodes.len() as u32 {
+            if !self.unmodified[c as usize] {
+                continue;
+            }
+            let mut addr = [0u8; 16];
+            addr[..4].copy_from_slice(&host_addr(c));
+            let client = braid_proto::access::ClientAddr { addr, v4: true };
+            for ap in self.neighbors[c as usize].clone() {
+                if self.down[ap as usize] || self.unmodified[ap as usize] {
+                    continue;
+                }
+                let quality = self.links.get(&(ap, c)).map_or(0, |l| {
+                    if l.is_down(now) {
+                        0
+                    } else {
+                        ((1.0 - l.spec.loss.mean_loss()) * 255.0).round().max(1.0) as u8
+                    }
+                });
+                self.nodes[ap as usize].client_heard(now, client, quality);
+                self.drain(ap);
+            }
+        }
+        self.queue.push(now + ACCESS_TICK, Event::Access);
     }
 
     fn broadcast_to(
@@ -786,9 +906,11 @@ impl World {
             }
         }
         for pkt in out {
-            self.nodes[node as usize].send(now, &pkt);
+            self.host_send(node, &pkt);
         }
-        self.drain_transmits(node);
+        if !self.unmodified[node as usize] {
+            self.drain_transmits(node);
+        }
     }
 
     /// Counts a TCP segment that carries data sent before (a
@@ -874,6 +996,17 @@ impl World {
                     if self.down[to as usize] {
                         continue;
                     }
+                    if self.unmodified[to as usize] {
+                        // An access point's delivery reaches the client.
+                        self.host_receive(to, &bytes);
+                        continue;
+                    }
+                    if self.unmodified[from as usize] {
+                        // A client's packet enters the mesh here.
+                        self.nodes[to as usize].send(t, &bytes);
+                        self.drain(to);
+                        continue;
+                    }
                     // Every simulated link is an interface of its own,
                     // numbered by the node at its other end.
                     let via = Interface(from as u16);
@@ -924,9 +1057,10 @@ impl World {
                         self.drain(node);
                     }
                 }
+                Event::Access => self.access_tick(),
                 Event::Carrier { a, b, up } => {
                     for (x, y) in [(a, b), (b, a)] {
-                        if self.down[x as usize] {
+                        if self.down[x as usize] || self.unmodified[x as usize] {
                             continue;
                         }
                         if up {
@@ -969,7 +1103,7 @@ impl World {
                         let (from, interval) = (f.from, f.interval);
                         self.flows[fi as usize].sent += 1;
                         if !self.down[from as usize] {
-                            self.nodes[from as usize].send(t, &p);
+                            self.host_send(from, &p);
                             self.drain(from);
                         }
                         self.queue.push(t + interval, Event::FlowTick(fi));

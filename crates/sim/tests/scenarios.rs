@@ -200,13 +200,15 @@ fn variant_runs(s: &Scenario, seeds: u64) -> Vec<(String, Vec<RunResult>)> {
 }
 
 #[test]
-fn handoff_late_binding_loses_at_most_what_is_bound_and_copies_lose_nothing() {
+fn handoff_late_binding_loses_at_most_what_is_bound_and_copies_lose_nothing_and_trees_reach_an_unmodified_client(
+) {
     let s = scenario("handoff.toml");
     let v = variant_runs(&s, 2);
     let stat = |i: usize, f: &dyn Fn(&RunResult) -> f64| mean(v[i].1.iter().map(f));
     let voip_lost = |i| stat(i, &|r| r.flows[0].lost as f64);
+    let down_lost = |i| stat(i, &|r| r.flows[1].lost as f64);
     let voip_p99 = |i| stat(i, &|r| r.flows[0].delay_p99_ms);
-    let retx = |i| stat(i, &|r| r.flows[1].retransmits as f64);
+    let retx = |i| stat(i, &|r| r.flows[2].retransmits as f64);
     for (i, (name, _)) in v.iter().enumerate() {
         eprintln!(
             "{name}: voip lost {:.1}, p99 {:.1} ms; tcp retransmits {:.1}",
@@ -215,7 +217,7 @@ fn handoff_late_binding_loses_at_most_what_is_bound_and_copies_lose_nothing() {
             retx(i)
         );
     }
-    assert_eq!(v.len(), 3);
+    assert_eq!(v.len(), 4);
     // Early binding: the 50-packet driver queue toward ap1 dies with the
     // link, and the call waits behind the upload in it.
     assert!(retx(0) >= 20.0, "early binding retransmits {}", retx(0));
@@ -225,11 +227,20 @@ fn handoff_late_binding_loses_at_most_what_is_bound_and_copies_lose_nothing() {
     assert!(voip_p99(1) < 30.0, "the call does not queue behind bulk");
     // Copies through both access points: the move loses nothing.
     assert_eq!(voip_lost(2), 0.0);
+    assert_eq!(down_lost(2), 0.0);
     assert!(retx(2) <= retx(1));
+    // SMesh trees to an unmodified client: nothing lost toward it; from
+    // it, what its own driver queue held when ap1 went (as early binding).
+    eprintln!("trees: voip down lost {:.1}", down_lost(3));
+    assert_eq!(down_lost(3), 0.0, "the tree reaches both access points");
+    assert!(
+        voip_lost(3) >= 1.0,
+        "an unmodified client has no binding point"
+    );
     // Every TCP upload kept going after the move.
     for (_, runs) in &v {
         for r in runs {
-            assert!(r.flows[1].goodput_mbps > 3.0, "{}", r.flows[1].goodput_mbps);
+            assert!(r.flows[2].goodput_mbps > 3.0, "{}", r.flows[2].goodput_mbps);
         }
     }
 }
