@@ -173,7 +173,7 @@ pub fn bench(scenario: &Path, json: bool, out: Option<&Path>) -> anyhow::Result<
         // leaves them to the device (to be finished by whoever reads the
         // bytes, which the kernel path does through its segmenter).
         for host in [flow.from, flow.to] {
-            in_ns(&lab.host_ns(host), &["ethtool", "-K", "eth0", "tx", "off"])
+            in_ns(&lab.end_ns(host), &["ethtool", "-K", "eth0", "tx", "off"])
                 .context("finishing the hosts' checksums (Debian package ethtool)")?;
         }
         // Latency at a light load: 2,000 packets of 64 B at 1,000/s.

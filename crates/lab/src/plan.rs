@@ -400,13 +400,14 @@ mod tests {
         Lab::load(&p).unwrap()
     }
 
-    const SHIPPED: [&str; 9] = [
+    const SHIPPED: [&str; 10] = [
         "chain.toml",
         "diamond.toml",
         "failover.toml",
         "grid100.toml",
         "handoff.toml",
         "smesh-roam.toml",
+        "tree-bench.toml",
         "urgent.toml",
         "wispr-5.3.toml",
         "wispr-fig10.toml",
