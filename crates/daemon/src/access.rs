@@ -3,7 +3,8 @@
 //! the anycast gateway (the same address and link address on every access
 //! point, so a client keeps its default gateway and its ARP entry from one
 //! access point to the next), finds clients from the ARP traffic it hears
-//! there and from the other access points' advertisements, and measures
+//! there, the kernel's neighbor table (`/proc/net/arp`) and the other
+//! access points' advertisements, and measures
 //! each client's quality by probing it: one ARP request per
 //! `probe_interval` from this access point's own address, the quality
 //! being the share of the last `probe_window` answered (0-255). A client
@@ -76,8 +77,12 @@ pub struct AccessPort {
     fd: OwnedFd,
     probed: BTreeMap<Ipv4Addr, Probed>,
     next_probe: Instant,
+    next_neighbor_read: Instant,
     pub counters: AccessPortCounters,
 }
+
+/// How often the kernel's neighbor table is read for clients.
+const NEIGHBOR_READ: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn setup_err(name: &str, message: impl Into<String>) -> AccessError {
     AccessError::Setup {
@@ -141,6 +146,7 @@ impl AccessPort {
             fd,
             probed: BTreeMap::new(),
             next_probe: now,
+            next_neighbor_read: now,
             counters: AccessPortCounters::default(),
         })
     }
@@ -243,6 +249,12 @@ impl AccessPort {
         }
         self.next_probe = now + self.config.probe_interval;
         self.learn_advertised(node);
+        if now >= self.next_neighbor_read {
+            self.next_neighbor_read = now + NEIGHBOR_READ;
+            if let Ok(text) = std::fs::read_to_string("/proc/net/arp") {
+                self.learn_neighbors(&text);
+            }
+        }
         let window = self.config.probe_window;
         let mask = if window >= 64 {
             u64::MAX
@@ -273,6 +285,48 @@ impl AccessPort {
         for (client, mac) in frames {
             let f = self.request(client, mac);
             self.send(&f);
+        }
+    }
+
+    /// Starts probing the clients the kernel's neighbor table holds on
+    /// this interface (`/proc/net/arp`'s text: complete entries, in the
+    /// subnet, not another access point's).
+    fn learn_neighbors(&mut self, arp_table: &str) {
+        for line in arp_table.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let [ip, _, flags, mac, _, dev] = f[..] else {
+                continue;
+            };
+            let complete =
+                u32::from_str_radix(flags.trim_start_matches("0x"), 16).is_ok_and(|x| x & 0x2 != 0);
+            let (Ok(addr), Some(mac)) = (ip.parse::<Ipv4Addr>(), crate::config::parse_mac(mac))
+            else {
+                continue;
+            };
+            let c = &self.config;
+            if dev != c.name
+                || !complete
+                || mac == c.mac
+                || !c.covers(addr)
+                || addr == c.gateway
+                || addr == c.address
+                || self.probed.contains_key(&addr)
+            {
+                continue;
+            }
+            if self.probed.len() >= MAX_PROBED {
+                self.counters.refused += 1;
+                return;
+            }
+            debug!(interface = %c.name, client = %addr, "client in the neighbor table");
+            self.probed.insert(
+                addr,
+                Probed {
+                    mac: Some(mac),
+                    history: 0,
+                    answered: false,
+                },
+            );
         }
     }
 
@@ -463,5 +517,42 @@ mod tests {
         assert!(Arp::parse(&f).is_none(), "not Ethernet/IPv4");
         assert!(cfg.covers(Ipv4Addr::new(198, 18, 9, 200)));
         assert!(!cfg.covers(Ipv4Addr::new(198, 18, 10, 1)));
+    }
+
+    #[test]
+    fn clients_are_found_in_the_kernels_neighbor_table() {
+        let cfg = AccessInterface {
+            name: "acc0".into(),
+            address: Ipv4Addr::new(198, 18, 9, 2),
+            len: 24,
+            gateway: Ipv4Addr::new(198, 18, 9, 1),
+            mac: crate::config::DEFAULT_GATEWAY_MAC,
+            probe_interval: std::time::Duration::from_millis(100),
+            probe_window: 10,
+        };
+        let mut port = AccessPort {
+            config: cfg,
+            ifindex: 0,
+            fd: arp_socket(0).unwrap_or_else(|_| {
+                // Without CAP_NET_RAW: any descriptor will do for this test.
+                std::fs::File::open("/dev/null").unwrap().into()
+            }),
+            probed: BTreeMap::new(),
+            next_probe: Instant::ZERO,
+            next_neighbor_read: Instant::ZERO,
+            counters: AccessPortCounters::default(),
+        };
+        let table =
+            "IP address       HW type     Flags       HW address            Mask     Device\n\
+            198.18.9.100     0x1         0x2         02:00:00:00:00:64     *        acc0\n\
+            198.18.9.101     0x1         0x0         00:00:00:00:00:00     *        acc0\n\
+            198.18.9.3       0x1         0x2         02:62:72:64:00:01     *        acc0\n\
+            198.18.7.100     0x1         0x2         02:00:00:00:00:65     *        acc0\n\
+            198.18.9.102     0x1         0x2         02:00:00:00:00:66     *        eth0\n\
+            garbage\n";
+        port.learn_neighbors(table);
+        let found: Vec<Ipv4Addr> = port.probed.keys().copied().collect();
+        assert_eq!(found, vec![Ipv4Addr::new(198, 18, 9, 100)]);
+        assert_eq!(port.probed[&found[0]].mac, Some([2, 0, 0, 0, 0, 0x64]));
     }
 }
