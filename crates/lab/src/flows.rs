@@ -216,6 +216,7 @@ pub fn probe_flow(
     }
     let (mean, p50, p99) = braid_sim::delay_stats(&mut delays);
     Ok(FlowResult {
+        delay_cdf_ms: braid_sim::delay_cdf(&delays),
         name: f.name.clone(),
         mode: mode.to_string(),
         sent: sent as u64,
@@ -252,6 +253,9 @@ pub fn iperf_flow(
     test: IperfFlow,
     origin: Instant,
 ) -> anyhow::Result<FlowResult> {
+    if let Some(wait) = (origin + f.start).checked_duration_since(Instant::now()) {
+        std::thread::sleep(wait);
+    }
     let port = (5201 + i).to_string();
     let dst = lab.end_addr(f.to).to_string();
     // Under MPTCP both iperf3s open MPTCP sockets (mptcpize, from the
@@ -416,6 +420,9 @@ pub fn iperf_flow(
         retransmits,
         retransmits_after_event,
         goodput_series_mbps: receiver_series(&doc),
+        rtt_ms: doc["end"]["streams"][0]["sender"]["mean_rtt"]
+            .as_f64()
+            .map(|us| us / 1000.0),
         ..FlowResult::default()
     })
 }

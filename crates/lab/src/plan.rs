@@ -400,7 +400,7 @@ mod tests {
         Lab::load(&p).unwrap()
     }
 
-    const SHIPPED: [&str; 10] = [
+    const SHIPPED: [&str; 11] = [
         "chain.toml",
         "diamond.toml",
         "failover.toml",
@@ -408,6 +408,7 @@ mod tests {
         "handoff.toml",
         "smesh-roam.toml",
         "tree-bench.toml",
+        "tree-line.toml",
         "urgent.toml",
         "wispr-5.3.toml",
         "wispr-fig10.toml",

@@ -44,6 +44,7 @@ pub fn write_report(
                     format!("{:.2}", f.delay_p99_ms),
                     format!("{:.1}", f.max_gap_ms),
                     format!("{:.2}", f.goodput_mbps),
+                    f.rtt_ms.map_or("-".into(), |r| format!("{r:.2}")),
                     f.retransmits.to_string(),
                     after_event(f),
                 ]
@@ -61,6 +62,7 @@ pub fn write_report(
             "p99 ms",
             "longest gap ms",
             "TCP Mbit/s",
+            "TCP RTT ms",
             "TCP retx",
             "retx in 2 s after the first event",
         ],
@@ -114,6 +116,43 @@ pub fn write_report(
                 html::bar_chart(title, unit, &b)
             ));
         }
+    }
+    // One-way delay CDFs of the constant-rate flows (seed 000's figure
+    // 10 shape): a line per variant and flow.
+    let cdf: Vec<html::Series> = reports
+        .iter()
+        .flat_map(|r| r.flows.iter().map(move |f| (r, f)))
+        .filter(|(_, f)| !f.delay_cdf_ms.is_empty())
+        .enumerate()
+        .map(|(k, (r, f))| html::Series {
+            label: label(r, f),
+            points: f
+                .delay_cdf_ms
+                .iter()
+                .zip(braid_sim::CDF_QUANTILES)
+                .map(|(&ms, q)| (ms, q * 100.0))
+                .collect(),
+            color: k,
+            dashed: false,
+        })
+        .collect();
+    if !cdf.is_empty() {
+        let top = cdf
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .fold(0.0, f64::max)
+            .max(1e-3);
+        sections.push(format!(
+            "<h2>One-way delay (CDF)</h2>{}",
+            html::line_chart(
+                "One-way delay of the constant-rate flows",
+                "ms",
+                "% of packets delivered within",
+                (0.0, top * 1.05),
+                (0.0, 100.0),
+                &cdf
+            )
+        ));
     }
     // TCP goodput over time: a line per variant and flow (a stall is a
     // dip to zero).
@@ -185,7 +224,7 @@ pub fn print_table(lab: &Lab, reports: &[VariantRun]) -> std::io::Result<()> {
     writeln!(out, "lab {} ({})", lab.name, lab.description)?;
     writeln!(
         out,
-        "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>8}",
+        "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>6} {:>8}",
         "variant",
         "flow",
         "mode",
@@ -197,6 +236,7 @@ pub fn print_table(lab: &Lab, reports: &[VariantRun]) -> std::io::Result<()> {
         "p99 ms",
         "gap ms",
         "Mbit/s",
+        "rtt ms",
         "retx",
         "retx@ev"
     )?;
@@ -204,7 +244,7 @@ pub fn print_table(lab: &Lab, reports: &[VariantRun]) -> std::io::Result<()> {
         for f in &r.flows {
             writeln!(
                 out,
-                "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.1} {:>8.2} {:>6} {:>8}",
+                "{:<16} {:<16} {:<10} {:>7} {:>7} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.1} {:>8.2} {:>7} {:>6} {:>8}",
                 r.variant,
                 f.name,
                 f.mode,
@@ -216,6 +256,7 @@ pub fn print_table(lab: &Lab, reports: &[VariantRun]) -> std::io::Result<()> {
                 f.delay_p99_ms,
                 f.max_gap_ms,
                 f.goodput_mbps,
+                f.rtt_ms.map_or("-".into(), |r| format!("{r:.2}")),
                 f.retransmits,
                 after_event(f)
             )?;

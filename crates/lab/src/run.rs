@@ -150,10 +150,16 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
                 let mode = &mode;
                 s.spawn(move || match f.kind {
                     FlowKind::Iperf(t) => iperf_flow(lab, &v.software, mode, i, f, t, origin),
-                    FlowKind::Urgent => urgent_flow(lab, mode, i, f, origin, stop),
-                    FlowKind::Probe => {
-                        probe_flow(lab, mode, i, f, origin, Duration::from_secs(2), stop)
-                    }
+                    FlowKind::Urgent => urgent_flow(lab, mode, i, f, origin + f.start, stop),
+                    FlowKind::Probe => probe_flow(
+                        lab,
+                        mode,
+                        i,
+                        f,
+                        origin + f.start,
+                        Duration::from_secs(2),
+                        stop,
+                    ),
                 })
             })
             .collect();

@@ -118,6 +118,7 @@ struct RawLabFlow {
     count: Option<Spanned<u32>>,
     interval: Option<Spanned<String>>,
     size: Option<Spanned<usize>>,
+    start: Option<Spanned<String>>,
 }
 
 /// A checked lab scenario.
@@ -393,6 +394,9 @@ pub struct LabFlow {
     pub count: u32,
     pub interval: Duration,
     pub size: usize,
+    /// When it starts, after the flows' start (the lab's events are timed
+    /// from there too).
+    pub start: Duration,
 }
 
 /// What a flow sends.
@@ -763,17 +767,31 @@ impl Lab {
                     "at least 10 µs, and the flow must end within 10 minutes",
                 ));
             }
-            let iperf = |k: &FlowKind| matches!(k, FlowKind::Iperf(_));
-            if iperf(&kind)
-                && flows
-                    .iter()
-                    .any(|o: &LabFlow| iperf(&o.kind) && o.from == from)
-            {
+            let start = src.duration(&f.start, &format!("flow[{i}].start"), Duration::ZERO)?;
+            if start > Duration::from_secs(600) {
                 return Err(src.err(
-                    Some(f.from.span()),
-                    &format!("flow[{i}].from"),
-                    "one tcp or iperf3-udp flow per sending host (retransmissions are its kernel's count)",
+                    f.start.as_ref().map(|s| s.span()),
+                    &format!("flow[{i}].start"),
+                    "at most 10 minutes",
                 ));
+            }
+            // An iperf flow's span, with the 20 s iperf3 may take to finish.
+            let span = |k: &FlowKind, start: Duration| match k {
+                FlowKind::Iperf(t) => Some((start, start + t.duration + Duration::from_secs(20))),
+                _ => None,
+            };
+            if let Some((a0, a1)) = span(&kind, start) {
+                let overlaps = flows.iter().any(|o: &LabFlow| {
+                    o.from == from
+                        && span(&o.kind, o.start).is_some_and(|(b0, b1)| a0 < b1 && b0 < a1)
+                });
+                if overlaps {
+                    return Err(src.err(
+                        Some(f.from.span()),
+                        &format!("flow[{i}].from"),
+                        "one tcp or iperf3-udp flow at a time per sending host (retransmissions are its kernel's count): start the next one 20 s after the last one's duration",
+                    ));
+                }
             }
             flows.push(LabFlow {
                 kind,
@@ -786,6 +804,7 @@ impl Lab {
                 count,
                 interval,
                 size,
+                start,
             });
         }
         let mode_of = |m: &Option<Spanned<String>>, field: &str| match m {

@@ -32,6 +32,8 @@ pub mod world;
 pub use report::{
     run_scenario, run_scenario_capturing, FlowSummary, ScenarioReport, VariantReport,
 };
-pub use results::{delay_stats, FlowResult, Outage, RunResult, MAX_OUTAGES};
+pub use results::{
+    delay_cdf, delay_stats, FlowResult, Outage, RunResult, CDF_QUANTILES, MAX_OUTAGES,
+};
 pub use scenario::{Scenario, ScenarioError};
 pub use world::{run_once, World};

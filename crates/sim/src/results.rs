@@ -43,6 +43,29 @@ pub struct FlowResult {
     /// receiver counted it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub goodput_series_mbps: Vec<f64>,
+    /// Lab TCP flows: the sender's mean smoothed round-trip time, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_ms: Option<f64>,
+    /// Lab constant-rate flows: the one-way delay at each of
+    /// [`CDF_QUANTILES`], ms (a CDF).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delay_cdf_ms: Vec<f64>,
+}
+
+/// The quantiles a delay CDF is given at.
+pub const CDF_QUANTILES: [f64; 13] = [
+    0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0,
+];
+
+/// The delays (µs, sorted) at [`CDF_QUANTILES`], ms; empty without delays.
+pub fn delay_cdf(sorted_us: &[u64]) -> Vec<f64> {
+    if sorted_us.is_empty() {
+        return Vec::new();
+    }
+    CDF_QUANTILES
+        .iter()
+        .map(|q| sorted_us[((sorted_us.len() as f64 - 1.0) * q).round() as usize] as f64 / 1000.0)
+        .collect()
 }
 
 /// Most outages recorded per flow.
