@@ -1123,6 +1123,23 @@ int braid_tree_tx(struct __sk_buff *skb)
 		count(BRAID_PASS_FRAGMENT);
 		return TC_ACT_UNSPEC;
 	}
+	if (skb->gso_segs > 1) {
+		// Several packets in one (TSO, GRO): a device that cuts it up
+		// numbers the segments' identifications on from ours, and the
+		// routers after it would read other entry points. Cut up first
+		// by the segmenter veth, each segment marked on its far end
+		// (this program again); without one, the daemon's.
+		if (l2 || !s->segmenter_ifindex)
+			return TC_ACT_UNSPEC;
+		if (bpf_skb_change_head(skb, ETH_HLEN, 0)) {
+			count(BRAID_TX_ERROR);
+			return TC_ACT_SHOT;
+		}
+		struct ethhdr e = {.h_proto = bpf_htons(ETH_P_IP)};
+		bpf_skb_store_bytes(skb, 0, &e, sizeof(e), 0);
+		count(BRAID_TX_SEGMENTED);
+		return bpf_redirect(s->segmenter_ifindex, 0);
+	}
 	__be16 id_before = ip->id, id_after = bpf_htons(me);
 	__be16 frag_before = ip->frag_off;
 	__be16 frag_after = frag_before | bpf_htons(BRAID_TREE_MARK);

@@ -201,6 +201,28 @@ impl Datapath {
             })
     }
 
+    /// Attaches `program` first on `interface`'s receive side (a TCX
+    /// link, ahead of anything there): the tree entry on the segmenter's
+    /// far end, ahead of the encoder.
+    pub fn attach_ingress_first(
+        &mut self,
+        program: Program,
+        interface: &str,
+    ) -> Result<(), DatapathError> {
+        self.program(program)?
+            .attach_with_options(
+                interface,
+                TcAttachType::Ingress,
+                TcAttachOptions::TcxOrder(LinkOrder::first()),
+            )
+            .map(|_| ())
+            .map_err(|source| DatapathError::Program {
+                what: "attaching",
+                program: program.name(),
+                source,
+            })
+    }
+
     /// The names of the programs attached by TCX on `interface` on the
     /// side `program` attaches to, in the kernel's order (any loader's).
     pub fn attached(program: Program, interface: &str) -> Result<Vec<String>, DatapathError> {

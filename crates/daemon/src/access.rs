@@ -485,17 +485,22 @@ fn arp_socket(ifindex: i32) -> io::Result<OwnedFd> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn arp_frames_parse_and_garbage_does_not() {
-        let cfg = AccessInterface {
-            name: "x".into(),
+    /// Access interface acc0: 198.18.9.2/24, gateway .1.
+    fn acc0() -> AccessInterface {
+        AccessInterface {
+            name: "acc0".into(),
             address: Ipv4Addr::new(198, 18, 9, 2),
             len: 24,
             gateway: Ipv4Addr::new(198, 18, 9, 1),
             mac: crate::config::DEFAULT_GATEWAY_MAC,
             probe_interval: std::time::Duration::from_millis(100),
             probe_window: 10,
-        };
+        }
+    }
+
+    #[test]
+    fn arp_frames_parse_and_garbage_does_not() {
+        let cfg = acc0();
         // A request as `request` builds it parses back.
         let mut f = [0u8; ETH_HLEN + ARP_LEN];
         f[12..14].copy_from_slice(&ETH_P_ARP.to_be_bytes());
@@ -521,17 +526,8 @@ mod tests {
 
     #[test]
     fn clients_are_found_in_the_kernels_neighbor_table() {
-        let cfg = AccessInterface {
-            name: "acc0".into(),
-            address: Ipv4Addr::new(198, 18, 9, 2),
-            len: 24,
-            gateway: Ipv4Addr::new(198, 18, 9, 1),
-            mac: crate::config::DEFAULT_GATEWAY_MAC,
-            probe_interval: std::time::Duration::from_millis(100),
-            probe_window: 10,
-        };
         let mut port = AccessPort {
-            config: cfg,
+            config: acc0(),
             ifindex: 0,
             fd: arp_socket(0).unwrap_or_else(|_| {
                 // Without CAP_NET_RAW: any descriptor will do for this test.

@@ -369,6 +369,8 @@ impl KernelPath {
         let mut segmenter = None;
         if why_no_ingress.is_none() {
             flags |= maps::INGRESS;
+        }
+        if flags & (maps::INGRESS | maps::TREE_ENTRY) != 0 {
             segmenter = Some(Self::segmenter(config.node)?);
         }
         let virtual_ports: Vec<&str> = ports
@@ -422,7 +424,13 @@ impl KernelPath {
             counters: KernelCounters::default(),
         };
         if let Some(seg) = segmenter {
-            k.dp.attach(Program::TxL2, &seg.inner)?;
+            if flags & maps::INGRESS != 0 {
+                k.dp.attach(Program::TxL2, &seg.inner)?;
+            }
+            if flags & maps::TREE_ENTRY != 0 {
+                // Tree-mode GSO packets come back cut up: marked here.
+                k.dp.attach_ingress_first(Program::TreeTx, &seg.inner)?;
+            }
             k.segmenter = Some(seg);
         }
         if flags & maps::INGRESS != 0 {

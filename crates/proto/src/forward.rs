@@ -223,6 +223,19 @@ mod tests {
         TreeDest::Addr(a, true)
     }
 
+    /// Links of cost 1 from a node to each of `neighbors`.
+    fn links_to(neighbors: impl IntoIterator<Item = u16>) -> Vec<LsaLink> {
+        neighbors
+            .into_iter()
+            .map(|n| LsaLink {
+                neighbor: NodeId(n),
+                link_id: 0,
+                metric_out: 1000,
+                metric_in: 1000,
+            })
+            .collect()
+    }
+
     /// Entries 1 and 6; 1-2, 2-3, 2-4, 4-5, 6-4; a client handing off
     /// between access points 3 and 5 is advertised by both.
     fn network() -> Lsdb {
@@ -233,16 +246,11 @@ mod tests {
         };
         let links = [(1, 2), (2, 3), (2, 4), (4, 5), (6, 4)];
         for node in 1..=6u16 {
-            let mine = links
-                .iter()
-                .filter_map(|&(a, b)| (a == node).then_some(b).or((b == node).then_some(a)))
-                .map(|n| LsaLink {
-                    neighbor: NodeId(n),
-                    link_id: 0,
-                    metric_out: 1000,
-                    metric_in: 1000,
-                })
-                .collect();
+            let mine = links_to(
+                links
+                    .iter()
+                    .filter_map(|&(a, b)| (a == node).then_some(b).or((b == node).then_some(a))),
+            );
             let prefixes = if node == 3 || node == 5 {
                 vec![client]
             } else {
@@ -320,15 +328,7 @@ mod tests {
         // 3, entry 6 nearer 5; every node agrees with the entry point.
         let mut db = network();
         for (gw, links) in [(3u16, vec![2u16]), (5, vec![4])] {
-            let links = links
-                .into_iter()
-                .map(|n| LsaLink {
-                    neighbor: NodeId(n),
-                    link_id: 0,
-                    metric_out: 1000,
-                    metric_in: 1000,
-                })
-                .collect();
+            let links = links_to(links);
             db.install_own(
                 Instant::ZERO,
                 LsaRecord::new(

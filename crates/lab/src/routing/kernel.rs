@@ -92,36 +92,18 @@ fn toward(lab: &Lab, dst: usize) -> Vec<Option<(usize, usize)>> {
 /// network does).
 pub fn client_routes(lab: &Lab, c: usize, ap: usize) -> Vec<(String, Vec<String>)> {
     let client = format!("{}/32", lab.client_addr(c));
+    let replace = |how: &str, to: &str| {
+        ["ip", "route", "replace", &client, how, to]
+            .map(String::from)
+            .to_vec()
+    };
     let mut out = Vec::new();
     for (i, h) in toward(lab, ap).into_iter().enumerate() {
         if i == ap {
-            out.push((
-                lab.ns(i),
-                [
-                    "ip",
-                    "route",
-                    "replace",
-                    &client,
-                    "dev",
-                    &Lab::access_dev(lab.clients[c].segment),
-                ]
-                .map(String::from)
-                .to_vec(),
-            ));
+            let dev = Lab::access_dev(lab.clients[c].segment);
+            out.push((lab.ns(i), replace("dev", &dev)));
         } else if let Some((j, u)) = h {
-            out.push((
-                lab.ns(i),
-                [
-                    "ip",
-                    "route",
-                    "replace",
-                    &client,
-                    "via",
-                    &lab.link_addr(j, u).to_string(),
-                ]
-                .map(String::from)
-                .to_vec(),
-            ));
+            out.push((lab.ns(i), replace("via", &lab.link_addr(j, u).to_string())));
         }
     }
     out

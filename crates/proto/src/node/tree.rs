@@ -45,6 +45,16 @@ impl Node {
         deliver
     }
 
+    /// One copy of a tree-mode datagram to `next`.
+    fn push_tree_copy(&mut self, next: NodeId, bytes: Vec<u8>) {
+        self.counters.tree_copies += 1;
+        self.push_out(Transmit {
+            dest: Dest::Neighbor(next),
+            bytes,
+            rate: None,
+        });
+    }
+
     /// The entry point sends a tree-mode packet (its header from the
     /// ingress session; `body` the user packet): a copy to each next hop
     /// of its tree, and one delivered here when this node serves the
@@ -68,12 +78,7 @@ impl Node {
                 continue;
             }
             buf[DataHeader::encoded_len(0)..].copy_from_slice(body);
-            self.counters.tree_copies += 1;
-            self.push_out(Transmit {
-                dest: Dest::Neighbor(next),
-                bytes: buf,
-                rate: None,
-            });
+            self.push_tree_copy(next, buf);
         }
         self.tree_hops = hops;
         if deliver {
@@ -115,13 +120,8 @@ impl Node {
                 for &next in &hops {
                     let mut buf = self.pool.copy_of(bytes);
                     buf[offset::HOP_LIMIT] = header.hop_limit - 1;
-                    self.counters.tree_copies += 1;
                     self.counters.forwarded += 1;
-                    self.push_out(Transmit {
-                        dest: Dest::Neighbor(next),
-                        bytes: buf,
-                        rate: None,
-                    });
+                    self.push_tree_copy(next, buf);
                 }
                 self.tree_hops = hops;
             }
