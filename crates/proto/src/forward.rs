@@ -224,7 +224,7 @@ mod tests {
     }
 
     /// Links of cost 1 from a node to each of `neighbors`.
-    fn links_to(neighbors: impl IntoIterator<Item = u16>) -> Vec<LsaLink> {
+    fn links_to(neighbors: impl IntoIterator<Item = u16>) -> Box<[LsaLink]> {
         neighbors
             .into_iter()
             .map(|n| LsaLink {
