@@ -104,6 +104,35 @@ pub fn prometheus(
     );
     f.sample(&[me()], lsdb.len() as f64);
 
+    let access = node.access();
+    let mut f = family(
+        &mut out,
+        "braid_access_clients",
+        "gauge",
+        "As an access point: unmodified clients heard (state=heard) and served (state=serving).",
+    );
+    let serving = access.clients().filter(|(_, c)| c.serving).count();
+    f.sample(
+        &[me(), ("state", "heard".into())],
+        access.clients().count() as f64,
+    );
+    f.sample(&[me(), ("state", "serving".into())], serving as f64);
+    let c = access.counters();
+    let mut f = family(
+        &mut out,
+        "braid_access_events_total",
+        "counter",
+        "As an access point: clients it started and stopped serving, forgot (expired) and could not track (refused: table full).",
+    );
+    for (what, n) in [
+        ("started", c.started),
+        ("stopped", c.stopped),
+        ("expired", c.expired),
+        ("refused", c.refused),
+    ] {
+        f.sample(&[me(), ("what", what.into())], n as f64);
+    }
+
     let links = node.control().link_estimates(now);
     let mut f = family(
         &mut out,
