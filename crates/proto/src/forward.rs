@@ -29,6 +29,9 @@ use crate::paths::{entry_tree_from, ShortestPathTree};
 /// Most (entry point, destination) entries kept before the tables start
 /// afresh (counted): 64 entry points times 64 clients.
 pub const MAX_TREE_ENTRIES: usize = 4096;
+/// Most entry points' shortest-path trees kept (each holds a distance and
+/// a predecessor per node) before they start afresh.
+pub const MAX_ENTRY_TREES: usize = 256;
 
 /// What this node does with a tree-mode packet.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -98,6 +101,9 @@ impl TreeTables {
         entry: NodeId,
     ) -> (Option<&'a ShortestPathTree>, &'a LsGraph) {
         let g = graph.get_or_insert_with(make_graph);
+        if spts.len() >= MAX_ENTRY_TREES && !spts.contains_key(&entry) {
+            spts.clear();
+        }
         let spt = g.index_of(entry).map(|e| {
             &*spts
                 .entry(entry)
