@@ -1071,6 +1071,20 @@ int braid_tx(struct __sk_buff *skb)
 	return r < 0 ? TC_ACT_UNSPEC : r;
 }
 
+// tc ingress of a LAN port (where hosts' packets enter this router): a
+// user packet of a session lent to the kernel is encoded here, before the
+// stack routes it into the TUN device (one pass through the stack less;
+// no FORWARD chain, as transit); anything else, and GSO packets (the
+// segmenter is on the TUN device's path), goes on to the stack unchanged.
+SEC("classifier")
+int braid_lan_rx(struct __sk_buff *skb)
+{
+	if (skb->gso_segs > 1)
+		return TC_ACT_UNSPEC;
+	int r = encode(skb, ETH_HLEN);
+	return r < 0 ? TC_ACT_UNSPEC : r;
+}
+
 SEC("classifier")
 int braid_tx_l2(struct __sk_buff *skb)
 {

@@ -28,6 +28,8 @@ pub enum Program {
     /// tc egress of the TUN device, ahead of [`Program::Tx`]: tree mode's
     /// entry point.
     TreeTx,
+    /// tc ingress of a LAN port: the encoder before the stack.
+    LanRx,
 }
 
 impl Program {
@@ -35,7 +37,7 @@ impl Program {
     fn side(self) -> TcAttachType {
         match self {
             Program::Tx | Program::TreeTx => TcAttachType::Egress,
-            Program::Rx | Program::TxL2 => TcAttachType::Ingress,
+            Program::Rx | Program::TxL2 | Program::LanRx => TcAttachType::Ingress,
         }
     }
 
@@ -46,6 +48,7 @@ impl Program {
             Program::Tx => "braid_tx",
             Program::TxL2 => "braid_tx_l2",
             Program::TreeTx => "braid_tree_tx",
+            Program::LanRx => "braid_lan_rx",
         }
     }
 }

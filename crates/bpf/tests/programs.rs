@@ -1008,6 +1008,28 @@ fn ingress_passes_what_the_kernel_does_not_encode() {
     assert_eq!(stat(&dp, "tx_no_path"), 1);
 }
 
+/// A LAN port's encoder: what `braid_tx_l2` encodes, it encodes the same;
+/// what the kernel does not encode goes on to the stack (not to the TUN
+/// device: it may be for the router itself or its LAN), and so do GSO
+/// packets (the segmenter is on the TUN device's path).
+fn a_lan_port_encodes_as_the_tun_path_and_passes_the_rest_to_the_stack() {
+    let r = [NodeId(6), NodeId(8)];
+    let mut dp = ingress(Mode::Single, &[&r], &[1]);
+    let voip = segment(&user_packet([198, 19, 9, 20], 17, 46, 4000, 5060));
+    let (verdict, out) = run(&mut dp, Program::LanRx, &voip);
+    assert_eq!(verdict, TC_ACT_REDIRECT);
+    let (h, route, payload) = sent(&out);
+    assert_eq!((h.mode, route), (RedundancyMode::Single, vec![6, 8]));
+    assert_eq!(payload, voip[14..].to_vec());
+    let other = segment(&user_packet([203, 0, 113, 1], 17, 0, 1, 2));
+    assert_eq!(run(&mut dp, Program::LanRx, &other), (PASS, other));
+    let mut ctx = vec![0u8; 192];
+    ctx[164..168].copy_from_slice(&2u32.to_ne_bytes());
+    ctx[176..180].copy_from_slice(&100u32.to_ne_bytes());
+    let (verdict, out) = dp.test_run(Program::LanRx, &voip, &ctx).unwrap();
+    assert_eq!((verdict, out), (PASS, voip));
+}
+
 /// Rules from a small alphabet, so that packets hit and miss them.
 fn rules() -> impl Strategy<Value = Classifier> {
     let rule = (
@@ -1236,6 +1258,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "kernel_classifier_agrees_with_user_space",
         kernel_classifier_agrees_with_user_space,
+    ),
+    (
+        "a_lan_port_encodes_as_the_tun_path_and_passes_the_rest_to_the_stack",
+        a_lan_port_encodes_as_the_tun_path_and_passes_the_rest_to_the_stack,
     ),
     (
         "tree_entry_marks_the_packet_and_sends_a_copy_to_each_next_hop",

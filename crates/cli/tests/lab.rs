@@ -411,9 +411,10 @@ fn node_counter(r: &serde_json::Value, v: usize, name: &str) -> u64 {
 }
 
 /// Variants of the kernel data path at every router, the ingress too;
-/// the second's egress routes what it delivers itself.
+/// the second's egress routes what it delivers itself, and its ingress
+/// encodes at the host's port (`lan_interfaces`).
 const KERNEL_VARIANTS: &str = "[[variant]]\nname = \"kernel single\"\nmode = \"single\"\ndatapath = \"kernel\"\nlate_binding = 0\n\
-     [[variant]]\nname = \"kernel mirror\"\nmode = \"mirror:2\"\ndatapath = \"kernel\"\nlate_binding = 0\nkernel_delivery = \"route\"\n";
+     [[variant]]\nname = \"kernel mirror\"\nmode = \"mirror:2\"\ndatapath = \"kernel\"\nlate_binding = 0\nkernel_delivery = \"route\"\nlan_encode = true\n";
 
 fn the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice() {
     // The user-space test's diamond (10% loss on each path's first link),

@@ -93,6 +93,9 @@ pub struct Config {
     pub tun: TunConfig,
     /// Access interfaces: where unmodified clients live (`[[access]]`).
     pub access: Vec<AccessInterface>,
+    /// LAN ports where the kernel data path encodes at the receive side
+    /// (`lan_interfaces`).
+    pub lan_interfaces: Vec<String>,
     /// Everything the protocol node is told.
     pub node_config: NodeConfig,
 }
@@ -195,6 +198,8 @@ pub struct ConfigFile {
     pub policy: Vec<PolicyFile>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub access: Vec<AccessFile>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lan_interfaces: Vec<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_margin: Option<Spanned<u8>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -296,6 +301,7 @@ impl ConfigFile {
             probes: ProbesFile::default(),
             policy: Vec::new(),
             access: Vec::new(),
+            lan_interfaces: Vec::new(),
             client_margin: None,
             client_hold: None,
         }
@@ -602,7 +608,28 @@ impl Config {
                 "at most 10 minutes",
             ));
         }
+        let mut lan_interfaces: Vec<String> = Vec::new();
+        for (i, l) in raw.lan_interfaces.iter().enumerate() {
+            let name = l.get_ref();
+            let field = format!("lan_interfaces[{i}]");
+            if name.is_empty() || name.len() > 15 {
+                return Err(src.err(
+                    Some(l.span()),
+                    &field,
+                    format!("\"{name}\" is not an interface name (1-15 characters)"),
+                ));
+            }
+            if interfaces.contains(name) || lan_interfaces.contains(name) {
+                return Err(src.err(
+                    Some(l.span()),
+                    &field,
+                    format!("{name} is listed twice (a LAN port is not an [[interface]])"),
+                ));
+            }
+            lan_interfaces.push(name.clone());
+        }
         Ok(Config {
+            lan_interfaces,
             access,
             dead_after,
             send_buffer,

@@ -217,6 +217,8 @@ pub struct KernelPath {
     /// Tree mode's table as written.
     trees: BTreeMap<TreeKey, Tree>,
     why_no_tree_entry: Option<String>,
+    /// LAN ports whose receive side encodes (`lan_interfaces`).
+    lan_ports: Vec<String>,
     /// Sessions taken back for good (packets kept reaching user space).
     user_only: BTreeSet<(NodeId, u8)>,
     segmenter: Option<Segmenter>,
@@ -394,6 +396,11 @@ impl KernelPath {
         }
         if flags & maps::INGRESS != 0 {
             dp.attach(Program::Tx, &config.tun.name)?;
+            for lan in &config.lan_interfaces {
+                dp.attach(Program::LanRx, lan)?;
+            }
+        } else if !config.lan_interfaces.is_empty() {
+            warn!("lan_interfaces: the ingress is in user space here (late binding); nothing is encoded at the LAN ports");
         }
         if flags & maps::TREE_ENTRY != 0 {
             dp.attach(Program::TreeTx, &config.tun.name)?;
@@ -415,6 +422,11 @@ impl KernelPath {
             sessions: BTreeMap::new(),
             trees: BTreeMap::new(),
             why_no_tree_entry,
+            lan_ports: if flags & maps::INGRESS != 0 {
+                config.lan_interfaces.clone()
+            } else {
+                Vec::new()
+            },
             user_only: BTreeSet::new(),
             segmenter: None,
             next_sync: Instant::ZERO,
@@ -924,10 +936,13 @@ impl KernelPath {
                 .why_no_egress
                 .clone()
                 .unwrap_or_else(|| "kernel".into()),
-            ingress: self
-                .why_no_ingress
-                .clone()
-                .unwrap_or_else(|| "kernel".into()),
+            ingress: self.why_no_ingress.clone().unwrap_or_else(|| {
+                if self.lan_ports.is_empty() {
+                    "kernel".into()
+                } else {
+                    format!("kernel, and at the LAN ports {}", self.lan_ports.join(", "))
+                }
+            }),
             checksums: self.checksums.clone(),
             tree_entry: self
                 .why_no_tree_entry

@@ -82,6 +82,7 @@ struct RawVariant {
     kernel_routers: Option<Vec<Spanned<String>>>,
     kernel_delivery: Option<Spanned<String>>,
     client_margin: Option<u8>,
+    lan_encode: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -232,6 +233,8 @@ pub struct BraidDatapath {
     /// The access points' `client_margin` (their default when `None`; 0:
     /// only the best access point serves a client).
     pub client_margin: Option<u8>,
+    /// The kernel routers encode at their host's port (`lan_interfaces`).
+    pub lan_encode: bool,
 }
 
 impl BraidDatapath {
@@ -1017,6 +1020,7 @@ impl Lab {
                             late_binding: v.late_binding,
                             kernel_delivery,
                             client_margin: v.client_margin,
+                            lan_encode: v.lan_encode.unwrap_or(false),
                         }
                     },
                 },

@@ -73,6 +73,12 @@ pub fn config(
             })
             .collect(),
         client_margin: datapath.client_margin.map(value),
+        lan_interfaces: if datapath.lan_encode && lab.routers[i].host && datapath.of(i) == "kernel"
+        {
+            vec![value("host0".to_string())]
+        } else {
+            Vec::new()
+        },
         ..ConfigFile::new(i as u16 + 1)
     })
 }
