@@ -119,23 +119,29 @@ pub fn write_report(
     }
     // One-way delay CDFs of the constant-rate flows (seed 000's figure
     // 10 shape): a line per variant and flow.
-    let cdf: Vec<html::Series> = reports
-        .iter()
-        .flat_map(|r| r.flows.iter().map(move |f| (r, f)))
-        .filter(|(_, f)| !f.delay_cdf_ms.is_empty())
-        .enumerate()
-        .map(|(k, (r, f))| html::Series {
-            label: label(r, f),
-            points: f
-                .delay_cdf_ms
-                .iter()
-                .zip(braid_sim::CDF_QUANTILES)
-                .map(|(&ms, q)| (ms, q * 100.0))
-                .collect(),
-            color: k,
-            dashed: false,
-        })
-        .collect();
+    // A line per variant and flow that has points.
+    let lines = |points: &dyn Fn(&FlowResult) -> Vec<(f64, f64)>| -> Vec<html::Series> {
+        reports
+            .iter()
+            .flat_map(|r| r.flows.iter().map(move |f| (r, f)))
+            .map(|(r, f)| (label(r, f), points(f)))
+            .filter(|(_, p)| !p.is_empty())
+            .enumerate()
+            .map(|(k, (label, points))| html::Series {
+                label,
+                points,
+                color: k,
+                dashed: false,
+            })
+            .collect()
+    };
+    let cdf = lines(&|f| {
+        f.delay_cdf_ms
+            .iter()
+            .zip(braid_sim::CDF_QUANTILES)
+            .map(|(&ms, q)| (ms, q * 100.0))
+            .collect()
+    });
     if !cdf.is_empty() {
         let top = cdf
             .iter()
@@ -156,23 +162,13 @@ pub fn write_report(
     }
     // TCP goodput over time: a line per variant and flow (a stall is a
     // dip to zero).
-    let series: Vec<html::Series> = reports
-        .iter()
-        .flat_map(|r| r.flows.iter().map(move |f| (r, f)))
-        .filter(|(_, f)| !f.goodput_series_mbps.is_empty())
-        .enumerate()
-        .map(|(k, (r, f))| html::Series {
-            label: label(r, f),
-            points: f
-                .goodput_series_mbps
-                .iter()
-                .enumerate()
-                .map(|(s, &g)| (s as f64 + 1.0, g))
-                .collect(),
-            color: k,
-            dashed: false,
-        })
-        .collect();
+    let series = lines(&|f| {
+        f.goodput_series_mbps
+            .iter()
+            .enumerate()
+            .map(|(s, &g)| (s as f64 + 1.0, g))
+            .collect()
+    });
     if !series.is_empty() {
         let secs = series.iter().map(|s| s.points.len()).max().unwrap_or(1) as f64;
         let top = series
