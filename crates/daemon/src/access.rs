@@ -248,7 +248,8 @@ impl AccessPort {
             return;
         }
         self.next_probe = now + self.config.probe_interval;
-        self.learn_advertised(node);
+        let advertised = advertised_elsewhere(node, &self.config);
+        self.learn_advertised(&advertised);
         if now >= self.next_neighbor_read {
             self.next_neighbor_read = now + NEIGHBOR_READ;
             if let Ok(text) = std::fs::read_to_string("/proc/net/arp") {
@@ -261,9 +262,9 @@ impl AccessPort {
         } else {
             (1u64 << window) - 1
         };
-        let advertised = advertised_elsewhere(node, &self.config);
         let mut gone = Vec::new();
         let mut frames = Vec::new();
+        let mut measured = Vec::with_capacity(self.probed.len());
         for (&client, p) in self.probed.iter_mut() {
             p.history = (p.history << 1) | p.answered as u64;
             p.answered = false;
@@ -272,13 +273,14 @@ impl AccessPort {
             debug!(interface = %self.config.name, %client, quality, "probe");
             let mut addr = [0u8; 16];
             addr[..4].copy_from_slice(&client.octets());
-            node.client_heard(now, ClientAddr { addr, v4: true }, quality);
-            if quality == 0 && !advertised.contains(&client) {
+            measured.push((ClientAddr { addr, v4: true }, quality));
+            if quality == 0 && advertised.binary_search(&client).is_err() {
                 gone.push(client);
                 continue;
             }
             frames.push((client, p.mac));
         }
+        node.clients_heard(now, measured);
         for client in gone {
             self.probed.remove(&client);
         }
@@ -332,8 +334,8 @@ impl AccessPort {
 
     /// Starts probing the clients other access points advertise in this
     /// subnet.
-    fn learn_advertised(&mut self, node: &Node) {
-        for client in advertised_elsewhere(node, &self.config) {
+    fn learn_advertised(&mut self, advertised: &[Ipv4Addr]) {
+        for &client in advertised {
             if self.probed.contains_key(&client) {
                 continue;
             }

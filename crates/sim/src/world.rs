@@ -596,17 +596,7 @@ impl World {
     fn broadcast(&mut self, i: u32, bytes: &std::rc::Rc<[u8]>, rate: Option<u16>) {
         // Borrowed out and put back: no copy of the neighbor list per frame.
         let targets = std::mem::take(&mut self.neighbors[i as usize]);
-        if self.unmodified.iter().any(|&u| u) {
-            // Unmodified clients hear no braid control messages.
-            let braid: Vec<u32> = targets
-                .iter()
-                .copied()
-                .filter(|&t| !self.unmodified[t as usize])
-                .collect();
-            self.broadcast_to(i, &braid, bytes, rate);
-        } else {
-            self.broadcast_to(i, &targets, bytes, rate);
-        }
+        self.broadcast_to(i, &targets, bytes, rate);
         self.neighbors[i as usize] = targets;
     }
 
@@ -694,6 +684,9 @@ impl World {
         let now = self.now;
         let Some(radio) = &self.radio else {
             for &to in targets {
+                if self.unmodified[to as usize] {
+                    continue; // hears no braid control message
+                }
                 if let Some(link) = self.links.get_mut(&(i, to)) {
                     let fate = link.send(now, bytes.len(), &mut self.rng);
                     self.arrive(i, to, fate, bytes);
@@ -717,7 +710,11 @@ impl World {
             self.radios[to as usize].defer_until(end);
         }
         for &to in targets {
-            let Some(link) = self.links.get_mut(&(i, to)) else {
+            let Some(link) = self
+                .links
+                .get_mut(&(i, to))
+                .filter(|_| !self.unmodified[to as usize])
+            else {
                 continue;
             };
             let loss = link.spec.rate_loss.get(k).copied().unwrap_or(0.0);

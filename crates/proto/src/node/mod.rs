@@ -276,7 +276,20 @@ impl Node {
     /// interfaces. Whether this node serves it is decided at once (see
     /// [`crate::access`]) and advertised within `lsa_min_interval`.
     pub fn client_heard(&mut self, now: Instant, client: ClientAddr, quality: u8) {
-        self.access.heard(now, client, quality);
+        self.clients_heard(now, [(client, quality)]);
+    }
+
+    /// As [`Self::client_heard`] for every client a driver measured in one
+    /// round: all recorded, then decided once (deciding looks at every
+    /// client and the database).
+    pub fn clients_heard(
+        &mut self,
+        now: Instant,
+        measured: impl IntoIterator<Item = (ClientAddr, u8)>,
+    ) {
+        for (client, quality) in measured {
+            self.access.heard(now, client, quality);
+        }
         self.update_access(now);
     }
 
