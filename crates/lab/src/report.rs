@@ -142,12 +142,16 @@ pub fn write_report(
             .map(|(&ms, q)| (ms, q * 100.0))
             .collect()
     });
-    if !cdf.is_empty() {
-        let top = cdf
+    // The largest x (or y) of any point: where an axis ends.
+    let largest = |series: &[html::Series], axis: fn(&(f64, f64)) -> f64| {
+        series
             .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .flat_map(|s| s.points.iter().map(axis))
             .fold(0.0, f64::max)
-            .max(1e-3);
+            .max(1e-3)
+    };
+    if !cdf.is_empty() {
+        let top = largest(&cdf, |p| p.0);
         sections.push(format!(
             "<h2>One-way delay (CDF)</h2>{}",
             html::line_chart(
@@ -171,11 +175,7 @@ pub fn write_report(
     });
     if !series.is_empty() {
         let secs = series.iter().map(|s| s.points.len()).max().unwrap_or(1) as f64;
-        let top = series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
-            .fold(0.0, f64::max)
-            .max(1e-3);
+        let top = largest(&series, |p| p.1);
         sections.push(format!(
             "<h2>TCP goodput over time</h2>{}",
             html::line_chart(
