@@ -957,6 +957,31 @@ urgent = true
                 2,
                 "send_buffer",
             ),
+            (
+                "node = 1\nlan_interfaces = [\"a\"]\n[[interface]]\nname = \"a\"\n",
+                2,
+                "lan_interfaces[0]",
+            ),
+            (
+                "node = 1\n[[interface]]\nname = \"a\"\n[[access]]\ninterface = \"w\"\naddress = \"198.18.9.2/24\"\ngateway = \"198.18.10.1\"\n",
+                7,
+                "access[0].gateway",
+            ),
+            (
+                "node = 1\n[[interface]]\nname = \"a\"\n[[access]]\ninterface = \"w\"\naddress = \"198.18.9.2\"\ngateway = \"198.18.9.1\"\n",
+                6,
+                "access[0].address",
+            ),
+            (
+                "node = 1\n[[interface]]\nname = \"a\"\n[[access]]\ninterface = \"w\"\naddress = \"198.18.9.2/24\"\ngateway = \"198.18.9.1\"\nmac = \"03:00:00:00:00:01\"\n",
+                8,
+                "access[0].mac",
+            ),
+            (
+                "node = 1\n[[interface]]\nname = \"a\"\n[[access]]\ninterface = \"a\"\naddress = \"198.18.9.2/24\"\ngateway = \"198.18.9.1\"\n",
+                5,
+                "access[0].interface",
+            ),
         ];
         for (text, line, field) in cases {
             let e = Config::parse("bad.toml", text).unwrap_err();
