@@ -181,6 +181,12 @@ impl Daemon {
         if new.kernel_delivery != old.kernel_delivery {
             needs_restart.push("kernel_delivery");
         }
+        if new.access != old.access {
+            needs_restart.push("access");
+        }
+        if new.lan_interfaces != old.lan_interfaces {
+            needs_restart.push("lan_interfaces");
+        }
         // The node's other settings (prefixes, paths, probes, re-order,
         // windows, late binding) are fixed while it runs.
         let live = |c: &NodeConfig| NodeConfig {
@@ -190,7 +196,9 @@ impl Daemon {
             ..c.clone()
         };
         if live(&new.node_config) != old.node_config {
-            needs_restart.push("prefixes/paths/probes/reorder/windows/late_binding");
+            needs_restart.push(
+                "prefixes/paths/probes/reorder/windows/late_binding/client_margin/client_hold",
+            );
         }
         let modes_changed = new.node_config.policy != old.node_config.policy
             || new.node_config.classifier != old.node_config.classifier;
@@ -227,6 +235,8 @@ impl Daemon {
         kept.tun = old.tun;
         kept.control_socket = old.control_socket;
         kept.send_buffer = old.send_buffer;
+        kept.access = old.access;
+        kept.lan_interfaces = old.lan_interfaces;
         kept.node_config = NodeConfig {
             policy: kept.node_config.policy,
             classifier: kept.node_config.classifier,
