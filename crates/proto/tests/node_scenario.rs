@@ -489,3 +489,47 @@ fn traffic_goes_to_the_nearest_gateway_and_to_the_next_when_it_fails() {
         "all to the other gateway"
     );
 }
+
+#[test]
+fn a_path_found_after_the_first_joins_at_once_behind_the_primary() {
+    // Only 1-2-5 exists (10% loss a link), then 1-3-5 appears (lossless,
+    // a little cheaper: not by the damping margin) within the damping hold
+    // of the first route. Mirror takes the second path as soon as the
+    // topology knows it, behind the primary it already rides.
+    let mut net = Net::diamond(Mode::Mirror(2), 0.1, 3);
+    let hidden = [(0, 2), (2, 4), (0, 3), (3, 4)];
+    for (a, b) in hidden {
+        net.links.remove(&(a, b));
+        net.links.remove(&(b, a));
+    }
+    net.run_until(secs(20));
+    net.stream(5);
+    let first = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
+    assert_eq!(first, vec![vec![NodeId(2)]]);
+    let found = net.now;
+    for (a, b) in [(0, 2), (2, 4)] {
+        net.links.insert((a, b), 0.0);
+        net.links.insert((b, a), 0.0);
+    }
+    let mut joined = None;
+    while net.now < Instant(found.0 + 10_000_000) {
+        net.stream(5);
+        let paths = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
+        if paths.len() == 2 {
+            joined = Some((net.now, paths));
+            break;
+        }
+    }
+    let (at, paths) = joined.expect("the second path joined");
+    eprintln!("joined after {} ms: {paths:?}", (at.0 - found.0) / 1000);
+    assert_eq!(paths, vec![vec![NodeId(2)], vec![NodeId(3)]]);
+    assert!(
+        at.0 - found.0 < 4_000_000,
+        "joined {} ms after the first route (the hold is 5 s)",
+        (at.0 - found.0) / 1000
+    );
+    // The cheaper path becomes the primary once the hold has passed.
+    net.stream(500);
+    let later = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
+    assert_eq!(later, vec![vec![NodeId(3)], vec![NodeId(2)]]);
+}

@@ -68,6 +68,7 @@ pub fn wait_converged(lab: &Lab, built: &mut Built) -> anyhow::Result<()> {
             }
         }
         if missing.is_empty() {
+            wait_topology(lab, &ends);
             return wait_settled(lab);
         }
         if Instant::now() > deadline {
@@ -124,6 +125,58 @@ pub fn wait_clients(lab: &Lab) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Waits (at most 10 s) until every braid router with a host holds the
+/// lab's whole topology: every router's advertisement listing each of its
+/// links' far ends. A route to every end can exist with one of a
+/// diamond's two paths still unknown (a lossy link's first probes lost),
+/// and a flow started then would run single path until the other
+/// advertisement arrives. A link that stays down past the wait (a very
+/// lossy one) is logged, and the flows start anyway.
+fn wait_topology(lab: &Lab, ends: &[usize]) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let missing: Vec<String> = ends
+            .iter()
+            .flat_map(|&i| topology_missing(lab, i))
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        if Instant::now() > deadline {
+            eprintln!(
+                "lab {}: starting with the topology incomplete after 10 s: {}",
+                lab.name,
+                missing.join("; ")
+            );
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The lab's links that router `i`'s braid daemon does not hold in both
+/// ends' advertisements (empty for other routing software).
+fn topology_missing(lab: &Lab, i: usize) -> Vec<String> {
+    let Some(Ok(r)) = braid_routes(lab, i) else {
+        return Vec::new();
+    };
+    let lists = |from: usize, to: usize| {
+        r.origins
+            .iter()
+            .any(|o| o.origin as usize == from + 1 && o.links.contains(&(to as u16 + 1)))
+    };
+    lab.links
+        .iter()
+        .filter(|l| !(lists(l.a, l.b) && lists(l.b, l.a)))
+        .map(|l| {
+            format!(
+                "{} does not know {}-{}",
+                lab.routers[i].name, lab.routers[l.a].name, lab.routers[l.b].name
+            )
+        })
+        .collect()
 }
 
 /// What router `i`'s braid daemon holds and has counted of its control

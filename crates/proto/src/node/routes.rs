@@ -138,15 +138,30 @@ impl Node {
             let Ok(paths) = dp.to(e, k, self.config.disjoint) else {
                 continue;
             };
-            let best: Vec<Vec<NodeId>> = paths
+            let mut best: Vec<Vec<NodeId>> = paths
                 .iter()
                 .map(|p| p.transit().iter().map(|&v| ls.id_of(v)).collect())
                 .collect();
+            let set = self.routes.get_mut(&egress).expect("ensured");
+            // A path appeared or broke while the primary is still among the
+            // best: it stays first, so the new set is taken at once below
+            // (a second path found after boot must not wait out the hold
+            // because it is a little cheaper than the first).
+            let mut paths: Vec<&crate::paths::Path> = paths.iter().collect();
+            if let Some(cur) = set.damping.current() {
+                let same_paths = cur.len() == best.len() && cur.iter().all(|p| best.contains(p));
+                let kept = cur.first().and_then(|p0| best.iter().position(|p| p == p0));
+                if let (false, Some(i)) = (same_paths, kept) {
+                    let primary = best.remove(i);
+                    best.insert(0, primary);
+                    let primary = paths.remove(i);
+                    paths.insert(0, primary);
+                }
+            }
             // Damping weighs the primary path (slot 0: what single-path
             // traffic rides; the others are ranked behind it). A set with a
             // broken path counts as gone, so it is replaced at once.
             let best_cost = paths.first().map_or(u64::MAX, |p| p.cost);
-            let set = self.routes.get_mut(&egress).expect("ensured");
             let current_cost = set.damping.current().and_then(|cur| {
                 let mut primary = None;
                 for transit in cur {
