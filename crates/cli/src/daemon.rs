@@ -136,6 +136,19 @@ fn table(command: &str, doc: &Value) -> String {
             if list("interfaces").is_empty() {
                 out.push_str("no access interfaces here ([[access]] in the config)\n");
             }
+            for i in list("interfaces") {
+                out.push_str(&format!(
+                    "interface {} (gateway {}): {} probed, {} probes sent, {} replies, {} DHCP messages, {} malformed, {} refused\n",
+                    s(&i, "interface"),
+                    s(&i, "gateway"),
+                    s(&i, "probed"),
+                    s(&i, "probes_sent"),
+                    s(&i, "replies"),
+                    s(&i, "dhcp"),
+                    s(&i, "malformed"),
+                    s(&i, "refused")
+                ));
+            }
             out.push_str(
                 "client           quality  serving  last heard   served by (node:quality)\n",
             );

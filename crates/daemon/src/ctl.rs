@@ -73,6 +73,8 @@ pub struct AccessInterfaceEntry {
     pub probed: usize,
     pub probes_sent: u64,
     pub replies: u64,
+    /// DHCP requests and acknowledgements that named a client.
+    pub dhcp: u64,
     pub malformed: u64,
     pub refused: u64,
 }
@@ -399,6 +401,7 @@ fn clients(v: &View<'_>) -> Clients {
             probed: a.probed(),
             probes_sent: a.counters.probes_sent,
             replies: a.counters.replies,
+            dhcp: a.counters.dhcp,
             malformed: a.counters.malformed,
             refused: a.counters.refused,
         })

@@ -3,7 +3,7 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`access`] | access interfaces: the anycast gateway, clients found and probed (ARP), their quality told to the node |
+//! | [`access`] | access interfaces: the anycast gateway, clients found (ARP, DHCP, neighbor table) and probed (ARP), their quality told to the node |
 //! | [`config`] | the TOML config: fields, defaults, located errors |
 //! | [`underlay`] | two UDP sockets per interface: multicast control, unicast data with a small send buffer |
 //! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down |
