@@ -138,13 +138,15 @@ fn table(command: &str, doc: &Value) -> String {
             }
             for i in list("interfaces") {
                 out.push_str(&format!(
-                    "interface {} (gateway {}): {} probed, {} probes sent, {} replies, {} DHCP messages, {} malformed, {} refused\n",
+                    "interface {} (gateway {}): {} probed, {} probes sent, {} replies, {} DHCP and {} neighbor discovery messages naming clients, {} router advertisements, {} malformed, {} refused\n",
                     s(&i, "interface"),
                     s(&i, "gateway"),
                     s(&i, "probed"),
                     s(&i, "probes_sent"),
                     s(&i, "replies"),
                     s(&i, "dhcp"),
+                    s(&i, "neighbor_discovery"),
+                    s(&i, "router_advertisements"),
                     s(&i, "malformed"),
                     s(&i, "refused")
                 ));

@@ -663,6 +663,53 @@ fn an_unmodified_client_roams_between_access_points_and_smesh_trees_lose_nothing
     assert!(namespaces_of("troam").is_empty());
 }
 
+fn an_unmodified_ipv6_client_takes_its_address_from_the_access_points_and_roams_without_loss() {
+    // scenarios/lab/smesh-roam6.toml, shorter (as the IPv4 test above),
+    // SMesh trees only: the client's address and default route come from
+    // the access points' router advertisements (the lab waits until every
+    // router knows the client at its SLAAC address), its VoIP stream and
+    // TCP download run over IPv6.
+    let text = scenario_with(
+        "smesh-roam6.toml",
+        &[
+            ("name = \"smesh-roam6\"", "name = \"troam6\""),
+            ("at = \"3s\"", "at = \"2s\""),
+            ("duration = \"8s\"", "duration = \"5s\""),
+            ("overlap = \"2s\"", "overlap = \"1s\""),
+            ("count = 700", "count = 400"),
+            ("duration = \"14s\"", "duration = \"8s\""),
+            (
+                "[[variant]]\nname = \"braid single\"\nmode = \"single\"\n",
+                "",
+            ),
+        ],
+    );
+    let r = run_lab(&write_lab("t11v6.toml", &text));
+    let flow = |f: usize| r["variants"][0]["flows"][f].clone();
+    eprintln!("{}: {} / {}", r["variants"][0]["variant"], flow(0), flow(1));
+    assert_eq!(r["variants"].as_array().unwrap().len(), 1);
+    assert_eq!(flow(0)["sent"].as_u64().unwrap(), 400);
+    assert_eq!(
+        flow(0)["lost"].as_u64().unwrap(),
+        0,
+        "SMesh lost: {}",
+        flow(0)
+    );
+    assert!(
+        flow(0)["duplicates"].as_u64().unwrap() > 0,
+        "both served it"
+    );
+    let secs: Vec<f64> = flow(1)["goodput_series_mbps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!(secs.len() >= 7, "{secs:?}");
+    assert!(secs.iter().all(|&g| g > 1.0), "a stall: {secs:?}");
+    assert!(namespaces_of("troam6").is_empty());
+}
+
 fn an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk() {
     // scenarios/lab/urgent.toml at twice the rate, rounds 1 s apart (the
     // 1,000-packet queue drains in 0.5 s).
@@ -754,8 +801,9 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 15] = [
+    let tests: [LabTest; 16] = [
         ("an_unmodified_client_roams_between_access_points_and_smesh_trees_lose_nothing", Some(&["iperf3"]), an_unmodified_client_roams_between_access_points_and_smesh_trees_lose_nothing),
+        ("an_unmodified_ipv6_client_takes_its_address_from_the_access_points_and_roams_without_loss", Some(&["iperf3"]), an_unmodified_ipv6_client_takes_its_address_from_the_access_points_and_roams_without_loss),
         ("the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice", Some(&[]), the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice),
         ("a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space", Some(&[]), a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space),
         ("kernel_tcp_crosses_the_kernel_path_segments_and_all", Some(&["iperf3"]), kernel_tcp_crosses_the_kernel_path_segments_and_all),

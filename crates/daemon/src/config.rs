@@ -2,7 +2,7 @@
 //! checks that refuse a bad file with its name, line and field. Every
 //! field is documented in docs/operations.md; keep the two in step.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -119,7 +119,13 @@ pub struct AccessInterface {
     /// point (anycast), answered with `mac`.
     pub gateway: Ipv4Addr,
     pub mac: [u8; 6],
-    /// How often each client is probed (an ARP request).
+    /// This access point's own IPv6 address in the clients' /64, when it
+    /// serves IPv6 clients too: the source of its neighbor solicitations,
+    /// unique per access point; the /64 is what its router
+    /// advertisements offer (SLAAC), the same on every access point.
+    pub address6: Option<Ipv6Addr>,
+    /// How often each client is probed (an ARP request, or a neighbor
+    /// solicitation).
     pub probe_interval: Duration,
     /// Probes a client's quality is counted over.
     pub probe_window: u32,
@@ -135,6 +141,38 @@ impl AccessInterface {
         };
         u32::from(a) & mask == u32::from(self.address) & mask
     }
+
+    /// Whether `a` is in the clients' IPv6 /64 (and is not this access
+    /// point's own address there).
+    pub fn covers6(&self, a: Ipv6Addr) -> bool {
+        self.address6
+            .is_some_and(|own| a != own && a.octets()[..8] == own.octets()[..8])
+    }
+
+    /// The clients' IPv6 default gateway: the link-local address made from
+    /// `mac` (modified EUI-64), so the same on every access point, as the
+    /// router advertisements' source.
+    pub fn gateway6(&self) -> Ipv6Addr {
+        let m = self.mac;
+        Ipv6Addr::from([
+            0xfe,
+            0x80,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            m[0] ^ 0x02,
+            m[1],
+            m[2],
+            0xff,
+            0xfe,
+            m[3],
+            m[4],
+            m[5],
+        ])
+    }
 }
 
 /// The TUN device: where traffic enters and leaves the mesh here.
@@ -144,8 +182,8 @@ pub struct TunConfig {
     /// Address and prefix length given to the device, if any.
     pub address: Option<(Ipv4Addr, u8)>,
     pub mtu: u16,
-    /// Prefixes routed into the mesh through the device.
-    pub routes: Vec<(Ipv4Addr, u8)>,
+    /// Prefixes (IPv4 or IPv6) routed into the mesh through the device.
+    pub routes: Vec<IpPrefix>,
 }
 
 /// The config file as it is written: every field, unchecked, each with
@@ -213,6 +251,8 @@ pub struct AccessFile {
     pub interface: Spanned<String>,
     pub address: Spanned<String>,
     pub gateway: Spanned<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address6: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mac: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -430,7 +470,7 @@ impl Config {
                 .routes
                 .iter()
                 .enumerate()
-                .map(|(i, r)| v4(r, &format!("tun.routes[{i}]")))
+                .map(|(i, r)| src.value(r, &format!("tun.routes[{i}]")))
                 .collect::<Result<_, _>>()?,
         };
 
@@ -745,12 +785,42 @@ fn access_interfaces(
                 return Err(src.err(Some(w.span()), &field("probe_window"), "1 to 64 probes"))
             }
         };
+        let address6 = match &a.address6 {
+            None => None,
+            Some(v) => {
+                let text = v.get_ref().trim();
+                let own = text
+                    .strip_suffix("/64")
+                    .and_then(|a| a.parse::<Ipv6Addr>().ok())
+                    .filter(|a| {
+                        let o = a.octets();
+                        // Global or unique local unicast, not a /64's
+                        // first address.
+                        let link_local = o[0] == 0xfe && o[1] & 0xc0 == 0x80;
+                        !(a.is_multicast()
+                            || a.is_unspecified()
+                            || a.is_loopback()
+                            || link_local
+                            || o[8..] == [0; 8])
+                    });
+                Some(own.ok_or_else(|| {
+                    src.err(
+                        Some(v.span()),
+                        &field("address6"),
+                        format!(
+                            "\"{text}\" is not this access point's own IPv6 address in the clients' /64, like 2001:2:0:c8::2/64 (SLAAC needs a /64)"
+                        ),
+                    )
+                })?)
+            }
+        };
         let itf = AccessInterface {
             name,
             address,
             len,
             gateway,
             mac,
+            address6,
             probe_interval,
             probe_window,
         };
@@ -826,7 +896,7 @@ urgent = true
         assert_eq!(c.interfaces, ["veth0", "veth1"]);
         assert_eq!(c.port, DEFAULT_PORT);
         assert_eq!(c.tun.name, "braid0");
-        assert_eq!(c.tun.routes, [(Ipv4Addr::new(198, 18, 0, 0), 15)]);
+        assert_eq!(c.tun.routes, ["198.18.0.0/15".parse().unwrap()]);
         let nc = &c.node_config;
         assert_eq!(nc.control.probes.small_interval, Duration::from_millis(200));
         assert_eq!(

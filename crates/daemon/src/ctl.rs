@@ -75,6 +75,9 @@ pub struct AccessInterfaceEntry {
     pub replies: u64,
     /// DHCP requests and acknowledgements that named a client.
     pub dhcp: u64,
+    /// Neighbor solicitations and advertisements that named a client.
+    pub neighbor_discovery: u64,
+    pub router_advertisements: u64,
     pub malformed: u64,
     pub refused: u64,
 }
@@ -402,6 +405,8 @@ fn clients(v: &View<'_>) -> Clients {
             probes_sent: a.counters.probes_sent,
             replies: a.counters.replies,
             dhcp: a.counters.dhcp,
+            neighbor_discovery: a.counters.neighbor_discovery,
+            router_advertisements: a.counters.router_advertisements,
             malformed: a.counters.malformed,
             refused: a.counters.refused,
         })

@@ -3,7 +3,7 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`access`] | access interfaces: the anycast gateway, clients found (ARP, DHCP, neighbor table) and probed (ARP), their quality told to the node |
+//! | [`access`] | access interfaces: the anycast gateway (IPv4, and IPv6 with router advertisements), clients found (ARP, DHCP, neighbor discovery, neighbor table) and probed (ARP, neighbor solicitation), their quality told to the node |
 //! | [`config`] | the TOML config: fields, defaults, located errors |
 //! | [`underlay`] | two UDP sockets per interface: multicast control, unicast data with a small send buffer |
 //! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down |

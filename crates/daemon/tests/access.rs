@@ -1,26 +1,61 @@
 //! An access interface's socket on a real interface: a client's DHCP
-//! request and its ARP request reach it through the socket's filter, other
-//! traffic does not, and both make the sender a client. Runs in a network
-//! namespace of its own (a thread that unshares one), on a veth pair;
-//! needs root. A harness of its own (libtest-mimic), so that without root
-//! the runner's output lists the test as ignored, and why.
+//! request, ARP request and IPv6 duplicate address detection reach it
+//! through the socket's filter, other traffic does not, and each makes the
+//! sender a client; the client's kernel takes the access point's router
+//! advertisement (a default route through the anycast link-local gateway,
+//! an address by SLAAC). The access point runs in a network namespace of
+//! its own (a thread that unshares one), the client in a named one (the
+//! kernel ignores a router advertisement from its own address), on a veth
+//! pair; needs root. A harness of its own (libtest-mimic), so that without
+//! root the runner's output lists the test as ignored, and why.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use braid_daemon::access::{dhcp_frame, AccessPort};
+use braid_daemon::access::{dhcp_frame, neighbor_solicitation, AccessPort};
 use braid_daemon::config::AccessInterface;
 use nix::libc;
 
-fn ip(args: &[&str]) {
+fn ip(args: &[&str]) -> String {
     let out = Command::new("ip").args(args).output().expect("ip runs");
     assert!(
         out.status.success(),
         "ip {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A named network namespace, deleted when dropped (also when the test
+/// fails).
+struct Netns(String);
+
+impl Netns {
+    fn new() -> Netns {
+        let name = format!("braid-acctest-{}", std::process::id());
+        ip(&["netns", "add", &name]);
+        Netns(name)
+    }
+}
+
+/// Runs `f` on a thread inside the named namespace `name`.
+fn in_netns<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let path = format!("/run/netns/{name}");
+    std::thread::spawn(move || {
+        let ns = std::fs::File::open(&path).expect("the namespace");
+        nix::sched::setns(ns, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns (root)");
+        f()
+    })
+    .join()
+    .expect("the namespace's thread")
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
+    }
 }
 
 /// Waits (at most `ms`) until `fd` is readable.
@@ -107,7 +142,9 @@ fn main() -> std::process::ExitCode {
 }
 
 fn clients_are_found_from_dhcp_and_arp_through_the_access_sockets_filter() {
-    std::thread::spawn(|| {
+    let client_ns = Netns::new();
+    let client_name = client_ns.0.clone();
+    std::thread::spawn(move || {
         // This thread, and what it starts, get a network namespace of
         // their own: nothing outside sees the veth pair.
         nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET)
@@ -116,70 +153,132 @@ fn clients_are_found_from_dhcp_and_arp_through_the_access_sockets_filter() {
             "link", "add", "braida0", "type", "veth", "peer", "name", "braida1",
         ]);
         ip(&["link", "set", "lo", "up"]);
-        ip(&["link", "set", "braida1", "up"]);
+        ip(&["link", "set", "braida1", "netns", &client_name]);
+        ip(&["-n", &client_name, "link", "set", "braida1", "up"]);
         let config = AccessInterface {
             name: "braida0".into(),
             address: Ipv4Addr::new(198, 18, 9, 2),
             len: 24,
             gateway: Ipv4Addr::new(198, 18, 9, 1),
             mac: braid_daemon::config::DEFAULT_GATEWAY_MAC,
+            address6: Some("2001:2:0:9::2".parse().unwrap()),
             probe_interval: Duration::from_millis(100),
             probe_window: 10,
         };
         let mut port = AccessPort::open(&config, braid_proto::time::Instant::ZERO)
             .expect("the access interface set up");
-        let client = Raw::open("braida1");
-        let (dhcp_client, arp_client) =
-            (Ipv4Addr::new(198, 18, 9, 77), Ipv4Addr::new(198, 18, 9, 78));
-        let any = Ipv4Addr::UNSPECIFIED;
-        // Not DHCP: a UDP datagram to port 5000 (the DHCP request with its
-        // ports changed); the filter keeps it from the socket.
-        let mut other = dhcp_frame(
-            3,
-            [2, 0, 0, 0, 0, 0x76],
-            any,
-            any,
-            Some(Ipv4Addr::new(198, 18, 9, 76)),
-        );
-        other[14 + 22..14 + 24].copy_from_slice(&5000u16.to_be_bytes());
-        client.send(&other);
-        client.send(&dhcp_frame(
-            3,
-            [2, 0, 0, 0, 0, 0x77],
-            any,
-            any,
-            Some(dhcp_client),
-        ));
-        client.send(&arp_request(
-            [2, 0, 0, 0, 0, 0x78],
-            arp_client,
-            config.gateway,
-        ));
+        let dhcp_client = Ipv4Addr::new(198, 18, 9, 77);
+        let arp_client = Ipv4Addr::new(198, 18, 9, 78);
+        let v6_client: Ipv6Addr = "2001:2:0:9::79".parse().unwrap();
+        let gateway = config.gateway;
+        in_netns(&client_name, move || {
+            let client = Raw::open("braida1");
+            let any = Ipv4Addr::UNSPECIFIED;
+            // Not for the socket: a UDP datagram to port 5000 (the DHCP
+            // request with its ports changed) and an ICMPv6 echo request
+            // (a solicitation with its type changed).
+            let mut udp = dhcp_frame(
+                3,
+                [2, 0, 0, 0, 0, 0x76],
+                any,
+                any,
+                Some(Ipv4Addr::new(198, 18, 9, 76)),
+            );
+            udp[14 + 22..14 + 24].copy_from_slice(&5000u16.to_be_bytes());
+            client.send(&udp);
+            let mut echo = neighbor_solicitation(
+                None,
+                [2, 0, 0, 0, 0, 0x75],
+                Ipv6Addr::UNSPECIFIED,
+                "2001:2:0:9::75".parse().unwrap(),
+            );
+            echo[14 + 40] = 128;
+            client.send(&echo);
+            client.send(&dhcp_frame(
+                3,
+                [2, 0, 0, 0, 0, 0x77],
+                any,
+                any,
+                Some(dhcp_client),
+            ));
+            client.send(&arp_request([2, 0, 0, 0, 0, 0x78], arp_client, gateway));
+            client.send(&neighbor_solicitation(
+                None,
+                [2, 0, 0, 0, 0, 0x79],
+                Ipv6Addr::UNSPECIFIED,
+                v6_client,
+            ));
+        });
         let deadline = Instant::now() + Duration::from_secs(5);
-        let found = |port: &AccessPort| {
-            let mut c: Vec<Ipv4Addr> = port.clients().map(|(a, _)| a).collect();
+        let wanted = |port: &AccessPort| {
+            let mut c: Vec<IpAddr> = port.clients().map(|(a, _)| a).collect();
             c.sort();
-            c
+            c.into_iter()
+                .filter(|a| {
+                    [
+                        IpAddr::V4(dhcp_client),
+                        IpAddr::V4(arp_client),
+                        IpAddr::V6(v6_client),
+                    ]
+                    .contains(a)
+                })
+                .count()
         };
-        while found(&port).len() < 2 && Instant::now() < deadline {
+        while wanted(&port) < 3 && Instant::now() < deadline {
             if readable(port.raw_fd(), 100) {
-                port.read();
+                port.read(braid_proto::time::Instant::ZERO);
             }
         }
-        assert_eq!(found(&port), vec![dhcp_client, arp_client]);
-        let macs: Vec<_> = port.clients().map(|(_, m)| m).collect();
-        assert_eq!(
-            macs,
-            vec![Some([2, 0, 0, 0, 0, 0x77]), Some([2, 0, 0, 0, 0, 0x78])]
-        );
+        let found: Vec<(IpAddr, Option<[u8; 6]>)> = port.clients().collect();
+        for (client, last) in [
+            (IpAddr::V4(dhcp_client), 0x77),
+            (IpAddr::V4(arp_client), 0x78),
+            (IpAddr::V6(v6_client), 0x79),
+        ] {
+            assert!(
+                found.contains(&(client, Some([2, 0, 0, 0, 0, last]))),
+                "{client} found: {found:?}"
+            );
+        }
         assert_eq!(port.counters.dhcp, 1);
         assert_eq!(
             port.counters.malformed, 0,
-            "the UDP datagram to port 5000 never reached the socket"
+            "the UDP datagram to port 5000 and the echo request never reached the socket"
         );
+        // The client's kernel takes the router advertisement: a default
+        // route through the gateway's link-local address, and an address
+        // in the /64 (SLAAC), whose duplicate address detection makes it
+        // a client here too.
+        port.advertise_router();
+        assert_eq!(port.counters.router_advertisements, 1);
+        let gw6 = config.gateway6().to_string();
+        let slaac = |port: &AccessPort| {
+            port.clients().any(|(a, _)| {
+                matches!(a, IpAddr::V6(v) if v != v6_client && v.segments()[..4] == [0x2001, 2, 0, 9])
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let (mut route, mut addrs) = (String::new(), String::new());
+        while Instant::now() < deadline {
+            route = ip(&["-n", &client_name, "-6", "route", "show", "default"]);
+            addrs = ip(&["-n", &client_name, "-6", "addr", "show", "dev", "braida1"]);
+            if route.contains(&gw6) && addrs.contains("2001:2:0:9:") && slaac(&port) {
+                break;
+            }
+            // The route and the address are not announced on a socket
+            // this test holds: the access socket's next frame (or 50 ms)
+            // is when to look again.
+            if readable(port.raw_fd(), 50) {
+                port.read(braid_proto::time::Instant::ZERO);
+            }
+        }
+        assert!(route.contains(&format!("via {gw6} dev braida1")), "{route}");
+        assert!(addrs.contains("2001:2:0:9:"), "{addrs}");
+        assert!(slaac(&port), "the SLAAC address's detection was heard");
         port.shutdown();
-        // The namespace goes with the thread (nothing else holds it).
+        // This namespace goes with the thread (nothing else holds it).
     })
     .join()
     .expect("the test thread");
+    drop(client_ns);
 }

@@ -5,7 +5,7 @@
 //! retransmission counter, or iperf3's UDP test). Results are the
 //! simulator's [`FlowResult`], so both report the same way.
 
-use std::net::{SocketAddrV4, UdpSocket};
+use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,12 +18,12 @@ use crate::scenario::{IperfFlow, Lab, LabFlow, Software, URGENT_ROUNDS};
 
 /// Opens a UDP socket inside network namespace `ns` (the socket stays
 /// there; the thread returns to its own namespace).
-pub fn socket_in(ns: &str, bind: SocketAddrV4) -> anyhow::Result<UdpSocket> {
+pub fn socket_in(ns: &str, bind: impl Into<SocketAddr>) -> anyhow::Result<UdpSocket> {
     let here = std::fs::File::open("/proc/thread-self/ns/net")?;
     let there = std::fs::File::open(format!("/var/run/netns/{ns}"))
         .with_context(|| format!("namespace {ns}"))?;
     nix::sched::setns(there.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
-    let socket = UdpSocket::bind(bind);
+    let socket = UdpSocket::bind(bind.into());
     nix::sched::setns(here.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
     Ok(socket?)
 }
@@ -158,15 +158,15 @@ pub fn probe_flow(
     let port = 9000 + i as u16;
     let rx = socket_in(
         &lab.end_ns(f.to),
-        SocketAddrV4::new(lab.end_addr(f.to), port),
+        SocketAddr::new(lab.flow_addr(f, f.to), port),
     )?;
     let tx = socket_in(
         &lab.end_ns(f.from),
-        SocketAddrV4::new(lab.end_addr(f.from), 0),
+        SocketAddr::new(lab.flow_addr(f, f.from), 0),
     )?;
     // Bursts at benchmark rates must not overflow the receiver's socket.
     let _ = socket2::SockRef::from(&rx).set_recv_buffer_size(8 << 20);
-    let dst = SocketAddrV4::new(lab.end_addr(f.to), port);
+    let dst = SocketAddr::new(lab.flow_addr(f, f.to), port);
     let (count, interval, size) = (f.count, f.interval, f.size);
     let receiver = std::thread::spawn(move || {
         let mut got = vec![None::<u64>; count as usize];
@@ -257,7 +257,7 @@ pub fn iperf_flow(
         std::thread::sleep(wait);
     }
     let port = (5201 + i).to_string();
-    let dst = lab.end_addr(f.to).to_string();
+    let dst = lab.flow_addr(f, f.to).to_string();
     // Under MPTCP both iperf3s open MPTCP sockets (mptcpize, from the
     // Debian package mptcpd) and the client binds to its first path's
     // address; its endpoints add the other subflows.

@@ -180,6 +180,19 @@ fn segments(lab: &Lab, steps: &mut Vec<Step>) {
         }
         for c in (0..lab.clients.len()).filter(|&c| lab.clients[c].segment == s) {
             let cns = lab.client_ns(c);
+            if lab.ipv6() {
+                // Its SLAAC address follows from it (Lab::client_addr6).
+                let mac = lab
+                    .client_mac(c)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<Vec<_>>()
+                    .join(":");
+                steps.push(command(
+                    &cns,
+                    &["ip", "link", "set", "eth0", "address", &mac],
+                ));
+            }
             steps.push(Step::Addr {
                 ns: cns.clone(),
                 dev: "eth0".into(),
@@ -231,6 +244,49 @@ fn plain_access(lab: &Lab, steps: &mut Vec<Step>) {
     for c in 0..lab.clients.len() {
         for (ns, args) in routing::kernel::client_routes(lab, c, lab.home_of(c)) {
             steps.push(Step::Command { ns, args });
+        }
+    }
+}
+
+/// IPv6 for the ends (flows with `ipv6 = true`): routers forward it, each
+/// host gets 2001:2:0:(router+1)::2/64 behind its router's ::1 (no
+/// duplicate address detection: nobody else is on that link); clients
+/// take theirs from the access points' router advertisements.
+fn ipv6(lab: &Lab, steps: &mut Vec<Step>) {
+    for i in 0..lab.routers.len() {
+        let ns = lab.ns(i);
+        steps.push(Step::Sysctl {
+            ns: ns.clone(),
+            key: "net.ipv6.conf.all.forwarding".into(),
+            value: "1".into(),
+        });
+        if lab.routers[i].host {
+            let h = lab.host_ns(i);
+            let gw = Lab::gateway_addr6(i).to_string();
+            steps.push(command(
+                &ns,
+                &[
+                    "ip",
+                    "-6",
+                    "addr",
+                    "add",
+                    &format!("{gw}/64"),
+                    "dev",
+                    "host0",
+                    "nodad",
+                ],
+            ));
+            let own = format!("{}/64", Lab::host_addr6(i));
+            steps.push(command(
+                &h,
+                &["ip", "-6", "addr", "add", &own, "dev", "eth0", "nodad"],
+            ));
+            steps.push(command(
+                &h,
+                &[
+                    "ip", "-6", "route", "add", "default", "via", &gw, "dev", "eth0",
+                ],
+            ));
         }
     }
 }
@@ -357,6 +413,12 @@ pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<S
         ),
         _ => {}
     }
+    if lab.ipv6() {
+        if !matches!(variant.software, Software::Braid { .. }) {
+            anyhow::bail!("variant {}: IPv6 flows need braid routing", variant.name);
+        }
+        ipv6(lab, &mut steps);
+    }
     match &variant.software {
         Software::Braid { mode, datapath } => {
             for i in 0..lab.routers.len() {
@@ -400,13 +462,14 @@ mod tests {
         Lab::load(&p).unwrap()
     }
 
-    const SHIPPED: [&str; 11] = [
+    const SHIPPED: [&str; 12] = [
         "chain.toml",
         "diamond.toml",
         "failover.toml",
         "grid100.toml",
         "handoff.toml",
         "smesh-roam.toml",
+        "smesh-roam6.toml",
         "tree-bench.toml",
         "tree-line.toml",
         "urgent.toml",
@@ -473,6 +536,36 @@ mod tests {
                 assert!(made_ns.len() >= lab.routers.len(), "{name}");
             }
         }
+    }
+
+    #[test]
+    fn ipv6_flows_give_the_ends_ipv6_and_need_braid() {
+        let base = "name = \"t\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\nhost = true\n\
+             [[link]]\na = \"a\"\nb = \"b\"\n[[flow]]\nfrom = \"a\"\nto = \"b\"\nipv6 = true\n";
+        let lab = Lab::parse("t.toml", base).unwrap();
+        assert!(lab.ipv6());
+        assert_eq!(
+            lab.flow_addr(&lab.flows[0], 1).to_string(),
+            "2001:2:0:2::2",
+            "the host behind b"
+        );
+        let steps = plan(&lab, &lab.variants[0], Path::new("braid")).unwrap();
+        let text = format!("{steps:?}");
+        assert!(text.contains("net.ipv6.conf.all.forwarding"));
+        assert!(text.contains("2001:2:0:1::1/64") && text.contains("2001:2:0:1::2/64"));
+        let config = routing::braid::config(&lab, 0, "single", &Default::default()).unwrap();
+        let toml = config.to_toml().unwrap();
+        assert!(
+            toml.contains("2001:2::/48") && toml.contains("2001:2:0:1::/64"),
+            "{toml}"
+        );
+        let kernel = format!("{base}[[variant]]\nname = \"k\"\nsoftware = \"kernel\"\n");
+        let lab = Lab::parse("t.toml", &kernel).unwrap();
+        let err = plan(&lab, &lab.variants[0], Path::new("braid")).unwrap_err();
+        assert!(err.to_string().contains("IPv6 flows need braid"), "{err}");
+        let urgent = base.replace("ipv6 = true", "kind = \"urgent\"\nipv6 = true");
+        let err = Lab::parse("t.toml", &urgent).unwrap_err();
+        assert!(err.to_string().contains("flow[0].ipv6"), "{err}");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! 198.19.j.2/24.
 
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -120,6 +120,7 @@ struct RawLabFlow {
     interval: Option<Spanned<String>>,
     size: Option<Spanned<usize>>,
     start: Option<Spanned<String>>,
+    ipv6: Option<Spanned<bool>>,
 }
 
 /// A checked lab scenario.
@@ -400,6 +401,8 @@ pub struct LabFlow {
     /// When it starts, after the flows' start (the lab's events are timed
     /// from there too).
     pub start: Duration,
+    /// Over IPv6 between the ends' IPv6 addresses (udp and tcp flows).
+    pub ipv6: bool,
 }
 
 /// What a flow sends.
@@ -796,7 +799,16 @@ impl Lab {
                     ));
                 }
             }
+            let ipv6 = f.ipv6.as_ref().is_some_and(|v| *v.get_ref());
+            if ipv6 && kind == FlowKind::Urgent {
+                return Err(src.err(
+                    f.ipv6.as_ref().map(|v| v.span()),
+                    &format!("flow[{i}].ipv6"),
+                    "udp, tcp and iperf3-udp flows only (urgent marks IPv4's DSCP)",
+                ));
+            }
             flows.push(LabFlow {
+                ipv6,
                 kind,
                 name: f
                     .name
@@ -1117,6 +1129,64 @@ impl Lab {
         }
     }
 
+    /// A flow end's address for flow `f` (IPv6 when it says so).
+    pub fn flow_addr(&self, f: &LabFlow, end: usize) -> IpAddr {
+        match (f.ipv6, self.client_of(end)) {
+            (false, _) => IpAddr::V4(self.end_addr(end)),
+            (true, Some(c)) => IpAddr::V6(self.client_addr6(c)),
+            (true, None) => IpAddr::V6(Self::host_addr6(end)),
+        }
+    }
+
+    /// Whether any flow runs over IPv6: then every end and router gets
+    /// IPv6 addresses in 2001:2::/48 (RFC 5180's benchmarking range), the
+    /// access points advertise their segment's /64 and clients take an
+    /// address in it by SLAAC.
+    pub fn ipv6(&self) -> bool {
+        self.flows.iter().any(|f| f.ipv6)
+    }
+
+    /// The lab's IPv6 range, routed into the mesh at every router.
+    pub const IPV6_RANGE: &'static str = "2001:2::/48";
+
+    /// The address of the host behind router `router`: 2001:2:0:(router+1)::2.
+    pub fn host_addr6(router: usize) -> Ipv6Addr {
+        Ipv6Addr::new(0x2001, 2, 0, router as u16 + 1, 0, 0, 0, 2)
+    }
+
+    /// Router `router`'s address on its host's /64 (the host's gateway).
+    pub fn gateway_addr6(router: usize) -> Ipv6Addr {
+        Ipv6Addr::new(0x2001, 2, 0, router as u16 + 1, 0, 0, 0, 1)
+    }
+
+    /// Segment `s`'s /64: 2001:2:0:(200+s)::/64.
+    pub fn segment_net6(s: usize) -> Ipv6Addr {
+        Ipv6Addr::new(0x2001, 2, 0, 200 + s as u16, 0, 0, 0, 0)
+    }
+
+    /// Access point `ap`'s own IPv6 address on segment `s`.
+    pub fn access_addr6(&self, s: usize, ap: usize) -> Ipv6Addr {
+        let v4 = self.access_addr(s, ap).octets();
+        Ipv6Addr::new(0x2001, 2, 0, 200 + s as u16, 0, 0, 0, v4[3] as u16)
+    }
+
+    /// Client `c`'s link address: 02:00:00:00:(s):(k), k-th client of
+    /// segment s (set by the lab, so that its SLAAC address is known).
+    pub fn client_mac(&self, c: usize) -> [u8; 6] {
+        let s = self.clients[c].segment;
+        let k = self.clients[..c].iter().filter(|x| x.segment == s).count();
+        [2, 0, 0, 0, s as u8, k as u8]
+    }
+
+    /// Client `c`'s IPv6 address: the one it takes by SLAAC (modified
+    /// EUI-64 of its link address) in its segment's /64.
+    pub fn client_addr6(&self, c: usize) -> Ipv6Addr {
+        let m = self.client_mac(c);
+        let mut o = Self::segment_net6(self.clients[c].segment).octets();
+        o[8..].copy_from_slice(&[m[0] ^ 2, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]]);
+        Ipv6Addr::from(o)
+    }
+
     /// A flow end's name (a router's, or a client's).
     pub fn end_name(&self, end: usize) -> &str {
         match self.client_of(end) {
@@ -1234,6 +1304,11 @@ impl Lab {
     /// gateway).
     pub fn gateway_addr(router: usize) -> Ipv4Addr {
         Ipv4Addr::new(198, 18, router as u8 + 1, 1)
+    }
+
+    /// The IPv6 /64 router `router` serves.
+    pub fn host_net6(router: usize) -> Ipv6Addr {
+        Ipv6Addr::new(0x2001, 2, 0, router as u16 + 1, 0, 0, 0, 0)
     }
 
     /// The subnet router `router` serves.

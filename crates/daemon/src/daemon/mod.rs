@@ -282,8 +282,9 @@ impl Daemon {
                         self.client_event(t - CLIENT_BASE, ev.is_readable(), ev.is_writable())
                     }
                     Token(t) if t >= ACCESS_BASE => {
+                        let now = self.now();
                         if let Some(a) = self.access.get_mut(t - ACCESS_BASE) {
-                            a.read();
+                            a.read(now);
                         }
                     }
                     Token(t) if t >= PORT_BASE && (t - PORT_BASE).is_multiple_of(2) => {
@@ -347,8 +348,8 @@ fn open_tun(config: &Config) -> Result<tun_rs::SyncDevice, DaemonError> {
     }
     let dev = b.build_sync().map_err(err)?;
     dev.set_nonblocking(true).map_err(err)?;
-    for &(addr, len) in &t.routes {
-        add_route(&format!("{addr}/{len}"), &t.name)?;
+    for route in &t.routes {
+        add_route(&route.to_string(), &t.name)?;
     }
     Ok(dev)
 }

@@ -23,12 +23,18 @@ pub fn config(
     if interfaces.is_empty() {
         bail!("router {} has no link", lab.routers[i].name);
     }
-    let prefixes = if lab.routers[i].host {
+    let mut prefixes = Vec::new();
+    let mut routes = vec![value("198.18.0.0/16".to_string())];
+    if lab.routers[i].host {
         let (net, len) = Lab::host_net(i);
-        vec![value(format!("{net}/{len}"))]
-    } else {
-        Vec::new()
-    };
+        prefixes.push(value(format!("{net}/{len}")));
+        if lab.ipv6() {
+            prefixes.push(value(format!("{}/64", Lab::host_net6(i))));
+        }
+    }
+    if lab.ipv6() {
+        routes.push(value(Lab::IPV6_RANGE.to_string()));
+    }
     Ok(ConfigFile {
         prefixes,
         mode: Some(value(mode.to_string())),
@@ -47,7 +53,7 @@ pub fn config(
             .map(|name| InterfaceFile { name: value(name) })
             .collect(),
         tun: TunFile {
-            routes: vec![value("198.18.0.0/16".to_string())],
+            routes,
             mtu: Some(value(tun_mtu(lab))),
             ..TunFile::default()
         },
@@ -67,6 +73,9 @@ pub fn config(
                     Lab::segment_net(s).1
                 )),
                 gateway: value(Lab::segment_gateway(s).to_string()),
+                address6: lab
+                    .ipv6()
+                    .then(|| value(format!("{}/64", lab.access_addr6(s, i)))),
                 mac: None,
                 probe_interval: None,
                 probe_window: None,

@@ -94,30 +94,48 @@ pub fn wait_converged(lab: &Lab, built: &mut Built) -> anyhow::Result<()> {
 
 /// Brings every client onto its segment as a client joining a network
 /// does (it sends: here a datagram to its gateway's discard port, whose
-/// ARP request the access points in range hear), and with braid waits (at
-/// most 20 s) until every braid router knows an access point serving it.
+/// ARP request the access points in range hear; with IPv6 it takes an
+/// address by SLAAC, whose duplicate address detection they hear), and
+/// with braid waits (at most 20 s) until every braid router knows an
+/// access point serving it (at each of its addresses).
 pub fn wait_clients(lab: &Lab) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(20);
     for c in 0..lab.clients.len() {
         let gw = SocketAddrV4::new(Lab::segment_gateway(lab.clients[c].segment), 9);
-        let needle = format!("client {} ", lab.client_addr(c));
+        // With IPv6 flows, its SLAAC address too (found when the client
+        // takes it from the access points' advertisements).
+        let mut needles = vec![format!("client {} ", lab.client_addr(c))];
+        if lab.ipv6() {
+            needles.push(format!("client {} ", lab.client_addr6(c)));
+        }
         let socket = socket_in(&lab.client_ns(c), SocketAddrV4::new(lab.client_addr(c), 0))?;
         loop {
             let _ = socket.send_to(b"hello", gw);
             let known = (0..lab.routers.len()).all(|i| match braid_routes(lab, i) {
                 None => true,
                 Some(r) => r.is_ok_and(|r| {
-                    r.origins
-                        .iter()
-                        .any(|o| o.prefixes.iter().any(|p| p.starts_with(&needle)))
+                    needles.iter().all(|needle| {
+                        r.origins
+                            .iter()
+                            .any(|o| o.prefixes.iter().any(|p| p.starts_with(needle)))
+                    })
                 }),
             });
-            if known {
+            // Its SLAAC address usable: duplicate address detection over
+            // (the access points heard it start, and may advertise the
+            // client before a socket can bind to the address).
+            let usable = !lab.ipv6()
+                || socket_in(
+                    &lab.client_ns(c),
+                    std::net::SocketAddr::new(lab.client_addr6(c).into(), 0),
+                )
+                .is_ok();
+            if known && usable {
                 break;
             }
             if Instant::now() > deadline {
                 bail!(
-                    "no braid router learnt of client {} in 20 s (is an access point of its segment up?)",
+                    "no braid router learnt of client {} in 20 s, or its IPv6 address stayed tentative (is an access point of its segment up?)",
                     lab.clients[c].name
                 );
             }

@@ -2,24 +2,27 @@
 //! segments where unmodified clients live. For each, the daemon sets up
 //! the anycast gateway (the same address and link address on every access
 //! point, so a client keeps its default gateway and its ARP entry from one
-//! access point to the next), finds clients from the ARP and DHCP traffic
-//! it hears there, the kernel's neighbor table (`/proc/net/arp`) and the
-//! other access points' advertisements, and measures
-//! each client's quality by probing it: one ARP request per
+//! access point to the next; for IPv6 the same link-local address, made
+//! from that link address, advertised as the default router), finds
+//! clients from the ARP, DHCP and neighbor discovery traffic it hears
+//! there, the kernel's neighbor table (`/proc/net/arp`) and the other
+//! access points' advertisements, and measures each client's quality by
+//! probing it: one ARP request (IPv4) or neighbor solicitation (IPv6) per
 //! `probe_interval` from this access point's own address, the quality
 //! being the share of the last `probe_window` answered (0-255). A client
-//! answers ARP whatever software it runs, and it answers each access
+//! answers them whatever software it runs, and it answers each access
 //! point's probe to that access point's address, so the replies tell the
 //! access points apart even on a shared medium. The node decides what to
-//! serve (`braid_proto::access`).
-//!
-//! IPv4 only: IPv6 clients (neighbor discovery) are not probed yet.
+//! serve (`braid_proto::access`). The frames themselves: `frames.rs`.
+
+mod frames;
 
 use std::collections::BTreeMap;
 use std::io;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::process::Command;
+use std::time::Duration;
 
 use braid_proto::access::ClientAddr;
 use braid_proto::node::Node;
@@ -29,16 +32,20 @@ use thiserror::Error;
 use tracing::{debug, info, warn};
 
 use crate::config::AccessInterface;
+#[doc(hidden)]
+pub use frames::{dhcp_frame, neighbor_advertisement, neighbor_solicitation, solicited_node};
+use frames::{
+    Arp, Dhcp, Nd, ACCESS_FILTER, ARP_REPLY, DHCP_ACK, DHCP_REQUEST, ETH_P_ARP, ETH_P_IP,
+    ETH_P_IPV6, ND_NEIGHBOR_ADVERT, ND_NEIGHBOR_SOLICIT, ND_ROUTER_SOLICIT,
+};
 
-const ETH_P_ARP: u16 = 0x0806;
-const ETH_P_IP: u16 = 0x0800;
 const ETH_P_ALL: u16 = 0x0003;
-const ETH_HLEN: usize = 14;
-const ARP_LEN: usize = 28;
-const ARP_REQUEST: u16 = 1;
-const ARP_REPLY: u16 = 2;
+/// Router advertisements: one this often, and one at most this soon
+/// after a router solicitation (a client joining asks for one).
+const RA_INTERVAL: Duration = Duration::from_secs(4);
+const RA_AFTER_SOLICIT: Duration = Duration::from_millis(200);
 /// Most clients probed per access interface (clients found here and
-/// clients the other access points advertise in its subnet).
+/// clients the other access points advertise in its subnets).
 pub const MAX_PROBED: usize = 512;
 
 /// Why an access interface could not be set up.
@@ -53,7 +60,8 @@ pub enum AccessError {
 /// One client as probed here.
 #[derive(Debug, Clone, Copy)]
 struct Probed {
-    /// Its link address, once heard (probes go there; broadcast before).
+    /// Its link address, once heard (probes go there; broadcast, or the
+    /// solicited-node multicast address, before).
     mac: Option<[u8; 6]>,
     /// One bit per probe interval, newest lowest: whether it answered.
     history: u64,
@@ -68,28 +76,35 @@ pub struct AccessPortCounters {
     pub replies: u64,
     /// DHCP requests and acknowledgements that named a client here.
     pub dhcp: u64,
-    /// ARP or DHCP frames that did not parse (ARP not Ethernet/IPv4, a
-    /// truncated DHCP message, no DHCP magic cookie).
+    /// Neighbor solicitations and advertisements that named a client here.
+    pub neighbor_discovery: u64,
+    pub router_advertisements: u64,
+    /// ARP, DHCP or neighbor discovery frames that did not parse (ARP not
+    /// Ethernet/IPv4, a truncated DHCP message or one without the magic
+    /// cookie, neighbor discovery with a bad checksum or not from the
+    /// link).
     pub malformed: u64,
     /// Clients not probed because the table was full.
     pub refused: u64,
 }
 
-/// An access interface: its raw socket (ARP frames and DHCP messages, in
-/// both directions: a DHCP server on this router answers through it) and
-/// the clients probed on it.
+/// An access interface: its raw socket (ARP, DHCP and neighbor discovery,
+/// in both directions: a DHCP server on this router answers through it)
+/// and the clients probed on it.
 pub struct AccessPort {
     pub config: AccessInterface,
     ifindex: i32,
     fd: OwnedFd,
-    probed: BTreeMap<Ipv4Addr, Probed>,
+    probed: BTreeMap<IpAddr, Probed>,
     next_probe: Instant,
     next_neighbor_read: Instant,
+    /// When the next router advertisement is due (IPv6 only).
+    next_advert: Instant,
     pub counters: AccessPortCounters,
 }
 
 /// How often the kernel's neighbor table is read for clients.
-const NEIGHBOR_READ: std::time::Duration = std::time::Duration::from_secs(1);
+const NEIGHBOR_READ: Duration = Duration::from_secs(1);
 
 fn setup_err(name: &str, message: impl Into<String>) -> AccessError {
     AccessError::Setup {
@@ -122,16 +137,41 @@ fn mac_text(m: &[u8; 6]) -> String {
         .join(":")
 }
 
+/// The IPv6 address `a` as the node's client address.
+fn client_addr(a: IpAddr) -> ClientAddr {
+    match a {
+        IpAddr::V4(v) => {
+            let mut addr = [0u8; 16];
+            addr[..4].copy_from_slice(&v.octets());
+            ClientAddr { addr, v4: true }
+        }
+        IpAddr::V6(v) => ClientAddr {
+            addr: v.octets(),
+            v4: false,
+        },
+    }
+}
+
 impl AccessPort {
     /// Sets the interface up as an access point's: the gateway's link
-    /// address, this access point's own address and the gateway address,
-    /// then opens its ARP socket.
+    /// address, this access point's own address and the gateway address
+    /// (and for IPv6 the gateway's link-local address, without duplicate
+    /// address detection: every access point holds it), then opens its
+    /// socket.
     pub fn open(config: &AccessInterface, now: Instant) -> Result<AccessPort, AccessError> {
         let name = config.name.as_str();
         let ifindex = nix::net::if_::if_nametoindex(name)
             .map_err(|e| setup_err(name, format!("no such interface ({e})")))?
             as i32;
         let mac = mac_text(&config.mac);
+        if config.address6.is_some() {
+            // Every access point of the segment holds the gateway's
+            // link-local address: detecting it as a duplicate would
+            // disable it.
+            let knob = format!("/proc/sys/net/ipv6/conf/{name}/accept_dad");
+            std::fs::write(&knob, "0")
+                .map_err(|e| setup_err(name, format!("{knob}: {e} (IPv6 off?)")))?;
+        }
         // A live change where the driver allows it, else down and up.
         if ip(&["link", "set", "dev", name, "address", &mac]).is_err() {
             ip(&["link", "set", "dev", name, "down"]).map_err(|m| setup_err(name, m))?;
@@ -142,11 +182,17 @@ impl AccessPort {
         ip(&["addr", "replace", &own, "dev", name]).map_err(|m| setup_err(name, m))?;
         let gw = format!("{}/32", config.gateway);
         ip(&["addr", "replace", &gw, "dev", name]).map_err(|m| setup_err(name, m))?;
+        if let Some(own6) = config.address6 {
+            for a in [format!("{}/64", config.gateway6()), format!("{own6}/64")] {
+                ip(&["-6", "addr", "replace", &a, "dev", name, "nodad"])
+                    .map_err(|m| setup_err(name, m))?;
+            }
+        }
         let fd = access_socket(ifindex).map_err(|source| AccessError::Socket {
             name: name.into(),
             source,
         })?;
-        info!(interface = name, gateway = %config.gateway, mac, "access interface ready");
+        info!(interface = name, gateway = %config.gateway, mac, ipv6 = ?config.address6, "access interface ready");
         Ok(AccessPort {
             config: config.clone(),
             ifindex,
@@ -154,6 +200,7 @@ impl AccessPort {
             probed: BTreeMap::new(),
             next_probe: now,
             next_neighbor_read: now,
+            next_advert: now,
             counters: AccessPortCounters::default(),
         })
     }
@@ -165,7 +212,10 @@ impl AccessPort {
 
     /// When [`Self::probe`] is next due.
     pub fn next_probe(&self) -> Instant {
-        self.next_probe
+        match self.config.address6 {
+            Some(_) => self.next_probe.min(self.next_advert),
+            None => self.next_probe,
+        }
     }
 
     /// How many clients are probed.
@@ -173,19 +223,28 @@ impl AccessPort {
         self.probed.len()
     }
 
-    /// Removes the gateway address (a stopped access point must not
-    /// attract its clients' traffic); its own address stays.
+    /// Removes the gateway addresses (a stopped access point must not
+    /// attract its clients' traffic); its own addresses stay. No router
+    /// advertisement with a zero lifetime: the other access points
+    /// advertise the same router, which stays the clients' default.
     pub fn shutdown(&self) {
+        let name = &self.config.name;
         let gw = format!("{}/32", self.config.gateway);
-        if let Err(m) = ip(&["addr", "del", &gw, "dev", &self.config.name]) {
-            warn!(interface = %self.config.name, error = m, "gateway address not removed");
+        if let Err(m) = ip(&["addr", "del", &gw, "dev", name]) {
+            warn!(interface = %name, error = m, "gateway address not removed");
+        }
+        if self.config.address6.is_some() {
+            let gw6 = format!("{}/64", self.config.gateway6());
+            if let Err(m) = ip(&["-6", "addr", "del", &gw6, "dev", name]) {
+                warn!(interface = %name, error = m, "IPv6 gateway address not removed");
+            }
         }
     }
 
     /// Reads every frame waiting: replies to our probes count, and any
-    /// client heard (ARP) or given or asking for an address (DHCP) is
-    /// probed from now on.
-    pub fn read(&mut self) {
+    /// client heard (ARP, neighbor discovery) or given or asking for an
+    /// address (DHCP) is probed from now on.
+    pub fn read(&mut self, now: Instant) {
         let mut frame = [0u8; 1600];
         loop {
             // SAFETY: the buffer is valid for its length; the socket is
@@ -201,15 +260,19 @@ impl AccessPort {
             if n <= 0 {
                 return;
             }
-            self.on_frame(&frame[..n as usize]);
+            self.on_frame(now, &frame[..n as usize]);
         }
     }
 
-    fn on_frame(&mut self, frame: &[u8]) {
-        let ethertype = frame.get(12..14).map(|t| u16::from_be_bytes([t[0], t[1]]));
-        if ethertype == Some(ETH_P_IP) {
-            return self.on_dhcp(frame);
+    fn on_frame(&mut self, now: Instant, frame: &[u8]) {
+        match frames::ethertype(frame) {
+            Some(ETH_P_IP) => self.on_dhcp(frame),
+            Some(ETH_P_IPV6) => self.on_nd(now, frame),
+            _ => self.on_arp(frame),
         }
+    }
+
+    fn on_arp(&mut self, frame: &[u8]) {
         let Some(arp) = Arp::parse(frame) else {
             self.counters.malformed += 1;
             return;
@@ -217,37 +280,14 @@ impl AccessPort {
         let c = &self.config;
         // Other access points (they speak with the gateway's link
         // address) and addresses that are not a client's.
-        if arp.sha == c.mac
-            || !c.covers(arp.spa)
-            || arp.spa == c.gateway
-            || arp.spa == c.address
-            || arp.spa.is_unspecified()
-        {
+        if arp.sha == c.mac || !self.is_client(IpAddr::V4(arp.spa)) {
             return;
         }
         let probe_reply = arp.op == ARP_REPLY && arp.tpa == c.address;
-        if !self.probed.contains_key(&arp.spa) {
-            debug!(interface = %c.name, client = %arp.spa, "client heard");
-            if self.probed.len() >= MAX_PROBED {
-                self.counters.refused += 1;
-                return;
-            }
-            // Heard just now: counted as answering the probes before.
-            self.probed.insert(
-                arp.spa,
-                Probed {
-                    mac: None,
-                    history: u64::MAX,
-                    answered: false,
-                },
-            );
-        }
-        let p = self.probed.get_mut(&arp.spa).expect("inserted");
-        p.mac = Some(arp.sha);
         if probe_reply {
             self.counters.replies += 1;
-            p.answered = true;
         }
+        self.note(IpAddr::V4(arp.spa), arp.sha, true, probe_reply, "ARP");
     }
 
     /// A DHCP message (the socket's filter lets only UDP to port 67 or 68
@@ -262,24 +302,82 @@ impl AccessPort {
             self.counters.malformed += 1;
             return;
         };
-        let c = &self.config;
         let (client, heard) = match d.kind {
             DHCP_REQUEST => (d.requested.or(d.ciaddr), true),
             DHCP_ACK => (d.yiaddr, false),
             _ => return,
         };
         let Some(client) = client else { return };
-        if d.chaddr == c.mac
-            || !c.covers(client)
-            || client == c.gateway
-            || client == c.address
-            || client.is_unspecified()
-        {
+        if d.chaddr == self.config.mac || !self.is_client(IpAddr::V4(client)) {
             return;
         }
         self.counters.dhcp += 1;
+        self.note(IpAddr::V4(client), d.chaddr, heard, false, "DHCP");
+    }
+
+    /// Neighbor discovery: a client's duplicate address detection (a
+    /// solicitation from the unspecified address names the address it
+    /// takes), its solicitations from its address, and its advertisements
+    /// (one to this access point's own address answers a probe) make it a
+    /// client here; a router solicitation brings a router advertisement
+    /// forward. Frames with the gateway's link address are other access
+    /// points' (or ours).
+    fn on_nd(&mut self, now: Instant, frame: &[u8]) {
+        let Some(nd) = Nd::parse(frame) else {
+            self.counters.malformed += 1;
+            return;
+        };
+        let Some(own6) = self.config.address6 else {
+            return;
+        };
+        if nd.src_mac == self.config.mac {
+            return;
+        }
+        let client = match nd.kind {
+            ND_ROUTER_SOLICIT => {
+                self.next_advert = self.next_advert.min(now + RA_AFTER_SOLICIT);
+                return;
+            }
+            ND_NEIGHBOR_SOLICIT if nd.src.is_unspecified() => nd.target,
+            ND_NEIGHBOR_SOLICIT => Some(nd.src),
+            ND_NEIGHBOR_ADVERT => nd.target,
+            _ => None,
+        };
+        let Some(client) = client else { return };
+        if !self.is_client(IpAddr::V6(client)) {
+            return;
+        }
+        let probe_reply = nd.kind == ND_NEIGHBOR_ADVERT && nd.dst == own6;
+        if probe_reply {
+            self.counters.replies += 1;
+        }
+        self.counters.neighbor_discovery += 1;
+        let mac = nd.lladdr.unwrap_or(nd.src_mac);
+        self.note(
+            IpAddr::V6(client),
+            mac,
+            true,
+            probe_reply,
+            "neighbor discovery",
+        );
+    }
+
+    /// Whether `a` can be a client's address here: in a client subnet, not
+    /// the gateway's, not this access point's.
+    fn is_client(&self, a: IpAddr) -> bool {
+        let c = &self.config;
+        match a {
+            IpAddr::V4(v) => c.covers(v) && v != c.gateway && v != c.address && !v.is_unspecified(),
+            IpAddr::V6(v) => c.covers6(v),
+        }
+    }
+
+    /// A client seen at `mac`: probed from now on (`heard`: in range just
+    /// now, counted as answering the probes before); `answered` counts
+    /// for the current probe.
+    fn note(&mut self, client: IpAddr, mac: [u8; 6], heard: bool, answered: bool, how: &str) {
         if !self.probed.contains_key(&client) {
-            debug!(interface = %c.name, %client, heard, "client in DHCP");
+            debug!(interface = %self.config.name, %client, heard, "client found in {how}");
             if self.probed.len() >= MAX_PROBED {
                 self.counters.refused += 1;
                 return;
@@ -294,11 +392,12 @@ impl AccessPort {
             );
         }
         let p = self.probed.get_mut(&client).expect("inserted");
-        p.mac = Some(d.chaddr);
+        p.mac = Some(mac);
+        p.answered |= answered;
     }
 
     /// The clients probed here, with their link address once known.
-    pub fn clients(&self) -> impl Iterator<Item = (Ipv4Addr, Option<[u8; 6]>)> + '_ {
+    pub fn clients(&self) -> impl Iterator<Item = (IpAddr, Option<[u8; 6]>)> + '_ {
         self.probed.iter().map(|(&a, p)| (a, p.mac))
     }
 
@@ -306,8 +405,14 @@ impl AccessPort {
     /// the node each client's quality, and probes again. Clients the other
     /// access points advertise in this subnet are probed too (a client
     /// coming into range is found within one probe); one that answers
-    /// none of the window and nobody else advertises is forgotten.
+    /// none of the window and nobody else advertises is forgotten. With
+    /// IPv6, a router advertisement every few seconds (sooner when a
+    /// client asked for one).
     pub fn probe(&mut self, now: Instant, node: &mut Node) {
+        if now >= self.next_advert {
+            self.next_advert = now + RA_INTERVAL;
+            self.advertise_router();
+        }
         if now < self.next_probe {
             return;
         }
@@ -335,9 +440,7 @@ impl AccessPort {
             let answered = (p.history & mask).count_ones();
             let quality = (answered * 255 / window) as u8;
             debug!(interface = %self.config.name, %client, quality, "probe");
-            let mut addr = [0u8; 16];
-            addr[..4].copy_from_slice(&client.octets());
-            measured.push((ClientAddr { addr, v4: true }, quality));
+            measured.push((client_addr(client), quality));
             if quality == 0 && advertised.binary_search(&client).is_err() {
                 gone.push(client);
                 continue;
@@ -348,9 +451,27 @@ impl AccessPort {
         for client in gone {
             self.probed.remove(&client);
         }
+        let (ours, own, own6) = (self.config.mac, self.config.address, self.config.address6);
         for (client, mac) in frames {
-            let f = self.request(client, mac);
-            self.send(&f);
+            let f = match (client, own6) {
+                (IpAddr::V4(v), _) => Arp::request(mac.unwrap_or([0xff; 6]), ours, own, v),
+                (IpAddr::V6(v), Some(own6)) => neighbor_solicitation(mac, ours, own6, v),
+                (IpAddr::V6(_), None) => continue,
+            };
+            if self.send(&f) {
+                self.counters.probes_sent += 1;
+            }
+        }
+    }
+
+    /// Sends a router advertisement (IPv6 only): the gateway's link-local
+    /// address as the default router, the clients' /64 for SLAAC.
+    pub fn advertise_router(&mut self) {
+        if let Some(own6) = self.config.address6 {
+            let ra = frames::router_advertisement(self.config.mac, self.config.gateway6(), own6);
+            if self.send(&ra) {
+                self.counters.router_advertisements += 1;
+            }
         }
     }
 
@@ -369,13 +490,11 @@ impl AccessPort {
             else {
                 continue;
             };
-            let c = &self.config;
-            if dev != c.name
+            let addr = IpAddr::V4(addr);
+            if dev != self.config.name
                 || !complete
-                || mac == c.mac
-                || !c.covers(addr)
-                || addr == c.gateway
-                || addr == c.address
+                || mac == self.config.mac
+                || !self.is_client(addr)
                 || self.probed.contains_key(&addr)
             {
                 continue;
@@ -384,7 +503,7 @@ impl AccessPort {
                 self.counters.refused += 1;
                 return;
             }
-            debug!(interface = %c.name, client = %addr, "client in the neighbor table");
+            debug!(interface = %self.config.name, client = %addr, "client in the neighbor table");
             self.probed.insert(
                 addr,
                 Probed {
@@ -398,7 +517,7 @@ impl AccessPort {
 
     /// Starts probing the clients other access points advertise in this
     /// subnet.
-    fn learn_advertised(&mut self, advertised: &[Ipv4Addr]) {
+    fn learn_advertised(&mut self, advertised: &[IpAddr]) {
         for &client in advertised {
             if self.probed.contains_key(&client) {
                 continue;
@@ -418,33 +537,16 @@ impl AccessPort {
         }
     }
 
-    /// An ARP request for `client` from this access point's own address,
-    /// to its link address when known.
-    fn request(&self, client: Ipv4Addr, mac: Option<[u8; 6]>) -> [u8; ETH_HLEN + ARP_LEN] {
-        let mut f = [0u8; ETH_HLEN + ARP_LEN];
-        f[0..6].copy_from_slice(&mac.unwrap_or([0xff; 6]));
-        f[6..12].copy_from_slice(&self.config.mac);
-        f[12..14].copy_from_slice(&ETH_P_ARP.to_be_bytes());
-        let a = &mut f[ETH_HLEN..];
-        a[0..2].copy_from_slice(&1u16.to_be_bytes()); // Ethernet
-        a[2..4].copy_from_slice(&0x0800u16.to_be_bytes()); // IPv4
-        a[4] = 6;
-        a[5] = 4;
-        a[6..8].copy_from_slice(&ARP_REQUEST.to_be_bytes());
-        a[8..14].copy_from_slice(&self.config.mac);
-        a[14..18].copy_from_slice(&self.config.address.octets());
-        // Target link address unknown (zeros).
-        a[24..28].copy_from_slice(&client.octets());
-        f
-    }
-
-    fn send(&mut self, frame: &[u8]) {
+    /// Sends `frame` (its ethertype in bytes 12-13) out of the interface;
+    /// whether it went.
+    fn send(&mut self, frame: &[u8]) -> bool {
+        let ethertype = frames::ethertype(frame).unwrap_or(ETH_P_ARP);
         // SAFETY: a zero-initialised sockaddr_ll filled below; the frame
         // is valid for its length.
         let sent = unsafe {
             let mut sll: libc::sockaddr_ll = std::mem::zeroed();
             sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_protocol = ETH_P_ARP.to_be();
+            sll.sll_protocol = ethertype.to_be();
             sll.sll_ifindex = self.ifindex;
             sll.sll_halen = 6;
             sll.sll_addr[..6].copy_from_slice(&frame[0..6]);
@@ -457,14 +559,13 @@ impl AccessPort {
                 std::mem::size_of::<libc::sockaddr_ll>() as u32,
             )
         };
-        if sent > 0 {
-            self.counters.probes_sent += 1;
-        }
+        sent > 0
     }
 }
 
-/// The clients other access points advertise in `config`'s subnet.
-fn advertised_elsewhere(node: &Node, config: &AccessInterface) -> Vec<Ipv4Addr> {
+/// The clients other access points advertise in `config`'s subnets,
+/// sorted.
+fn advertised_elsewhere(node: &Node, config: &AccessInterface) -> Vec<IpAddr> {
     let me = node.id();
     let mut out = Vec::new();
     for r in node.control().lsdb().records() {
@@ -472,11 +573,20 @@ fn advertised_elsewhere(node: &Node, config: &AccessInterface) -> Vec<Ipv4Addr> 
             continue;
         }
         for p in r.prefixes.iter() {
-            if let braid_wire::Prefix::Client4 { addr, .. } = p {
-                let a = Ipv4Addr::from(*addr);
-                if config.covers(a) && a != config.address && a != config.gateway {
-                    out.push(a);
+            match p {
+                braid_wire::Prefix::Client4 { addr, .. } => {
+                    let a = Ipv4Addr::from(*addr);
+                    if config.covers(a) && a != config.address && a != config.gateway {
+                        out.push(IpAddr::V4(a));
+                    }
                 }
+                braid_wire::Prefix::Client6 { addr, .. } => {
+                    let a = Ipv6Addr::from(*addr);
+                    if config.covers6(a) {
+                        out.push(IpAddr::V6(a));
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -484,128 +594,6 @@ fn advertised_elsewhere(node: &Node, config: &AccessInterface) -> Vec<Ipv4Addr> 
     out.dedup();
     out
 }
-
-/// An ARP packet for IPv4 over Ethernet, as read from the socket (with
-/// its Ethernet header).
-struct Arp {
-    op: u16,
-    sha: [u8; 6],
-    spa: Ipv4Addr,
-    tpa: Ipv4Addr,
-}
-
-impl Arp {
-    fn parse(frame: &[u8]) -> Option<Arp> {
-        let a = frame.get(ETH_HLEN..ETH_HLEN + ARP_LEN)?;
-        let be16 = |i: usize| u16::from_be_bytes([a[i], a[i + 1]]);
-        if be16(0) != 1 || be16(2) != 0x0800 || a[4] != 6 || a[5] != 4 {
-            return None;
-        }
-        let op = be16(6);
-        if op != ARP_REQUEST && op != ARP_REPLY {
-            return None;
-        }
-        let ip = |i: usize| Ipv4Addr::new(a[i], a[i + 1], a[i + 2], a[i + 3]);
-        Some(Arp {
-            op,
-            sha: a[8..14].try_into().ok()?,
-            spa: ip(14),
-            tpa: ip(24),
-        })
-    }
-}
-
-const DHCP_REQUEST: u8 = 3;
-const DHCP_ACK: u8 = 5;
-/// The fixed part of a BOOTP message, before the magic cookie.
-const BOOTP_LEN: usize = 236;
-const DHCP_COOKIE: [u8; 4] = [99, 130, 83, 99];
-
-/// What a DHCP message over Ethernet/IPv4/UDP says of a client (RFC 2131:
-/// the fixed BOOTP fields, option 53 the message type, option 50 the
-/// address requested).
-#[derive(Debug, PartialEq, Eq)]
-struct Dhcp {
-    kind: u8,
-    chaddr: [u8; 6],
-    ciaddr: Option<Ipv4Addr>,
-    yiaddr: Option<Ipv4Addr>,
-    requested: Option<Ipv4Addr>,
-}
-
-impl Dhcp {
-    fn parse(frame: &[u8]) -> Option<Dhcp> {
-        let ip = frame.get(ETH_HLEN..)?;
-        let ihl = ((*ip.first()? & 0x0f) as usize) * 4;
-        if ip[0] >> 4 != 4 || ihl < 20 || *ip.get(9)? != 17 {
-            return None;
-        }
-        let udp = ip.get(ihl..)?;
-        let port = |i: usize| Some(u16::from_be_bytes([*udp.get(i)?, *udp.get(i + 1)?]));
-        let (src, dst) = (port(0)?, port(2)?);
-        if !matches!((src, dst), (68, 67) | (67, 68) | (67, 67)) {
-            return None;
-        }
-        let m = udp.get(8..)?;
-        if m.len() < BOOTP_LEN + 4 || m[BOOTP_LEN..BOOTP_LEN + 4] != DHCP_COOKIE {
-            return None;
-        }
-        // Ethernet hardware addresses only.
-        if m[1] != 1 || m[2] != 6 {
-            return None;
-        }
-        let addr = |i: usize| {
-            let a = Ipv4Addr::new(m[i], m[i + 1], m[i + 2], m[i + 3]);
-            (!a.is_unspecified()).then_some(a)
-        };
-        let mut d = Dhcp {
-            kind: 0,
-            chaddr: m[28..34].try_into().ok()?,
-            ciaddr: addr(12),
-            yiaddr: addr(16),
-            requested: None,
-        };
-        let mut opts = &m[BOOTP_LEN + 4..];
-        while let Some((&code, rest)) = opts.split_first() {
-            match code {
-                0 => {
-                    opts = rest;
-                    continue;
-                }
-                255 => break,
-                _ => {}
-            }
-            let (&len, rest) = rest.split_first()?;
-            let value = rest.get(..len as usize)?;
-            match (code, value) {
-                (53, &[kind]) => d.kind = kind,
-                (50, &[a, b, c, e]) => d.requested = Some(Ipv4Addr::new(a, b, c, e)),
-                _ => {}
-            }
-            opts = &rest[len as usize..];
-        }
-        (d.kind != 0).then_some(d)
-    }
-}
-
-/// Classic BPF for the access socket: ARP frames, and IPv4 UDP to port 67
-/// or 68 that is not a later fragment (DHCP); anything else stays in the
-/// kernel. The offsets are the Ethernet frame's.
-const ACCESS_FILTER: [(u16, u8, u8, u32); 13] = [
-    (0x28, 0, 0, 12),          // ldh [12]: the ethertype
-    (0x15, 9, 0, 0x0806),      // ARP: accept
-    (0x15, 0, 9, 0x0800),      // not IPv4: drop
-    (0x30, 0, 0, 23),          // ldb [23]: the IP protocol
-    (0x15, 0, 7, 17),          // not UDP: drop
-    (0x28, 0, 0, 20),          // ldh [20]: flags and fragment offset
-    (0x45, 5, 0, 0x1fff),      // a later fragment: drop
-    (0xb1, 0, 0, 14),          // ldxb 4*([14]&0xf): the IP header's length
-    (0x48, 0, 0, 16),          // ldh [x+16]: the UDP destination port
-    (0x15, 1, 0, 67),          // 67: accept
-    (0x15, 0, 1, 68),          // not 68: drop
-    (0x06, 0, 0, 0x0004_0000), // accept
-    (0x06, 0, 0, 0),           // drop
-];
 
 /// A raw socket bound to `ifindex` that receives its ARP frames and DHCP
 /// messages (both directions; [`ACCESS_FILTER`]). It is opened for no
@@ -660,58 +648,6 @@ fn access_socket(ifindex: i32) -> io::Result<OwnedFd> {
     }
 }
 
-/// A DHCP message of `kind` (3 request, 5 acknowledgement) in an Ethernet
-/// frame, as a client (request) or a server (acknowledgement) sends it:
-/// for tests here and in `tests/access.rs`.
-#[doc(hidden)]
-pub fn dhcp_frame(
-    kind: u8,
-    chaddr: [u8; 6],
-    ciaddr: Ipv4Addr,
-    yiaddr: Ipv4Addr,
-    requested: Option<Ipv4Addr>,
-) -> Vec<u8> {
-    let mut m = vec![0u8; BOOTP_LEN];
-    m[0] = if kind == DHCP_ACK { 2 } else { 1 };
-    m[1] = 1;
-    m[2] = 6;
-    m[12..16].copy_from_slice(&ciaddr.octets());
-    m[16..20].copy_from_slice(&yiaddr.octets());
-    m[28..34].copy_from_slice(&chaddr);
-    m.extend_from_slice(&DHCP_COOKIE);
-    m.extend_from_slice(&[53, 1, kind]);
-    if let Some(r) = requested {
-        m.extend_from_slice(&[50, 4]);
-        m.extend_from_slice(&r.octets());
-    }
-    m.push(255);
-    let (sport, dport): (u16, u16) = if kind == DHCP_ACK { (67, 68) } else { (68, 67) };
-    let mut f = vec![0xff; 6];
-    f.extend_from_slice(&chaddr);
-    f.extend_from_slice(&ETH_P_IP.to_be_bytes());
-    let total = (20 + 8 + m.len()) as u16;
-    let mut ip = [0u8; 20];
-    ip[0] = 0x45;
-    ip[2..4].copy_from_slice(&total.to_be_bytes());
-    ip[8] = 64;
-    ip[9] = 17;
-    ip[12..16].copy_from_slice(&ciaddr.octets());
-    ip[16..20].copy_from_slice(&[255; 4]);
-    let sum = ip
-        .chunks(2)
-        .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
-        .sum::<u32>();
-    let sum = (sum & 0xffff) + (sum >> 16);
-    ip[10..12].copy_from_slice(&(!((sum & 0xffff) + (sum >> 16)) as u16).to_be_bytes());
-    f.extend_from_slice(&ip);
-    f.extend_from_slice(&sport.to_be_bytes());
-    f.extend_from_slice(&dport.to_be_bytes());
-    f.extend_from_slice(&((8 + m.len()) as u16).to_be_bytes());
-    f.extend_from_slice(&[0, 0]); // no UDP checksum (allowed over IPv4)
-    f.extend_from_slice(&m);
-    f
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -725,6 +661,7 @@ mod tests {
             probed: BTreeMap::new(),
             next_probe: Instant::ZERO,
             next_neighbor_read: Instant::ZERO,
+            next_advert: Instant::ZERO,
             counters: AccessPortCounters::default(),
         }
     }
@@ -749,18 +686,26 @@ mod tests {
             }
         );
         let mut p = port();
-        p.on_frame(&req);
+        p.on_frame(Instant::ZERO, &req);
         assert_eq!(
             p.clients().collect::<Vec<_>>(),
-            [(client, Some(CLIENT_MAC))]
+            [(IpAddr::V4(client), Some(CLIENT_MAC))]
         );
-        assert_eq!(p.probed[&client].history, u64::MAX, "heard: in range");
+        assert_eq!(
+            p.probed[&IpAddr::V4(client)].history,
+            u64::MAX,
+            "heard: in range"
+        );
         assert_eq!(p.counters.dhcp, 1);
         // A server's acknowledgement: known, not yet heard.
         let other = Ipv4Addr::new(198, 18, 9, 78);
         let ack = dhcp_frame(DHCP_ACK, [2, 0, 0, 0, 0, 0x78], any, other, None);
-        p.on_frame(&ack);
-        assert_eq!(p.probed[&other].history, 0, "given an address: probed");
+        p.on_frame(Instant::ZERO, &ack);
+        assert_eq!(
+            p.probed[&IpAddr::V4(other)].history,
+            0,
+            "given an address: probed"
+        );
         // Renewing (ciaddr) names the client too; out of the subnet, the
         // gateway's or another access point's link address: not a client.
         let renew = dhcp_frame(
@@ -770,7 +715,7 @@ mod tests {
             any,
             None,
         );
-        p.on_frame(&renew);
+        p.on_frame(Instant::ZERO, &renew);
         let outside = dhcp_frame(
             DHCP_ACK,
             [2, 0, 0, 0, 0, 0x7a],
@@ -778,9 +723,9 @@ mod tests {
             Ipv4Addr::new(198, 18, 10, 5),
             None,
         );
-        p.on_frame(&outside);
+        p.on_frame(Instant::ZERO, &outside);
         let gw = dhcp_frame(DHCP_REQUEST, CLIENT_MAC, any, any, Some(acc0().gateway));
-        p.on_frame(&gw);
+        p.on_frame(Instant::ZERO, &gw);
         let ours = dhcp_frame(
             DHCP_REQUEST,
             acc0().mac,
@@ -788,7 +733,7 @@ mod tests {
             any,
             Some(Ipv4Addr::new(198, 18, 9, 80)),
         );
-        p.on_frame(&ours);
+        p.on_frame(Instant::ZERO, &ours);
         assert_eq!(p.probed.len(), 3);
         assert_eq!(p.counters.dhcp, 3);
         assert_eq!(p.counters.malformed, 0);
@@ -797,23 +742,23 @@ mod tests {
             req[..req.len() - 20].to_vec(),
             {
                 let mut f = req.clone();
-                f[ETH_HLEN + 28 + BOOTP_LEN] = 0;
+                f[14 + 28 + 236] = 0;
                 f
             },
             {
                 let mut f = req.clone();
-                let at = ETH_HLEN + 28 + BOOTP_LEN + 4;
+                let at = 14 + 28 + 236 + 4;
                 f[at] = 12; // hostname, not the message type
                 f
             },
             {
                 let mut f = req.clone();
-                f[ETH_HLEN + 28 + BOOTP_LEN + 5] = 200;
+                f[14 + 28 + 236 + 5] = 200;
                 f
             },
         ] {
             assert_eq!(Dhcp::parse(&bad), None);
-            p.on_frame(&bad);
+            p.on_frame(Instant::ZERO, &bad);
         }
         assert_eq!(p.counters.malformed, 4);
         assert_eq!(p.probed.len(), 3);
@@ -823,16 +768,16 @@ mod tests {
         #[test]
         fn any_frame_is_parsed_or_counted_never_a_panic(
             frame in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..700),
-            ip in proptest::prelude::any::<bool>(),
+            kind in proptest::prelude::any::<u8>(),
         ) {
             let mut frame = frame;
-            if ip && frame.len() >= 14 {
-                frame[12..14].copy_from_slice(&ETH_P_IP.to_be_bytes());
+            if frame.len() >= 14 {
+                let t = [ETH_P_ARP, ETH_P_IP, ETH_P_IPV6][kind as usize % 3];
+                frame[12..14].copy_from_slice(&t.to_be_bytes());
             }
             let mut p = port();
-            p.on_frame(&frame);
+            p.on_frame(Instant::ZERO, &frame);
             proptest::prop_assert!(p.probed.len() <= 1);
-            let _ = Dhcp::parse(&frame);
         }
     }
 
@@ -844,6 +789,7 @@ mod tests {
             len: 24,
             gateway: Ipv4Addr::new(198, 18, 9, 1),
             mac: crate::config::DEFAULT_GATEWAY_MAC,
+            address6: Some("2001:2:0:9::2".parse().unwrap()),
             probe_interval: std::time::Duration::from_millis(100),
             probe_window: 10,
         }
@@ -852,27 +798,87 @@ mod tests {
     #[test]
     fn arp_frames_parse_and_garbage_does_not() {
         let cfg = acc0();
-        // A request as `request` builds it parses back.
-        let mut f = [0u8; ETH_HLEN + ARP_LEN];
-        f[12..14].copy_from_slice(&ETH_P_ARP.to_be_bytes());
-        let a = &mut f[ETH_HLEN..];
-        a[0..2].copy_from_slice(&1u16.to_be_bytes());
-        a[2..4].copy_from_slice(&0x0800u16.to_be_bytes());
-        a[4] = 6;
-        a[5] = 4;
-        a[6..8].copy_from_slice(&ARP_REPLY.to_be_bytes());
-        a[8..14].copy_from_slice(&[2, 0, 0, 0, 0, 9]);
-        a[14..18].copy_from_slice(&[198, 18, 9, 9]);
-        a[24..28].copy_from_slice(&cfg.address.octets());
+        // A client's reply to our probe parses back.
+        let mut f = Arp::request(
+            cfg.mac,
+            [2, 0, 0, 0, 0, 9],
+            Ipv4Addr::new(198, 18, 9, 9),
+            cfg.address,
+        );
+        f[14 + 7] = ARP_REPLY as u8;
         let arp = Arp::parse(&f).unwrap();
         assert_eq!(arp.op, ARP_REPLY);
         assert_eq!(arp.spa, Ipv4Addr::new(198, 18, 9, 9));
         assert_eq!(arp.tpa, cfg.address);
+        let mut p = port();
+        p.on_frame(Instant::ZERO, &f);
+        assert!(p.probed[&IpAddr::V4(arp.spa)].answered, "a probe's answer");
         assert!(Arp::parse(&f[..20]).is_none(), "truncated");
-        f[ETH_HLEN + 4] = 8;
+        f[14 + 4] = 8;
         assert!(Arp::parse(&f).is_none(), "not Ethernet/IPv4");
+        p.on_frame(Instant::ZERO, &f);
+        assert_eq!(p.counters.malformed, 1);
         assert!(cfg.covers(Ipv4Addr::new(198, 18, 9, 200)));
         assert!(!cfg.covers(Ipv4Addr::new(198, 18, 10, 1)));
+    }
+
+    #[test]
+    fn ipv6_clients_are_found_by_neighbor_discovery_and_answer_probes() {
+        let cfg = acc0();
+        let own6 = cfg.address6.unwrap();
+        let client: Ipv6Addr = "2001:2:0:9:0:ff:fe00:77".parse().unwrap();
+        let mut p = port();
+        // Duplicate address detection: from ::, for the address it takes.
+        let dad = neighbor_solicitation(None, CLIENT_MAC, Ipv6Addr::UNSPECIFIED, client);
+        p.on_frame(Instant::ZERO, &dad);
+        assert_eq!(
+            p.clients().collect::<Vec<_>>(),
+            [(IpAddr::V6(client), Some(CLIENT_MAC))]
+        );
+        assert!(!p.probed[&IpAddr::V6(client)].answered);
+        // Its answer to our probe (to our own address) counts; one to
+        // another access point's address, or another access point's own
+        // solicitation (the gateway's link address), does not.
+        let other_ap: Ipv6Addr = "2001:2:0:9::3".parse().unwrap();
+        p.on_frame(
+            Instant::ZERO,
+            &neighbor_advertisement(cfg.mac, CLIENT_MAC, client, other_ap),
+        );
+        assert!(!p.probed[&IpAddr::V6(client)].answered);
+        let theirs = neighbor_solicitation(Some(CLIENT_MAC), cfg.mac, other_ap, client);
+        p.on_frame(Instant::ZERO, &theirs);
+        p.on_frame(
+            Instant::ZERO,
+            &neighbor_advertisement(cfg.mac, CLIENT_MAC, client, own6),
+        );
+        assert!(p.probed[&IpAddr::V6(client)].answered);
+        assert_eq!((p.counters.replies, p.counters.neighbor_discovery), (1, 3));
+        // Link-local, another /64, our own address: not clients.
+        for a in ["fe80::77", "2001:2:0:10::77", "2001:2:0:9::2"] {
+            let a: Ipv6Addr = a.parse().unwrap();
+            p.on_frame(
+                Instant::ZERO,
+                &neighbor_solicitation(None, CLIENT_MAC, Ipv6Addr::UNSPECIFIED, a),
+            );
+        }
+        assert_eq!(p.probed.len(), 1);
+        // A router solicitation brings the next advertisement forward.
+        p.next_advert = Instant::from_millis(4000);
+        let mut rs = neighbor_solicitation(None, CLIENT_MAC, Ipv6Addr::UNSPECIFIED, client);
+        rs[14 + 40] = 133;
+        // (its checksum now wrong: counted, nothing else)
+        p.on_frame(Instant::from_millis(1000), &rs);
+        assert_eq!(p.counters.malformed, 1);
+        assert_eq!(p.next_advert, Instant::from_millis(4000));
+        let rs = frames::router_solicitation_for_tests(CLIENT_MAC);
+        p.on_frame(Instant::from_millis(1000), &rs);
+        assert_eq!(p.next_advert, Instant::from_millis(1200));
+        // An access point without IPv6 ignores all of it.
+        let mut v4only = port();
+        v4only.config.address6 = None;
+        v4only.on_frame(Instant::ZERO, &dad);
+        assert!(!v4only.is_client(IpAddr::V6(client)));
+        assert_eq!(v4only.probed.len(), 0);
     }
 
     #[test]
@@ -887,8 +893,8 @@ mod tests {
             198.18.9.102     0x1         0x2         02:00:00:00:00:66     *        eth0\n\
             garbage\n";
         port.learn_neighbors(table);
-        let found: Vec<Ipv4Addr> = port.probed.keys().copied().collect();
-        assert_eq!(found, vec![Ipv4Addr::new(198, 18, 9, 100)]);
+        let found: Vec<IpAddr> = port.probed.keys().copied().collect();
+        assert_eq!(found, vec![IpAddr::V4(Ipv4Addr::new(198, 18, 9, 100))]);
         assert_eq!(port.probed[&found[0]].mac, Some([2, 0, 0, 0, 0, 0x64]));
     }
 }
