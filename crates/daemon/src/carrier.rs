@@ -18,7 +18,7 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use nix::libc;
 
-use netlink_packet_core::{NetlinkMessage, NetlinkPayload};
+use netlink_packet_core::NetlinkPayload;
 use netlink_packet_route::link::LinkFlags;
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
@@ -94,37 +94,23 @@ impl AsRawFd for CarrierWatch {
 /// Decodes the netlink messages of one datagram; returns how many did not
 /// decode. Each message says its own length; a length that does not fit
 /// ends the datagram.
-fn decode(mut bytes: &[u8], state: &mut impl FnMut(LinkState)) -> u64 {
-    let mut malformed = 0;
-    while bytes.len() >= 16 {
-        let len = u32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
-        if len < 16 || len > bytes.len() {
-            return malformed + 1;
+fn decode(bytes: &[u8], state: &mut impl FnMut(LinkState)) -> u64 {
+    crate::rtnl::each_message(bytes, |payload| match payload {
+        NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewLink(l)) => {
+            let up = l.header.flags.contains(LinkFlags::Up | LinkFlags::Running);
+            state(LinkState {
+                index: l.header.index,
+                usable: up,
+            });
         }
-        match NetlinkMessage::<RouteNetlinkMessage>::deserialize(&bytes[..len]) {
-            Ok(m) => match m.payload {
-                NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewLink(l)) => {
-                    let up = l.header.flags.contains(LinkFlags::Up | LinkFlags::Running);
-                    state(LinkState {
-                        index: l.header.index,
-                        usable: up,
-                    });
-                }
-                NetlinkPayload::InnerMessage(RouteNetlinkMessage::DelLink(l)) => {
-                    state(LinkState {
-                        index: l.header.index,
-                        usable: false,
-                    });
-                }
-                _ => {}
-            },
-            Err(_) => malformed += 1,
+        NetlinkPayload::InnerMessage(RouteNetlinkMessage::DelLink(l)) => {
+            state(LinkState {
+                index: l.header.index,
+                usable: false,
+            });
         }
-        // Messages are 4-byte aligned.
-        let step = (len + 3) & !3;
-        bytes = &bytes[step.min(bytes.len())..];
-    }
-    malformed
+        _ => {}
+    })
 }
 
 /// Whether the interface `name` is usable now (up with carrier), as the
@@ -142,7 +128,7 @@ pub fn usable_now(name: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use netlink_packet_core::NetlinkHeader;
+    use netlink_packet_core::{NetlinkHeader, NetlinkMessage};
     use netlink_packet_route::link::LinkMessage;
 
     fn link_message(index: u32, flags: LinkFlags, new: bool) -> Vec<u8> {

@@ -7,6 +7,7 @@
 //! | [`config`] | the TOML config: fields, defaults, located errors |
 //! | [`underlay`] | two UDP sockets per interface: multicast control, unicast data with a small send buffer |
 //! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down |
+//! | [`rtnl`] | route netlink batches split into decoded messages (carrier watch, neighbor tables) |
 //! | [`batch`] | recvmmsg with buffers allocated once; each interface's send queue (sendmmsg) |
 //! | [`clients`] | control-socket and metrics clients, served without blocking the loop |
 //! | [`daemon`] | the loop and what it opened; its data plane (TUN, sockets) and management plane (signals, reload, ctl, metrics, monitors) |
@@ -27,4 +28,5 @@ pub mod daemon;
 pub mod kernel;
 pub mod metrics;
 pub mod neighbors;
+pub mod rtnl;
 pub mod underlay;

@@ -58,15 +58,18 @@ impl Drop for Netns {
     }
 }
 
-/// Waits (at most `ms`) until `fd` is readable.
-fn readable(fd: i32, ms: i32) -> bool {
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call.
-    unsafe { libc::poll(&mut p, 1, ms) > 0 }
+/// Waits (at most `ms`) until one of `fds` is readable.
+fn readable(fds: Vec<i32>, ms: i32) -> bool {
+    let mut p: Vec<libc::pollfd> = fds
+        .into_iter()
+        .map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: valid pollfds for the duration of the call.
+    unsafe { libc::poll(p.as_mut_ptr(), p.len() as libc::nfds_t, ms) > 0 }
 }
 
 /// Sends raw Ethernet frames out of interface `ifindex`.
@@ -225,7 +228,7 @@ fn clients_are_found_from_dhcp_and_arp_through_the_access_sockets_filter() {
                 .count()
         };
         while wanted(&port) < 3 && Instant::now() < deadline {
-            if readable(port.raw_fd(), 100) {
+            if readable(port.raw_fds(), 100) {
                 port.read(braid_proto::time::Instant::ZERO);
             }
         }
@@ -268,13 +271,32 @@ fn clients_are_found_from_dhcp_and_arp_through_the_access_sockets_filter() {
             // The route and the address are not announced on a socket
             // this test holds: the access socket's next frame (or 50 ms)
             // is when to look again.
-            if readable(port.raw_fd(), 50) {
+            if readable(port.raw_fds(), 50) {
                 port.read(braid_proto::time::Instant::ZERO);
             }
         }
         assert!(route.contains(&format!("via {gw6} dev braida1")), "{route}");
         assert!(addrs.contains("2001:2:0:9:"), "{addrs}");
         assert!(slaac(&port), "the SLAAC address's detection was heard");
+        // The kernel's neighbor table (IPv4 and IPv6 entries on the
+        // access interface) names clients too, read at the next probe.
+        let (table4, table6) = ("198.18.9.90", "2001:2:0:9::90");
+        for (a, mac) in [(table4, "02:00:00:00:00:90"), (table6, "02:00:00:00:00:91")] {
+            ip(&["neigh", "replace", a, "lladdr", mac, "dev", "braida0", "nud", "permanent"]);
+        }
+        let mut rng = <rand_chacha::ChaCha8Rng as rand_core::SeedableRng>::seed_from_u64(1);
+        let mut node = braid_proto::node::Node::new(
+            braid_wire::NodeId(1),
+            braid_proto::node::NodeConfig::default(),
+            braid_proto::time::Instant::ZERO,
+            &mut rng,
+        )
+        .expect("a node");
+        port.probe(braid_proto::time::Instant::from_millis(1000), &mut node);
+        let found: Vec<(IpAddr, Option<[u8; 6]>)> = port.clients().collect();
+        assert!(found.contains(&(table4.parse().unwrap(), Some([2, 0, 0, 0, 0, 0x90]))), "{found:?}");
+        assert!(found.contains(&(table6.parse().unwrap(), Some([2, 0, 0, 0, 0, 0x91]))), "{found:?}");
+        assert!(port.counters.probes_sent >= 5, "every client probed");
         port.shutdown();
         // This namespace goes with the thread (nothing else holds it).
     })

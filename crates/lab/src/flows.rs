@@ -215,7 +215,14 @@ pub fn probe_flow(
         }
     }
     let (mean, p50, p99) = braid_sim::delay_stats(&mut delays);
+    // Per second of sending: what was lost of what was sent then.
+    let per_second = (1_000_000 / interval.as_micros().max(1)).max(1) as usize;
+    let lost_series: Vec<u64> = got[..sent as usize]
+        .chunks(per_second)
+        .map(|c| c.iter().filter(|d| d.is_none()).count() as u64)
+        .collect();
     Ok(FlowResult {
+        lost_series,
         delay_cdf_ms: braid_sim::delay_cdf(&delays),
         name: f.name.clone(),
         mode: mode.to_string(),

@@ -46,6 +46,10 @@ pub struct FlowResult {
     /// Lab TCP flows: the sender's mean smoothed round-trip time, ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_ms: Option<f64>,
+    /// Lab constant-rate flows: packets lost among those sent in each
+    /// second of the flow (when a loss happened).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost_series: Vec<u64>,
     /// Lab constant-rate flows: the one-way delay at each of
     /// [`CDF_QUANTILES`], ms (a CDF).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -1208,6 +1208,7 @@ impl World {
                     goodput_series_mbps: Vec::new(),
                     rtt_ms: None,
                     delay_cdf_ms: Vec::new(),
+                    lost_series: Vec::new(),
                     goodput_mbps: {
                         let secs = (f.interval * f.count.max(1) as u32).as_secs_f64().max(1e-9);
                         (delivered * f.size as u64) as f64 * 8.0 / secs / 1e6

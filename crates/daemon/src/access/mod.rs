@@ -5,7 +5,7 @@
 //! access point to the next; for IPv6 the same link-local address, made
 //! from that link address, advertised as the default router), finds
 //! clients from the ARP, DHCP and neighbor discovery traffic it hears
-//! there, the kernel's neighbor table (`/proc/net/arp`) and the other
+//! there, the kernel's neighbor table (`table.rs`) and the other
 //! access points' advertisements, and measures each client's quality by
 //! probing it: one ARP request (IPv4) or neighbor solicitation (IPv6) per
 //! `probe_interval` from this access point's own address, the quality
@@ -16,6 +16,7 @@
 //! serve (`braid_proto::access`). The frames themselves: `frames.rs`.
 
 mod frames;
+mod table;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -39,7 +40,6 @@ use frames::{
     ETH_P_IPV6, ND_NEIGHBOR_ADVERT, ND_NEIGHBOR_SOLICIT, ND_ROUTER_SOLICIT,
 };
 
-const ETH_P_ALL: u16 = 0x0003;
 /// Router advertisements: one this often, and one at most this soon
 /// after a router solicitation (a client joining asks for one).
 const RA_INTERVAL: Duration = Duration::from_secs(4);
@@ -67,6 +67,10 @@ struct Probed {
     history: u64,
     /// Answered since the last probe.
     answered: bool,
+    /// Probe rounds since it was found (up to the window): one found
+    /// without being heard is forgotten only after a whole window of
+    /// unanswered probes.
+    rounds: u32,
 }
 
 /// What an access interface counted.
@@ -88,13 +92,16 @@ pub struct AccessPortCounters {
     pub refused: u64,
 }
 
-/// An access interface: its raw socket (ARP, DHCP and neighbor discovery,
-/// in both directions: a DHCP server on this router answers through it)
-/// and the clients probed on it.
+/// An access interface: its raw sockets (ARP, DHCP and neighbor
+/// discovery, as the stack receives them) and the clients probed on it.
 pub struct AccessPort {
     pub config: AccessInterface,
     ifindex: i32,
-    fd: OwnedFd,
+    /// One socket per protocol read (ARP, IPv4, and IPv6 when it serves
+    /// IPv6): bound to a protocol, a packet socket sees what the stack
+    /// receives, after the interface's ingress filters; the first also
+    /// sends.
+    fds: Vec<OwnedFd>,
     probed: BTreeMap<IpAddr, Probed>,
     next_probe: Instant,
     next_neighbor_read: Instant,
@@ -188,15 +195,23 @@ impl AccessPort {
                     .map_err(|m| setup_err(name, m))?;
             }
         }
-        let fd = access_socket(ifindex).map_err(|source| AccessError::Socket {
-            name: name.into(),
-            source,
-        })?;
+        let mut protocols = vec![ETH_P_ARP, ETH_P_IP];
+        if config.address6.is_some() {
+            protocols.push(ETH_P_IPV6);
+        }
+        let fds = protocols
+            .into_iter()
+            .map(|p| access_socket(ifindex, p))
+            .collect::<io::Result<Vec<_>>>()
+            .map_err(|source| AccessError::Socket {
+                name: name.into(),
+                source,
+            })?;
         info!(interface = name, gateway = %config.gateway, mac, ipv6 = ?config.address6, "access interface ready");
         Ok(AccessPort {
             config: config.clone(),
             ifindex,
-            fd,
+            fds,
             probed: BTreeMap::new(),
             next_probe: now,
             next_neighbor_read: now,
@@ -205,9 +220,9 @@ impl AccessPort {
         })
     }
 
-    /// The socket, for the poll loop.
-    pub fn raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
+    /// The sockets, for the poll loop.
+    pub fn raw_fds(&self) -> Vec<RawFd> {
+        self.fds.iter().map(|f| f.as_raw_fd()).collect()
     }
 
     /// When [`Self::probe`] is next due.
@@ -246,21 +261,23 @@ impl AccessPort {
     /// address (DHCP) is probed from now on.
     pub fn read(&mut self, now: Instant) {
         let mut frame = [0u8; 1600];
-        loop {
-            // SAFETY: the buffer is valid for its length; the socket is
-            // non-blocking.
-            let n = unsafe {
-                libc::recv(
-                    self.fd.as_raw_fd(),
-                    frame.as_mut_ptr().cast(),
-                    frame.len(),
-                    0,
-                )
-            };
-            if n <= 0 {
-                return;
+        for k in 0..self.fds.len() {
+            loop {
+                // SAFETY: the buffer is valid for its length; the socket
+                // is non-blocking.
+                let n = unsafe {
+                    libc::recv(
+                        self.fds[k].as_raw_fd(),
+                        frame.as_mut_ptr().cast(),
+                        frame.len(),
+                        0,
+                    )
+                };
+                if n <= 0 {
+                    break;
+                }
+                self.on_frame(now, &frame[..n as usize]);
             }
-            self.on_frame(now, &frame[..n as usize]);
         }
     }
 
@@ -388,6 +405,7 @@ impl AccessPort {
                     mac: None,
                     history: if heard { u64::MAX } else { 0 },
                     answered: false,
+                    rounds: 0,
                 },
             );
         }
@@ -421,8 +439,11 @@ impl AccessPort {
         self.learn_advertised(&advertised);
         if now >= self.next_neighbor_read {
             self.next_neighbor_read = now + NEIGHBOR_READ;
-            if let Ok(text) = std::fs::read_to_string("/proc/net/arp") {
-                self.learn_neighbors(&text);
+            match table::dump(self.ifindex as u32) {
+                Ok(table) => self.learn_neighbors(&table),
+                Err(e) => {
+                    debug!(interface = %self.config.name, error = %e, "neighbor table not read")
+                }
             }
         }
         let window = self.config.probe_window;
@@ -436,12 +457,13 @@ impl AccessPort {
         let mut measured = Vec::with_capacity(self.probed.len());
         for (&client, p) in self.probed.iter_mut() {
             p.history = (p.history << 1) | p.answered as u64;
+            p.rounds = (p.rounds + 1).min(window);
             p.answered = false;
             let answered = (p.history & mask).count_ones();
             let quality = (answered * 255 / window) as u8;
             debug!(interface = %self.config.name, %client, quality, "probe");
             measured.push((client_addr(client), quality));
-            if quality == 0 && advertised.binary_search(&client).is_err() {
+            if quality == 0 && p.rounds >= window && advertised.binary_search(&client).is_err() {
                 gone.push(client);
                 continue;
             }
@@ -476,27 +498,11 @@ impl AccessPort {
     }
 
     /// Starts probing the clients the kernel's neighbor table holds on
-    /// this interface (`/proc/net/arp`'s text: complete entries, in the
+    /// this interface (resolved entries, IPv4 and IPv6, of a client
     /// subnet, not another access point's).
-    fn learn_neighbors(&mut self, arp_table: &str) {
-        for line in arp_table.lines().skip(1) {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let [ip, _, flags, mac, _, dev] = f[..] else {
-                continue;
-            };
-            let complete =
-                u32::from_str_radix(flags.trim_start_matches("0x"), 16).is_ok_and(|x| x & 0x2 != 0);
-            let (Ok(addr), Some(mac)) = (ip.parse::<Ipv4Addr>(), crate::config::parse_mac(mac))
-            else {
-                continue;
-            };
-            let addr = IpAddr::V4(addr);
-            if dev != self.config.name
-                || !complete
-                || mac == self.config.mac
-                || !self.is_client(addr)
-                || self.probed.contains_key(&addr)
-            {
+    fn learn_neighbors(&mut self, table: &[(IpAddr, [u8; 6])]) {
+        for &(addr, mac) in table {
+            if mac == self.config.mac || !self.is_client(addr) || self.probed.contains_key(&addr) {
                 continue;
             }
             if self.probed.len() >= MAX_PROBED {
@@ -510,6 +516,7 @@ impl AccessPort {
                     mac: Some(mac),
                     history: 0,
                     answered: false,
+                    rounds: 0,
                 },
             );
         }
@@ -532,6 +539,7 @@ impl AccessPort {
                     mac: None,
                     history: 0,
                     answered: false,
+                    rounds: 0,
                 },
             );
         }
@@ -551,7 +559,7 @@ impl AccessPort {
             sll.sll_halen = 6;
             sll.sll_addr[..6].copy_from_slice(&frame[0..6]);
             libc::sendto(
-                self.fd.as_raw_fd(),
+                self.fds[0].as_raw_fd(),
                 frame.as_ptr().cast(),
                 frame.len(),
                 0,
@@ -595,12 +603,15 @@ fn advertised_elsewhere(node: &Node, config: &AccessInterface) -> Vec<IpAddr> {
     out
 }
 
-/// A raw socket bound to `ifindex` that receives its ARP frames and DHCP
-/// messages (both directions; [`ACCESS_FILTER`]). It is opened for no
-/// protocol and bound to every protocol of `ifindex` once filtered: no
-/// other interface's frames and no unfiltered ones ever reach it.
-fn access_socket(ifindex: i32) -> io::Result<OwnedFd> {
-    let proto = (ETH_P_ALL.to_be()) as i32;
+/// A raw socket bound to protocol `protocol` of interface `ifindex`,
+/// behind [`ACCESS_FILTER`] (ARP, DHCP, neighbor discovery). It is opened
+/// for no protocol and bound once filtered: no other interface's frames
+/// and no unfiltered ones ever reach it. Bound to one protocol (not all),
+/// it sees incoming frames after the interface's ingress filters, as the
+/// stack does (a frame a filter drops was not heard), and no outgoing
+/// ones.
+fn access_socket(ifindex: i32, protocol: u16) -> io::Result<OwnedFd> {
+    let proto = (protocol.to_be()) as i32;
     // SAFETY: plain socket calls with valid arguments; the address is a
     // zero-initialised sockaddr_ll filled below; the descriptor is owned
     // from here on.
@@ -657,7 +668,7 @@ mod tests {
             config: acc0(),
             ifindex: 0,
             // Never read or written here: any descriptor will do.
-            fd: std::fs::File::open("/dev/null").unwrap().into(),
+            fds: vec![std::fs::File::open("/dev/null").unwrap().into()],
             probed: BTreeMap::new(),
             next_probe: Instant::ZERO,
             next_neighbor_read: Instant::ZERO,
@@ -884,17 +895,37 @@ mod tests {
     #[test]
     fn clients_are_found_in_the_kernels_neighbor_table() {
         let mut port = port();
-        let table =
-            "IP address       HW type     Flags       HW address            Mask     Device\n\
-            198.18.9.100     0x1         0x2         02:00:00:00:00:64     *        acc0\n\
-            198.18.9.101     0x1         0x0         00:00:00:00:00:00     *        acc0\n\
-            198.18.9.3       0x1         0x2         02:62:72:64:00:01     *        acc0\n\
-            198.18.7.100     0x1         0x2         02:00:00:00:00:65     *        acc0\n\
-            198.18.9.102     0x1         0x2         02:00:00:00:00:66     *        eth0\n\
-            garbage\n";
-        port.learn_neighbors(table);
+        let entry = |a: &str, last: u8| (a.parse::<IpAddr>().unwrap(), [2, 0, 0, 0, 0, last]);
+        let table = [
+            entry("198.18.9.100", 0x64),
+            entry("2001:2:0:9::64", 0x64),
+            (IpAddr::V4(Ipv4Addr::new(198, 18, 9, 3)), acc0().mac), // another AP
+            entry("198.18.7.100", 0x65),                            // another subnet
+            entry("198.18.9.1", 0x66),                              // the gateway
+            entry("fe80::64", 0x64),                                // link-local
+            entry("2001:2:0:9::2", 0x67),                           // this AP's own
+        ];
+        port.learn_neighbors(&table);
         let found: Vec<IpAddr> = port.probed.keys().copied().collect();
-        assert_eq!(found, vec![IpAddr::V4(Ipv4Addr::new(198, 18, 9, 100))]);
+        assert_eq!(found, vec![table[0].0, table[1].0]);
         assert_eq!(port.probed[&found[0]].mac, Some([2, 0, 0, 0, 0, 0x64]));
+        assert_eq!(port.probed[&found[1]].history, 0, "probed, not yet heard");
+        // Probed for a whole window before it is forgotten unanswered.
+        let mut rng = <rand_chacha::ChaCha8Rng as rand_core::SeedableRng>::seed_from_u64(1);
+        let mut node = Node::new(
+            braid_wire::NodeId(1),
+            braid_proto::node::NodeConfig::default(),
+            Instant::ZERO,
+            &mut rng,
+        )
+        .unwrap();
+        for round in 1..=10u64 {
+            port.probe(Instant::from_millis(100 * round), &mut node);
+            assert_eq!(
+                port.probed.len(),
+                if round < 10 { 2 } else { 0 },
+                "round {round}"
+            );
+        }
     }
 }

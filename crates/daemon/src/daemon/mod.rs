@@ -50,7 +50,7 @@ const SIGNALS: Token = Token(1);
 const CTL: Token = Token(2);
 const METRICS: Token = Token(3);
 const CARRIER: Token = Token(4);
-/// Tokens of access interfaces' ARP sockets: this plus their index.
+/// Tokens of access interfaces' sockets: this plus their index.
 const ACCESS_BASE: usize = 1 << 16;
 const PORT_BASE: usize = 16;
 /// Tokens of local clients (`clients.rs`): this plus their slot.
@@ -218,12 +218,15 @@ impl Daemon {
                 .map_err(io_err("poll metrics port"))?;
         }
         for (i, a) in self.access.iter().enumerate() {
-            r.register(
-                &mut SourceFd(&a.raw_fd()),
-                Token(ACCESS_BASE + i),
-                Interest::READABLE,
-            )
-            .map_err(io_err("poll access interface"))?;
+            // Its sockets share its token: a read drains them all.
+            for fd in a.raw_fds() {
+                r.register(
+                    &mut SourceFd(&fd),
+                    Token(ACCESS_BASE + i),
+                    Interest::READABLE,
+                )
+                .map_err(io_err("poll access interface"))?;
+            }
         }
         for (i, p) in self.ports.iter_mut().enumerate() {
             r.register(&mut p.socket, Token(PORT_BASE + 2 * i), Interest::READABLE)
