@@ -400,6 +400,19 @@ fn kernel_counter(r: &serde_json::Value, v: usize, name: &str) -> u64 {
         .sum()
 }
 
+/// A TCP flow moved more than 1 Mbit/s in each of at least `seconds`
+/// seconds (it never stalled).
+fn assert_never_stalls(flow: &serde_json::Value, seconds: usize) {
+    let secs: Vec<f64> = flow["goodput_series_mbps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!(secs.len() >= seconds, "{secs:?}");
+    assert!(secs.iter().all(|&g| g > 1.0), "a stall: {secs:?}");
+}
+
 /// The user-space node's counter `name`, summed over variant `v`'s daemons.
 fn node_counter(r: &serde_json::Value, v: usize, name: &str) -> u64 {
     r["variants"][v]["daemons"]
@@ -643,15 +656,7 @@ fn an_unmodified_client_roams_between_access_points_and_smesh_trees_lose_nothing
     assert!(flow(2, 0)["duplicates"].as_u64().unwrap() > 0);
     assert_eq!(flow(2, 0)["sent"].as_u64().unwrap(), 400);
     // The TCP download never stalls: every second of it moved data.
-    let series = flow(2, 1)["goodput_series_mbps"].clone();
-    let secs: Vec<f64> = series
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect();
-    assert!(secs.len() >= 7, "{secs:?}");
-    assert!(secs.iter().all(|&g| g > 1.0), "a stall: {secs:?}");
+    assert_never_stalls(&flow(2, 1), 7);
     // The same with the kernel data path: the gateway marks (zero bytes
     // added), the transit router copies, the access points deliver.
     assert_eq!(lost(3), 0, "SMesh in the kernel lost: {}", flow(3, 0));
@@ -699,14 +704,7 @@ fn an_unmodified_ipv6_client_takes_its_address_from_the_access_points_and_roams_
         flow(0)["duplicates"].as_u64().unwrap() > 0,
         "both served it"
     );
-    let secs: Vec<f64> = flow(1)["goodput_series_mbps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect();
-    assert!(secs.len() >= 7, "{secs:?}");
-    assert!(secs.iter().all(|&g| g > 1.0), "a stall: {secs:?}");
+    assert_never_stalls(&flow(1), 7);
     assert!(namespaces_of("troam6").is_empty());
 }
 

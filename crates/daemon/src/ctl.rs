@@ -71,15 +71,8 @@ pub struct AccessInterfaceEntry {
     pub interface: String,
     pub gateway: String,
     pub probed: usize,
-    pub probes_sent: u64,
-    pub replies: u64,
-    /// DHCP requests and acknowledgements that named a client.
-    pub dhcp: u64,
-    /// Neighbor solicitations and advertisements that named a client.
-    pub neighbor_discovery: u64,
-    pub router_advertisements: u64,
-    pub malformed: u64,
-    pub refused: u64,
+    #[serde(flatten)]
+    pub counters: crate::access::AccessPortCounters,
 }
 
 /// A document: the version and node, then the command's own fields.
@@ -402,13 +395,7 @@ fn clients(v: &View<'_>) -> Clients {
             interface: a.config.name.clone(),
             gateway: a.config.gateway.to_string(),
             probed: a.probed(),
-            probes_sent: a.counters.probes_sent,
-            replies: a.counters.replies,
-            dhcp: a.counters.dhcp,
-            neighbor_discovery: a.counters.neighbor_discovery,
-            router_advertisements: a.counters.router_advertisements,
-            malformed: a.counters.malformed,
-            refused: a.counters.refused,
+            counters: a.counters,
         })
         .collect();
     Clients {

@@ -9,6 +9,8 @@
 //! pair; needs root. A harness of its own (libtest-mimic), so that without
 //! root the runner's output lists the test as ignored, and why.
 
+mod common;
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
@@ -126,25 +128,14 @@ fn arp_request(mac: [u8; 6], sender: Ipv4Addr, target: Ipv4Addr) -> Vec<u8> {
 }
 
 fn main() -> std::process::ExitCode {
-    let args = libtest_mimic::Arguments::from_args();
-    let trial = libtest_mimic::Trial::test(
-        "clients_are_found_from_dhcp_and_arp_through_the_access_sockets_filter",
-        || {
-            clients_are_found_from_dhcp_and_arp_through_the_access_sockets_filter();
-            Ok(())
-        },
-    );
-    let trial = if nix::unistd::geteuid().is_root() {
-        trial
-    } else {
-        trial
-            .with_ignored_flag(true)
-            .with_kind("skipped: not root (a network namespace, veth and a packet socket)")
-    };
-    libtest_mimic::run(&args, vec![trial]).exit_code()
+    common::run_as_root(
+        "clients_are_found_from_dhcp_arp_neighbor_discovery_and_the_neighbor_table",
+        "a network namespace, veth and packet sockets",
+        clients_are_found_from_dhcp_arp_neighbor_discovery_and_the_neighbor_table,
+    )
 }
 
-fn clients_are_found_from_dhcp_and_arp_through_the_access_sockets_filter() {
+fn clients_are_found_from_dhcp_arp_neighbor_discovery_and_the_neighbor_table() {
     let client_ns = Netns::new();
     let client_name = client_ns.0.clone();
     std::thread::spawn(move || {

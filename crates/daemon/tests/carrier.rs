@@ -5,6 +5,8 @@
 //! its own (libtest-mimic), so that without root the runner's output
 //! lists the test as ignored, and why.
 
+mod common;
+
 use std::os::fd::AsRawFd;
 use std::process::Command;
 
@@ -50,22 +52,11 @@ fn readable(fd: i32) -> bool {
 }
 
 fn main() -> std::process::ExitCode {
-    let args = libtest_mimic::Arguments::from_args();
-    let trial = libtest_mimic::Trial::test(
+    common::run_as_root(
         "an_interface_going_down_is_seen_before_a_send_and_by_notification",
-        || {
-            an_interface_going_down_is_seen_before_a_send_and_by_notification();
-            Ok(())
-        },
-    );
-    let trial = if nix::unistd::geteuid().is_root() {
-        trial
-    } else {
-        trial
-            .with_ignored_flag(true)
-            .with_kind("skipped: not root (a network namespace and veth)")
-    };
-    libtest_mimic::run(&args, vec![trial]).exit_code()
+        "a network namespace and veth",
+        an_interface_going_down_is_seen_before_a_send_and_by_notification,
+    )
 }
 
 fn an_interface_going_down_is_seen_before_a_send_and_by_notification() {

@@ -73,8 +73,8 @@ struct Probed {
     rounds: u32,
 }
 
-/// What an access interface counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What an access interface counted (`braid ctl clients` shows them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AccessPortCounters {
     pub probes_sent: u64,
     pub replies: u64,
@@ -395,23 +395,26 @@ impl AccessPort {
     fn note(&mut self, client: IpAddr, mac: [u8; 6], heard: bool, answered: bool, how: &str) {
         if !self.probed.contains_key(&client) {
             debug!(interface = %self.config.name, %client, heard, "client found in {how}");
-            if self.probed.len() >= MAX_PROBED {
-                self.counters.refused += 1;
-                return;
-            }
-            self.probed.insert(
-                client,
-                Probed {
-                    mac: None,
-                    history: if heard { u64::MAX } else { 0 },
-                    answered: false,
-                    rounds: 0,
-                },
-            );
         }
-        let p = self.probed.get_mut(&client).expect("inserted");
-        p.mac = Some(mac);
-        p.answered |= answered;
+        if let Some(p) = self.track(client, if heard { u64::MAX } else { 0 }) {
+            p.mac = Some(mac);
+            p.answered |= answered;
+        }
+    }
+
+    /// Client `client`'s entry, made (with `history`) if it is new and the
+    /// table has room; `None` (counted) when it is full.
+    fn track(&mut self, client: IpAddr, history: u64) -> Option<&mut Probed> {
+        if !self.probed.contains_key(&client) && self.probed.len() >= MAX_PROBED {
+            self.counters.refused += 1;
+            return None;
+        }
+        Some(self.probed.entry(client).or_insert(Probed {
+            mac: None,
+            history,
+            answered: false,
+            rounds: 0,
+        }))
     }
 
     /// The clients probed here, with their link address once known.
@@ -505,20 +508,11 @@ impl AccessPort {
             if mac == self.config.mac || !self.is_client(addr) || self.probed.contains_key(&addr) {
                 continue;
             }
-            if self.probed.len() >= MAX_PROBED {
-                self.counters.refused += 1;
-                return;
-            }
             debug!(interface = %self.config.name, client = %addr, "client in the neighbor table");
-            self.probed.insert(
-                addr,
-                Probed {
-                    mac: Some(mac),
-                    history: 0,
-                    answered: false,
-                    rounds: 0,
-                },
-            );
+            match self.track(addr, 0) {
+                Some(p) => p.mac = Some(mac),
+                None => return,
+            }
         }
     }
 
@@ -526,22 +520,9 @@ impl AccessPort {
     /// subnet.
     fn learn_advertised(&mut self, advertised: &[IpAddr]) {
         for &client in advertised {
-            if self.probed.contains_key(&client) {
-                continue;
-            }
-            if self.probed.len() >= MAX_PROBED {
-                self.counters.refused += 1;
+            if self.track(client, 0).is_none() {
                 return;
             }
-            self.probed.insert(
-                client,
-                Probed {
-                    mac: None,
-                    history: 0,
-                    answered: false,
-                    rounds: 0,
-                },
-            );
         }
     }
 
