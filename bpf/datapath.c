@@ -364,7 +364,9 @@ static __always_inline int deliver(struct __sk_buff *skb, struct braid_settings 
 			return TC_ACT_SHOT;
 		}
 	}
-	__u64 now = bpf_ktime_get_ns();
+	// When it was last used, for the daemon's idle expiry: the coarse
+	// clock (a tick's resolution, no clock source read) is enough.
+	__u64 now = bpf_ktime_get_coarse_ns();
 	bpf_spin_lock(&w->lock);
 	enum verdict v = judge(w, epoch, seq, path, s->window_mask);
 	w->last_ns = now;
@@ -657,23 +659,27 @@ int braid_rx(struct __sk_buff *skb)
 	}
 	// New route pointer and hop limit; the underlay from us to the next
 	// hop. Written with the checksum kept right for CHECKSUM_COMPLETE.
-	__u8 b3 = (b[3] & 0xc0) | (new_ptr & 0x3f);
-	__u8 h = hop - 1;
-	struct iphdr nip = *ip;
-	nip.saddr = nb->src_be;
-	nip.daddr = nb->addr_be;
-	nip.ttl = UNDERLAY_TTL;
-	nip.check = 0;
-	nip.check = ip_checksum(&nip);
-	struct udphdr nudp = *udp;
-	nudp.check = 0;
+	// The underlay (IPv4 and UDP, contiguous) in one write, and bytes 3
+	// to 14 of the braid header (route pointer ... hop limit) in another.
+	struct {
+		struct iphdr ip;
+		struct udphdr udp;
+	} under = {.ip = *ip, .udp = *udp};
+	_Static_assert(sizeof(under) == UNDERLAY_LEN, "no padding between the headers");
+	under.ip.saddr = nb->src_be;
+	under.ip.daddr = nb->addr_be;
+	under.ip.ttl = UNDERLAY_TTL;
+	under.ip.check = 0;
+	under.ip.check = ip_checksum(&under.ip);
+	under.udp.check = 0;
+	__u8 mid[12];
+	__builtin_memcpy(mid, b + 3, sizeof(mid));
+	mid[0] = (b[3] & 0xc0) | (new_ptr & 0x3f);
+	mid[11] = hop - 1;
 	__u32 ifindex = nb->ifindex;
 	__u32 nh = nb->addr_be;
-	if (bpf_skb_store_bytes(skb, RX_BRAID + 3, &b3, 1, BPF_F_RECOMPUTE_CSUM) ||
-	    bpf_skb_store_bytes(skb, RX_BRAID + 14, &h, 1, BPF_F_RECOMPUTE_CSUM) ||
-	    bpf_skb_store_bytes(skb, ETH_HLEN, &nip, sizeof(nip), BPF_F_RECOMPUTE_CSUM) ||
-	    bpf_skb_store_bytes(skb, ETH_HLEN + sizeof(nip), &nudp, sizeof(nudp),
-				BPF_F_RECOMPUTE_CSUM)) {
+	if (bpf_skb_store_bytes(skb, ETH_HLEN, &under, sizeof(under), BPF_F_RECOMPUTE_CSUM) ||
+	    bpf_skb_store_bytes(skb, RX_BRAID + 3, mid, sizeof(mid), BPF_F_RECOMPUTE_CSUM)) {
 		count(BRAID_RX_ERROR);
 		return TC_ACT_SHOT;
 	}
@@ -959,7 +965,7 @@ static __always_inline int encode(struct __sk_buff *skb, __u32 l2)
 	}
 	__u32 seq = __sync_fetch_and_add(&counter->next, 1);
 	__sync_fetch_and_add(&counter->packets, 1);
-	counter->last_ns = bpf_ktime_get_ns();
+	counter->last_ns = bpf_ktime_get_coarse_ns(); // idle expiry only
 	__u32 copies = 1;
 	__u32 first = 0;
 	if (s->mode == MODE_STRIPE) {
