@@ -66,13 +66,26 @@ const volatile __u16 port = 0;
 #define KERNEL_HEADER (DATA_HEADER_LEN + 2 * BRAID_KTRANSIT)
 #define UNDERLAY_TTL 64
 
+// The settings, double-buffered: the daemon writes the slot not in use,
+// then names it in `settings_slot`; a program reads the slot named. Array
+// lookups are inlined (a hash lookup per packet at every router was not
+// free), and a program never reads a slot while it is written unless two
+// writes land within one run of it (writes are seconds apart: start and
+// reload). A slot never written is zeros: every program lets everything
+// through.
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct braid_settings);
 } settings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} settings_slot SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -167,7 +180,11 @@ static __always_inline void count(__u32 what)
 static __always_inline struct braid_settings *get_settings(void)
 {
 	__u32 zero = 0;
-	return bpf_map_lookup_elem(&settings, &zero);
+	__u32 *slot = bpf_map_lookup_elem(&settings_slot, &zero);
+	if (!slot)
+		return 0;
+	__u32 i = *slot & 1;
+	return bpf_map_lookup_elem(&settings, &i);
 }
 
 static __always_inline __u16 be16_at(const __u8 *p)
@@ -1099,7 +1116,7 @@ int braid_tx_l2(struct __sk_buff *skb)
 		return r;
 	// Not the kernel's: on to the TUN device and the daemon, as it came.
 	struct braid_settings *st = get_settings();
-	if (!st)
+	if (!st || !st->tun_ifindex)
 		return TC_ACT_SHOT;
 	return bpf_redirect(st->tun_ifindex, 0);
 }

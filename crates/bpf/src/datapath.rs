@@ -5,7 +5,7 @@
 //! to decide; this only carries it out.
 
 use aya::maps::lpm_trie::{Key, LpmTrie};
-use aya::maps::{HashMap, MapData, MapError, PerCpuArray};
+use aya::maps::{Array, HashMap, MapData, MapError, PerCpuArray};
 use aya::programs::tc::TcAttachOptions;
 use aya::programs::{LinkOrder, ProgramError, SchedClassifier, TcAttachType, TestRun};
 use aya::{Ebpf, EbpfError, EbpfLoader, TestRunOptions};
@@ -89,7 +89,11 @@ fn not_found(e: &MapError) -> bool {
 /// The loaded data path.
 pub struct Datapath {
     ebpf: Ebpf,
-    settings: HashMap<MapData, u32, Settings>,
+    /// Double-buffered (see datapath.c): `settings_slot` names the slot
+    /// in use, `active` mirrors it.
+    settings: Array<MapData, Settings>,
+    settings_slot: Array<MapData, u32>,
+    active: u32,
     neighbors: HashMap<MapData, u16, Neighbor>,
     locals: HashMap<MapData, u32, u32>,
     prefixes: LpmTrie<MapData, PrefixAddr, Prefix>,
@@ -147,6 +151,8 @@ impl Datapath {
             .load(crate::DATAPATH)?;
         let mut dp = Datapath {
             settings: take!(ebpf, "settings"),
+            settings_slot: take!(ebpf, "settings_slot"),
+            active: 0,
             neighbors: take!(ebpf, "neighbors"),
             locals: take!(ebpf, "locals"),
             prefixes: take!(ebpf, "prefixes"),
@@ -282,9 +288,18 @@ impl Datapath {
         remove(&mut self.trees, &key, "trees")
     }
 
-    /// Replaces the settings (one atomic write).
+    /// Replaces the settings: written into the slot not in use, which is
+    /// then named (programs see the old settings or the new, whole).
     pub fn set_settings(&mut self, s: Settings) -> Result<(), DatapathError> {
-        self.settings.insert(0, s, 0).map_err(access("settings"))
+        let next = 1 - self.active;
+        self.settings
+            .set(next, s, 0)
+            .map_err(access("settings"))?;
+        self.settings_slot
+            .set(0, next, 0)
+            .map_err(access("settings_slot"))?;
+        self.active = next;
+        Ok(())
     }
 
     /// Sets where neighbor `id` is.

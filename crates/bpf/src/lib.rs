@@ -52,6 +52,7 @@ mod tests {
             (m.key_size() as usize, m.value_size() as usize)
         };
         assert_eq!(size("settings"), (4, size_of::<Settings>()));
+        assert_eq!(size("settings_slot"), (4, 4));
         assert_eq!(size("neighbors"), (2, size_of::<Neighbor>()));
         assert_eq!(size("locals"), (4, 4));
         assert_eq!(

@@ -43,7 +43,7 @@ pub const MAX_WINDOW: u32 = 8192;
 /// Words of a kernel dedup window (see datapath.h).
 pub const WINDOW_WORDS: usize = 129;
 
-/// `settings`, key 0.
+/// `settings`, the slot `settings_slot` names (0 or 1).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Settings {
