@@ -292,9 +292,7 @@ impl Datapath {
     /// then named (programs see the old settings or the new, whole).
     pub fn set_settings(&mut self, s: Settings) -> Result<(), DatapathError> {
         let next = 1 - self.active;
-        self.settings
-            .set(next, s, 0)
-            .map_err(access("settings"))?;
+        self.settings.set(next, s, 0).map_err(access("settings"))?;
         self.settings_slot
             .set(0, next, 0)
             .map_err(access("settings_slot"))?;
