@@ -15,6 +15,7 @@
 //! sessions lent to it never reach this loop; the loop keeps the kernel's
 //! maps in step after every round.
 
+mod checks;
 mod dataplane;
 mod management;
 
@@ -133,6 +134,7 @@ impl Daemon {
     /// socket.
     pub fn start(config_path: &Path) -> Result<Daemon, DaemonError> {
         let config = Config::load(config_path)?;
+        checks::check_forwarding(&config);
         let clock = std::time::Instant::now();
         let now = Instant::ZERO;
         let seed = std::time::SystemTime::now()
