@@ -5,6 +5,9 @@
 
 use std::io;
 use std::net::IpAddr;
+use std::os::fd::AsRawFd;
+
+use nix::libc;
 
 use netlink_packet_core::{
     NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_DUMP, NLM_F_REQUEST,
@@ -22,11 +25,31 @@ const BUF: usize = 32 * 1024;
 pub const MAX_ENTRIES: usize = 4096;
 
 /// The resolved neighbors (reachable, stale, being probed, or permanent)
-/// on interface `ifindex`: address and link address.
+/// on interface `ifindex`: address and link address. Waits at most 100 ms
+/// for each batch of the answer.
 pub fn dump(ifindex: u32) -> io::Result<Vec<(IpAddr, [u8; 6])>> {
     let mut socket = Socket::new(NETLINK_ROUTE)?;
     socket.bind_auto()?;
     socket.connect(&SocketAddr::new(0, 0))?;
+    // The daemon's loop runs this: a kernel that never finished the dump
+    // must not stall it (the answer takes microseconds).
+    let limit = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 100_000,
+    };
+    // SAFETY: a valid timeval for the call's duration, on our socket.
+    let set = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&limit as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as u32,
+        )
+    };
+    if set < 0 {
+        return Err(io::Error::last_os_error());
+    }
     let mut header = NetlinkHeader::default();
     header.flags = NLM_F_REQUEST | NLM_F_DUMP;
     let mut request = NetlinkMessage::new(
