@@ -235,3 +235,26 @@ fn table(command: &str, doc: &Value) -> String {
     }
     out
 }
+
+/// `braid keygen`.
+#[derive(Args)]
+pub struct KeygenArgs {
+    /// The key's id (0-255): what `[auth] keys` names it by.
+    #[arg(long, default_value_t = 1)]
+    pub id: u8,
+}
+
+/// Prints a new key, as `[auth]` takes it: 32 bytes from the kernel's
+/// random source (getrandom), in hex.
+pub fn run_keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
+    use std::io::Read;
+    let mut secret = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut secret))
+        .context("reading /dev/urandom")?;
+    let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+    println!("# keep it secret: the same key on every router (docs/security.md)");
+    println!("[auth]");
+    println!("keys = [{{ id = {}, secret = \"{hex}\" }}]", args.id);
+    Ok(ExitCode::SUCCESS)
+}

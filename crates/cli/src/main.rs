@@ -36,6 +36,8 @@ enum Command {
     LabDelay(lab::DelayArgs),
     /// Ask a running daemon: status, neighbors, links, routes, paths, sessions, stats, monitor.
     Ctl(daemon::CtlArgs),
+    /// Make a new authentication key (32 random bytes from the kernel) for `[auth] keys`.
+    Keygen(daemon::KeygenArgs),
 }
 
 /// Exit code for bad input (unreadable files, malformed topologies, unknown
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run_demo(args),
         Command::Daemon(args) => daemon::run_daemon(args),
         Command::Ctl(args) => daemon::run_ctl(args),
+        Command::Keygen(args) => daemon::run_keygen(args),
         Command::Lab(args) => lab::run_lab(args),
         Command::LabDelay(args) => lab::run_delay(args),
     };

@@ -98,6 +98,9 @@ pub struct Config {
     pub lan_interfaces: Vec<String>,
     /// Everything the protocol node is told.
     pub node_config: NodeConfig,
+    /// `[auth] key_file`: read by [`Config::load`] into
+    /// `node_config.control.auth` (root only).
+    pub key_file: Option<PathBuf>,
 }
 
 /// The link address every access point gives its access interfaces (the
@@ -242,6 +245,34 @@ pub struct ConfigFile {
     pub client_margin: Option<Spanned<u8>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_hold: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthFile>,
+}
+
+/// `[auth]`: the keys that sign and check every control message, inline
+/// or in a file only root can read.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthFile {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<KeyFile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_file: Option<Spanned<String>>,
+}
+
+/// One key: `{ id = 1, secret = "<32 to 128 hex digits>" }`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyFile {
+    pub id: Spanned<u8>,
+    pub secret: Spanned<String>,
+}
+
+/// A key file's contents: `keys = [...]` as in `[auth]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeysOnly {
+    pub keys: Vec<KeyFile>,
 }
 
 /// `[[access]]`.
@@ -344,6 +375,7 @@ impl ConfigFile {
             lan_interfaces: Vec::new(),
             client_margin: None,
             client_hold: None,
+            auth: None,
         }
     }
 
@@ -648,6 +680,21 @@ impl Config {
                 "at most 10 minutes",
             ));
         }
+        let mut key_file = None;
+        if let Some(a) = &raw.auth {
+            if let Some(f) = &a.key_file {
+                if !a.keys.is_empty() {
+                    return Err(src.err(
+                        Some(f.span()),
+                        "auth.key_file",
+                        "give the keys inline (auth.keys) or in a file (auth.key_file), not both",
+                    ));
+                }
+                key_file = Some(PathBuf::from(f.get_ref()));
+            } else {
+                nc.control.auth = auth_keys(&src, &a.keys, "auth.keys")?;
+            }
+        }
         let mut lan_interfaces: Vec<String> = Vec::new();
         for (i, l) in raw.lan_interfaces.iter().enumerate() {
             let name = l.get_ref();
@@ -687,6 +734,7 @@ impl Config {
             interfaces,
             tun,
             node_config: nc,
+            key_file,
         })
     }
 
@@ -696,8 +744,111 @@ impl Config {
             path: path.display().to_string(),
             source: e,
         })?;
-        Ok(Config::parse(&path.display().to_string(), &text)?)
+        let mut config = Config::parse(&path.display().to_string(), &text)?;
+        if let Some(file) = &config.key_file {
+            config.node_config.control.auth = load_keys(file)?;
+        }
+        Ok(config)
     }
+}
+
+/// Checks `[auth] keys`: one or two, distinct ids, secrets of 16 to 64
+/// bytes written as hex.
+fn auth_keys(
+    src: &Source<'_>,
+    keys: &[KeyFile],
+    field: &str,
+) -> Result<braid_proto::auth::AuthConfig, LocatedError> {
+    use braid_proto::auth::{AuthConfig, AuthKey, MAX_KEYS};
+    if keys.is_empty() {
+        return Err(src.err(None, field, "no key: give one (or two while rotating)"));
+    }
+    if keys.len() > MAX_KEYS {
+        return Err(src.err(
+            Some(keys[MAX_KEYS].id.span()),
+            field,
+            format!("at most {MAX_KEYS} keys (the one in use and the one being rotated)"),
+        ));
+    }
+    let mut out = AuthConfig::default();
+    for (i, k) in keys.iter().enumerate() {
+        let here = format!("{field}[{i}]");
+        let text = k.secret.get_ref().trim();
+        let bytes = hex_bytes(text).ok_or_else(|| {
+            src.err(
+                Some(k.secret.span()),
+                &format!("{here}.secret"),
+                "not hex digits (make one with `braid keygen`)",
+            )
+        })?;
+        let key = AuthKey::new(*k.id.get_ref(), &bytes).map_err(|e| {
+            src.err(
+                Some(k.secret.span()),
+                &format!("{here}.secret"),
+                e.to_string(),
+            )
+        })?;
+        if out.keys.iter().any(|o| o.id == key.id) {
+            return Err(src.err(
+                Some(k.id.span()),
+                &format!("{here}.id"),
+                format!("two keys have id {}", key.id),
+            ));
+        }
+        out.keys.push(key);
+    }
+    Ok(out)
+}
+
+fn hex_bytes(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
+}
+
+/// Reads a key file: it must be a regular file that only its owner can
+/// read (mode 0600 or 0400) and owned by root or by the user the daemon
+/// runs as.
+fn load_keys(path: &std::path::Path) -> Result<braid_proto::auth::AuthConfig, ConfigLoadError> {
+    use std::os::unix::fs::MetadataExt;
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| ConfigLoadError::Read {
+        path: shown.clone(),
+        source: e,
+    })?;
+    let me = nix::unistd::geteuid().as_raw();
+    if !meta.is_file() {
+        return Err(ConfigLoadError::KeyFile {
+            path: shown,
+            why: "is not a regular file".to_string(),
+        });
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(ConfigLoadError::KeyFile {
+            path: shown.clone(),
+            why: format!(
+                "can be read by others (mode {:04o}); run `chmod 600 {shown}`",
+                meta.mode() & 0o7777
+            ),
+        });
+    }
+    if meta.uid() != 0 && meta.uid() != me {
+        return Err(ConfigLoadError::KeyFile {
+            path: shown,
+            why: format!("belongs to uid {}, not root", meta.uid()),
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigLoadError::Read {
+        path: shown.clone(),
+        source: e,
+    })?;
+    let src = Source::new(&shown, &text);
+    let raw: KeysOnly = src.parse()?;
+    Ok(auth_keys(&src, &raw.keys, "keys")?)
 }
 
 /// Checks `[[access]]`: names, addresses, the gateway in the subnet, no
@@ -858,6 +1009,8 @@ pub enum ConfigLoadError {
     },
     #[error(transparent)]
     Invalid(#[from] LocatedError),
+    #[error("key file {path} {why}")]
+    KeyFile { path: String, why: String },
 }
 
 #[cfg(test)]
@@ -1057,5 +1210,72 @@ urgent = true
             let e = Config::parse("bad.toml", text).unwrap_err();
             assert_eq!((e.line, e.field.as_str()), (line, field), "{text}: {e}");
         }
+    }
+
+    const SECRET: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+
+    #[test]
+    fn keys_inline_or_in_a_root_only_file() {
+        let base = "node = 1\n[[interface]]\nname = \"a\"\n";
+        let c = Config::parse("k.toml", base).unwrap();
+        assert!(!c.node_config.control.auth.enabled(), "no [auth]: off");
+        let text = format!(
+            "{base}[auth]\nkeys = [{{ id = 1, secret = \"{SECRET}\" }}, {{ id = 2, secret = \"{SECRET}\" }}]\n"
+        );
+        let c = Config::parse("k.toml", &text).unwrap();
+        let ids: Vec<u8> = c
+            .node_config
+            .control
+            .auth
+            .keys
+            .iter()
+            .map(|k| k.id)
+            .collect();
+        assert_eq!(ids, [1, 2]);
+        for (section, field, words) in [
+            ("keys = [{ id = 1, secret = \"xyz\" }]", "auth.keys[0].secret", "hex"),
+            ("keys = [{ id = 1, secret = \"0011\" }]", "auth.keys[0].secret", "16 to 64 bytes"),
+            (
+                &format!("keys = [{{ id = 1, secret = \"{SECRET}\" }}, {{ id = 1, secret = \"{SECRET}\" }}]"),
+                "auth.keys[1].id",
+                "two keys",
+            ),
+            (
+                &format!("keys = [{{ id = 1, secret = \"{SECRET}\" }}]\nkey_file = \"/x\""),
+                "auth.key_file",
+                "not both",
+            ),
+            ("keys = []", "auth.keys", "no key"),
+        ] {
+            let e = Config::parse("k.toml", &format!("{base}[auth]\n{section}\n")).unwrap_err();
+            assert_eq!(e.field, field, "{section}");
+            assert!(e.message.contains(words), "{section}: {}", e.message);
+        }
+        // A key file: only its owner may read it.
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("braid-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let keys = dir.join("keys.toml");
+        std::fs::write(
+            &keys,
+            format!("keys = [{{ id = 7, secret = \"{SECRET}\" }}]\n"),
+        )
+        .unwrap();
+        let conf = dir.join("braid.toml");
+        std::fs::write(
+            &conf,
+            format!("{base}[auth]\nkey_file = \"{}\"\n", keys.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = Config::load(&conf).unwrap_err().to_string();
+        assert!(
+            e.contains("can be read by others") && e.contains("chmod 600"),
+            "{e}"
+        );
+        std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let c = Config::load(&conf).unwrap();
+        assert_eq!(c.node_config.control.auth.keys[0].id, 7);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

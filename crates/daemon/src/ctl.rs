@@ -94,6 +94,29 @@ pub struct Status {
     pub egresses_routed: usize,
     pub ingress_sessions: usize,
     pub egress_sessions: usize,
+    pub authentication: Authentication,
+    /// The last sign that another router uses this node id, if any.
+    pub duplicate_id: Option<DuplicateId>,
+}
+
+/// Control-plane authentication (`[auth]`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Authentication {
+    pub enabled: bool,
+    /// The key id that signs what this router sends.
+    pub signing_key: Option<u8>,
+    /// Every key id accepted.
+    pub accepted_keys: Vec<u8>,
+    /// Neighbors proven live by a challenge, with replay state.
+    pub verified_senders: usize,
+}
+
+/// A sign of a duplicate node id.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DuplicateId {
+    pub sign: String,
+    pub ms_ago: u64,
+    pub fix: String,
 }
 
 /// `neighbors`.
@@ -278,6 +301,25 @@ fn status(v: &View<'_>) -> Status {
         egresses_routed: v.node.routes().count(),
         ingress_sessions: v.node.ingress().sessions().count(),
         egress_sessions: v.node.egress().sessions().count(),
+        authentication: {
+            let auth = v.node.control().auth();
+            let keys = &auth.config().keys;
+            Authentication {
+                enabled: auth.enabled(),
+                signing_key: keys.first().map(|k| k.id),
+                accepted_keys: keys.iter().map(|k| k.id).collect(),
+                verified_senders: auth.verified(),
+            }
+        },
+        duplicate_id: v
+            .node
+            .control()
+            .duplicate_id_seen()
+            .map(|(sign, at)| DuplicateId {
+                sign: sign.as_str().to_string(),
+                ms_ago: ms(v.now.since(at)),
+                fix: "give one of the two routers another node_id and restart it".to_string(),
+            }),
     }
 }
 

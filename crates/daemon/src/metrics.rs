@@ -299,9 +299,34 @@ pub fn prometheus(
         ("own_seq_jumps", cc.own_seq_jumps),
         ("flushes_received", cc.flushes_received),
         ("resyncs", cc.resyncs),
+        ("challenges_sent", cc.challenges_sent),
+        ("senders_verified", cc.senders_verified),
+        ("challenges_dropped", cc.challenges_dropped),
+        ("duplicate_id_signs", cc.duplicate_id_signs),
     ] {
         f.sample(&[me(), ("what", what.into())], n as f64);
     }
+    let auth = node.control().auth();
+    family(
+        &mut out,
+        "braid_authentication_enabled",
+        "gauge",
+        "1 when control messages are signed and checked ([auth] keys), 0 when anyone in radio range can change this router's tables.",
+    )
+    .sample(&[me()], if auth.enabled() { 1.0 } else { 0.0 });
+    family(
+        &mut out,
+        "braid_duplicate_node_id",
+        "gauge",
+        "1 when another router showed signs of using this router's node id within the last 60 s (braid ctl status says how; give one of them another node_id).",
+    )
+    .sample(
+        &[me()],
+        match node.control().duplicate_id_seen() {
+            Some((_, at)) if now.since(at) < std::time::Duration::from_secs(60) => 1.0,
+            _ => 0.0,
+        },
+    );
     let mut f = family(
         &mut out,
         "braid_egress_reordered_total",

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use braid_wire::NodeId;
 
 /// One neighbor's place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Place {
     /// The daemon's interface (its position in the config).
     pub port: usize,
@@ -31,10 +31,19 @@ pub enum Noted {
     Refused,
 }
 
+/// Places remembered per neighbor, on average over the book.
+pub const PLACES_PER_NEIGHBOR: usize = 4;
+
 /// The address book.
 #[derive(Debug)]
 pub struct AddressBook {
     places: BTreeMap<NodeId, Place>,
+    /// The other way round: who sends from a place (data is taken only
+    /// from a place an authenticated neighbor's control messages come
+    /// from). Every place a neighbor was heard at while up, so that a
+    /// neighbor on two links is known on both (at most
+    /// [`PLACES_PER_NEIGHBOR`] per neighbor on average).
+    senders: BTreeMap<Place, NodeId>,
     max: usize,
 }
 
@@ -42,6 +51,7 @@ impl AddressBook {
     pub fn new(max: usize) -> Self {
         AddressBook {
             places: BTreeMap::new(),
+            senders: BTreeMap::new(),
             max,
         }
     }
@@ -53,14 +63,28 @@ impl AddressBook {
             Some(p) if *p == place => Noted::Same,
             Some(p) => {
                 *p = place;
+                self.note_sender(neighbor, place);
                 Noted::Moved
             }
             None if full => Noted::Refused,
             None => {
                 self.places.insert(neighbor, place);
+                self.note_sender(neighbor, place);
                 Noted::New
             }
         }
+    }
+
+    fn note_sender(&mut self, neighbor: NodeId, place: Place) {
+        let room = self.senders.len() < self.max.saturating_mul(PLACES_PER_NEIGHBOR);
+        if room || self.senders.contains_key(&place) {
+            self.senders.insert(place, neighbor);
+        }
+    }
+
+    /// The neighbor whose control messages come from `place`.
+    pub fn sender_at(&self, place: Place) -> Option<NodeId> {
+        self.senders.get(&place).copied()
     }
 
     pub fn get(&self, neighbor: NodeId) -> Option<Place> {
@@ -69,7 +93,9 @@ impl AddressBook {
 
     /// The node took `neighbor` down.
     pub fn remove(&mut self, neighbor: NodeId) -> Option<Place> {
-        self.places.remove(&neighbor)
+        let place = self.places.remove(&neighbor)?;
+        self.senders.retain(|_, n| *n != neighbor);
+        Some(place)
     }
 
     /// Every neighbor's place, by id.
@@ -104,9 +130,17 @@ mod tests {
         assert_eq!(book.note(NodeId(1), at(0, 1)), Noted::Same);
         assert_eq!(book.note(NodeId(1), at(1, 1)), Noted::Moved);
         assert_eq!(book.get(NodeId(1)), Some(at(1, 1)));
+        assert_eq!(book.sender_at(at(1, 1)), Some(NodeId(1)));
+        assert_eq!(
+            book.sender_at(at(0, 1)),
+            Some(NodeId(1)),
+            "a neighbor on two links"
+        );
         assert_eq!(book.note(NodeId(2), at(0, 2)), Noted::New);
         assert_eq!(book.note(NodeId(3), at(0, 3)), Noted::Refused);
         assert_eq!(book.remove(NodeId(1)), Some(at(1, 1)));
+        assert_eq!(book.sender_at(at(1, 1)), None);
+        assert_eq!(book.sender_at(at(0, 1)), None);
         assert_eq!(book.note(NodeId(3), at(0, 3)), Noted::New);
         assert_eq!(book.len(), 2);
     }

@@ -45,6 +45,7 @@ use braid_wire::{
 use rand_core::RngCore;
 use thiserror::Error;
 
+use crate::auth::{AuthConfig, AuthError, Authenticator, Passed, Refusal};
 use crate::linkest::{LinkEstConfig, LinkEstimate, LinkEstimator, MetricKind};
 use crate::lsdb::{
     instance_order, seq_newer, Install, LsGraph, LsaRecord, LsaStore, Lsdb, LsdbConfig, FLUSH_AGE,
@@ -129,6 +130,8 @@ pub struct ControlConfig {
     pub prefixes: Vec<Prefix>,
     /// Operator's cost overrides, per direction.
     pub overrides: BTreeMap<(NodeId, NodeId), Metric>,
+    /// Keys that sign and check every control message (none: off).
+    pub auth: AuthConfig,
 }
 
 impl Default for ControlConfig {
@@ -146,6 +149,7 @@ impl Default for ControlConfig {
             resync_interval: Duration::from_secs(5),
             prefixes: Vec::new(),
             overrides: BTreeMap::new(),
+            auth: AuthConfig::default(),
         }
     }
 }
@@ -189,6 +193,9 @@ pub enum ConfigError {
     /// The node id is [`NodeId::NONE`], which is reserved.
     #[error("node id {0} is reserved")]
     ReservedId(u16),
+    /// The authentication keys cannot be used.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
 }
 
 impl ControlConfig {
@@ -221,6 +228,7 @@ impl ControlConfig {
         if !(1..=crate::linkest::MAX_WINDOW).contains(&self.links.window) {
             return Err(ConfigError::Window(self.links.window));
         }
+        self.auth.validate()?;
         if self.probes.big_rates.len() > crate::linkest::MAX_RATES {
             return Err(ConfigError::Rates {
                 max: crate::linkest::MAX_RATES,
@@ -228,6 +236,56 @@ impl ControlConfig {
             });
         }
         Ok(())
+    }
+}
+
+/// Why the control plane refused a datagram (each is counted in
+/// `rx_errors` under [`Refused::kind`]; none changed any table).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Refused {
+    /// It does not parse, or is not a link-local control message.
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    /// Authentication refused it.
+    #[error(transparent)]
+    Auth(#[from] Refusal),
+    /// A message with our node id and another boot index, whose MAC
+    /// checks (or authentication is off): another router uses our id.
+    #[error("another router sends with this router's node id")]
+    DuplicateId,
+}
+
+impl Refused {
+    /// The counter's name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refused::Wire(e) => e.kind(),
+            Refused::Auth(r) => r.kind(),
+            Refused::DuplicateId => "duplicate_id",
+        }
+    }
+}
+
+/// How a duplicate of our node id showed itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DuplicateSign {
+    /// A neighbor sends control messages with our id (another boot index).
+    NeighborWithOurId,
+    /// Advertisements of our id that we did not issue keep arriving: we
+    /// had to number past the network's copy again and again.
+    ForeignAdvertisements,
+}
+
+impl DuplicateSign {
+    /// What an operator reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DuplicateSign::NeighborWithOurId => "a neighbor sends with this router's node id",
+            DuplicateSign::ForeignAdvertisements => {
+                "advertisements of this router's node id that it did not issue keep arriving"
+            }
+        }
     }
 }
 
@@ -270,6 +328,16 @@ pub struct ControlCounters {
     /// Advertisements flushed (dropped before their maximum age because
     /// their origin left).
     pub flushes_received: u64,
+    /// Challenge requests sent (authentication: a sender heard with a
+    /// boot index not yet proven live).
+    pub challenges_sent: u64,
+    /// Challenge replies that proved a sender live.
+    pub senders_verified: u64,
+    /// Challenge messages dropped because too many waited.
+    pub challenges_dropped: u64,
+    /// Signs that another router uses our node id: messages from a
+    /// neighbor with our id, and repeated foreign advertisements of ours.
+    pub duplicate_id_signs: u64,
 }
 
 /// What we know of a neighbor beyond its links: its boot index (a change
@@ -353,6 +421,14 @@ pub struct ControlPlane {
     flushing: BTreeMap<NodeId, LsaRecord>,
     counters: ControlCounters,
     reports: Vec<ProbeReport>,
+    auth: Authenticator,
+    /// When we last had to number past a foreign copy of our
+    /// advertisement (at most the last three).
+    own_jumps: VecDeque<Instant>,
+    /// A sign of a duplicate id not yet taken by the node.
+    duplicate: Option<DuplicateSign>,
+    /// The last sign of a duplicate id, and when.
+    duplicate_seen: Option<(DuplicateSign, Instant)>,
 }
 
 impl ControlPlane {
@@ -402,6 +478,7 @@ impl ControlPlane {
             s.next_at = now + mean.mul_f64(uniform(rng, 0.0, spread));
         }
         let boot_index = rng.next_u32();
+        let auth = Authenticator::new(id, config.auth.clone(), boot_index)?;
         Ok(ControlPlane {
             id,
             links: LinkEstimator::new(id, config.links.clone()),
@@ -430,6 +507,10 @@ impl ControlPlane {
             flushing: BTreeMap::new(),
             counters: ControlCounters::default(),
             reports: Vec::new(),
+            auth,
+            own_jumps: VecDeque::new(),
+            duplicate: None,
+            duplicate_seen: None,
             config,
         })
     }
@@ -475,32 +556,62 @@ impl ControlPlane {
     }
 
     /// Handles one control datagram; returns the neighbor that sent it
-    /// (`None`: it was our own, heard back). Bad input is counted and
-    /// returned as an error; it never changes state.
-    pub fn handle(&mut self, now: Instant, datagram: &[u8]) -> Result<Option<NodeId>, WireError> {
-        let msg = match parse_any(datagram) {
-            Ok(m) => m,
-            Err(e) => {
-                self.count_rx_error(e.kind());
-                return Err(e);
-            }
-        };
-        match msg {
+    /// (`None`: it was our own, heard back, or a challenge). Bad input
+    /// (unparsable, unauthenticated, forged, replayed) is counted and
+    /// returned as an error; it never changes a table.
+    pub fn handle(&mut self, now: Instant, datagram: &[u8]) -> Result<Option<NodeId>, Refused> {
+        let result = self.handle_inner(now, datagram);
+        if let Err(e) = &result {
+            self.count_rx_error(e.kind());
+        }
+        self.counters.challenges_sent = self.auth.challenges_sent;
+        self.counters.senders_verified = self.auth.senders_verified;
+        self.counters.challenges_dropped = self.auth.outbox_full;
+        result
+    }
+
+    fn handle_inner(&mut self, now: Instant, datagram: &[u8]) -> Result<Option<NodeId>, Refused> {
+        let msg = parse_any(datagram)?;
+        let (m, challenge) = match msg {
             // Data, and path reports (which travel inside data packets from
             // egress to ingress), are not for the link-local control plane.
             Message::Data(_) | Message::PathReport(..) => {
                 let found = braid_wire::peek(datagram).map_or(0, |t| t as u8);
-                let e = WireError::WrongType {
+                return Err(WireError::WrongType {
                     expected: braid_wire::MessageType::Lsa as u8,
                     found,
-                };
-                self.count_rx_error(e.kind());
-                Err(e)
+                }
+                .into());
             }
-            Message::Probe(m, _) | Message::Lsa(m, _) if m.header.sender == self.id => {
+            Message::Probe(m, _) | Message::Lsa(m, _) => (m, None),
+            Message::Challenge(m, c) => (m, Some(c)),
+        };
+        if m.header.sender == self.id {
+            if m.header.boot_index == self.boot_index {
                 self.counters.rx_own += 1;
-                Ok(None)
+                return Ok(None);
             }
+            // Another boot with our id: a forger unless the MAC checks.
+            self.auth.check_mac(&m)?;
+            self.counters.duplicate_id_signs += 1;
+            self.duplicate = Some(DuplicateSign::NeighborWithOurId);
+            self.duplicate_seen = Some((DuplicateSign::NeighborWithOurId, now));
+            return Err(Refused::DuplicateId);
+        }
+        match self.auth.check(now, &m, challenge.as_ref())? {
+            Passed::Message => {}
+            Passed::Challenge => return Ok(None),
+            Passed::Verified(sender) => {
+                // Proven live: a probe at once, so that it hears us (and
+                // challenges us, if it has not yet) within a round trip.
+                if !self.pending_probes.contains(&0) {
+                    self.pending_probes.push_back(0);
+                }
+                return Ok(Some(sender));
+            }
+        }
+        match msg {
+            Message::Data(_) | Message::PathReport(..) | Message::Challenge(..) => Ok(None),
             Message::Probe(m, probe) => {
                 self.counters.rx_probes += 1;
                 let sender = m.header.sender;
@@ -647,6 +758,20 @@ impl ControlPlane {
                     self.own_seq = lsa.seq;
                 }
                 self.counters.own_seq_jumps += 1;
+                // One jump follows a restart (the network remembers our
+                // last life); more within a minute mean another router
+                // issues advertisements with our id.
+                let minute = Duration::from_secs(60);
+                self.own_jumps.retain(|&t| now.since(t) < minute);
+                if self.own_jumps.len() >= 2 {
+                    self.counters.duplicate_id_signs += 1;
+                    self.duplicate = Some(DuplicateSign::ForeignAdvertisements);
+                    self.duplicate_seen = Some((DuplicateSign::ForeignAdvertisements, now));
+                }
+                if self.own_jumps.len() >= 3 {
+                    self.own_jumps.pop_front();
+                }
+                self.own_jumps.push_back(now);
                 // The network knows us: what we issue next must replace
                 // that copy everywhere, links or not.
                 self.flooded_own = true;
@@ -796,7 +921,9 @@ impl ControlPlane {
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<usize> {
         loop {
             self.last_tx_rate = None;
-            let result = if let Some(i) = self.pending_probes.pop_front() {
+            let result = if let Some(result) = self.emit_challenge(buf) {
+                result
+            } else if let Some(i) = self.pending_probes.pop_front() {
                 let rate = self.streams[i].rate;
                 if self.streams[i].kind == ProbeKind::Big && rate != RATE_UNSPECIFIED {
                     self.last_tx_rate = Some(rate);
@@ -813,7 +940,10 @@ impl ControlPlane {
                 return None;
             };
             match result {
-                Ok(n) => return Some(n),
+                Ok(n) => {
+                    self.auth.sign(&mut buf[..n]);
+                    return Some(n);
+                }
                 Err(_) => self.counters.tx_errors += 1,
             }
         }
@@ -828,11 +958,56 @@ impl ControlPlane {
 
     fn next_header(&mut self, kind: braid_wire::MessageType) -> ControlHeader {
         self.counter = self.counter.wrapping_add(1);
+        let (key_id, mac_len) = self.auth.header_fields();
         ControlHeader {
             boot_index: self.boot_index,
             counter: self.counter,
+            key_id,
+            mac_len,
             ..ControlHeader::new(kind, self.id)
         }
+    }
+
+    /// The next challenge message waiting, written into `buf`.
+    fn emit_challenge(&mut self, buf: &mut Vec<u8>) -> Option<Result<usize, WireError>> {
+        let c = self.auth.poll_challenge()?;
+        let header = self.next_header(braid_wire::MessageType::Challenge);
+        fit(buf, braid_wire::Challenge::encoded_len(MAX_MAC));
+        Some(c.emit(&header, buf))
+    }
+
+    /// The authenticator (keys, verified senders).
+    pub fn auth(&self) -> &Authenticator {
+        &self.auth
+    }
+
+    /// New keys (a reload). Verified neighbors stay verified.
+    pub fn set_auth(&mut self, config: AuthConfig) -> Result<(), AuthError> {
+        self.auth.set_keys(config.clone())?;
+        self.config.auth = config;
+        Ok(())
+    }
+
+    /// Signs a control message this node made outside the control plane
+    /// (a path report): its header must carry [`Self::mac_fields`].
+    pub fn sign(&self, buf: &mut [u8]) {
+        self.auth.sign(buf);
+    }
+
+    /// The key id and MAC length a header we send carries.
+    pub fn mac_fields(&self) -> (u8, u8) {
+        self.auth.header_fields()
+    }
+
+    /// The last sign that another router uses our id, and when.
+    pub fn duplicate_id_seen(&self) -> Option<(DuplicateSign, Instant)> {
+        self.duplicate_seen
+    }
+
+    /// A sign that another router uses our id, once per sign seen (the
+    /// node turns it into an event).
+    pub fn take_duplicate_sign(&mut self) -> Option<DuplicateSign> {
+        self.duplicate.take()
     }
 
     fn emit_probe(
@@ -977,9 +1152,12 @@ impl ControlPlane {
             // Written out (not `next_header`): the entries borrow the
             // database.
             self.counter = self.counter.wrapping_add(1);
+            let (key_id, mac_len) = self.auth.header_fields();
             let header = ControlHeader {
                 boot_index: self.boot_index,
                 counter: self.counter,
+                key_id,
+                mac_len,
                 ..ControlHeader::new(braid_wire::MessageType::Lsa, self.id)
             };
             fit(buf, braid_wire::Lsa::bundle_len(&entries, MAX_MAC));

@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod access;
+pub mod auth;
 pub mod classify;
 pub mod control;
 pub mod forward;

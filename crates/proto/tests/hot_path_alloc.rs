@@ -92,6 +92,7 @@ impl Net {
                             self.nodes[to].handle_datagram(
                                 self.now,
                                 Interface(from as u16),
+                                Some(braid_wire::NodeId(from as u16 + 1)),
                                 &t.bytes,
                             );
                         }

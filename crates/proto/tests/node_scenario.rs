@@ -86,6 +86,7 @@ impl Net {
                             self.nodes[to].handle_datagram(
                                 self.now,
                                 Interface(from as u16),
+                                Some(NodeId(from as u16 + 1)),
                                 &t.bytes,
                             );
                         }
@@ -298,7 +299,7 @@ fn events_tell_the_driver_about_neighbors_routes_and_refusals() {
     net.stream(3);
     assert!(drain(&mut net, 0).contains(&NodeEvent::RouteChange { egress: NodeId(5) }));
     // Garbage from a neighbor is refused, with its reason.
-    let sender = net.nodes[0].handle_datagram(net.now, Interface(1), &[0x13, 0, 0]);
+    let sender = net.nodes[0].handle_datagram(net.now, Interface(1), None, &[0x13, 0, 0]);
     assert_eq!(sender, None);
     assert_eq!(
         drain(&mut net, 0),

@@ -1007,7 +1007,8 @@ impl World {
                     // Every simulated link is an interface of its own,
                     // numbered by the node at its other end.
                     let via = Interface(from as u16);
-                    self.nodes[to as usize].handle_datagram(t, via, &bytes);
+                    let sender = NodeId(from as u16);
+                    self.nodes[to as usize].handle_datagram(t, via, Some(sender), &bytes);
                     self.drain(to);
                 }
                 Event::TcpTimer { flow, receiver } => {

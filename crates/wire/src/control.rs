@@ -106,6 +106,19 @@ pub mod offset {
         /// Bytes per link.
         pub const LEN: usize = 12;
     }
+    /// A challenge's body (type 5).
+    pub mod challenge {
+        /// Request (1) or reply (2).
+        pub const KIND: usize = 0;
+        /// Reserved, sent as 0.
+        pub const RESERVED: usize = 1;
+        /// The node asked (request) or answered (reply).
+        pub const TARGET: usize = 2;
+        /// The requester's nonce, echoed by the reply.
+        pub const NONCE: usize = 4;
+        /// Body bytes.
+        pub const LEN: usize = 12;
+    }
     /// A path report's body.
     pub mod path_report {
         /// The session's ingress (16 bits).
@@ -245,6 +258,15 @@ impl<'a> ControlMessage<'a> {
             authenticated: &buf[..CONTROL_HEADER_LEN + body_len],
         })
     }
+}
+
+/// Splits a whole control message in `buf` into the bytes its MAC covers
+/// (header and body) and its MAC trailer, for the authenticator to fill
+/// in. Checks the lengths as [`ControlMessage::parse`] does.
+pub fn split_mac(buf: &mut [u8]) -> Result<(&[u8], &mut [u8]), WireError> {
+    let covered = ControlMessage::parse(buf)?.authenticated.len();
+    let (covered, mac) = buf.split_at_mut(covered);
+    Ok((covered, mac))
 }
 
 /// Writes a control header, lets `body` write the body, and appends a
@@ -954,6 +976,81 @@ impl<'a> Lsa<'a> {
                     p.write(w);
                 }
             }
+        })
+    }
+}
+
+// ---------------------------------------------------------------- challenges
+
+/// Which half of a challenge exchange (RFC 8967 section 4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChallengeKind {
+    /// "Prove you are live": sent to a neighbor heard with a boot index
+    /// we hold no counter for.
+    Request = 1,
+    /// The answer, echoing the request's nonce.
+    Reply = 2,
+}
+
+/// A challenge request or reply (type 5): how a receiver tells a
+/// neighbor that restarted (new boot index) from a replay of an old boot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Challenge {
+    /// Request or reply.
+    pub kind: ChallengeKind,
+    /// The neighbor asked (request) or the requester answered (reply);
+    /// every other node on the link ignores it.
+    pub target: NodeId,
+    /// The requester's nonce, unique per request; a reply echoes it.
+    pub nonce: [u8; 8],
+}
+
+impl Challenge {
+    /// Decodes a challenge body: 12 bytes, kind 1 or 2.
+    pub fn parse(msg: &ControlMessage<'_>) -> Result<Self, WireError> {
+        expect_type(&msg.header, &[MessageType::Challenge])?;
+        if msg.body.len() != offset::challenge::LEN {
+            return Err(WireError::LengthMismatch {
+                field: "challenge",
+                declared: offset::challenge::LEN,
+                available: msg.body.len(),
+            });
+        }
+        let mut r = Reader::new(msg.body);
+        let kind = match r.u8()? {
+            1 => ChallengeKind::Request,
+            2 => ChallengeKind::Reply,
+            other => {
+                return Err(WireError::InvalidField {
+                    field: "challenge kind",
+                    value: other as u32,
+                })
+            }
+        };
+        let _reserved = r.u8()?;
+        let target = NodeId(r.u16()?);
+        let mut nonce = [0u8; 8];
+        nonce.copy_from_slice(r.take(8)?);
+        Ok(Challenge {
+            kind,
+            target,
+            nonce,
+        })
+    }
+
+    /// Bytes a challenge takes with its header and a MAC of `mac_len` bytes.
+    pub const fn encoded_len(mac_len: usize) -> usize {
+        CONTROL_HEADER_LEN + offset::challenge::LEN + mac_len
+    }
+
+    /// Writes this challenge; returns the total length.
+    pub fn emit(&self, header: &ControlHeader, out: &mut [u8]) -> Result<usize, WireError> {
+        expect_type(header, &[MessageType::Challenge])?;
+        emit_control(header, offset::challenge::LEN, out, |w| {
+            w.u8(self.kind as u8);
+            w.u8(0);
+            w.u16(self.target.0);
+            w.put(&self.nonce);
         })
     }
 }

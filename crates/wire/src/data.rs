@@ -388,6 +388,31 @@ fn validate_group(group: Group, flags: DataFlags) -> Result<(), WireError> {
     }
 }
 
+/// The neighbor that must have sent this packet to `me`, as its header
+/// says: the node before `me` in ingress, route..., egress. `None` when
+/// the header does not place `me` where a packet sent by a neighbor
+/// arrives (a transit node the route pointer has not just passed, an
+/// egress the route is not used up at, or the ingress itself). A driver
+/// that knows which neighbor sent a packet (from the underlay address its
+/// authenticated control messages come from) refuses one whose claim
+/// differs: a neighbor can then inject only packets that claim to come
+/// through it. Tree-mode packets carry no route and are not checked here.
+pub fn previous_hop(pkt: &DataPacket<'_>, me: NodeId) -> Option<NodeId> {
+    let h = &pkt.header;
+    let ptr = h.route_ptr as usize;
+    let before = |i: usize| match i {
+        0 => Some(h.ingress),
+        i => pkt.route.get(i - 1),
+    };
+    if h.egress == me {
+        (ptr == pkt.route.len()).then(|| before(ptr)).flatten()
+    } else if ptr >= 1 && pkt.route.get(ptr - 1) == Some(me) {
+        before(ptr - 1)
+    } else {
+        None
+    }
+}
+
 /// Takes the next hop of a data packet held by node `me`, updating the
 /// header in place (route pointer and hop limit). The ingress calls it on
 /// the packet it just emitted, every transit node on the packet it received:
@@ -495,8 +520,15 @@ mod tests {
         assert_eq!(forward_in_place(pkt, NodeId(1)), Ok(Forward::To(NodeId(4))));
         // A node the route does not name refuses the packet.
         assert_eq!(forward_in_place(pkt, NodeId(5)), Ok(Forward::NotOnRoute));
+        let sender = |pkt: &[u8], me| previous_hop(&DataHeader::parse(pkt).unwrap(), NodeId(me));
+        assert_eq!(sender(pkt, 4), Some(NodeId(1)));
+        assert_eq!(sender(pkt, 5), None, "the route has not reached 5");
+        assert_eq!(sender(pkt, 9), None, "the route is not used up");
         assert_eq!(forward_in_place(pkt, NodeId(4)), Ok(Forward::To(NodeId(5))));
+        assert_eq!(sender(pkt, 5), Some(NodeId(4)));
         assert_eq!(forward_in_place(pkt, NodeId(5)), Ok(Forward::To(NodeId(9))));
+        assert_eq!(sender(pkt, 9), Some(NodeId(5)));
+        assert_eq!(sender(pkt, 1), None, "the ingress is sent nothing");
         assert_eq!(forward_in_place(pkt, NodeId(9)), Ok(Forward::Deliver));
         assert_eq!(DataHeader::parse(pkt).unwrap().header.hop_limit, 13);
     }

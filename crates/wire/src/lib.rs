@@ -38,9 +38,9 @@ pub mod data;
 mod error;
 
 pub use control::{
-    ControlFlags, ControlHeader, ControlMessage, Lsa, LsaBundle, LsaEntry, LsaLink, PathCount,
-    PathReport, Prefix, Probe, ProbeKind, ProbeReport, CLIENT_QUALITY_MAX, CONTROL_HEADER_LEN,
-    RATE_SMALL, RATE_UNSPECIFIED,
+    split_mac, Challenge, ChallengeKind, ControlFlags, ControlHeader, ControlMessage, Lsa,
+    LsaBundle, LsaEntry, LsaLink, PathCount, PathReport, Prefix, Probe, ProbeKind, ProbeReport,
+    CLIENT_QUALITY_MAX, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
 };
 pub use data::{DataFlags, DataHeader, DataPacket, Group, RedundancyMode, Route, DATA_HEADER_LEN};
 pub use error::WireError;
@@ -81,6 +81,8 @@ pub enum MessageType {
     Lsa = 3,
     /// An egress's per-path receive counts for one session ([`PathReport`]).
     PathReport = 4,
+    /// A challenge request or reply (authentication's restart check).
+    Challenge = 5,
 }
 
 impl MessageType {
@@ -91,6 +93,7 @@ impl MessageType {
             2 => MessageType::ProbeBig,
             3 => MessageType::Lsa,
             4 => MessageType::PathReport,
+            5 => MessageType::Challenge,
             other => return Err(WireError::UnknownType(other)),
         })
     }
@@ -124,6 +127,8 @@ pub enum Message<'a> {
     Lsa(ControlMessage<'a>, LsaBundle<'a>),
     /// An egress's per-path receive counts for one session.
     PathReport(ControlMessage<'a>, PathReport<'a>),
+    /// A challenge request or reply.
+    Challenge(ControlMessage<'a>, Challenge),
 }
 
 /// Parses whatever message `buf` holds. The one entry point for bytes that
@@ -142,6 +147,10 @@ pub fn parse_any(buf: &[u8]) -> Result<Message<'_>, WireError> {
         MessageType::PathReport => {
             let msg = ControlMessage::parse(buf)?;
             Ok(Message::PathReport(msg, PathReport::parse(&msg)?))
+        }
+        MessageType::Challenge => {
+            let msg = ControlMessage::parse(buf)?;
+            Ok(Message::Challenge(msg, Challenge::parse(&msg)?))
         }
     }
 }

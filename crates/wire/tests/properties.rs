@@ -191,7 +191,30 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
             buf.truncate(n);
             buf
         });
-    prop_oneof![data, probe, lsa, report]
+    let challenge = (
+        control_header(MessageType::Challenge),
+        any::<bool>(),
+        node(),
+        any::<[u8; 8]>(),
+    )
+        .prop_map(|(h, request, target, nonce)| {
+            let kind = if request {
+                ChallengeKind::Request
+            } else {
+                ChallengeKind::Reply
+            };
+            let c = Challenge {
+                kind,
+                target,
+                nonce,
+            };
+            let mut buf = vec![0u8; 512];
+            let n = c.emit(&h, &mut buf).unwrap();
+            assert_eq!(n, Challenge::encoded_len(h.mac_len as usize));
+            buf.truncate(n);
+            buf
+        });
+    prop_oneof![data, probe, lsa, report, challenge]
 }
 
 /// Re-emits a parsed message; parsing that again must give the same value.
@@ -243,6 +266,7 @@ fn re_emit(msg: &Message<'_>) -> Vec<u8> {
             let counts: Vec<_> = r.counts().collect();
             PathReport::emit(&m.header, r.ingress, r.class, &counts, &mut buf).unwrap()
         }
+        Message::Challenge(m, c) => c.emit(&m.header, &mut buf).unwrap(),
     };
     buf.truncate(n);
     buf
@@ -271,6 +295,7 @@ fn same_value(a: &Message<'_>, b: &Message<'_>) -> bool {
                 && (x.ingress, x.class) == (y.ingress, y.class)
                 && x.counts().eq(y.counts())
         }
+        (Message::Challenge(mx, x), Message::Challenge(my, y)) => mx.header == my.header && x == y,
         _ => false,
     }
 }
@@ -288,6 +313,41 @@ proptest! {
         prop_assert_eq!(pkt.header, h);
         prop_assert_eq!(pkt.route.iter().collect::<Vec<_>>(), route);
         prop_assert_eq!(pkt.payload, &payload[..]);
+    }
+
+    /// Walked along its route, a packet names at every node the node
+    /// that sent it; any other node is told no sender.
+    #[test]
+    fn every_receiver_names_the_node_that_sent_the_packet(
+        (mut h, route, _payload) in data_packet(),
+        stranger in node(),
+    ) {
+        h.route_ptr = 0;
+        h.hop_limit = 255;
+        let mut buf = vec![0u8; DataHeader::encoded_len(63)];
+        let n = h.emit(&route, &mut buf).unwrap();
+        let buf = &mut buf[..n];
+        let mut at = h.ingress;
+        let mut hops = 0;
+        while let Ok(data::Forward::To(next)) = forward_in_place(buf, at) {
+            let pkt = DataHeader::parse(buf).unwrap();
+            let on_path = route.contains(&stranger) || stranger == h.ingress || stranger == h.egress;
+            if !on_path && stranger != next {
+                prop_assert_eq!(data::previous_hop(&pkt, stranger), None);
+            }
+            // A route that names a node twice is ambiguous: the first
+            // mention is the one the pointer checks.
+            let named = route.iter().filter(|&&r| r == next).count();
+            let egress_in_route = next == h.egress && named > 0;
+            if named <= 1 && next != h.ingress && !egress_in_route {
+                prop_assert_eq!(data::previous_hop(&pkt, next), Some(at));
+            }
+            at = next;
+            hops += 1;
+            if hops > 70 {
+                break;
+            }
+        }
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! cannot set itself without overriding the operator: a router that
 //! forwards for hosts (it serves prefixes or clients) with the kernel's
 //! IP forwarding off drops every host's packet between the LAN and the
-//! TUN device, silently. Said once, loudly, with the fix.
+//! TUN device, silently. Said once, loudly, with the fix. And a router
+//! whose control plane is not authenticated: anyone in radio range can
+//! change its tables.
 
 use braid_wire::Prefix;
 use tracing::error;
@@ -49,6 +51,20 @@ pub fn check_forwarding(config: &Config) {
     let v6 = read("/proc/sys/net/ipv6/conf/all/forwarding");
     for w in forwarding_warnings(config, v4, v6) {
         error!("{w}");
+    }
+}
+
+/// With no `[auth]` keys anyone who can send this router a datagram can
+/// steer or black-hole its routes: said loudly at start (and after a
+/// reload that removes the keys).
+pub fn warn_if_unauthenticated(config: &Config) {
+    if !config.node_config.control.auth.enabled() {
+        error!(
+            "AUTHENTICATION IS OFF: control messages are neither signed nor checked, so anyone \
+             who can reach this router's interfaces can change its routes and inject traffic. \
+             Give every router the same key in [auth] (make one with `braid keygen`; \
+             docs/security.md)"
+        );
     }
 }
 

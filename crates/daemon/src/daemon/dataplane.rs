@@ -69,13 +69,18 @@ impl Daemon {
                     self.counters.udp_rx_truncated += 1;
                     continue;
                 }
-                // A control message the node took tells where its sender is.
-                let sender = self.node.handle_datagram(now, Interface(i as u16), bytes);
+                // Data is checked against the neighbor that sends from
+                // here; a control message the node took tells where its
+                // sender is.
+                let place = Place {
+                    port: i,
+                    addr: from,
+                };
+                let known = self.book.sender_at(place);
+                let sender = self
+                    .node
+                    .handle_datagram(now, Interface(i as u16), known, bytes);
                 if let Some(id) = sender {
-                    let place = Place {
-                        port: i,
-                        addr: from,
-                    };
                     if self.book.note(id, place) == Noted::Moved {
                         info!(neighbor = id.0, interface = %self.ports[i].name, %from, "neighbor moved");
                     }

@@ -8,13 +8,14 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use braid_proto::node::{NodeConfig, NodeEvent};
 use braid_proto::time::Instant;
 use mio::net::UnixStream;
 use mio::{Interest, Token};
 use serde_json::json;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use super::{io_err, Daemon, DaemonError, CLIENT_BASE};
 use crate::clients::{Client, Service, Step, Stream};
@@ -117,6 +118,25 @@ impl Daemon {
                     );
                 }
                 NodeEvent::Refused { reason } => debug!(reason, "datagram refused"),
+                NodeEvent::DuplicateId { sign, interface } => {
+                    let name = self.interface_name(interface.0 as usize);
+                    let quiet = self
+                        .duplicate_logged_at
+                        .is_some_and(|t| now.since(t) < Duration::from_secs(30));
+                    if !quiet {
+                        self.duplicate_logged_at = Some(now);
+                        error!(
+                            node = self.node.id().0,
+                            interface = %name,
+                            sign = sign.as_str(),
+                            "ANOTHER ROUTER USES THIS NODE ID: the two fight over the link-state \
+                             database and routes through both are wrong. Give one of them another \
+                             `node_id` in its config and restart it (`braid ctl status` shows the \
+                             last sign; logged at most every 30 s)"
+                        );
+                    }
+                    self.emit_event(e.kind(), now, json!({ "sign": sign, "interface": name }));
+                }
             }
         }
         if routes_changed {
@@ -189,11 +209,15 @@ impl Daemon {
         }
         // The node's other settings (prefixes, paths, probes, re-order,
         // windows, late binding) are fixed while it runs.
-        let live = |c: &NodeConfig| NodeConfig {
-            policy: old.node_config.policy.clone(),
-            classifier: old.node_config.classifier.clone(),
-            neighbor_timeout: old.node_config.neighbor_timeout,
-            ..c.clone()
+        let live = |c: &NodeConfig| {
+            let mut c = NodeConfig {
+                policy: old.node_config.policy.clone(),
+                classifier: old.node_config.classifier.clone(),
+                neighbor_timeout: old.node_config.neighbor_timeout,
+                ..c.clone()
+            };
+            c.control.auth = old.node_config.control.auth.clone();
+            c
         };
         if live(&new.node_config) != old.node_config {
             needs_restart.push(
@@ -217,6 +241,21 @@ impl Daemon {
                 now,
                 json!({ "default": new.node_config.policy.default.to_string() }),
             );
+        }
+        // Keys take effect at once: rotating one is three reloads
+        // (docs/security.md).
+        let auth = new.node_config.control.auth.clone();
+        let keys_changed = auth != old.node_config.control.auth;
+        if keys_changed {
+            let node = self.node.id().0;
+            // Checked when the config was read: it cannot fail here.
+            if let Err(e) = self.node.set_auth(auth.clone()) {
+                warn!(error = %e, "reload: keys refused");
+            } else {
+                let ids: Vec<u8> = auth.keys.iter().map(|k| k.id).collect();
+                info!(node, keys = ?ids, "authentication keys changed");
+                super::checks::warn_if_unauthenticated(&new);
+            }
         }
         // A neighbor timeout that follows the running probe interval.
         let timeout = Some(old.node_config.control.probes.small_interval * new.dead_after);
@@ -243,6 +282,7 @@ impl Daemon {
             neighbor_timeout: timeout,
             ..old.node_config
         };
+        kept.node_config.control.auth = auth;
         self.config = kept;
     }
 

@@ -126,6 +126,8 @@ pub struct Daemon {
     kernel: Option<KernelPath>,
     /// Access interfaces (`access.rs`).
     access: Vec<AccessPort>,
+    /// When a duplicate node id was last logged (at most every 30 s).
+    duplicate_logged_at: Option<Instant>,
 }
 
 impl Daemon {
@@ -135,6 +137,7 @@ impl Daemon {
     pub fn start(config_path: &Path) -> Result<Daemon, DaemonError> {
         let config = Config::load(config_path)?;
         checks::check_forwarding(&config);
+        checks::warn_if_unauthenticated(&config);
         let clock = std::time::Instant::now();
         let now = Instant::ZERO;
         let seed = std::time::SystemTime::now()
@@ -186,6 +189,7 @@ impl Daemon {
             ctl,
             metrics,
             monitors: Vec::new(),
+            duplicate_logged_at: None,
             clients: (0..crate::clients::MAX_CLIENTS).map(|_| None).collect(),
             signals,
             reload_wanted: reload,

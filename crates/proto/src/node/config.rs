@@ -165,6 +165,12 @@ pub struct NodeCounters {
     pub tree_overflows: u64,
     /// Data datagrams that failed to parse.
     pub malformed: u64,
+    /// With authentication on: data datagrams from an underlay address no
+    /// authenticated neighbor uses, and path reports whose MAC failed.
+    pub unauthenticated: u64,
+    /// Data datagrams whose route names another node than the neighbor
+    /// that sent them as the one before us.
+    pub wrong_previous_hop: u64,
     /// Dropped because the transmit or deliver queue was full.
     pub queue_full: u64,
     /// Path reports this node sent as an egress.

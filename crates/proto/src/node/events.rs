@@ -88,6 +88,14 @@ pub enum NodeEvent {
         /// The counter it was counted under.
         reason: &'static str,
     },
+    /// Another router uses this node's id (see [`crate::control::DuplicateSign`]):
+    /// the two fight over the link-state database until one is renumbered.
+    DuplicateId {
+        /// How it showed itself.
+        sign: crate::control::DuplicateSign,
+        /// Where (for a neighbor with our id: the interface it was heard on).
+        interface: Interface,
+    },
 }
 
 impl NodeEvent {
@@ -100,6 +108,7 @@ impl NodeEvent {
             NodeEvent::RouteChange { .. } => "route_change",
             NodeEvent::ModeChange { .. } => "mode_change",
             NodeEvent::Refused { .. } => "refused",
+            NodeEvent::DuplicateId { .. } => "duplicate_id",
         }
     }
 }

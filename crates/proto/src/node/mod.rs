@@ -358,18 +358,33 @@ impl Node {
         self.scratch = out;
     }
 
-    /// A datagram from the underlay that arrived on `interface`. Returns
-    /// the neighbor that sent it when it was a control message the node
-    /// took (not its own, not refused, not on an interface that is down):
-    /// the driver notes that neighbor's address there.
+    /// A datagram from the underlay that arrived on `interface`. `from` is
+    /// the neighbor the driver knows sent it (the underlay address that
+    /// neighbor's taken control messages come from), `None` when the
+    /// address is no neighbor's. Returns the neighbor that sent it when it
+    /// was a control message the node took (not its own, not refused, not
+    /// on an interface that is down): the driver notes that neighbor's
+    /// address there.
+    ///
+    /// Data is checked against `from`: with authentication on, data from
+    /// no neighbor is refused (`unauthenticated`), and a routed packet
+    /// whose route names another node before us than `from` is refused
+    /// (`wrong_previous_hop`): a neighbor can inject only packets that
+    /// claim to come through it.
     pub fn handle_datagram(
         &mut self,
         now: Instant,
         interface: Interface,
+        from: Option<NodeId>,
         bytes: &[u8],
     ) -> Option<NodeId> {
         if braid_wire::peek(bytes) == Ok(MessageType::Data) {
-            self.handle_data(now, bytes);
+            if from.is_none() && self.control.auth().enabled() {
+                self.counters.unauthenticated += 1;
+                self.refuse("unauthenticated");
+                return None;
+            }
+            self.handle_data(now, from, bytes);
             return None;
         }
         let sender = match self.control.handle(now, bytes) {
@@ -380,6 +395,9 @@ impl Node {
                 None
             }
         };
+        if let Some(sign) = self.control.take_duplicate_sign() {
+            self.events.push(NodeEvent::DuplicateId { sign, interface });
+        }
         self.note_topology(now);
         let sender = sender?;
         match self.neighbors.heard(now, sender, interface) {
@@ -401,7 +419,7 @@ impl Node {
         Some(sender)
     }
 
-    fn handle_data(&mut self, now: Instant, bytes: &[u8]) {
+    fn handle_data(&mut self, now: Instant, from: Option<NodeId>, bytes: &[u8]) {
         if bytes
             .get(braid_wire::data::offset::FLAGS_MODE)
             .map(|b| b & 0x0f)
@@ -409,6 +427,17 @@ impl Node {
         {
             self.handle_tree(now, bytes);
             return;
+        }
+        if let (Some(from), Ok(pkt)) = (from, DataHeader::parse(bytes)) {
+            let before = braid_wire::data::previous_hop(&pkt, self.id);
+            // A transit node the route does not reach is `not_on_route`
+            // below; anything else must name the sender.
+            let off_route = before.is_none() && pkt.header.egress != self.id;
+            if !off_route && before != Some(from) {
+                self.counters.wrong_previous_hop += 1;
+                self.refuse("wrong_previous_hop");
+                return;
+            }
         }
         let mut buf = self.pool.copy_of(bytes);
         let deliver = match forward_in_place(&mut buf, self.id) {
@@ -645,6 +674,18 @@ impl Node {
         self.note_mode_changes();
         self.config.policy = policy;
         self.config.classifier = classifier;
+    }
+
+    /// New authentication keys (a reload): what this node sends is signed
+    /// with the first from now on, and every one is accepted. Neighbors
+    /// already verified stay verified.
+    pub fn set_auth(
+        &mut self,
+        auth: crate::auth::AuthConfig,
+    ) -> Result<(), crate::auth::AuthError> {
+        self.control.set_auth(auth.clone())?;
+        self.config.control.auth = auth;
+        Ok(())
     }
 
     /// Runs every timer due at `now`.

@@ -45,12 +45,20 @@ impl Node {
                 .into_iter()
                 .map(|(path, received)| PathCount { path, received })
                 .collect();
-            let header = ControlHeader::new(MessageType::PathReport, self.id);
-            let mut buf = vec![0u8; PathReport::encoded_len(counts.len(), 0)];
+            let (key_id, mac_len) = self.control.mac_fields();
+            let header = ControlHeader {
+                key_id,
+                mac_len,
+                ..ControlHeader::new(MessageType::PathReport, self.id)
+            };
+            let mut buf = vec![0u8; PathReport::encoded_len(counts.len(), mac_len as usize)];
             let Ok(n) = PathReport::emit(&header, ingress, class, &counts, &mut buf) else {
                 continue;
             };
             buf.truncate(n);
+            // End to end: signed by the egress, checked by the ingress
+            // (no replay state: the report only says what arrived).
+            self.control.sign(&mut buf);
             if !self.ensure_routes(now, ingress) {
                 continue;
             }
@@ -95,9 +103,9 @@ impl Node {
     /// A message of the control class delivered here: a path report for
     /// one of our ingress sessions.
     pub(super) fn on_node_message(&mut self, now: Instant, bytes: &[u8]) {
-        let report = ControlMessage::parse(bytes)
-            .and_then(|msg| Ok((msg.header.sender, PathReport::parse(&msg)?)));
-        let (sender, report) = match report {
+        let report =
+            ControlMessage::parse(bytes).and_then(|msg| Ok((msg, PathReport::parse(&msg)?)));
+        let (msg, report) = match report {
             Ok(r) => r,
             Err(e) => {
                 self.counters.malformed += 1;
@@ -105,6 +113,12 @@ impl Node {
                 return;
             }
         };
+        if let Err(r) = self.control.auth().check_mac(&msg) {
+            self.counters.unauthenticated += 1;
+            self.refuse(r.kind());
+            return;
+        }
+        let sender = msg.header.sender;
         if report.ingress != self.id {
             self.counters.malformed += 1;
             self.refuse("not_our_report");

@@ -1,0 +1,742 @@
+//! Control-plane authentication, sans-IO: RFC 8967's scheme (Babel's MAC
+//! authentication) on braid's control header. It owns the keys, makes and
+//! checks MACs, keeps each neighbor's replay state (boot index, highest
+//! packet counter and a window of the counters just below it) and the
+//! challenges that tell a neighbor that restarted from a replay of an old
+//! boot. The control plane asks it about every message before anything
+//! else looks at the message; what it refuses changes no table.
+//!
+//! * **MAC**: HMAC-SHA-256 (crates `hmac` and `sha2`, RustCrypto) over
+//!   the control header and body, 32 bytes, keyed by the key the header's
+//!   key id names. Every key configured is accepted; the first one signs.
+//!   Rotating a key across a live network is three reloads, each without
+//!   loss: add the new key second everywhere, then first everywhere, then
+//!   drop the old one (docs/security.md).
+//! * **Replays**: per sender, the boot index it was last verified with and
+//!   the highest counter; a counter at or below the highest is accepted
+//!   once within a window of [`REPLAY_WINDOW`] (a sender's copies on two
+//!   links may cross), refused as `replayed` when seen and as
+//!   `stale_counter` below the window.
+//! * **Restarts**: a message with a boot index we hold no counter for
+//!   (a new neighbor, a restarted one, or a replay of an old boot) is
+//!   refused as `unverified_index`, and the sender is sent a challenge
+//!   request with a fresh nonce. A reply that echoes it (and carries a
+//!   valid MAC) proves the sender is live with the reply's index and
+//!   counter: from then on its messages are accepted. One round trip.
+//!
+//! Bounds: at most [`MAX_PEERS`] senders with replay state, at most
+//! [`MAX_PEERS`] challenges outstanding, at most [`MAX_OUTBOX`]
+//! challenge messages waiting to be sent. Only a sender whose MAC checked
+//! enters any of them: a stranger without the key can make none grow.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use braid_wire::{Challenge, ChallengeKind, ControlMessage, NodeId};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use thiserror::Error;
+
+use crate::time::Instant;
+
+/// Bytes of every MAC braid sends (a whole HMAC-SHA-256).
+pub const MAC_LEN: usize = 32;
+/// Least bytes of a secret (128 bits).
+pub const MIN_SECRET: usize = 16;
+/// Most bytes of a secret.
+pub const MAX_SECRET: usize = 64;
+/// Keys accepted at once: the one in use and the one being rotated in
+/// (or out).
+pub const MAX_KEYS: usize = 2;
+/// Counters below a sender's highest that are still accepted once.
+pub const REPLAY_WINDOW: u32 = 64;
+/// Senders with replay state, and challenges outstanding.
+pub const MAX_PEERS: usize = 1024;
+/// Challenge messages waiting to be sent.
+pub const MAX_OUTBOX: usize = 64;
+/// A sender is asked again at most this often while unverified.
+pub const CHALLENGE_INTERVAL: Duration = Duration::from_millis(300);
+/// A reply later than this after its request is refused.
+pub const CHALLENGE_TIMEOUT: Duration = Duration::from_secs(10);
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// One key: an id sent in every header it signs, and its secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AuthKey {
+    /// Named in the header's key id (0-255).
+    pub id: u8,
+    secret: Vec<u8>,
+}
+
+impl std::fmt::Debug for AuthKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print a secret.
+        write!(
+            f,
+            "AuthKey {{ id: {}, secret: <{} bytes> }}",
+            self.id,
+            self.secret.len()
+        )
+    }
+}
+
+impl AuthKey {
+    /// A key of `secret` (16 to 64 bytes).
+    pub fn new(id: u8, secret: &[u8]) -> Result<Self, AuthError> {
+        if !(MIN_SECRET..=MAX_SECRET).contains(&secret.len()) {
+            return Err(AuthError::SecretLength {
+                id,
+                len: secret.len(),
+            });
+        }
+        Ok(AuthKey {
+            id,
+            secret: secret.to_vec(),
+        })
+    }
+
+    fn mac(&self, covered: &[u8]) -> HmacSha256 {
+        let mut mac = HmacSha256::new_from_slice(&self.secret).expect("HMAC takes any key length");
+        mac.update(covered);
+        mac
+    }
+}
+
+/// Keys that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AuthError {
+    /// A secret shorter than 16 or longer than 64 bytes.
+    #[error("key {id}: the secret must be 16 to 64 bytes, got {len}")]
+    SecretLength {
+        /// The key's id.
+        id: u8,
+        /// Its length.
+        len: usize,
+    },
+    /// More than two keys.
+    #[error("at most {MAX_KEYS} keys are accepted at once, got {0}")]
+    TooManyKeys(usize),
+    /// Two keys with one id.
+    #[error("two keys have id {0}")]
+    DuplicateId(u8),
+}
+
+/// The keys of a node: empty means authentication is off (every message
+/// accepted unsigned, as before: the driver warns).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthConfig {
+    /// The first signs; all are accepted.
+    pub keys: Vec<AuthKey>,
+}
+
+impl AuthConfig {
+    /// Checks the key set.
+    pub fn validate(&self) -> Result<(), AuthError> {
+        if self.keys.len() > MAX_KEYS {
+            return Err(AuthError::TooManyKeys(self.keys.len()));
+        }
+        if self.keys.len() == 2 && self.keys[0].id == self.keys[1].id {
+            return Err(AuthError::DuplicateId(self.keys[0].id));
+        }
+        Ok(())
+    }
+
+    /// Whether messages are signed and checked.
+    pub fn enabled(&self) -> bool {
+        !self.keys.is_empty()
+    }
+}
+
+/// Why a message was refused; each is a counter of `rx_errors`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum Refusal {
+    /// No MAC, while authentication is on.
+    #[error("unauthenticated")]
+    Unauthenticated,
+    /// A key id none of our keys has.
+    #[error("unknown key")]
+    UnknownKey,
+    /// The MAC does not check (forged, or made with another secret).
+    #[error("bad MAC")]
+    BadMac,
+    /// A counter already seen from this sender in this boot.
+    #[error("replayed")]
+    Replayed,
+    /// A counter below the sender's replay window.
+    #[error("stale counter")]
+    StaleCounter,
+    /// A boot index not (yet) proven live by a challenge.
+    #[error("unverified boot index")]
+    UnverifiedIndex,
+    /// A challenge reply to no request of ours (or too late).
+    #[error("unexpected challenge reply")]
+    UnexpectedReply,
+}
+
+impl Refusal {
+    /// The counter's name.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Refusal::Unauthenticated => "unauthenticated",
+            Refusal::UnknownKey => "unknown_key",
+            Refusal::BadMac => "bad_mac",
+            Refusal::Replayed => "replayed",
+            Refusal::StaleCounter => "stale_counter",
+            Refusal::UnverifiedIndex => "unverified_index",
+            Refusal::UnexpectedReply => "unexpected_challenge_reply",
+        }
+    }
+}
+
+/// What a message that passed means beyond itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passed {
+    /// An ordinary message from a verified sender (or authentication is off).
+    Message,
+    /// A challenge reply that proved `0` live: it was unverified until now.
+    Verified(NodeId),
+    /// A challenge (a request to us, answered; or not for us): nothing else to do.
+    Challenge,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    index: u32,
+    highest: u32,
+    /// Bit i: counter `highest - i` seen (bit 0 is `highest` itself).
+    seen: u64,
+    last: Instant,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Asked {
+    nonce: [u8; 8],
+    at: Instant,
+}
+
+/// The authenticator of one node.
+#[derive(Debug, Clone)]
+pub struct Authenticator {
+    id: NodeId,
+    config: AuthConfig,
+    boot_index: u32,
+    nonces: u32,
+    peers: BTreeMap<NodeId, Peer>,
+    asked: BTreeMap<NodeId, Asked>,
+    outbox: VecDeque<Challenge>,
+    /// Challenge messages dropped because the outbox was full.
+    pub outbox_full: u64,
+    /// Challenge requests sent, and replies that verified a sender.
+    pub challenges_sent: u64,
+    /// Replies that proved a sender live.
+    pub senders_verified: u64,
+}
+
+impl Authenticator {
+    /// The authenticator of node `id`, whose boot index (its nonces' first
+    /// half) is `boot_index`.
+    pub fn new(id: NodeId, config: AuthConfig, boot_index: u32) -> Result<Self, AuthError> {
+        config.validate()?;
+        Ok(Authenticator {
+            id,
+            config,
+            boot_index,
+            nonces: 0,
+            peers: BTreeMap::new(),
+            asked: BTreeMap::new(),
+            outbox: VecDeque::new(),
+            outbox_full: 0,
+            challenges_sent: 0,
+            senders_verified: 0,
+        })
+    }
+
+    /// Whether messages are signed and checked.
+    pub fn enabled(&self) -> bool {
+        self.config.enabled()
+    }
+
+    /// The keys in use.
+    pub fn config(&self) -> &AuthConfig {
+        &self.config
+    }
+
+    /// New keys (a reload): senders stay verified (their boot indices and
+    /// counters do not depend on the key).
+    pub fn set_keys(&mut self, config: AuthConfig) -> Result<(), AuthError> {
+        config.validate()?;
+        self.config = config;
+        Ok(())
+    }
+
+    /// The key id and MAC length every header we send carries.
+    pub fn header_fields(&self) -> (u8, u8) {
+        match self.config.keys.first() {
+            Some(k) => (k.id, MAC_LEN as u8),
+            None => (0, 0),
+        }
+    }
+
+    /// Fills in the MAC of the whole control message in `buf` (emitted
+    /// with [`Self::header_fields`]). Nothing to do when off.
+    pub fn sign(&self, buf: &mut [u8]) {
+        let Some(key) = self.config.keys.first() else {
+            return;
+        };
+        let Ok((covered, trailer)) = braid_wire::split_mac(buf) else {
+            return;
+        };
+        if trailer.len() == MAC_LEN {
+            trailer.copy_from_slice(&key.mac(covered).finalize().into_bytes());
+        }
+    }
+
+    /// Checks the MAC alone (messages with no replay state: path reports,
+    /// which travel end to end inside data packets).
+    pub fn check_mac(&self, msg: &ControlMessage<'_>) -> Result<(), Refusal> {
+        if !self.enabled() {
+            return Ok(());
+        }
+        if msg.mac.is_empty() {
+            return Err(Refusal::Unauthenticated);
+        }
+        let key = self
+            .config
+            .keys
+            .iter()
+            .find(|k| k.id == msg.header.key_id)
+            .ok_or(Refusal::UnknownKey)?;
+        key.mac(msg.authenticated)
+            .verify_slice(msg.mac)
+            .map_err(|_| Refusal::BadMac)
+    }
+
+    /// Checks a link-local control message from a neighbor (never our
+    /// own id: the caller handles those). `challenge` is its body when it
+    /// is a challenge. Nothing is changed unless the MAC checks.
+    pub fn check(
+        &mut self,
+        now: Instant,
+        msg: &ControlMessage<'_>,
+        challenge: Option<&Challenge>,
+    ) -> Result<Passed, Refusal> {
+        if !self.enabled() {
+            return Ok(match challenge {
+                Some(_) => Passed::Challenge,
+                None => Passed::Message,
+            });
+        }
+        self.check_mac(msg)?;
+        let h = &msg.header;
+        if let Some(c) = challenge {
+            if c.target != self.id {
+                return Ok(Passed::Challenge);
+            }
+            match c.kind {
+                ChallengeKind::Request => {
+                    // Answered whatever we know of the requester: it asks
+                    // because it does not know us (RFC 8967 §4.3).
+                    self.queue(Challenge {
+                        kind: ChallengeKind::Reply,
+                        target: h.sender,
+                        nonce: c.nonce,
+                    });
+                    // And it may be as new to us as we are to it.
+                    if !self.is_verified(h.sender, h.boot_index) {
+                        self.ask(now, h.sender);
+                    }
+                    return Ok(Passed::Challenge);
+                }
+                ChallengeKind::Reply => {
+                    let ok = self.asked.get(&h.sender).is_some_and(|a| {
+                        a.nonce == c.nonce && now.since(a.at) <= CHALLENGE_TIMEOUT
+                    });
+                    if !ok {
+                        return Err(Refusal::UnexpectedReply);
+                    }
+                    self.asked.remove(&h.sender);
+                    self.remember(now, h.sender, h.boot_index, h.counter);
+                    self.senders_verified += 1;
+                    return Ok(Passed::Verified(h.sender));
+                }
+            }
+        }
+        let Some(peer) = self.peers.get_mut(&h.sender) else {
+            self.ask(now, h.sender);
+            return Err(Refusal::UnverifiedIndex);
+        };
+        if peer.index != h.boot_index {
+            self.ask(now, h.sender);
+            return Err(Refusal::UnverifiedIndex);
+        }
+        let ahead = h.counter.wrapping_sub(peer.highest);
+        if ahead != 0 && ahead < 1 << 31 {
+            // Newer: slide the window.
+            peer.seen = if ahead >= 64 { 0 } else { peer.seen << ahead };
+            peer.seen |= 1;
+            peer.highest = h.counter;
+        } else {
+            let behind = peer.highest.wrapping_sub(h.counter);
+            if behind >= REPLAY_WINDOW {
+                return Err(Refusal::StaleCounter);
+            }
+            if peer.seen & (1 << behind) != 0 {
+                return Err(Refusal::Replayed);
+            }
+            peer.seen |= 1 << behind;
+        }
+        peer.last = now;
+        Ok(Passed::Message)
+    }
+
+    fn is_verified(&self, sender: NodeId, index: u32) -> bool {
+        self.peers.get(&sender).is_some_and(|p| p.index == index)
+    }
+
+    fn remember(&mut self, now: Instant, sender: NodeId, index: u32, counter: u32) {
+        if !self.peers.contains_key(&sender) && self.peers.len() >= MAX_PEERS {
+            // Full: forget the sender heard least recently (it will be
+            // challenged again if it is still there).
+            if let Some(oldest) = self
+                .peers
+                .iter()
+                .min_by_key(|(_, p)| p.last)
+                .map(|(&id, _)| id)
+            {
+                self.peers.remove(&oldest);
+            }
+        }
+        // Everything the sender sent before the reply counts as seen: it
+        // was refused while unverified, and a replay of it must not pass.
+        self.peers.insert(
+            sender,
+            Peer {
+                index,
+                highest: counter,
+                seen: u64::MAX,
+                last: now,
+            },
+        );
+    }
+
+    /// Sends `sender` a challenge request, at most once per
+    /// [`CHALLENGE_INTERVAL`].
+    fn ask(&mut self, now: Instant, sender: NodeId) {
+        if let Some(a) = self.asked.get(&sender) {
+            if now.since(a.at) < CHALLENGE_INTERVAL {
+                return;
+            }
+        } else if self.asked.len() >= MAX_PEERS {
+            self.asked
+                .retain(|_, a| now.since(a.at) <= CHALLENGE_TIMEOUT);
+            if self.asked.len() >= MAX_PEERS {
+                return;
+            }
+        }
+        self.nonces = self.nonces.wrapping_add(1);
+        let mut nonce = [0u8; 8];
+        nonce[..4].copy_from_slice(&self.boot_index.to_be_bytes());
+        nonce[4..].copy_from_slice(&self.nonces.to_be_bytes());
+        self.asked.insert(sender, Asked { nonce, at: now });
+        self.challenges_sent += 1;
+        self.queue(Challenge {
+            kind: ChallengeKind::Request,
+            target: sender,
+            nonce,
+        });
+    }
+
+    fn queue(&mut self, c: Challenge) {
+        if self.outbox.len() >= MAX_OUTBOX {
+            self.outbox_full += 1;
+            return;
+        }
+        self.outbox.push_back(c);
+    }
+
+    /// The next challenge message to send, if any.
+    pub fn poll_challenge(&mut self) -> Option<Challenge> {
+        self.outbox.pop_front()
+    }
+
+    /// Whether a challenge message waits.
+    pub fn has_challenge(&self) -> bool {
+        !self.outbox.is_empty()
+    }
+
+    /// Forgets a neighbor's replay state (it went down for good): its next
+    /// message is challenged again.
+    pub fn forget(&mut self, sender: NodeId) {
+        self.peers.remove(&sender);
+        self.asked.remove(&sender);
+    }
+
+    /// Senders with replay state.
+    pub fn verified(&self) -> usize {
+        self.peers.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braid_wire::{ControlHeader, MessageType};
+
+    fn keys(ids: &[(u8, &[u8])]) -> AuthConfig {
+        AuthConfig {
+            keys: ids
+                .iter()
+                .map(|(id, s)| AuthKey::new(*id, s).unwrap())
+                .collect(),
+        }
+    }
+
+    const A: &[u8] = b"0123456789abcdef0123456789abcdef";
+    const B: &[u8] = b"another secret of enough length!";
+
+    /// A signed challenge-free probe-like message (a path report body is
+    /// the simplest valid control message to build).
+    fn message(auth: &Authenticator, sender: u16, index: u32, counter: u32) -> Vec<u8> {
+        let (key_id, mac_len) = auth.header_fields();
+        let header = ControlHeader {
+            key_id,
+            mac_len,
+            boot_index: index,
+            counter,
+            ..ControlHeader::new(MessageType::PathReport, NodeId(sender))
+        };
+        let mut buf = vec![0u8; 128];
+        let n = braid_wire::PathReport::emit(&header, NodeId(1), 0, &[], &mut buf).unwrap();
+        buf.truncate(n);
+        auth.sign(&mut buf);
+        buf
+    }
+
+    fn check(auth: &mut Authenticator, now: u64, bytes: &[u8]) -> Result<Passed, Refusal> {
+        let msg = ControlMessage::parse(bytes).unwrap();
+        let c = braid_wire::Challenge::parse(&msg).ok();
+        auth.check(Instant::from_millis(now), &msg, c.as_ref())
+    }
+
+    /// Runs the challenge exchange between `a` (receiver) and `b`.
+    fn verify(a: &mut Authenticator, b: &mut Authenticator, b_id: u16, b_index: u32, counter: u32) {
+        let first = message(b, b_id, b_index, counter);
+        assert_eq!(check(a, 0, &first), Err(Refusal::UnverifiedIndex));
+        let req = a.poll_challenge().expect("a challenge request");
+        assert_eq!(req.kind, ChallengeKind::Request);
+        let reply = b.answer_for_test(req, NodeId(b_id), b_index, counter + 1, a.id);
+        assert_eq!(check(a, 1, &reply), Ok(Passed::Verified(NodeId(b_id))));
+    }
+
+    impl Authenticator {
+        /// What `b` sends when it hears `req` from `from`.
+        fn answer_for_test(
+            &mut self,
+            req: Challenge,
+            me: NodeId,
+            index: u32,
+            counter: u32,
+            from: NodeId,
+        ) -> Vec<u8> {
+            assert_eq!(req.target, me);
+            let (key_id, mac_len) = self.header_fields();
+            let header = ControlHeader {
+                key_id,
+                mac_len,
+                boot_index: index,
+                counter,
+                ..ControlHeader::new(MessageType::Challenge, me)
+            };
+            let reply = Challenge {
+                kind: ChallengeKind::Reply,
+                target: from,
+                nonce: req.nonce,
+            };
+            let mut buf = vec![0u8; 128];
+            let n = reply.emit(&header, &mut buf).unwrap();
+            buf.truncate(n);
+            self.sign(&mut buf);
+            buf
+        }
+    }
+
+    #[test]
+    fn a_stranger_without_the_key_is_refused_and_leaves_no_state() {
+        let mut a = Authenticator::new(NodeId(1), keys(&[(1, A)]), 7).unwrap();
+        let stranger = Authenticator::new(NodeId(2), keys(&[(1, B)]), 9).unwrap();
+        let unsigned = Authenticator::new(NodeId(2), AuthConfig::default(), 9).unwrap();
+        assert_eq!(
+            check(&mut a, 0, &message(&stranger, 2, 9, 1)),
+            Err(Refusal::BadMac)
+        );
+        assert_eq!(
+            check(&mut a, 0, &message(&unsigned, 2, 9, 1)),
+            Err(Refusal::Unauthenticated)
+        );
+        let other_id = Authenticator::new(NodeId(2), keys(&[(5, A)]), 9).unwrap();
+        assert_eq!(
+            check(&mut a, 0, &message(&other_id, 2, 9, 1)),
+            Err(Refusal::UnknownKey)
+        );
+        // A flipped bit anywhere the MAC covers, or in the MAC.
+        let friend = Authenticator::new(NodeId(2), keys(&[(1, A)]), 9).unwrap();
+        let good = message(&friend, 2, 9, 1);
+        for i in [1, 5, 9, 13, good.len() - 1] {
+            let mut bad = good.clone();
+            bad[i] ^= 0x10;
+            if let Ok(msg) = ControlMessage::parse(&bad) {
+                assert_eq!(
+                    a.check(Instant::ZERO, &msg, None),
+                    Err(Refusal::BadMac),
+                    "byte {i}"
+                );
+            }
+        }
+        assert_eq!(a.verified(), 0);
+        assert!(a.poll_challenge().is_none(), "no challenge for a forger");
+    }
+
+    #[test]
+    fn a_new_sender_is_challenged_once_then_accepted_and_replays_are_refused() {
+        let mut a = Authenticator::new(NodeId(1), keys(&[(1, A)]), 7).unwrap();
+        let mut b = Authenticator::new(NodeId(2), keys(&[(1, A)]), 9).unwrap();
+        verify(&mut a, &mut b, 2, 900, 10);
+        let m12 = message(&b, 2, 900, 12);
+        assert_eq!(check(&mut a, 2, &m12), Ok(Passed::Message));
+        assert_eq!(check(&mut a, 2, &m12), Err(Refusal::Replayed));
+        // Crossing copies inside the window are taken once.
+        let m13 = message(&b, 2, 900, 13);
+        let m40 = message(&b, 2, 900, 40);
+        assert_eq!(check(&mut a, 3, &m40), Ok(Passed::Message));
+        assert_eq!(check(&mut a, 3, &m13), Ok(Passed::Message));
+        assert_eq!(check(&mut a, 3, &m13), Err(Refusal::Replayed));
+        let m200 = message(&b, 2, 900, 200);
+        assert_eq!(check(&mut a, 4, &m200), Ok(Passed::Message));
+        assert_eq!(
+            check(&mut a, 4, &message(&b, 2, 900, 100)),
+            Err(Refusal::StaleCounter)
+        );
+        // A replay of an old boot is refused and challenged; the old
+        // boot cannot answer with the new nonce, the live one can.
+        assert_eq!(
+            check(&mut a, 5, &message(&b, 2, 800, 5000)),
+            Err(Refusal::UnverifiedIndex)
+        );
+        let req = a.poll_challenge().unwrap();
+        let stale_reply = b.answer_for_test(
+            Challenge {
+                nonce: [0; 8],
+                ..req
+            },
+            NodeId(2),
+            800,
+            5001,
+            NodeId(1),
+        );
+        assert_eq!(
+            check(&mut a, 5, &stale_reply),
+            Err(Refusal::UnexpectedReply)
+        );
+        // Still verified with the live index.
+        assert_eq!(
+            check(&mut a, 6, &message(&b, 2, 900, 201)),
+            Ok(Passed::Message)
+        );
+    }
+
+    #[test]
+    fn a_restarted_sender_is_verified_with_its_new_index() {
+        let mut a = Authenticator::new(NodeId(1), keys(&[(1, A)]), 7).unwrap();
+        let mut b = Authenticator::new(NodeId(2), keys(&[(1, A)]), 9).unwrap();
+        verify(&mut a, &mut b, 2, 900, 500);
+        // Restarted: a new index, counters from 1 again.
+        verify(&mut a, &mut b, 2, 901, 1);
+        assert_eq!(
+            check(&mut a, 2, &message(&b, 2, 901, 3)),
+            Ok(Passed::Message)
+        );
+        assert_eq!(
+            check(&mut a, 2, &message(&b, 2, 900, 501)),
+            Err(Refusal::UnverifiedIndex)
+        );
+    }
+
+    #[test]
+    fn a_challenge_request_is_answered_and_the_requester_challenged_back() {
+        let mut a = Authenticator::new(NodeId(1), keys(&[(1, A)]), 7).unwrap();
+        let (key_id, mac_len) = a.header_fields();
+        let header = ControlHeader {
+            key_id,
+            mac_len,
+            boot_index: 33,
+            counter: 1,
+            ..ControlHeader::new(MessageType::Challenge, NodeId(2))
+        };
+        let req = Challenge {
+            kind: ChallengeKind::Request,
+            target: NodeId(1),
+            nonce: [1, 2, 3, 4, 5, 6, 7, 8],
+        };
+        let mut buf = vec![0u8; 128];
+        let n = req.emit(&header, &mut buf).unwrap();
+        buf.truncate(n);
+        a.sign(&mut buf);
+        assert_eq!(check(&mut a, 0, &buf), Ok(Passed::Challenge));
+        let reply = a.poll_challenge().unwrap();
+        assert_eq!(
+            (reply.kind, reply.target, reply.nonce),
+            (ChallengeKind::Reply, NodeId(2), req.nonce)
+        );
+        let back = a.poll_challenge().unwrap();
+        assert_eq!(
+            (back.kind, back.target),
+            (ChallengeKind::Request, NodeId(2))
+        );
+        // Asked again within the interval: no second request.
+        assert_eq!(check(&mut a, 100, &buf), Ok(Passed::Challenge));
+        assert_eq!(
+            a.poll_challenge().map(|c| c.kind),
+            Some(ChallengeKind::Reply)
+        );
+        assert!(a.poll_challenge().is_none());
+    }
+
+    #[test]
+    fn either_of_two_keys_is_accepted_and_the_first_signs() {
+        let mut a = Authenticator::new(NodeId(1), keys(&[(1, A), (2, B)]), 7).unwrap();
+        let mut old = Authenticator::new(NodeId(2), keys(&[(1, A)]), 9).unwrap();
+        let new = Authenticator::new(NodeId(3), keys(&[(2, B), (1, A)]), 9).unwrap();
+        assert_eq!(new.header_fields(), (2, MAC_LEN as u8));
+        verify(&mut a, &mut old, 2, 9, 1);
+        assert_eq!(
+            check(&mut a, 1, &message(&new, 3, 9, 1)),
+            Err(Refusal::UnverifiedIndex)
+        );
+        assert!(a.set_keys(keys(&[(2, B)])).is_ok());
+        assert_eq!(
+            check(&mut a, 2, &message(&old, 2, 9, 5)),
+            Err(Refusal::UnknownKey)
+        );
+    }
+
+    #[test]
+    fn bad_key_sets_are_refused() {
+        assert!(AuthKey::new(1, b"short").is_err());
+        assert_eq!(
+            AuthConfig {
+                keys: vec![AuthKey::new(1, A).unwrap(); 3]
+            }
+            .validate(),
+            Err(AuthError::TooManyKeys(3))
+        );
+        assert_eq!(
+            AuthConfig {
+                keys: vec![AuthKey::new(1, A).unwrap(), AuthKey::new(1, B).unwrap()]
+            }
+            .validate(),
+            Err(AuthError::DuplicateId(1))
+        );
+        assert!(!format!("{:?}", AuthKey::new(1, A).unwrap()).contains("0123"));
+    }
+}
