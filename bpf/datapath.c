@@ -105,6 +105,13 @@ struct {
 } locals SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct braid_sender_key);
+	__type(value, struct braid_sender);
+} senders SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096);
@@ -631,6 +638,45 @@ int braid_rx(struct __sk_buff *skb)
 	if (mode > 6 || rptr > rlen || !group_ok || (void *)(b + header_len) > end) {
 		count(BRAID_PASS_MALFORMED);
 		return TC_ACT_UNSPEC;
+	}
+	if (s->flags & BRAID_AUTHENTICATED) {
+		// Only an authenticated neighbor's data, and only as its route
+		// says (wire::data::previous_hop): the node before us is the
+		// ingress or the route entry before ours.
+		struct braid_sender_key sk = {.ifindex = skb->ifindex, .addr_be = ip->saddr};
+		struct braid_sender *from = bpf_map_lookup_elem(&senders, &sk);
+		if (!from) {
+			count(BRAID_RX_STRANGER);
+			return TC_ACT_SHOT;
+		}
+		int on_route;
+		__u32 at;
+		if (egress == me) {
+			on_route = rptr == rlen;
+			at = rptr;
+		} else {
+			on_route = 0;
+			at = rptr - 1;
+			if (rptr >= 1) {
+				__u8 *mine = b + DATA_HEADER_LEN + 2 * ((rptr - 1) & 0x3f);
+				if ((void *)(mine + 2) > end)
+					return TC_ACT_UNSPEC;
+				on_route = be16_at(mine) == me;
+			}
+		}
+		if (on_route || egress == me) {
+			__u16 before = ingress;
+			if (on_route && at >= 1) {
+				__u8 *prev = b + DATA_HEADER_LEN + 2 * ((at - 1) & 0x3f);
+				if ((void *)(prev + 2) > end)
+					return TC_ACT_UNSPEC;
+				before = be16_at(prev);
+			}
+			if (!on_route || before != from->id) {
+				count(BRAID_RX_WRONG_HOP);
+				return TC_ACT_SHOT;
+			}
+		}
 	}
 	if (egress == me) {
 		if (!(s->flags & BRAID_EGRESS))

@@ -34,6 +34,7 @@
 #define BRAID_ROUTE_DELIVERED (1u << 4) /* egress: route IPv4 to its next hop here */
 #define BRAID_TREES (1u << 5)   /* tree mode: forward marked packets by their entry point's tree */
 #define BRAID_TREE_ENTRY (1u << 6) /* tree mode: mark and send what enters the mesh here */
+#define BRAID_AUTHENTICATED (1u << 7) /* data only from `senders`, as their route says */
 
 /* Tree mode in the kernel adds no byte (seed 000): inside the mesh a
  * packet is the user's own IPv4 packet, its identification field holding
@@ -59,6 +60,21 @@ struct braid_neighbor {
 	__u32 addr_be;            /* its underlay IPv4 address */
 	__u32 src_be;             /* ours on that interface */
 	__u32 pad;
+};
+
+/* senders: (interface, underlay IPv4 source) -> the authenticated
+ * neighbor that sends from there (learnt by the daemon from control
+ * messages whose MAC checked). With BRAID_AUTHENTICATED, braid_rx drops
+ * data from anywhere else, and data whose route names another node
+ * before this one. */
+struct braid_sender_key {
+	__u32 ifindex;
+	__u32 addr_be;
+};
+
+struct braid_sender {
+	__u16 id;
+	__u16 pad;
 };
 
 /* prefixes (LPM trie): IPv4 destination -> egress node. */
@@ -229,6 +245,9 @@ enum braid_stat {
 	BRAID_PASS_NOT_ON_TREE,   /* marked, no entry here: mark cleared, to the stack */
 	BRAID_PASS_FRAGMENT,      /* entry: a fragment, never marked: to user space */
 	BRAID_PASS_TREE_TTL,      /* TTL ran out: mark cleared, to the stack (ICMP) */
+	/* authentication (BRAID_AUTHENTICATED) */
+	BRAID_RX_STRANGER,        /* data from no authenticated neighbor: dropped */
+	BRAID_RX_WRONG_HOP,       /* route names another node before us: dropped */
 	BRAID_STATS
 };
 

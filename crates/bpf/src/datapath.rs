@@ -12,8 +12,8 @@ use aya::{Ebpf, EbpfError, EbpfLoader, TestRunOptions};
 use thiserror::Error;
 
 use crate::maps::{
-    Neighbor, Prefix, PrefixAddr, Ruleset, Seq, Session, SessionKey, Settings, Tree, TreeKey,
-    Window, WindowKey, STATS,
+    Neighbor, Prefix, PrefixAddr, Ruleset, Sender, SenderKey, Seq, Session, SessionKey, Settings,
+    Tree, TreeKey, Window, WindowKey, STATS,
 };
 
 /// One of the data path's programs.
@@ -102,6 +102,7 @@ pub struct Datapath {
     seqs: HashMap<MapData, SessionKey, Seq>,
     windows: HashMap<MapData, WindowKey, Window>,
     trees: HashMap<MapData, TreeKey, Tree>,
+    senders: HashMap<MapData, SenderKey, Sender>,
     stats: PerCpuArray<MapData, u64>,
 }
 
@@ -161,6 +162,7 @@ impl Datapath {
             seqs: take!(ebpf, "seqs"),
             windows: take!(ebpf, "windows"),
             trees: take!(ebpf, "trees"),
+            senders: take!(ebpf, "senders"),
             stats: take!(ebpf, "stats"),
             ebpf,
         };
@@ -308,6 +310,18 @@ impl Datapath {
     /// Forgets neighbor `id` (fine if unknown).
     pub fn remove_neighbor(&mut self, id: u16) -> Result<(), DatapathError> {
         remove(&mut self.neighbors, &id, "neighbors")
+    }
+
+    /// Notes that authenticated neighbor `id` sends from `key`.
+    pub fn set_sender(&mut self, key: SenderKey, id: u16) -> Result<(), DatapathError> {
+        self.senders
+            .insert(key, Sender { id, pad: 0 }, 0)
+            .map_err(access("senders"))
+    }
+
+    /// Forgets a sender's place (fine if unknown).
+    pub fn remove_sender(&mut self, key: SenderKey) -> Result<(), DatapathError> {
+        remove(&mut self.senders, &key, "senders")
     }
 
     /// Notes `addr_be` as ours, on interface `ifindex`.

@@ -70,6 +70,10 @@ mod tests {
             (size_of::<WindowKey>(), size_of::<Window>())
         );
         assert_eq!(size("trees"), (size_of::<TreeKey>(), size_of::<Tree>()));
+        assert_eq!(
+            size("senders"),
+            (size_of::<SenderKey>(), size_of::<Sender>())
+        );
         let stats = obj.maps.get("stats").expect("stats map");
         assert_eq!(stats.max_entries() as usize, STATS.len());
     }

@@ -23,6 +23,11 @@ pub const TREE_ENTRY: u32 = 1 << 6;
 /// The IPv4 reserved flag bit (in the host-order fragment field) that
 /// marks a tree-mode packet inside the mesh.
 pub const TREE_MARK: u16 = 0x8000;
+/// Take data only from the (interface, address) pairs in `senders`, and
+/// only as their route says (authentication is on).
+pub const AUTHENTICATED: u32 = 1 << 7;
+/// Entries of `senders`.
+pub const MAX_SENDERS: usize = 4096;
 /// Next hops per tree entry at most.
 pub const TREE_HOPS: usize = 8;
 
@@ -65,6 +70,23 @@ pub struct Neighbor {
     /// Ours on that interface, network order.
     pub src_be: u32,
     pub pad: u32,
+}
+
+/// `senders` key: where an authenticated neighbor's datagrams come from.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SenderKey {
+    pub ifindex: u32,
+    /// Its underlay address, network order.
+    pub addr_be: u32,
+}
+
+/// `senders` value.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sender {
+    pub id: u16,
+    pub pad: u16,
 }
 
 /// `prefixes` key (an LPM trie key's data part).
@@ -248,7 +270,7 @@ pub struct Window {
 }
 
 /// What the programs count (the `stats` map's indices), by name.
-pub const STATS: [&str; 36] = [
+pub const STATS: [&str; 38] = [
     "rx_data",
     "rx_forwarded",
     "rx_delivered",
@@ -285,6 +307,8 @@ pub const STATS: [&str; 36] = [
     "pass_not_on_tree",
     "pass_fragment",
     "pass_tree_ttl",
+    "rx_stranger",
+    "rx_wrong_hop",
 ];
 
 /// Index of the counter named `name` in [`STATS`].
@@ -297,6 +321,8 @@ pub fn stat(name: &str) -> Option<usize> {
 // is a valid value and none has uninitialised bytes.
 unsafe impl aya::Pod for Settings {}
 unsafe impl aya::Pod for Neighbor {}
+unsafe impl aya::Pod for SenderKey {}
+unsafe impl aya::Pod for Sender {}
 unsafe impl aya::Pod for PrefixAddr {}
 unsafe impl aya::Pod for Prefix {}
 unsafe impl aya::Pod for Ruleset {}

@@ -247,6 +247,62 @@ fn transit_passes_up_what_user_space_refuses() {
     assert_eq!(stat(&dp, "rx_forwarded"), 0);
 }
 
+/// With authentication on, transit and egress take data only from an
+/// authenticated neighbor's address on that interface, and only as the
+/// route says (the user-space rule, `wire::data::previous_hop`).
+fn only_authenticated_neighbors_data_is_taken_and_only_as_routed() {
+    let d0 = ifindex("d0");
+    // struct __sk_buff: ifindex at 40 (the interface the frame came in on).
+    let mut ctx = vec![0u8; 192];
+    ctx[40..44].copy_from_slice(&d0.to_ne_bytes());
+    let from = |dp: &mut Datapath, src: [u8; 4], braid: &[u8]| {
+        let frame = underlay(src, OUR_ADDR, PORT, braid);
+        dp.test_run(Program::Rx, &frame, &ctx).unwrap().0
+    };
+    let mut dp = fresh(maps::TRANSIT | maps::EGRESS | maps::AUTHENTICATED);
+    let node1 = maps::SenderKey {
+        ifindex: d0,
+        addr_be: be([198, 18, 0, 1]),
+    };
+    dp.set_sender(node1, 1).unwrap();
+    dp.set_sender(
+        maps::SenderKey {
+            ifindex: d0,
+            addr_be: be([198, 18, 0, 6]),
+        },
+        6,
+    )
+    .unwrap();
+    let transit = arriving(header(RedundancyMode::Single, 1, 9, 1), &[ME, 6], b"x");
+    assert_eq!(from(&mut dp, [198, 18, 0, 1], &transit), TC_ACT_REDIRECT);
+    assert_eq!(stat(&dp, "rx_forwarded"), 1);
+    // The same from an address no authenticated neighbor uses.
+    assert_eq!(from(&mut dp, [198, 18, 0, 99], &transit), TC_ACT_SHOT);
+    assert_eq!(stat(&dp, "rx_stranger"), 1);
+    // From neighbor 6, which the route does not put before us.
+    assert_eq!(from(&mut dp, [198, 18, 0, 6], &transit), TC_ACT_SHOT);
+    assert_eq!(stat(&dp, "rx_wrong_hop"), 1);
+    // A route that has 2 before us, sent by node 1.
+    let via2 = arriving(header(RedundancyMode::Single, 1, 9, 1), &[2, ME, 6], b"x");
+    assert_eq!(from(&mut dp, [198, 18, 0, 1], &via2), TC_ACT_SHOT);
+    assert_eq!(stat(&dp, "rx_wrong_hop"), 2);
+    // At the egress: from 6, as the route says, delivered; from 1, not.
+    let (frame, _) = to_me(RedundancyMode::Single, 1, 5, 3);
+    let braid = &frame[RX..];
+    assert_eq!(from(&mut dp, [198, 18, 0, 1], braid), TC_ACT_SHOT);
+    assert_eq!(stat(&dp, "rx_wrong_hop"), 3);
+    assert_eq!(stat(&dp, "rx_delivered"), 0, "refused before the window");
+    assert_eq!(from(&mut dp, [198, 18, 0, 6], braid), TC_ACT_REDIRECT);
+    assert_eq!(stat(&dp, "rx_delivered"), 1);
+    // Once the neighbor's place is forgotten, its data is refused.
+    dp.remove_sender(node1).unwrap();
+    assert_eq!(from(&mut dp, [198, 18, 0, 1], &transit), TC_ACT_SHOT);
+    assert_eq!(stat(&dp, "rx_stranger"), 2);
+    // Without authentication the same stranger's packet is forwarded.
+    let mut open = fresh(maps::TRANSIT | maps::EGRESS);
+    assert_eq!(from(&mut open, [198, 18, 0, 99], &transit), TC_ACT_REDIRECT);
+}
+
 fn malformed_and_foreign_packets_pass_up_unchanged() {
     let mut dp = fresh(maps::TRANSIT | maps::EGRESS);
     let good = arriving(
@@ -1226,6 +1282,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "malformed_and_foreign_packets_pass_up_unchanged",
         malformed_and_foreign_packets_pass_up_unchanged,
+    ),
+    (
+        "only_authenticated_neighbors_data_is_taken_and_only_as_routed",
+        only_authenticated_neighbors_data_is_taken_and_only_as_routed,
     ),
     (
         "egress_delivers_each_packet_once_and_leaves_coded_modes_to_user_space",

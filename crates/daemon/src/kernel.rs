@@ -39,7 +39,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use braid_bpf::compile::{self, IngressPath};
-use braid_bpf::maps::{self, Neighbor, Session, SessionKey, Settings, Tree, TreeKey, MAX_WINDOW};
+use braid_bpf::maps::{
+    self, Neighbor, SenderKey, Session, SessionKey, Settings, Tree, TreeKey, MAX_WINDOW,
+};
 use braid_bpf::{Datapath, DatapathError, Program};
 use braid_proto::forward::TreeDest;
 use braid_proto::node::Node;
@@ -208,6 +210,8 @@ pub struct KernelPath {
     tun_ifindex: u32,
     hop_limit: u8,
     neighbors: BTreeMap<NodeId, Neighbor>,
+    /// Where authenticated neighbors send from, as written to `senders`.
+    senders: BTreeMap<SenderKey, u16>,
     /// Neighbor entries the kernel keeps resolved for mirror copies.
     managed: BTreeSet<(String, Ipv4Addr)>,
     locals: BTreeSet<u32>,
@@ -415,6 +419,7 @@ impl KernelPath {
             tun_ifindex,
             hop_limit: nc.ingress.hop_limit,
             neighbors: BTreeMap::new(),
+            senders: BTreeMap::new(),
             managed: BTreeSet::new(),
             locals: BTreeSet::new(),
             prefixes: BTreeMap::new(),
@@ -549,6 +554,7 @@ impl KernelPath {
         self.dirty = false;
         self.next_sync = now + SYNC_EVERY;
         self.sync_neighbors(book, ports);
+        self.sync_senders(node, book, ports);
         if lsdb != self.prefixes_seen {
             self.prefixes_seen = lsdb;
             self.sync_prefixes(node);
@@ -560,6 +566,50 @@ impl KernelPath {
         if now >= self.next_sweep {
             self.next_sweep = now + SWEEP_EVERY;
             self.sweep(node);
+        }
+    }
+
+    /// With authentication on, `braid_rx` takes data only from where an
+    /// authenticated neighbor sends (the book's senders), as its route
+    /// says; the flag follows the node's keys (a reload can add or drop
+    /// them).
+    fn sync_senders(&mut self, node: &Node, book: &AddressBook, ports: &[Port]) {
+        let mut want: BTreeMap<SenderKey, u16> = BTreeMap::new();
+        for (port, addr, id) in book.senders() {
+            let (Some(p), std::net::IpAddr::V4(a)) = (ports.get(port), addr) else {
+                continue;
+            };
+            if want.len() < maps::MAX_SENDERS {
+                want.insert(
+                    SenderKey {
+                        ifindex: p.index,
+                        addr_be: be(a),
+                    },
+                    id.0,
+                );
+            }
+        }
+        for (key, &id) in &want {
+            if self.senders.get(key) != Some(&id) && self.dp.set_sender(*key, id).is_err() {
+                self.counters.map_errors += 1;
+            }
+        }
+        for key in self.senders.keys().filter(|k| !want.contains_key(k)) {
+            if self.dp.remove_sender(*key).is_err() {
+                self.counters.map_errors += 1;
+            }
+        }
+        self.senders = want;
+        let flags = if node.control().auth().enabled() {
+            self.flags | maps::AUTHENTICATED
+        } else {
+            self.flags & !maps::AUTHENTICATED
+        };
+        if flags != self.flags {
+            self.flags = flags;
+            if self.write_settings().is_err() {
+                self.counters.map_errors += 1;
+            }
         }
     }
 

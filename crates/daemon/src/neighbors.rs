@@ -7,7 +7,7 @@
 //! most as many neighbors as the node tracks).
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use braid_wire::NodeId;
 
@@ -43,7 +43,7 @@ pub struct AddressBook {
     /// from). Every place a neighbor was heard at while up, so that a
     /// neighbor on two links is known on both (at most
     /// [`PLACES_PER_NEIGHBOR`] per neighbor on average).
-    senders: BTreeMap<Place, NodeId>,
+    senders: BTreeMap<(usize, IpAddr), NodeId>,
     max: usize,
 }
 
@@ -76,15 +76,23 @@ impl AddressBook {
     }
 
     fn note_sender(&mut self, neighbor: NodeId, place: Place) {
+        let key = (place.port, place.addr.ip());
         let room = self.senders.len() < self.max.saturating_mul(PLACES_PER_NEIGHBOR);
-        if room || self.senders.contains_key(&place) {
-            self.senders.insert(place, neighbor);
+        if room || self.senders.contains_key(&key) {
+            self.senders.insert(key, neighbor);
         }
     }
 
-    /// The neighbor whose control messages come from `place`.
+    /// The neighbor whose control messages come from `place`'s interface
+    /// and IP address (any UDP port: the kernel data path forwards with
+    /// the port the packet came with).
     pub fn sender_at(&self, place: Place) -> Option<NodeId> {
-        self.senders.get(&place).copied()
+        self.senders.get(&(place.port, place.addr.ip())).copied()
+    }
+
+    /// Every (interface, address) an authenticated neighbor sends from.
+    pub fn senders(&self) -> impl Iterator<Item = (usize, IpAddr, NodeId)> + '_ {
+        self.senders.iter().map(|(&(port, ip), &id)| (port, ip, id))
     }
 
     pub fn get(&self, neighbor: NodeId) -> Option<Place> {

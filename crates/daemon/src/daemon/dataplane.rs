@@ -81,8 +81,13 @@ impl Daemon {
                     .node
                     .handle_datagram(now, Interface(i as u16), known, bytes);
                 if let Some(id) = sender {
-                    if self.book.note(id, place) == Noted::Moved {
-                        info!(neighbor = id.0, interface = %self.ports[i].name, %from, "neighbor moved");
+                    match self.book.note(id, place) {
+                        Noted::Moved => {
+                            info!(neighbor = id.0, interface = %self.ports[i].name, %from, "neighbor moved");
+                            self.touch_kernel();
+                        }
+                        Noted::New => self.touch_kernel(),
+                        Noted::Same | Noted::Refused => {}
                     }
                 }
             }

@@ -146,7 +146,7 @@ impl Daemon {
     }
 
     /// Something the kernel data path follows changed.
-    fn touch_kernel(&mut self) {
+    pub(super) fn touch_kernel(&mut self) {
         if let Some(k) = &mut self.kernel {
             k.touch();
         }
