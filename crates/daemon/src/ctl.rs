@@ -229,6 +229,9 @@ pub struct StatsBody {
     /// The kernel data path, when it runs.
     #[serde(default)]
     pub kernel: Option<KernelReport>,
+    /// The keys in use (ids only).
+    #[serde(default)]
+    pub auth: Option<Authentication>,
 }
 
 /// The egress side as a whole.
@@ -301,16 +304,7 @@ fn status(v: &View<'_>) -> Status {
         egresses_routed: v.node.routes().count(),
         ingress_sessions: v.node.ingress().sessions().count(),
         egress_sessions: v.node.egress().sessions().count(),
-        authentication: {
-            let auth = v.node.control().auth();
-            let keys = &auth.config().keys;
-            Authentication {
-                enabled: auth.enabled(),
-                signing_key: keys.first().map(|k| k.id),
-                accepted_keys: keys.iter().map(|k| k.id).collect(),
-                verified_senders: auth.verified(),
-            }
-        },
+        authentication: authentication(v.node),
         duplicate_id: v
             .node
             .control()
@@ -503,7 +497,19 @@ fn stats(v: &View<'_>) -> Stats {
             },
             io: v.io.clone(),
             kernel: v.kernel.map(KernelPath::report),
+            auth: Some(authentication(v.node)),
         },
+    }
+}
+
+fn authentication(node: &Node) -> Authentication {
+    let auth = node.control().auth();
+    let keys = &auth.config().keys;
+    Authentication {
+        enabled: auth.enabled(),
+        signing_key: keys.first().map(|k| k.id),
+        accepted_keys: keys.iter().map(|k| k.id).collect(),
+        verified_senders: auth.verified(),
     }
 }
 

@@ -218,8 +218,24 @@ pub fn apply_event(
             }
             return Ok(None);
         }
-        (EventTarget::Port { .. } | EventTarget::Client(_), _)
-        | (_, LinkAction::Loss(_) | LinkAction::Rehome(_)) => {
+        (EventTarget::Router(r), LinkAction::Keys { first, second }) => {
+            let ids: Vec<u8> = std::iter::once(first).chain(second).collect();
+            let routers: Vec<usize> = match r {
+                Some(i) => vec![i],
+                None => (0..lab.routers.len()).collect(),
+            };
+            for i in routers {
+                if routing::braid::rekey(lab, i, &ids)? {
+                    eprintln!(
+                        "lab {}: {} takes keys {ids:?}",
+                        lab.name, lab.routers[i].name
+                    );
+                }
+            }
+            return Ok(None);
+        }
+        (EventTarget::Port { .. } | EventTarget::Client(_) | EventTarget::Router(_), _)
+        | (_, LinkAction::Loss(_) | LinkAction::Rehome(_) | LinkAction::Keys { .. }) => {
             bail!("event {:?} on {:?} means nothing", e.action, e.target)
         }
         _ => {}
@@ -234,7 +250,7 @@ pub fn apply_event(
                 j
             }
         },
-        EventTarget::Port { .. } | EventTarget::Client(_) => {
+        EventTarget::Port { .. } | EventTarget::Client(_) | EventTarget::Router(_) => {
             bail!("event {:?} on {:?} is not a link's", e.action, e.target)
         }
     };
@@ -250,7 +266,7 @@ pub fn apply_event(
             LinkAction::Restore => detach_loss(&ns, &dev, LossSlot::Blackhole),
             LinkAction::Down => {}
             LinkAction::Up => in_ns(&ns, &["ip", "link", "set", &dev, "up"])?,
-            LinkAction::Loss(_) | LinkAction::Rehome(_) => {}
+            LinkAction::Loss(_) | LinkAction::Rehome(_) | LinkAction::Keys { .. } => {}
         }
     }
     if e.action != LinkAction::Down {

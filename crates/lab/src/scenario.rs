@@ -25,6 +25,7 @@ struct RawLab {
     probe_interval: Option<Spanned<String>>,
     dead_after: Option<u32>,
     settle: Option<Spanned<String>>,
+    auth: Option<bool>,
     #[serde(rename = "router")]
     routers: Vec<RawRouter>,
     #[serde(default, rename = "link")]
@@ -67,6 +68,7 @@ struct RawEvent {
     a: Option<Spanned<String>>,
     b: Option<Spanned<String>>,
     flow: Option<Spanned<String>>,
+    router: Option<Spanned<String>>,
     action: Spanned<String>,
 }
 
@@ -153,6 +155,9 @@ pub struct Lab {
     pub roams: Vec<Roam>,
     /// The braid daemons' log level (not part of the file: `--log`).
     pub log: DaemonLog,
+    /// The braid daemons sign and check their control messages with the
+    /// lab's key 1 (`auth = false` in the file: unauthenticated).
+    pub auth: bool,
 }
 
 /// A braid daemon's log level, as its config's `log` field spells it.
@@ -340,6 +345,12 @@ pub enum LinkAction {
     /// Plain routing: the client's routes move to this access point (the
     /// re-homing a plain network does when the old one fails).
     Rehome(usize),
+    /// A braid router's `[auth]` keys become the lab's keys with these ids
+    /// (the first signs), and its daemon reloads (`keys 1,2`).
+    Keys {
+        first: u8,
+        second: Option<u8>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -364,6 +375,8 @@ pub enum EventTarget {
     },
     /// A client (its routes, for `Rehome`).
     Client(usize),
+    /// A router (`None`: every router), for `Keys`.
+    Router(Option<usize>),
 }
 
 #[derive(Debug, Clone)]
@@ -831,6 +844,49 @@ impl Lab {
         let mode = mode_of(&raw.mode, "mode")?;
         let mut events = Vec::new();
         for (i, e) in raw.events.iter().enumerate() {
+            if let Some(r) = &e.router {
+                let target = if r.get_ref() == "*" {
+                    EventTarget::Router(None)
+                } else {
+                    EventTarget::Router(Some(find(r, &format!("event[{i}].router"))?))
+                };
+                let words: Vec<&str> = e.action.get_ref().split_whitespace().collect();
+                let ids: Option<Vec<u8>> = match words.as_slice() {
+                    ["keys", list] => list.split(',').map(|x| x.parse().ok()).collect(),
+                    _ => None,
+                };
+                let action = match ids.as_deref() {
+                    Some([first]) => LinkAction::Keys {
+                        first: *first,
+                        second: None,
+                    },
+                    Some([first, second]) if first != second => LinkAction::Keys {
+                        first: *first,
+                        second: Some(*second),
+                    },
+                    _ => {
+                        return Err(src.err(
+                            Some(e.action.span()),
+                            &format!("event[{i}].action"),
+                            "a router's event is \"keys ID\" or \"keys ID,ID\" (two different key ids, 0-255; the first signs)",
+                        ))
+                    }
+                };
+                if e.a.is_some() || e.b.is_some() || e.flow.is_some() {
+                    return Err(src.err(
+                        Some(r.span()),
+                        &format!("event[{i}]"),
+                        "name a router, a link or a flow, not several",
+                    ));
+                }
+                let at = src.duration(
+                    &Some(e.at.clone()),
+                    &format!("event[{i}].at"),
+                    Duration::ZERO,
+                )?;
+                events.push(LabEvent { at, target, action });
+                continue;
+            }
             let target = match (&e.a, &e.b, &e.flow) {
                 (Some(ea), Some(eb), None) => {
                     let (a, b) = (
@@ -1079,6 +1135,7 @@ impl Lab {
             settle: src.duration(&raw.settle, "settle", Duration::from_secs(2))?,
             dead_after: raw.dead_after,
             log: DaemonLog::default(),
+            auth: raw.auth.unwrap_or(true),
             routers,
             links,
             flows,

@@ -6,7 +6,9 @@
 use std::path::Path;
 
 use anyhow::bail;
-use braid_daemon::config::{value, AccessFile, ConfigFile, InterfaceFile, ProbesFile, TunFile};
+use braid_daemon::config::{
+    value, AccessFile, AuthFile, ConfigFile, InterfaceFile, KeyFile, ProbesFile, TunFile,
+};
 
 use crate::plan::Step;
 use crate::scenario::{BraidDatapath, Lab};
@@ -82,6 +84,10 @@ pub fn config(
             })
             .collect(),
         client_margin: datapath.client_margin.map(value),
+        auth: lab.auth.then(|| AuthFile {
+            keys: vec![lab_key(1)],
+            key_file: None,
+        }),
         lan_interfaces: if datapath.lan_encode && lab.routers[i].host && datapath.of(i) == "kernel"
         {
             vec![value("host0".to_string())]
@@ -90,6 +96,47 @@ pub fn config(
         },
         ..ConfigFile::new(i as u16 + 1)
     })
+}
+
+/// The lab's key `id`: a fixed secret made from the id (a lab's routers
+/// must share it; never use these outside the lab).
+pub fn lab_key(id: u8) -> KeyFile {
+    let secret: String = (0..32u8)
+        .map(|j| {
+            format!(
+                "{:02x}",
+                id.wrapping_mul(37).wrapping_add(j.wrapping_mul(11))
+            )
+        })
+        .collect();
+    KeyFile {
+        id: value(id),
+        secret: value(secret),
+    }
+}
+
+/// Router `i`'s daemon takes the lab's keys `ids` (the first signs): its
+/// config file is rewritten and the daemon told to reload (SIGHUP).
+/// Returns false when router `i` runs no braid daemon (another variant).
+pub fn rekey(lab: &Lab, i: usize, ids: &[u8]) -> anyhow::Result<bool> {
+    let name = &lab.routers[i].name;
+    let path = lab.dir().join(format!("{name}.toml"));
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(false);
+    };
+    let mut config: ConfigFile = toml::from_str(&text)?;
+    config.auth = Some(AuthFile {
+        keys: ids.iter().map(|&id| lab_key(id)).collect(),
+        key_file: None,
+    });
+    std::fs::write(&path, config.to_toml()?)?;
+    let pid = std::fs::read_to_string(lab.dir().join(format!("{name}.pid")))?;
+    let pid: i32 = pid.trim().parse()?;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGHUP,
+    )?;
+    Ok(true)
 }
 
 /// The TUN device's MTU: what a link's 1,500 bytes leave after braid's
