@@ -15,7 +15,7 @@
 //! access points apart even on a shared medium. The node decides what to
 //! serve (`braid_proto::access`). The frames themselves: `frames.rs`.
 
-mod frames;
+pub mod frames;
 mod table;
 
 use std::collections::BTreeMap;
