@@ -61,6 +61,7 @@ const volatile __u16 port = 0;
 #define MODE_SINGLE 0
 #define MODE_STRIPE 1
 #define MODE_MIRROR 2
+#define MODE_TREE 3
 #define UNDERLAY_LEN (sizeof(struct iphdr) + sizeof(struct udphdr))
 #define MAX_HEADER (DATA_HEADER_LEN + 2 * 63)
 #define KERNEL_HEADER (DATA_HEADER_LEN + 2 * BRAID_KTRANSIT)
@@ -664,7 +665,9 @@ int braid_rx(struct __sk_buff *skb)
 				on_route = be16_at(mine) == me;
 			}
 		}
-		if (on_route || egress == me) {
+		// Tree mode carries no route: every node forwards by the entry
+		// point's tree, so the sender is any node of it.
+		if (mode != MODE_TREE && (on_route || egress == me)) {
 			__u16 before = ingress;
 			if (on_route && at >= 1) {
 				__u8 *prev = b + DATA_HEADER_LEN + 2 * ((at - 1) & 0x3f);

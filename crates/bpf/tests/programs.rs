@@ -294,6 +294,14 @@ fn only_authenticated_neighbors_data_is_taken_and_only_as_routed() {
     assert_eq!(stat(&dp, "rx_delivered"), 0, "refused before the window");
     assert_eq!(from(&mut dp, [198, 18, 0, 6], braid), TC_ACT_REDIRECT);
     assert_eq!(stat(&dp, "rx_delivered"), 1);
+    // A tree-mode packet (no route) from an authenticated neighbor is
+    // not checked against a route: it goes on as without authentication.
+    let mut h = header(RedundancyMode::Tree, 2, ME, 9);
+    h.class = 0;
+    let tree = datagram(h, &[], b"x");
+    let wrong_hops = stat(&dp, "rx_wrong_hop");
+    assert_eq!(from(&mut dp, [198, 18, 0, 6], &tree), PASS);
+    assert_eq!(stat(&dp, "rx_wrong_hop"), wrong_hops);
     // Once the neighbor's place is forgotten, its data is refused.
     dp.remove_sender(node1).unwrap();
     assert_eq!(from(&mut dp, [198, 18, 0, 1], &transit), TC_ACT_SHOT);

@@ -101,3 +101,39 @@ pub fn run_delay(args: DelayArgs) -> anyhow::Result<ExitCode> {
         queue: args.queue,
     })
 }
+
+/// `braid lab-flood`: what a lab's flood flow runs in a namespace.
+#[derive(Args)]
+pub struct FloodArgs {
+    /// Our address (and port, 0: any) on the link.
+    #[arg(long)]
+    pub from: std::net::SocketAddr,
+    /// The flooded router's underlay address and braid port.
+    #[arg(long)]
+    pub to: std::net::SocketAddr,
+    /// The interface to hear real control messages on, for replays.
+    #[arg(long)]
+    pub listen: String,
+    /// The flooded router's node id.
+    #[arg(long)]
+    pub target: u16,
+    /// How long to flood (at most a minute).
+    #[arg(long)]
+    pub duration: humantime::Duration,
+}
+
+pub fn run_flood(args: FloodArgs) -> anyhow::Result<ExitCode> {
+    let duration: std::time::Duration = args.duration.into();
+    if duration > std::time::Duration::from_secs(60) {
+        anyhow::bail!("a flood lasts at most 60 s");
+    }
+    let report = braid_lab::flood::run(braid_lab::flood::FloodArgs {
+        from: args.from,
+        to: args.to,
+        listen: args.listen,
+        duration,
+        target: args.target,
+    })?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(ExitCode::SUCCESS)
+}

@@ -34,6 +34,9 @@ enum Command {
     /// The lab's link emulator (delay, jitter) between two interfaces; `braid lab` runs it.
     #[command(name = "lab-delay", hide = true)]
     LabDelay(lab::DelayArgs),
+    /// The lab's hostile stranger (a flood flow); `braid lab` runs it.
+    #[command(name = "lab-flood", hide = true)]
+    LabFlood(lab::FloodArgs),
     /// Ask a running daemon: status, neighbors, links, routes, paths, sessions, stats, monitor.
     Ctl(daemon::CtlArgs),
     /// Make a new authentication key (32 random bytes from the kernel) for `[auth] keys`.
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::Keygen(args) => daemon::run_keygen(args),
         Command::Lab(args) => lab::run_lab(args),
         Command::LabDelay(args) => lab::run_delay(args),
+        Command::LabFlood(args) => lab::run_flood(args),
     };
     match result {
         Ok(code) => code,

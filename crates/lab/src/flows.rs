@@ -2,7 +2,8 @@
 //! braid's UDP probe (numbered, timestamped datagrams: loss, duplicates,
 //! one-way delay, gaps), urgent bursts (an urgent datagram behind bulk,
 //! the late-binding seed's figure 7), and iperf3 (kernel TCP with its
-//! retransmission counter, or iperf3's UDP test). Results are the
+//! retransmission counter, or iperf3's UDP test), and floods (the hostile
+//! stranger of `flood.rs`, with the flooded daemon's memory). Results are the
 //! simulator's [`FlowResult`], so both report the same way.
 
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
@@ -524,4 +525,124 @@ mod tests {
         assert_eq!(retrans_segs(snmp), Some(42));
         assert_eq!(retrans_segs("Udp: InDatagrams\nUdp: 3\n"), None);
     }
+}
+
+/// A router's resident memory, kB (`VmRSS` of its daemon).
+fn rss_kb(lab: &Lab, router: usize) -> Option<u64> {
+    let pid = std::fs::read_to_string(lab.dir().join(format!("{}.pid", lab.routers[router].name)))
+        .ok()?;
+    let status = std::fs::read_to_string(format!("/proc/{}/status", pid.trim())).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+/// UDP datagrams namespace `ns`'s kernel dropped because a socket's
+/// receive buffer was full (`Udp: RcvbufErrors`).
+fn udp_receive_drops(ns: &str) -> anyhow::Result<u64> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "cat", "/proc/net/snmp"])
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (lines.next(), lines.next());
+    let (Some(names), Some(values)) = (names, values) else {
+        bail!("no Udp line in {ns}'s /proc/net/snmp");
+    };
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(n, _)| *n == "RcvbufErrors")
+        .and_then(|(_, v)| v.parse().ok())
+        .ok_or_else(|| anyhow!("no RcvbufErrors in {ns}'s /proc/net/snmp"))
+}
+
+/// A stranger on the link between `f.from` and `f.to` floods `f.to`'s
+/// braid port for `duration` from `origin` (`braid lab-flood`, at an
+/// address of the link no router uses). Reports what it sent, and the
+/// flooded daemon's memory before, at most during, and after (sampled
+/// every 100 ms), and the datagrams its kernel dropped for a full socket.
+pub fn flood_flow(
+    lab: &Lab,
+    f: &LabFlow,
+    duration: Duration,
+    origin: Instant,
+) -> anyhow::Result<FlowResult> {
+    let link = lab
+        .links
+        .iter()
+        .position(|l| (l.a, l.b) == (f.from, f.to) || (l.a, l.b) == (f.to, f.from))
+        .ok_or_else(|| anyhow!("flood {}: no link joins its routers", f.name))?;
+    let ns = lab.ns(f.from);
+    let dev = Lab::link_dev(link);
+    let stranger = std::net::Ipv4Addr::new(198, 19, link as u8, 99);
+    let target = lab.link_addr(link, f.to);
+    crate::exec::in_ns(&ns, &["ip", "addr", "add", &format!("{stranger}/24"), "dev", &dev])?;
+    let result = (|| {
+        if let Some(wait) = origin.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let rss_before = rss_kb(lab, f.to);
+        let drops_before = udp_receive_drops(&lab.ns(f.to))?;
+        let child = Command::new("ip")
+            .args(["netns", "exec", &ns])
+            .arg(std::env::current_exe()?)
+            .args(["lab-flood", "--from", &format!("{stranger}:0")])
+            .args([
+                "--to",
+                &format!("{target}:{}", braid_daemon::config::DEFAULT_PORT),
+            ])
+            .args(["--listen", &dev, "--target", &(f.to + 1).to_string()])
+            .arg("--duration")
+            .arg(format!("{}ms", duration.as_millis()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("starting the flooder")?;
+        let mut rss_max = rss_before.unwrap_or(0);
+        let wait_end = Instant::now() + duration + Duration::from_secs(4);
+        let mut child = child;
+        while Instant::now() < wait_end && child.try_wait()?.is_none() {
+            rss_max = rss_max.max(rss_kb(lab, f.to).unwrap_or(0));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if child.try_wait()?.is_none() {
+            let _ = child.kill();
+        }
+        let out = child.wait_with_output()?;
+        if !out.status.success() {
+            bail!(
+                "the flooder failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        // What the daemon holds once the flood is over.
+        std::thread::sleep(Duration::from_secs(1));
+        let rss_after = rss_kb(lab, f.to);
+        let drops = udp_receive_drops(&lab.ns(f.to))?.saturating_sub(drops_before);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .with_context(|| format!("the flooder's report: {}", String::from_utf8_lossy(&out.stdout)))?;
+        let sent = ["garbage", "forged", "replayed", "data"]
+            .iter()
+            .map(|k| report[k].as_u64().unwrap_or(0))
+            .sum();
+        Ok(FlowResult {
+            name: f.name.clone(),
+            mode: "flood".to_string(),
+            sent,
+            details: Some(serde_json::json!({
+                "flooder": report,
+                "target": lab.routers[f.to].name,
+                "rss_before_kb": rss_before,
+                "rss_max_kb": rss_max,
+                "rss_after_kb": rss_after,
+                "udp_receive_buffer_drops": drops,
+            })),
+            ..FlowResult::default()
+        })
+    })();
+    let _ = crate::exec::in_ns(&ns, &["ip", "addr", "del", &format!("{stranger}/24"), "dev", &dev]);
+    result
 }

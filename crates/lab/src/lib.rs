@@ -15,7 +15,8 @@
 //! | [`routing`] | braid, babeld, kernel and MPTCP routing (a module each); convergence |
 //! | [`link`] | loss (the embedded eBPF program, its parameters) and link events |
 //! | [`delay`] | the delay and jitter emulator process |
-//! | [`flows`] | UDP probes, urgent bursts, iperf3, the kernel's counters |
+//! | [`flood`] | the hostile stranger process (garbage, forgeries, replays) |
+//! | [`flows`] | UDP probes, urgent bursts, iperf3, floods, the kernel's counters |
 //! | [`report`] | tables, JSON and the HTML report |
 //! | [`run`] | the commands: up, run, down |
 //! | [`bench`] | the forwarding benchmark |
@@ -23,6 +24,7 @@
 pub mod bench;
 pub mod delay;
 pub mod exec;
+pub mod flood;
 pub mod flows;
 pub mod link;
 pub mod plan;

@@ -234,8 +234,26 @@ pub fn apply_event(
             }
             return Ok(None);
         }
+        (EventTarget::Router(r), LinkAction::Crash) => {
+            let routers: Vec<usize> = match r {
+                Some(i) => vec![i],
+                None => (0..lab.routers.len()).collect(),
+            };
+            for i in routers {
+                if routing::braid::crash_and_restart(lab, i)? {
+                    eprintln!("lab {}: {} killed (-9) and started again", lab.name, lab.routers[i].name);
+                }
+            }
+            return Ok(None);
+        }
         (EventTarget::Port { .. } | EventTarget::Client(_) | EventTarget::Router(_), _)
-        | (_, LinkAction::Loss(_) | LinkAction::Rehome(_) | LinkAction::Keys { .. }) => {
+        | (
+            _,
+            LinkAction::Loss(_)
+            | LinkAction::Rehome(_)
+            | LinkAction::Keys { .. }
+            | LinkAction::Crash,
+        ) => {
             bail!("event {:?} on {:?} means nothing", e.action, e.target)
         }
         _ => {}
@@ -266,7 +284,10 @@ pub fn apply_event(
             LinkAction::Restore => detach_loss(&ns, &dev, LossSlot::Blackhole),
             LinkAction::Down => {}
             LinkAction::Up => in_ns(&ns, &["ip", "link", "set", &dev, "up"])?,
-            LinkAction::Loss(_) | LinkAction::Rehome(_) | LinkAction::Keys { .. } => {}
+            LinkAction::Loss(_)
+            | LinkAction::Rehome(_)
+            | LinkAction::Keys { .. }
+            | LinkAction::Crash => {}
         }
     }
     if e.action != LinkAction::Down {

@@ -15,7 +15,7 @@ use braid_daemon::ctl::{Doc, Stats};
 use braid_sim::FlowResult;
 
 use crate::exec::{self, Built};
-use crate::flows::{iperf_flow, probe_flow, urgent_flow};
+use crate::flows::{flood_flow, iperf_flow, probe_flow, urgent_flow};
 use crate::report::{print_table, write_report, VariantRun};
 use crate::scenario::{DaemonLog, FlowKind, Lab, LabVariant, Software};
 use crate::{link, plan, routing};
@@ -151,6 +151,7 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
                 s.spawn(move || match f.kind {
                     FlowKind::Iperf(t) => iperf_flow(lab, &v.software, mode, i, f, t, origin),
                     FlowKind::Urgent => urgent_flow(lab, mode, i, f, origin + f.start, stop),
+                    FlowKind::Flood(d) => flood_flow(lab, f, d, origin + f.start),
                     FlowKind::Probe => probe_flow(
                         lab,
                         mode,

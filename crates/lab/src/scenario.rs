@@ -351,6 +351,9 @@ pub enum LinkAction {
         first: u8,
         second: Option<u8>,
     },
+    /// A braid router's daemon is killed (SIGKILL) and started again at
+    /// once (`crash`).
+    Crash,
 }
 
 #[derive(Debug, Clone)]
@@ -429,6 +432,10 @@ pub enum FlowKind {
     Urgent,
     /// An iperf3 test.
     Iperf(IperfFlow),
+    /// A stranger on the link between `from` and `to` (two routers)
+    /// floods `to`'s braid port for this long: garbage, forged control
+    /// messages, replays of what it heard, data it has no right to send.
+    Flood(Duration),
 }
 
 /// An iperf3 test: how long, and how fast (TCP without a `bitrate` finds
@@ -686,7 +693,23 @@ impl Lab {
                 find_end(&f.from, &format!("flow[{i}].from"))?,
                 find_end(&f.to, &format!("flow[{i}].to"))?,
             );
+            let flood = f.kind.as_ref().is_some_and(|k| k.get_ref() == "flood");
+            if flood {
+                let joined = links
+                    .iter()
+                    .any(|l| (l.a, l.b) == (from, to) || (l.a, l.b) == (to, from));
+                if from >= router_count || to >= router_count || !joined {
+                    return Err(src.err(
+                        Some(f.to.span()),
+                        &format!("flow[{i}]"),
+                        "a flood runs on the link between two routers (from: where the stranger stands, to: the router flooded)",
+                    ));
+                }
+            }
             for (end, v) in [(from, &f.from), (to, &f.to)] {
+                if flood {
+                    break;
+                }
                 if end < router_count && !routers[end].host {
                     return Err(src.err(
                         Some(v.span()),
@@ -722,6 +745,21 @@ impl Lab {
             let kind = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
                 None | Some("udp") => FlowKind::Probe,
                 Some("urgent") => FlowKind::Urgent,
+                Some("flood") => {
+                    let d = src.duration(
+                        &f.duration,
+                        &format!("flow[{i}].duration"),
+                        Duration::from_secs(5),
+                    )?;
+                    if d.is_zero() || d > Duration::from_secs(60) {
+                        return Err(src.err(
+                            f.duration.as_ref().map(|d| d.span()),
+                            &format!("flow[{i}].duration"),
+                            "a flood lasts 1 s to 60 s",
+                        ));
+                    }
+                    FlowKind::Flood(d)
+                }
                 Some(kind @ ("tcp" | "iperf3-udp")) => {
                     let d = src.duration(
                         &f.duration,
@@ -763,7 +801,7 @@ impl Lab {
                     return Err(src.err(
                         f.kind.as_ref().map(|k| k.span()),
                         &format!("flow[{i}].kind"),
-                        format!("\"{other}\" is not udp, tcp, iperf3-udp or urgent"),
+                        format!("\"{other}\" is not udp, tcp, iperf3-udp, urgent or flood"),
                     ))
                 }
             };
@@ -856,6 +894,7 @@ impl Lab {
                     _ => None,
                 };
                 let action = match ids.as_deref() {
+                    _ if e.action.get_ref() == "crash" => LinkAction::Crash,
                     Some([first]) => LinkAction::Keys {
                         first: *first,
                         second: None,
@@ -868,7 +907,7 @@ impl Lab {
                         return Err(src.err(
                             Some(e.action.span()),
                             &format!("event[{i}].action"),
-                            "a router's event is \"keys ID\" or \"keys ID,ID\" (two different key ids, 0-255; the first signs)",
+                            "a router's event is \"crash\" (kill -9, start again), \"keys ID\" or \"keys ID,ID\" (two different key ids, 0-255; the first signs)",
                         ))
                     }
                 };

@@ -54,6 +54,10 @@ pub struct FlowResult {
     /// [`CDF_QUANTILES`], ms (a CDF).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub delay_cdf_ms: Vec<f64>,
+    /// Lab flows that measure something else (a flood: what it sent, the
+    /// flooded daemon's memory), as the flow's runner reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
 }
 
 /// The quantiles a delay CDF is given at.

@@ -1209,6 +1209,7 @@ impl World {
                     goodput_series_mbps: Vec::new(),
                     rtt_ms: None,
                     delay_cdf_ms: Vec::new(),
+                    details: None,
                     lost_series: Vec::new(),
                     goodput_mbps: {
                         let secs = (f.interval * f.count.max(1) as u32).as_secs_f64().max(1e-9);

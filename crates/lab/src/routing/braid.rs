@@ -139,6 +139,54 @@ pub fn rekey(lab: &Lab, i: usize, ids: &[u8]) -> anyhow::Result<bool> {
     Ok(true)
 }
 
+/// Router `i`'s braid daemon is killed (SIGKILL: no clean shutdown, no
+/// flush of its advertisement) and started again at once with the same
+/// config, as a crashed router that a supervisor restarts. Returns false
+/// when router `i` runs no braid daemon (another variant).
+pub fn crash_and_restart(lab: &Lab, i: usize) -> anyhow::Result<bool> {
+    use std::process::{Command, Stdio};
+    let name = &lab.routers[i].name;
+    let config = lab.dir().join(format!("{name}.toml"));
+    let pid_file = lab.dir().join(format!("{name}.pid"));
+    if !config.exists() {
+        return Ok(false);
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)?.trim().parse()?;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )?;
+    // Gone (or a zombie: its devices and programs are released) before
+    // the new one takes the TUN device's name.
+    let gone = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map_or(true, |s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !gone(pid) {
+        if std::time::Instant::now() > deadline {
+            bail!("{name}'s daemon (pid {pid}) did not die");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let log = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(lab.dir().join(format!("{name}.log")))?;
+    let child = Command::new("ip")
+        .args(["netns", "exec", &lab.ns(i)])
+        .arg(std::env::current_exe()?)
+        .args(["daemon", "--config"])
+        .arg(&config)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()?;
+    // Teardown finds it by its pid file, as it finds the first one.
+    std::fs::write(&pid_file, child.id().to_string())?;
+    Ok(true)
+}
+
 /// The TUN device's MTU: what a link's 1,500 bytes leave after braid's
 /// underlay (IP, UDP: 28 bytes) and data header (20 bytes and 2 per
 /// transit node, for a route through every router of the lab, at most
