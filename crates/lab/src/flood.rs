@@ -64,15 +64,19 @@ impl Bytes {
     }
 }
 
-/// Captures UDP payloads to braid's port arriving on `dev` for `during`:
-/// the real control messages the routers on the link send.
-fn hear(dev: &str, port: u16, during: Duration) -> anyhow::Result<Vec<Vec<u8>>> {
+/// Captures UDP payloads to braid's port crossing `dev` for `during`:
+/// the real control messages the routers on the link send, but the
+/// target's own (it would take a replay of its own message as its own
+/// echo, not as a replay).
+fn hear(dev: &str, port: u16, target: u16, during: Duration) -> anyhow::Result<Vec<Vec<u8>>> {
     let index = nix::net::if_::if_nametoindex(dev).with_context(|| format!("interface {dev}"))?;
-    let proto = (libc::ETH_P_IP as u16).to_be() as i32;
+    // Every protocol: only such a tap sees the frames sent out of `dev`
+    // too (the neighbor's messages, sent from this namespace).
+    let proto = (libc::ETH_P_ALL as u16).to_be() as i32;
     // SAFETY: plain socket calls with valid arguments; the address is a
     // zero-initialised sockaddr_ll filled below; the fd is closed below.
     let fd = unsafe {
-        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_DGRAM | libc::SOCK_NONBLOCK, proto);
+        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK, proto);
         if fd < 0 {
             bail!("AF_PACKET socket: {}", std::io::Error::last_os_error());
         }
@@ -102,7 +106,11 @@ fn hear(dev: &str, port: u16, during: Duration) -> anyhow::Result<Vec<Vec<u8>>> 
             std::thread::sleep(Duration::from_millis(5));
             continue;
         }
-        let ip = &buf[..n as usize];
+        let frame = &buf[..n as usize];
+        if frame.len() < 14 + 20 || frame[12..14] != [0x08, 0x00] {
+            continue;
+        }
+        let ip = &frame[14..];
         let ihl = usize::from(ip[0] & 0x0f) * 4;
         if ip.len() < ihl + 8 || ip[9] != 17 {
             continue;
@@ -111,7 +119,8 @@ fn hear(dev: &str, port: u16, during: Duration) -> anyhow::Result<Vec<Vec<u8>>> 
         let dport = u16::from_be_bytes([udp[2], udp[3]]);
         let payload = &udp[8..];
         let control = braid_wire::peek(payload).is_ok_and(|t| t != MessageType::Data);
-        if dport == port && control {
+        let sender = payload.get(4..6).map(|b| u16::from_be_bytes([b[0], b[1]]));
+        if dport == port && control && sender != Some(target) {
             kept.push(payload.to_vec());
         }
     }
@@ -181,7 +190,12 @@ fn data(rng: &mut Bytes, target: u16) -> Vec<u8> {
 
 /// Floods `args.to` for `args.duration`, as fast as the socket takes it.
 pub fn run(args: FloodArgs) -> anyhow::Result<FloodReport> {
-    let heard = hear(&args.listen, args.to.port(), Duration::from_millis(1500))?;
+    let heard = hear(
+        &args.listen,
+        args.to.port(),
+        args.target,
+        Duration::from_millis(1500),
+    )?;
     let socket = UdpSocket::bind(args.from).with_context(|| format!("binding {}", args.from))?;
     socket.set_nonblocking(true)?;
     let stranger = Authenticator::new(
@@ -197,7 +211,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<FloodReport> {
         ..FloodReport::default()
     };
     let start = Instant::now();
-    let mut garbage = vec![0u8; 200];
+    let mut garbage = [0u8; 200];
     let mut k = 0u64;
     while start.elapsed() < args.duration {
         // Check the clock every 64 sends.
@@ -208,7 +222,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<FloodReport> {
                     let len = 1 + (rng.next() % 200) as usize;
                     rng.fill(&mut garbage[..len]);
                     // Half of it looks like a braid control header.
-                    if k % 8 == 0 {
+                    if k.is_multiple_of(8) {
                         garbage[0] = 0x13;
                     }
                     (garbage[..len].to_vec(), 0)

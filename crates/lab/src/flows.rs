@@ -494,39 +494,6 @@ fn retrans_segs(snmp: &str) -> Option<u64> {
         .and_then(|(_, value)| value.parse().ok())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_receivers_intervals_are_read_from_the_servers_text() {
-        let text = "Accepted connection from 127.0.0.1, port 50934\n\
-            [ ID] Interval           Transfer     Bitrate\n\
-            [  5]   0.00-1.00   sec  12.3 MBytes   103 Mbits/sec\n\
-            [  5]   1.00-2.00   sec   117 KBytes   958 Kbits/sec\n\
-            [  5]   2.00-3.00   sec  0.00 Bytes  0.00 bits/sec\n\
-            [  5]   3.00-3.01   sec   128 KBytes  1.72 Gbits/sec\n\
-            - - - - - - - - - - - - -\n\
-            [  5]   0.00-3.01   sec  24.3 MBytes   102 Mbits/sec  receiver\n";
-        let doc = serde_json::json!({ "server_output_text": text });
-        let got = receiver_series(&doc);
-        assert_eq!(got.len(), 3, "{got:?}");
-        for (g, want) in got.iter().zip([103.0, 0.958, 0.0]) {
-            assert!((g - want).abs() < 1e-9, "{got:?}");
-        }
-        assert!(receiver_series(&serde_json::json!({})).is_empty());
-    }
-
-    #[test]
-    fn retransmissions_are_read_from_the_kernels_snmp_table() {
-        let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\n\
-                    Tcp: RtoAlgorithm RtoMin ActiveOpens RetransSegs InErrs\n\
-                    Tcp: 1 200 7 42 0\nUdp: InDatagrams\nUdp: 3\n";
-        assert_eq!(retrans_segs(snmp), Some(42));
-        assert_eq!(retrans_segs("Udp: InDatagrams\nUdp: 3\n"), None);
-    }
-}
-
 /// A router's resident memory, kB (`VmRSS` of its daemon).
 fn rss_kb(lab: &Lab, router: usize) -> Option<u64> {
     let pid = std::fs::read_to_string(lab.dir().join(format!("{}.pid", lab.routers[router].name)))
@@ -578,7 +545,10 @@ pub fn flood_flow(
     let dev = Lab::link_dev(link);
     let stranger = std::net::Ipv4Addr::new(198, 19, link as u8, 99);
     let target = lab.link_addr(link, f.to);
-    crate::exec::in_ns(&ns, &["ip", "addr", "add", &format!("{stranger}/24"), "dev", &dev])?;
+    crate::exec::in_ns(
+        &ns,
+        &["ip", "addr", "add", &format!("{stranger}/24"), "dev", &dev],
+    )?;
     let result = (|| {
         if let Some(wait) = origin.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
@@ -622,8 +592,12 @@ pub fn flood_flow(
         std::thread::sleep(Duration::from_secs(1));
         let rss_after = rss_kb(lab, f.to);
         let drops = udp_receive_drops(&lab.ns(f.to))?.saturating_sub(drops_before);
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .with_context(|| format!("the flooder's report: {}", String::from_utf8_lossy(&out.stdout)))?;
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| {
+            format!(
+                "the flooder's report: {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })?;
         let sent = ["garbage", "forged", "replayed", "data"]
             .iter()
             .map(|k| report[k].as_u64().unwrap_or(0))
@@ -643,6 +617,42 @@ pub fn flood_flow(
             ..FlowResult::default()
         })
     })();
-    let _ = crate::exec::in_ns(&ns, &["ip", "addr", "del", &format!("{stranger}/24"), "dev", &dev]);
+    let _ = crate::exec::in_ns(
+        &ns,
+        &["ip", "addr", "del", &format!("{stranger}/24"), "dev", &dev],
+    );
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_receivers_intervals_are_read_from_the_servers_text() {
+        let text = "Accepted connection from 127.0.0.1, port 50934\n\
+            [ ID] Interval           Transfer     Bitrate\n\
+            [  5]   0.00-1.00   sec  12.3 MBytes   103 Mbits/sec\n\
+            [  5]   1.00-2.00   sec   117 KBytes   958 Kbits/sec\n\
+            [  5]   2.00-3.00   sec  0.00 Bytes  0.00 bits/sec\n\
+            [  5]   3.00-3.01   sec   128 KBytes  1.72 Gbits/sec\n\
+            - - - - - - - - - - - - -\n\
+            [  5]   0.00-3.01   sec  24.3 MBytes   102 Mbits/sec  receiver\n";
+        let doc = serde_json::json!({ "server_output_text": text });
+        let got = receiver_series(&doc);
+        assert_eq!(got.len(), 3, "{got:?}");
+        for (g, want) in got.iter().zip([103.0, 0.958, 0.0]) {
+            assert!((g - want).abs() < 1e-9, "{got:?}");
+        }
+        assert!(receiver_series(&serde_json::json!({})).is_empty());
+    }
+
+    #[test]
+    fn retransmissions_are_read_from_the_kernels_snmp_table() {
+        let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\n\
+                    Tcp: RtoAlgorithm RtoMin ActiveOpens RetransSegs InErrs\n\
+                    Tcp: 1 200 7 42 0\nUdp: InDatagrams\nUdp: 3\n";
+        assert_eq!(retrans_segs(snmp), Some(42));
+        assert_eq!(retrans_segs("Udp: InDatagrams\nUdp: 3\n"), None);
+    }
 }

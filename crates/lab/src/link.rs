@@ -241,7 +241,10 @@ pub fn apply_event(
             };
             for i in routers {
                 if routing::braid::crash_and_restart(lab, i)? {
-                    eprintln!("lab {}: {} killed (-9) and started again", lab.name, lab.routers[i].name);
+                    eprintln!(
+                        "lab {}: {} killed (-9) and started again",
+                        lab.name, lab.routers[i].name
+                    );
                 }
             }
             return Ok(None);

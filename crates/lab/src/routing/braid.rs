@@ -159,8 +159,11 @@ pub fn crash_and_restart(lab: &Lab, i: usize) -> anyhow::Result<bool> {
     // Gone (or a zombie: its devices and programs are released) before
     // the new one takes the TUN device's name.
     let gone = |pid: i32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map_or(true, |s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while !gone(pid) {
