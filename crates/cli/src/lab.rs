@@ -40,6 +40,25 @@ enum LabAction {
     },
     /// Tear down what `up` built (namespaces, daemons).
     Down { scenario: PathBuf },
+    /// Run the first variant for a long time at the load of its first udp
+    /// flow (sent without end), sampling every braid daemon's memory every
+    /// 10 s; fail (exit 1) if one grew past the bound after the first
+    /// minute. Progress every minute; the report as JSON on stdout.
+    Soak {
+        scenario: PathBuf,
+        /// How long, e.g. "30m".
+        #[arg(long, default_value = "30m")]
+        duration: humantime::Duration,
+        /// Most growth of a daemon's resident memory, kB, from its largest
+        /// in the first minute to the end.
+        #[arg(long, default_value_t = 4096)]
+        bound_kb: u64,
+        /// Also write the report (report.json) into this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, default_value = "warn")]
+        log: DaemonLog,
+    },
     /// Forwarding benchmark on the scenario's first flow, per variant: the
     /// highest rate of 64- and 1400-byte UDP delivered with under 0.1%
     /// loss, whole-machine CPU per packet there, one-way latency at
@@ -60,6 +79,32 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         LabAction::Up { scenario, log } => braid_lab::run::up(&scenario, log),
         LabAction::Down { scenario } => braid_lab::run::down(&scenario),
+        LabAction::Soak {
+            scenario,
+            duration,
+            bound_kb,
+            out,
+            log,
+        } => {
+            let (report, ok) = braid_lab::soak::soak(&scenario, duration.into(), bound_kb, log)?;
+            let text = serde_json::to_string_pretty(&report)?;
+            if let Some(dir) = out {
+                std::fs::create_dir_all(&dir)?;
+                std::fs::write(dir.join("report.json"), &text)?;
+            }
+            println!("{text}");
+            if !ok {
+                eprintln!(
+                    "soak failed: memory grew past {} kB on {:?} (or it was stopped)",
+                    bound_kb, report.grew_past_bound
+                );
+            }
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
         LabAction::Bench {
             scenario,
             json,

@@ -495,7 +495,7 @@ fn retrans_segs(snmp: &str) -> Option<u64> {
 }
 
 /// A router's resident memory, kB (`VmRSS` of its daemon).
-fn rss_kb(lab: &Lab, router: usize) -> Option<u64> {
+pub fn rss_kb(lab: &Lab, router: usize) -> Option<u64> {
     let pid = std::fs::read_to_string(lab.dir().join(format!("{}.pid", lab.routers[router].name)))
         .ok()?;
     let status = std::fs::read_to_string(format!("/proc/{}/status", pid.trim())).ok()?;

@@ -20,6 +20,7 @@
 //! | [`report`] | tables, JSON and the HTML report |
 //! | [`run`] | the commands: up, run, down |
 //! | [`bench`] | the forwarding benchmark |
+//! | [`soak`] | long runs at a fixed load: memory over time, bounded |
 
 pub mod bench;
 pub mod delay;
@@ -32,5 +33,6 @@ pub mod report;
 pub mod routing;
 pub mod run;
 pub mod scenario;
+pub mod soak;
 
 pub use scenario::{DaemonLog, Lab};
