@@ -335,6 +335,9 @@ pub struct ControlCounters {
     pub senders_verified: u64,
     /// Challenge messages dropped because too many waited.
     pub challenges_dropped: u64,
+    /// Challenges received whose MAC checked (for us or for another node
+    /// on the link; a replayed request is not answered again).
+    pub challenges_received: u64,
     /// Signs that another router uses our node id: messages from a
     /// neighbor with our id, and repeated foreign advertisements of ours.
     pub duplicate_id_signs: u64,
@@ -567,6 +570,7 @@ impl ControlPlane {
         self.counters.challenges_sent = self.auth.challenges_sent;
         self.counters.senders_verified = self.auth.senders_verified;
         self.counters.challenges_dropped = self.auth.outbox_full;
+        self.counters.challenges_received = self.auth.challenges_received;
         result
     }
 

@@ -26,6 +26,7 @@ pub mod radio;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod stranger;
 pub mod tcp;
 pub mod world;
 

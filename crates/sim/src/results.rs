@@ -102,6 +102,14 @@ pub struct RunResult {
     pub node_events: BTreeMap<String, u64>,
     pub link_bytes: u64,
     pub links: BTreeMap<String, LinkStats>,
+    /// Datagrams hostile strangers sent (`[[strangers]]`), every node in
+    /// range counted once.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub injected: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Mean, median and 99th percentile of one-way delays given in

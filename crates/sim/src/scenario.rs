@@ -46,6 +46,17 @@ struct Raw {
     radio: Option<RawRadio>,
     #[serde(default)]
     variants: Vec<RawNode>,
+    #[serde(default)]
+    strangers: Vec<RawStranger>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStranger {
+    near: Vec<Spanned<String>>,
+    rate: Option<Spanned<u32>>,
+    from: Option<Spanned<String>>,
+    until: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -173,6 +184,7 @@ struct RawNode {
     binding: Option<Spanned<String>>,
     bound: Option<usize>,
     clients: Option<Vec<String>>,
+    auth: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -319,6 +331,24 @@ pub struct Scenario {
     pub sweep: Sweep,
     /// Nodes that fail (and restart with empty state) at given times.
     pub node_failures: Vec<NodeFailure>,
+    /// Every node signs and checks its control messages with the
+    /// simulation's key (`[node] auth = true`).
+    pub auth: bool,
+    /// Hostile strangers in range of some nodes.
+    pub strangers: Vec<StrangerSpec>,
+}
+
+/// A stranger in range of `near` (no braid node: it has no key), sending
+/// each of them `rate` datagrams a second from `from` until `until`:
+/// garbage, advertisements forged under another key (or unsigned),
+/// replays of the control messages it heard them receive, and data
+/// claiming routes through them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrangerSpec {
+    pub near: Vec<String>,
+    pub rate: u32,
+    pub from: Duration,
+    pub until: Duration,
 }
 
 /// A node that is down from `from` until `until`, then restarts afresh.
@@ -342,6 +372,7 @@ pub struct NodeSettings {
     pub ignore_tx_failures: Option<bool>,
     pub bound: Option<Option<usize>>,
     pub clients: Option<Vec<String>>,
+    pub auth: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -369,6 +400,7 @@ impl Scenario {
         if let Some(c) = &n.clients {
             self.clients = c.clone();
         }
+        self.auth = n.auth.unwrap_or(self.auth);
     }
 }
 
@@ -623,6 +655,7 @@ impl Ctx<'_> {
             ignore_tx_failures: raw.ignore_tx_failures,
             bound,
             clients: raw.clients.clone(),
+            auth: raw.auth,
         })
     }
 }
@@ -932,6 +965,43 @@ impl Scenario {
                 });
             }
         }
+        let duration = cx.duration(&raw.duration, "duration", Duration::from_secs(60))?;
+        let mut strangers = Vec::new();
+        for (i, st) in raw.strangers.iter().enumerate() {
+            let field = format!("strangers[{i}]");
+            if st.near.is_empty() {
+                return Err(cx.err(None, &format!("{field}.near"), "name at least one node"));
+            }
+            for n in &st.near {
+                known(n, &format!("{field}.near"))?;
+            }
+            let rate = match &st.rate {
+                None => 100,
+                Some(r) if (1..=100_000).contains(r.get_ref()) => *r.get_ref(),
+                Some(r) => {
+                    return Err(cx.err(
+                        Some(r.span()),
+                        &format!("{field}.rate"),
+                        "1 to 100,000 datagrams a second",
+                    ))
+                }
+            };
+            let from = cx.duration(&st.from, &format!("{field}.from"), Duration::ZERO)?;
+            let until = cx.duration(&st.until, &format!("{field}.until"), duration)?;
+            if until <= from {
+                return Err(cx.err(
+                    st.until.as_ref().map(|u| u.span()),
+                    &format!("{field}.until"),
+                    "until must be after from",
+                ));
+            }
+            strangers.push(StrangerSpec {
+                near: st.near.iter().map(|n| n.get_ref().clone()).collect(),
+                rate,
+                from,
+                until,
+            });
+        }
         if let Some(n) = &raw.node.name {
             return Err(cx.err(
                 Some(n.span()),
@@ -1170,7 +1240,7 @@ impl Scenario {
         Ok(Scenario {
             name: raw.name.unwrap_or_else(|| file.to_string()),
             description: raw.description.unwrap_or_default(),
-            duration: cx.duration(&raw.duration, "duration", Duration::from_secs(60))?,
+            duration,
             seed: raw.seed.unwrap_or(1),
             runs: raw.runs.unwrap_or(1).max(1),
             topology,
@@ -1190,6 +1260,8 @@ impl Scenario {
             flows,
             sweep,
             node_failures,
+            auth: node.auth.unwrap_or(false),
+            strangers,
         })
     }
 }

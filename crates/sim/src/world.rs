@@ -28,6 +28,7 @@ use crate::link::{Fate, LinkDir, Outcome};
 use crate::radio::{Radio, RadioSpec};
 use crate::results::{delay_stats, FlowResult, Outage, RunResult, MAX_OUTAGES};
 use crate::scenario::{Scenario, ScenarioError, TopologySpec};
+use crate::stranger::Stranger;
 
 const FLOW_PORT_BASE: u16 = 10_000;
 const PAYLOAD_OFFSET: usize = 28;
@@ -73,6 +74,8 @@ enum Event {
     /// Access points measure their unmodified clients' links (every
     /// [`ACCESS_TICK`]).
     Access,
+    /// Stranger `k` sends the nodes in its range a datagram each.
+    Stranger(u32),
 }
 
 /// How often an access point's driver reports its clients' quality (the
@@ -138,11 +141,22 @@ pub struct World {
     /// Nodes that run no braid: unmodified clients. Their links lead to
     /// access points, which carry raw IP packets over them.
     unmodified: Vec<bool>,
+    /// Hostile strangers (`[[strangers]]`), and per node the strangers in
+    /// whose range it is (they hear what it receives).
+    strangers: Vec<Stranger>,
+    overheard_by: Vec<Vec<u32>>,
 }
 
 /// The traffic class of flow `i` (flows beyond 254 share the last class).
 fn flow_class(i: usize) -> u8 {
     (i + 1).min(254) as u8
+}
+
+/// The key of a simulated network with `[node] auth = true`.
+fn sim_key() -> braid_proto::auth::AuthConfig {
+    let key = braid_proto::auth::AuthKey::new(1, b"the simulated network's key, 32B")
+        .expect("a 32-byte secret");
+    braid_proto::auth::AuthConfig { keys: vec![key] }
 }
 
 /// The host address node `i` serves.
@@ -420,6 +434,9 @@ impl World {
                 ..NodeConfig::default()
             };
             config.control.metric = scenario.metric;
+            if scenario.auth {
+                config.control.auth = sim_key();
+            }
             if !scenario.damping {
                 config.damping = DampingConfig {
                     margin: Margin::Absolute(0),
@@ -476,6 +493,26 @@ impl World {
                 .ok_or_else(|| unknown("nodes".into(), &nf.name))?;
             failures.push((node, nf.from, nf.until));
         }
+        let mut strangers = Vec::new();
+        let mut overheard_by = vec![Vec::new(); names.len()];
+        for (k, st) in scenario.strangers.iter().enumerate() {
+            let mut near = Vec::new();
+            for n in &st.near {
+                let i = *index
+                    .get(n.as_str())
+                    .ok_or_else(|| unknown(format!("strangers[{k}].near"), n))?;
+                near.push(i);
+                overheard_by[i as usize].push(k as u32);
+            }
+            strangers.push(Stranger::new(
+                near,
+                st.rate,
+                st.until,
+                names.len() as u16,
+                scenario.auth,
+                seed ^ ((k as u64 + 1) << 40),
+            ));
+        }
         let mut carrier = Vec::new();
         for o in scenario.links.iter().filter(|o| o.spec.carrier) {
             let (a, b) = (index[o.a.as_str()], index[o.b.as_str()]);
@@ -503,6 +540,8 @@ impl World {
             node_events: BTreeMap::new(),
             capture: None,
             unmodified,
+            strangers,
+            overheard_by,
         };
         if world.unmodified.iter().any(|&u| u) {
             world.queue.push(Instant::ZERO, Event::Access);
@@ -517,6 +556,11 @@ impl World {
         }
         for (at, e) in carrier {
             world.queue.push(at, e);
+        }
+        for (k, st) in scenario.strangers.iter().enumerate() {
+            world
+                .queue
+                .push(Instant::ZERO + st.from, Event::Stranger(k as u32));
         }
         for (node, from, until) in failures {
             world
@@ -1004,6 +1048,9 @@ impl World {
                         self.drain(to);
                         continue;
                     }
+                    for &k in &self.overheard_by[to as usize] {
+                        self.strangers[k as usize].hear(&bytes);
+                    }
                     // Every simulated link is an interface of its own,
                     // numbered by the node at its other end.
                     let via = Interface(from as u16);
@@ -1056,6 +1103,27 @@ impl World {
                     }
                 }
                 Event::Access => self.access_tick(),
+                Event::Stranger(k) => {
+                    let st = &mut self.strangers[k as usize];
+                    if t > Instant::ZERO + st.until {
+                        continue;
+                    }
+                    let next = t + st.every;
+                    for j in 0..st.near.len() {
+                        let st = &mut self.strangers[k as usize];
+                        let to = st.near[j];
+                        let bytes = st.datagram(NodeId(to as u16));
+                        if self.down[to as usize] || self.unmodified[to as usize] {
+                            continue;
+                        }
+                        // Its own interface, and no neighbor sends from
+                        // its address.
+                        let via = Interface(u16::MAX - k as u16);
+                        self.nodes[to as usize].handle_datagram(t, via, None, &bytes);
+                        self.drain(to);
+                    }
+                    self.queue.push(next, Event::Stranger(k));
+                }
                 Event::Carrier { a, b, up } => {
                     for (x, y) in [(a, b), (b, a)] {
                         if self.down[x as usize] || self.unmodified[x as usize] {
@@ -1237,6 +1305,7 @@ impl World {
                 .collect(),
             link_bytes,
             links,
+            injected: self.strangers.iter().map(|s| s.sent).sum(),
         }
     }
 }
