@@ -87,7 +87,7 @@ impl Stranger {
             0 => {
                 let len = 1 + (self.next() % 160) as usize;
                 let mut b: Vec<u8> = (0..len).map(|_| self.next() as u8).collect();
-                if self.sent % 8 == 0 {
+                if self.sent.is_multiple_of(8) {
                     b[0] = 0x13; // looks like a version-1 LSA
                 }
                 b
