@@ -63,6 +63,8 @@ pub struct Built {
     helpers: Vec<Child>,
     /// Leave everything running (`braid lab up`).
     pub keep: bool,
+    /// The lab's directory (pid files of processes that are not children).
+    dir: std::path::PathBuf,
 }
 
 impl Drop for Built {
@@ -92,6 +94,7 @@ impl Drop for Built {
             let _ = h.kill();
             let _ = h.wait();
         }
+        stop_by_pid_files(&self.dir);
         for ns in &self.namespaces {
             detach_all_in(ns);
             let _ = run("ip", &["netns", "del", ns]);
@@ -102,19 +105,61 @@ impl Drop for Built {
 /// Removes whatever a lab of this name left (namespaces; daemons die with
 /// their namespace's interfaces and are signalled by pid file).
 pub fn teardown(lab: &Lab) {
-    let dir = lab.dir();
-    if let Ok(entries) = std::fs::read_dir(&dir) {
+    stop_by_pid_files(&lab.dir());
+    teardown_namespaces(lab);
+}
+
+/// Stops every process a pid file in `dir` (or a directory in it) names:
+/// SIGTERM, and SIGKILL to those still there after 2 s. Daemons started
+/// again after a crash, and daemons that put themselves in the background
+/// (FRR's), are not the lab's children: their pid files are how they are
+/// found. A process deleting its namespace does not stop it.
+pub fn stop_by_pid_files(dir: &std::path::Path) {
+    let mut files = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
-            if e.path().extension().is_some_and(|x| x == "pid") {
-                if let Ok(pid) = std::fs::read_to_string(e.path()) {
-                    let _ = Command::new("kill")
-                        .arg(pid.trim())
-                        .stderr(Stdio::null())
-                        .status();
+            let p = e.path();
+            if p.is_dir() {
+                if let Ok(inner) = std::fs::read_dir(&p) {
+                    files.extend(inner.flatten().map(|e| e.path()));
                 }
+            } else {
+                files.push(p);
             }
         }
     }
+    let pids: Vec<i32> = files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "pid"))
+        .filter_map(|p| std::fs::read_to_string(p).ok()?.trim().parse().ok())
+        .filter(|&pid: &i32| pid > 1)
+        .collect();
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+    };
+    for &pid in &pids {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while pids.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for &pid in pids.iter().filter(|&&p| alive(p)) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+fn teardown_namespaces(lab: &Lab) {
     if let Ok(out) = Command::new("ip").args(["netns", "list"]).output() {
         let prefix = format!("braid-{}-", lab.name);
         for line in String::from_utf8_lossy(&out.stdout).lines() {
@@ -138,6 +183,7 @@ pub fn carry_out(lab: &Lab, steps: &[Step]) -> anyhow::Result<Built> {
         daemons: Vec::new(),
         helpers: Vec::new(),
         keep: false,
+        dir: lab.dir(),
     };
     for step in steps {
         apply(lab, step, &mut built)?;

@@ -430,6 +430,14 @@ pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<S
                 steps.extend(routing::babeld::start(lab, i, *hello));
             }
         }
+        Software::Ospf(ospf) => {
+            if let Some(why) = routing::frr::missing() {
+                anyhow::bail!("variant {}: {why}", variant.name);
+            }
+            for i in 0..lab.routers.len() {
+                steps.extend(routing::frr::start(lab, i, *ospf));
+            }
+        }
         Software::Kernel => {
             steps.extend(routing::kernel::static_routes(lab));
             plain_access(lab, &mut steps);

@@ -28,7 +28,7 @@ pub fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
     let mut built = exec::carry_out(lab, &steps)?;
     if matches!(
         variant.software,
-        Software::Braid { .. } | Software::Babeld { .. }
+        Software::Braid { .. } | Software::Babeld { .. } | Software::Ospf(_)
     ) {
         routing::wait_converged(lab, &mut built)?;
     }
@@ -120,6 +120,15 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
     let mode = match &v.software {
         Software::Braid { mode, .. } => mode.clone(),
         Software::Babeld { hello } => format!("babeld {}s", hello.as_secs_f64()),
+        Software::Ospf(o) => match o.bfd {
+            Some((every, mult)) => format!(
+                "ospf {}s/{}s + bfd {}ms x{mult}",
+                o.hello.as_secs(),
+                o.dead.as_secs(),
+                every.as_millis()
+            ),
+            None => format!("ospf {}s/{}s", o.hello.as_secs(), o.dead.as_secs()),
+        },
         Software::Kernel => "kernel".to_string(),
         Software::Mptcp => "mptcp".to_string(),
     };

@@ -79,6 +79,9 @@ struct RawVariant {
     software: Option<Spanned<String>>,
     mode: Option<Spanned<String>>,
     hello: Option<Spanned<String>>,
+    dead: Option<Spanned<String>>,
+    bfd: Option<Spanned<String>>,
+    bfd_multiplier: Option<Spanned<u8>>,
     datapath: Option<Spanned<String>>,
     late_binding: Option<usize>,
     kernel_routers: Option<Vec<Spanned<String>>>,
@@ -216,6 +219,8 @@ pub enum Software {
     Kernel,
     /// babeld (the Debian package) with this hello interval.
     Babeld { hello: Duration },
+    /// FRR's OSPF (and BFD) as WISPs run it (`routing/frr.rs`).
+    Ospf(crate::routing::frr::Ospf),
     /// Linux MPTCP at the ends over kernel static routes: every TCP
     /// flow's sender has one address per disjoint path, pinned to that
     /// path by policy routes, and one MPTCP subflow per address (iperf3
@@ -1140,11 +1145,39 @@ impl Lab {
                         Duration::from_secs(4),
                     )?,
                 },
+                Some(kind @ ("ospf" | "ospf-bfd")) => {
+                    let field = |f: &str| format!("variant[{i}].{f}");
+                    let hello = src.duration(&v.hello, &field("hello"), Duration::from_secs(1))?;
+                    let dead = src.duration(&v.dead, &field("dead"), hello * 4)?;
+                    if hello < Duration::from_secs(1) || dead < hello {
+                        return Err(src.err(
+                            v.hello.as_ref().map(|h| h.span()),
+                            &field("hello"),
+                            "OSPF's hello is whole seconds (at least 1 s) and its dead interval at least the hello",
+                        ));
+                    }
+                    let bfd = (kind == "ospf-bfd")
+                        .then(|| {
+                            let every =
+                                src.duration(&v.bfd, &field("bfd"), Duration::from_millis(50))?;
+                            let mult = v.bfd_multiplier.as_ref().map_or(3, |m| *m.get_ref());
+                            if every < Duration::from_millis(10) || !(2..=255).contains(&mult) {
+                                return Err(src.err(
+                                    v.bfd.as_ref().map(|b| b.span()),
+                                    &field("bfd"),
+                                    "BFD's interval is at least 10 ms and its multiplier 2-255",
+                                ));
+                            }
+                            Ok((every, mult))
+                        })
+                        .transpose()?;
+                    Software::Ospf(crate::routing::frr::Ospf { hello, dead, bfd })
+                }
                 Some(other) => {
                     return Err(src.err(
                         v.software.as_ref().map(|s| s.span()),
                         &format!("variant[{i}].software"),
-                        format!("\"{other}\" is not braid, babeld, kernel or mptcp"),
+                        format!("\"{other}\" is not braid, babeld, ospf, ospf-bfd, kernel or mptcp"),
                     ))
                 }
             };

@@ -8,6 +8,7 @@
 
 pub mod babeld;
 pub mod braid;
+pub mod frr;
 pub mod kernel;
 pub mod mptcp;
 
