@@ -212,6 +212,11 @@ pub struct VariantRun {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queued_at_down: Option<u64>,
     pub daemons: Vec<Doc<Stats>>,
+    /// Route changes at the routers, as their software counts them: braid
+    /// daemons' `route_changes` summed; for FRR, OSPF adjacencies that
+    /// left Full (each moves routes); absent for other software.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route_changes: Option<u64>,
 }
 
 /// The report as a table, one line per variant and flow.

@@ -190,6 +190,11 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
     let stats: Vec<Doc<Stats>> = (0..lab.routers.len())
         .filter_map(|i| routing::braid_stats(lab, i))
         .collect();
+    let route_changes = match &v.software {
+        Software::Braid { .. } => Some(stats.iter().map(|d| d.body.stats.node.route_changes).sum()),
+        Software::Ospf(_) => Some(routing::frr::adjacencies_lost(lab)),
+        _ => None,
+    };
     drop(built);
     if stop.load(Ordering::Relaxed) {
         bail!("interrupted; the lab was torn down");
@@ -201,5 +206,6 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
         flows,
         queued_at_down,
         daemons: stats,
+        route_changes,
     })
 }

@@ -88,6 +88,8 @@ struct RawVariant {
     kernel_delivery: Option<Spanned<String>>,
     client_margin: Option<u8>,
     lan_encode: Option<bool>,
+    probe_interval: Option<Spanned<String>>,
+    dead_after: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -246,6 +248,10 @@ pub struct BraidDatapath {
     pub client_margin: Option<u8>,
     /// The kernel routers encode at their host's port (`lan_interfaces`).
     pub lan_encode: bool,
+    /// This variant's small-probe interval and `dead_after` (the lab's
+    /// when `None`).
+    pub probe_interval: Option<Duration>,
+    pub dead_after: Option<u32>,
 }
 
 impl BraidDatapath {
@@ -1133,6 +1139,18 @@ impl Lab {
                             kernel_delivery,
                             client_margin: v.client_margin,
                             lan_encode: v.lan_encode.unwrap_or(false),
+                            probe_interval: v
+                                .probe_interval
+                                .as_ref()
+                                .map(|_| {
+                                    src.duration(
+                                        &v.probe_interval,
+                                        &format!("variant[{i}].probe_interval"),
+                                        Duration::ZERO,
+                                    )
+                                })
+                                .transpose()?,
+                            dead_after: v.dead_after,
                         }
                     },
                 },

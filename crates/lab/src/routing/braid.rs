@@ -60,8 +60,14 @@ pub fn config(
             ..TunFile::default()
         },
         probes: ProbesFile {
-            small_interval: Some(value(format!("{}ms", lab.probe_interval.as_millis()))),
-            dead_after: lab.dead_after.map(value),
+            small_interval: Some(value(format!(
+                "{}ms",
+                datapath
+                    .probe_interval
+                    .unwrap_or(lab.probe_interval)
+                    .as_millis()
+            ))),
+            dead_after: datapath.dead_after.or(lab.dead_after).map(value),
             ..ProbesFile::default()
         },
         access: lab

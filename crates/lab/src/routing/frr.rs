@@ -65,7 +65,7 @@ pub fn start(lab: &Lab, i: usize, ospf: Ospf) -> Vec<Step> {
         ospfd += "!\n";
     }
     ospfd += &format!(
-        "router ospf\n ospf router-id 10.255.0.{}\n network 198.19.0.0/16 area 0\n network 198.18.0.0/16 area 0\n passive-interface host0\n timers throttle spf 0 50 1000\n!\n",
+        "router ospf\n ospf router-id 10.255.0.{}\n network 198.19.0.0/16 area 0\n network 198.18.0.0/16 area 0\n passive-interface host0\n log-adjacency-changes\n timers throttle spf 0 50 1000\n!\n",
         i + 1
     );
     let mut bfdd = format!(
@@ -161,6 +161,21 @@ pub fn start(lab: &Lab, i: usize, ospf: Ospf) -> Vec<Step> {
         background("ospfd", "ospfd.conf", "ospfd.pid", &[]),
     ]);
     steps
+}
+
+/// OSPF adjacencies that left the Full state, over every router's ospfd
+/// log (`log-adjacency-changes`): each one moves routes.
+pub fn adjacencies_lost(lab: &Lab) -> u64 {
+    (0..lab.routers.len())
+        .map(|i| {
+            let log = frr_dir(lab).join(format!("{}.ospfd.log", lab.routers[i].name));
+            std::fs::read_to_string(log).map_or(0, |t| {
+                t.lines()
+                    .filter(|l| l.contains("AdjChg") && l.contains("Full ->"))
+                    .count() as u64
+            })
+        })
+        .sum()
 }
 
 /// Where a lab's FRR daemons keep what they write.
