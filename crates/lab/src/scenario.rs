@@ -1195,7 +1195,9 @@ impl Lab {
                     return Err(src.err(
                         v.software.as_ref().map(|s| s.span()),
                         &format!("variant[{i}].software"),
-                        format!("\"{other}\" is not braid, babeld, ospf, ospf-bfd, kernel or mptcp"),
+                        format!(
+                            "\"{other}\" is not braid, babeld, ospf, ospf-bfd, kernel or mptcp"
+                        ),
                     ))
                 }
             };
