@@ -306,7 +306,24 @@ fn a_stranger_without_the_key_changes_no_table_and_delivers_nothing() {
     };
     let n = h.emit(&[NodeId(3)], &mut data).unwrap();
     data[n..n + 60].copy_from_slice(&ip([198, 18, 5, 9], 999_999));
+    // The egress's sessions before: one, from node 1, class 0.
+    let sessions = |net: &Net| -> Vec<(NodeId, u8, u64, u64, u64)> {
+        net.nodes[4]
+            .egress()
+            .sessions()
+            .map(|(&(i, c), s)| {
+                let k = s.counters();
+                (i, c, k.epoch_changes, k.too_far_ahead, k.delivered)
+            })
+            .collect()
+    };
+    let before = sessions(&net);
+    assert_eq!(before.len(), 1);
+    // Also one for a session that does not exist (class 9).
+    let mut other = data.clone();
+    other[braid_wire::data::offset::CLASS] = 9;
     let now = net.now;
+    net.nodes[4].handle_datagram(now, Interface(9), None, &other[..n + 60]);
     net.nodes[4].handle_datagram(now, Interface(9), None, &data[..n + 60]);
     // And by neighbor 2, claiming the packet came through 3.
     net.nodes[4].handle_datagram(now, Interface(1), Some(NodeId(2)), &data[..n + 60]);
@@ -316,8 +333,10 @@ fn a_stranger_without_the_key_changes_no_table_and_delivers_nothing() {
         delivered_before,
         "injected data delivered"
     );
-    assert_eq!(net.nodes[4].counters().unauthenticated, 1);
+    assert_eq!(net.nodes[4].counters().unauthenticated, 2);
     assert_eq!(net.nodes[4].counters().wrong_previous_hop, 1);
+    // No window moved, no session was reset (a new epoch) or made.
+    assert_eq!(sessions(&net), before);
 
     net.run_for(Duration::from_secs(5));
     assert_eq!(
