@@ -5,23 +5,8 @@
 use braid_proto::control::{ControlConfig, ControlPlane};
 use braid_proto::time::Instant;
 use braid_wire::NodeId;
+use braid_fuzz::Counter;
 use libfuzzer_sys::fuzz_target;
-
-struct Counter(u64);
-impl rand_core::RngCore for Counter {
-    fn next_u32(&mut self) -> u32 {
-        self.next_u64() as u32
-    }
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1);
-        self.0
-    }
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        for b in dst {
-            *b = self.next_u64() as u8;
-        }
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let mut rng = Counter(1);

@@ -801,15 +801,18 @@ fn a_stranger_flooding_a_router_changes_nothing_costs_little_and_is_counted() {
         let r2 = &variant["daemons"][1]["stats"];
         let errors = &r2["control"]["rx_errors"];
         let kind = |k: &str| errors[k].as_u64().unwrap_or(0);
-        assert_eq!(
-            kind("bad_mac"),
-            sent("forged"),
-            "{name}: forgeries {errors}"
+        // (A garbage datagram that happens to parse as a signed control
+        // message is refused by its MAC too: a few at most.)
+        // And what the kernel dropped for a full socket is missing here.
+        let dropped = flood["udp_receive_buffer_drops"].as_u64().unwrap();
+        let near = |got: u64, sent: u64| got + dropped + 10 >= sent && got <= sent + 10;
+        assert!(
+            near(kind("bad_mac"), sent("forged")),
+            "{name}: forgeries {errors} {f}"
         );
-        assert_eq!(
-            kind("replayed") + kind("stale_counter"),
-            sent("replayed"),
-            "{name}: replays {errors}"
+        assert!(
+            near(kind("replayed") + kind("stale_counter"), sent("replayed")),
+            "{name}: replays {errors} {f}"
         );
         let refused: u64 = errors
             .as_object()

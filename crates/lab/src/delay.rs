@@ -9,8 +9,9 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
 use nix::libc;
+
+use crate::tap::{Seen, Tap};
 
 /// The emulator's settings (`braid lab-delay`'s arguments).
 #[derive(Debug, Clone)]
@@ -26,63 +27,6 @@ pub struct DelayArgs {
     pub queue: usize,
 }
 
-/// A raw socket on one interface that sees every frame arriving there.
-struct Tap {
-    fd: i32,
-    index: i32,
-}
-
-impl Tap {
-    fn open(name: &str) -> anyhow::Result<Tap> {
-        let index = nix::net::if_::if_nametoindex(name)
-            .with_context(|| format!("interface {name}"))? as i32;
-        let proto = (libc::ETH_P_ALL as u16).to_be() as i32;
-        // SAFETY: plain socket calls with valid arguments; the address is
-        // a zero-initialised sockaddr_ll filled below.
-        unsafe {
-            let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK, proto);
-            if fd < 0 {
-                bail!("AF_PACKET socket: {}", std::io::Error::last_os_error());
-            }
-            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_protocol = proto as u16;
-            sll.sll_ifindex = index;
-            if libc::bind(
-                fd,
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as u32,
-            ) < 0
-            {
-                bail!("bind to {name}: {}", std::io::Error::last_os_error());
-            }
-            // Only frames arriving here, not the ones we send out of it.
-            let one: libc::c_int = 1;
-            libc::setsockopt(
-                fd,
-                libc::SOL_PACKET,
-                libc::PACKET_IGNORE_OUTGOING,
-                (&one as *const libc::c_int).cast(),
-                4,
-            );
-            Ok(Tap { fd, index })
-        }
-    }
-
-    fn recv(&self, buf: &mut [u8]) -> Option<usize> {
-        // SAFETY: buf is valid for its length.
-        let n = unsafe { libc::recv(self.fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-        (n > 0).then_some(n as usize)
-    }
-
-    fn send(&self, frame: &[u8]) {
-        // SAFETY: frame is valid for its length; the socket is bound.
-        unsafe {
-            libc::send(self.fd, frame.as_ptr().cast(), frame.len(), 0);
-        }
-    }
-}
-
 /// Frames in flight one way: (when due, bytes).
 struct Line {
     frames: VecDeque<(Instant, Vec<u8>)>,
@@ -90,7 +34,10 @@ struct Line {
 }
 
 pub fn run(args: DelayArgs) -> anyhow::Result<std::process::ExitCode> {
-    let (a, b) = (Tap::open(&args.a)?, Tap::open(&args.b)?);
+    let (a, b) = (
+        Tap::open(&args.a, Seen::Arriving)?,
+        Tap::open(&args.b, Seen::Arriving)?,
+    );
     let (delay, jitter) = (args.delay, args.jitter);
     let mut lines = [
         Line {

@@ -21,6 +21,7 @@
 //! | [`run`] | the commands: up, run, down |
 //! | [`bench`] | the forwarding benchmark |
 //! | [`soak`] | long runs at a fixed load: memory over time, bounded |
+//! | [`tap`] | raw sockets on an interface (the emulator's, the flooder's) |
 
 pub mod bench;
 pub mod delay;
@@ -34,5 +35,6 @@ pub mod routing;
 pub mod run;
 pub mod scenario;
 pub mod soak;
+pub mod tap;
 
 pub use scenario::{DaemonLog, Lab};

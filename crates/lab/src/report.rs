@@ -212,9 +212,10 @@ pub struct VariantRun {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queued_at_down: Option<u64>,
     pub daemons: Vec<Doc<Stats>>,
-    /// Route changes at the routers, as their software counts them: braid
-    /// daemons' `route_changes` summed; for FRR, OSPF adjacencies that
-    /// left Full (each moves routes); absent for other software.
+    /// Route changes at the routers while the flows ran, as their
+    /// software counts them: braid daemons' `route_changes` summed; for
+    /// FRR, OSPF adjacencies that left Full (each moves routes); absent
+    /// for other software.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub route_changes: Option<u64>,
 }

@@ -97,6 +97,21 @@ pub fn run(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Route changes so far, as the routing software counts them: every braid
+/// daemon's `route_changes`, or FRR's OSPF adjacencies that left Full.
+fn route_changes(lab: &Lab, software: &Software) -> Option<u64> {
+    match software {
+        Software::Braid { .. } => Some(
+            (0..lab.routers.len())
+                .filter_map(|i| routing::braid_stats(lab, i))
+                .map(|d| d.body.stats.node.route_changes)
+                .sum(),
+        ),
+        Software::Ospf(_) => Some(routing::frr::adjacencies_lost(lab)),
+        _ => None,
+    }
+}
+
 /// Builds the lab for one variant, runs the flows (and the link events,
 /// timed from the flows' start), collects every braid daemon's stats, and
 /// tears down.
@@ -132,6 +147,9 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
         Software::Kernel => "kernel".to_string(),
         Software::Mptcp => "mptcp".to_string(),
     };
+    // Route changes count from here: the flows' start (convergence's are
+    // not the scenario's doing).
+    let changes_before = route_changes(lab, &v.software);
     let origin = Instant::now() + Duration::from_millis(100);
     let mut queued_at_down = None;
     let results: Vec<anyhow::Result<FlowResult>> = std::thread::scope(|s| {
@@ -190,11 +208,9 @@ fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<V
     let stats: Vec<Doc<Stats>> = (0..lab.routers.len())
         .filter_map(|i| routing::braid_stats(lab, i))
         .collect();
-    let route_changes = match &v.software {
-        Software::Braid { .. } => Some(stats.iter().map(|d| d.body.stats.node.route_changes).sum()),
-        Software::Ospf(_) => Some(routing::frr::adjacencies_lost(lab)),
-        _ => None,
-    };
+    let route_changes = route_changes(lab, &v.software)
+        .zip(changes_before)
+        .map(|(after, before)| after.saturating_sub(before));
     drop(built);
     if stop.load(Ordering::Relaxed) {
         bail!("interrupted; the lab was torn down");

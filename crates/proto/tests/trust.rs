@@ -175,6 +175,17 @@ impl Net {
     fn events(&mut self, i: usize) -> Vec<NodeEvent> {
         std::iter::from_fn(|| self.nodes[i].poll_event()).collect()
     }
+
+    /// The duplicate-id signs node `i` reported since last asked.
+    fn duplicate_signs(&mut self, i: usize) -> Vec<DuplicateSign> {
+        self.events(i)
+            .into_iter()
+            .filter_map(|e| match e {
+                NodeEvent::DuplicateId { sign, .. } => Some(sign),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 fn ip(dst: [u8; 4], i: u32) -> Vec<u8> {
@@ -449,14 +460,7 @@ fn a_second_router_with_an_existing_id_is_reported_on_both() {
         net.link(5, 0);
         net.run_for(Duration::from_secs(20));
         for i in [2, 5] {
-            let signs: Vec<DuplicateSign> = net
-                .events(i)
-                .into_iter()
-                .filter_map(|e| match e {
-                    NodeEvent::DuplicateId { sign, .. } => Some(sign),
-                    _ => None,
-                })
-                .collect();
+            let signs = net.duplicate_signs(i);
             assert!(
                 signs.contains(&DuplicateSign::NeighborWithOurId),
                 "router {i} (auth {}): {signs:?}",
@@ -478,14 +482,7 @@ fn a_duplicate_out_of_range_is_found_by_its_advertisements() {
     net.nodes.push(dup);
     net.link(5, 4);
     net.run_for(Duration::from_secs(30));
-    let signs: Vec<DuplicateSign> = net
-        .events(2)
-        .into_iter()
-        .filter_map(|e| match e {
-            NodeEvent::DuplicateId { sign, .. } => Some(sign),
-            _ => None,
-        })
-        .collect();
+    let signs = net.duplicate_signs(2);
     assert!(
         signs.contains(&DuplicateSign::ForeignAdvertisements),
         "{signs:?}"

@@ -1,10 +1,12 @@
-//! A hostile stranger in the simulator (`[[strangers]]`): no braid node,
-//! no key, in radio range of some nodes. It makes the datagrams the world
-//! hands those nodes: garbage, advertisements forged under a key the
-//! network does not use (unsigned when the network uses none: then they
-//! are what an unauthenticated network would take), replays of control
-//! messages it heard them receive, and data packets claiming routes
-//! through them. Deterministic: its bytes come from its own seeded state.
+//! A hostile stranger: no braid node, no key, in radio range of some
+//! nodes. [`Forger`] makes what it sends (the simulator's `[[strangers]]`
+//! and the lab's flooder both use it): garbage, advertisements forged
+//! under a key the network does not use (unsigned when the network uses
+//! none: then they are what an unauthenticated network would take),
+//! replays of control messages it heard, and data packets claiming routes
+//! through their target. Deterministic: its bytes come from its own
+//! seeded state. [`Stranger`] is the simulator's: a forger, the nodes in
+//! its range and its rate.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -18,7 +20,32 @@ use braid_wire::{
 /// Control messages kept for replay (the most recent).
 pub const HEARD: usize = 64;
 
-/// One stranger.
+/// What a forged datagram is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Random bytes (one in two of them starting like a braid LSA).
+    Garbage,
+    /// An advertisement signed with another key (or unsigned).
+    Forged,
+    /// A control message heard earlier, sent again as it was.
+    Replay,
+    /// A data packet claiming a route through the target.
+    Data,
+}
+
+/// Makes a stranger's datagrams, a quarter of each kind in turn (data
+/// instead of replays while nothing was heard).
+pub struct Forger {
+    heard: VecDeque<Vec<u8>>,
+    state: u64,
+    key: Option<Authenticator>,
+    /// Datagrams made.
+    pub sent: u64,
+    /// Node ids are drawn below this (forged origins below 1.5 times it).
+    nodes: u16,
+}
+
+/// One stranger in the simulator.
 pub struct Stranger {
     /// The nodes in its range (indexes).
     pub near: Vec<u32>,
@@ -26,13 +53,7 @@ pub struct Stranger {
     pub every: Duration,
     /// When it stops.
     pub until: Duration,
-    heard: VecDeque<Vec<u8>>,
-    state: u64,
-    forger: Option<Authenticator>,
-    /// Datagrams sent (to each node in range, once).
-    pub sent: u64,
-    /// Nodes the topology has (forged origins are drawn among 1.5 times as many).
-    nodes: u16,
+    pub forger: Forger,
 }
 
 impl Stranger {
@@ -46,20 +67,35 @@ impl Stranger {
         auth: bool,
         seed: u64,
     ) -> Self {
-        let forger = auth.then(|| {
-            let key = AuthKey::new(1, b"a stranger's guess at the key....").expect("32 bytes");
-            Authenticator::new(NodeId::NONE, AuthConfig { keys: vec![key] }, 1).expect("one key")
-        });
         Stranger {
             near,
             every: Duration::from_secs(1) / rate.max(1),
             until,
+            forger: Forger::new(nodes, auth, seed),
+        }
+    }
+}
+
+impl Forger {
+    /// A forger for a network of `nodes` node ids, signing its forgeries
+    /// with a wrong key when the network signs (`signed`).
+    pub fn new(nodes: u16, signed: bool, seed: u64) -> Self {
+        let key = signed.then(|| {
+            let key = AuthKey::new(1, b"a stranger's guess at the key....").expect("32 bytes");
+            Authenticator::new(NodeId::NONE, AuthConfig { keys: vec![key] }, 1).expect("one key")
+        });
+        Forger {
             heard: VecDeque::new(),
             state: seed | 1,
-            forger,
+            key,
             sent: 0,
             nodes: nodes.max(1),
         }
+    }
+
+    /// Control messages kept for replay.
+    pub fn heard(&self) -> usize {
+        self.heard.len()
     }
 
     fn next(&mut self) -> u64 {
@@ -70,7 +106,7 @@ impl Stranger {
         self.state.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    /// A control message one of its nodes received (kept for replay).
+    /// A control message heard (kept for replay, the last [`HEARD`]).
     pub fn hear(&mut self, bytes: &[u8]) {
         if braid_wire::peek(bytes).is_ok_and(|t| t != MessageType::Data) {
             if self.heard.len() >= HEARD {
@@ -80,8 +116,8 @@ impl Stranger {
         }
     }
 
-    /// The next datagram, sent to `to` (a node id).
-    pub fn datagram(&mut self, to: NodeId) -> Vec<u8> {
+    /// The next datagram for `to` (a node id), and what it is.
+    pub fn datagram(&mut self, to: NodeId) -> (Kind, Vec<u8>) {
         self.sent += 1;
         match self.sent % 4 {
             0 => {
@@ -90,14 +126,14 @@ impl Stranger {
                 if self.sent.is_multiple_of(8) {
                     b[0] = 0x13; // looks like a version-1 LSA
                 }
-                b
+                (Kind::Garbage, b)
             }
-            1 => self.forged_lsa(to),
+            1 => (Kind::Forged, self.forged_lsa(to)),
             2 if !self.heard.is_empty() => {
                 let k = (self.next() as usize) % self.heard.len();
-                self.heard[k].clone()
+                (Kind::Replay, self.heard[k].clone())
             }
-            _ => self.data(to),
+            _ => (Kind::Data, self.data(to)),
         }
     }
 
@@ -117,7 +153,7 @@ impl Stranger {
         }];
         let seq = self.next() as u32;
         let entry = LsaEntry::new(origin, 0, seq, &links, &prefixes);
-        let (key_id, mac_len) = self.forger.as_ref().map_or((0, 0), |f| f.header_fields());
+        let (key_id, mac_len) = self.key.as_ref().map_or((0, 0), |f| f.header_fields());
         let header = ControlHeader {
             key_id,
             mac_len,
@@ -128,7 +164,7 @@ impl Stranger {
         let mut buf = vec![0u8; 256];
         let n = braid_wire::Lsa::emit_bundle(&header, &[entry], &mut buf).unwrap_or(0);
         buf.truncate(n);
-        if let Some(f) = &self.forger {
+        if let Some(f) = &self.key {
             f.sign(&mut buf);
         }
         buf

@@ -1049,7 +1049,7 @@ impl World {
                         continue;
                     }
                     for &k in &self.overheard_by[to as usize] {
-                        self.strangers[k as usize].hear(&bytes);
+                        self.strangers[k as usize].forger.hear(&bytes);
                     }
                     // Every simulated link is an interface of its own,
                     // numbered by the node at its other end.
@@ -1112,7 +1112,7 @@ impl World {
                     for j in 0..st.near.len() {
                         let st = &mut self.strangers[k as usize];
                         let to = st.near[j];
-                        let bytes = st.datagram(NodeId(to as u16));
+                        let (_, bytes) = st.forger.datagram(NodeId(to as u16));
                         if self.down[to as usize] || self.unmodified[to as usize] {
                             continue;
                         }
@@ -1305,7 +1305,7 @@ impl World {
                 .collect(),
             link_bytes,
             links,
-            injected: self.strangers.iter().map(|s| s.sent).sum(),
+            injected: self.strangers.iter().map(|s| s.forger.sent).sum(),
         }
     }
 }
