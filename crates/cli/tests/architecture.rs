@@ -20,6 +20,7 @@ const ALLOWED: [(&str, &[&str]); 8] = [
         "lab",
         &[
             "braid-proto",
+            "braid-wire",
             "braid-sim",
             "braid-daemon",
             "braid-conf",
