@@ -1523,7 +1523,7 @@ mod tests {
                 "event[0].action",
             ),
             (
-                GOOD.replace("software = \"kernel\"", "software = \"ospf\""),
+                GOOD.replace("software = \"kernel\"", "software = \"olsr\""),
                 23,
                 "variant[0].software",
             ),
