@@ -753,37 +753,32 @@ impl Lab {
                     ))
                 }
             })?;
+            // A flow's `duration`: `default` when absent, at most `max`.
+            let duration = |default: Duration, max: Duration, bounds: &str| {
+                let d = src.duration(&f.duration, &format!("flow[{i}].duration"), default)?;
+                if d.is_zero() || d > max {
+                    return Err(src.err(
+                        f.duration.as_ref().map(|d| d.span()),
+                        &format!("flow[{i}].duration"),
+                        bounds,
+                    ));
+                }
+                Ok(d)
+            };
             let kind = match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
                 None | Some("udp") => FlowKind::Probe,
                 Some("urgent") => FlowKind::Urgent,
-                Some("flood") => {
-                    let d = src.duration(
-                        &f.duration,
-                        &format!("flow[{i}].duration"),
-                        Duration::from_secs(5),
-                    )?;
-                    if d.is_zero() || d > Duration::from_secs(60) {
-                        return Err(src.err(
-                            f.duration.as_ref().map(|d| d.span()),
-                            &format!("flow[{i}].duration"),
-                            "a flood lasts 1 s to 60 s",
-                        ));
-                    }
-                    FlowKind::Flood(d)
-                }
+                Some("flood") => FlowKind::Flood(duration(
+                    Duration::from_secs(5),
+                    Duration::from_secs(60),
+                    "a flood lasts 1 s to 60 s",
+                )?),
                 Some(kind @ ("tcp" | "iperf3-udp")) => {
-                    let d = src.duration(
-                        &f.duration,
-                        &format!("flow[{i}].duration"),
+                    let d = duration(
                         Duration::from_secs(10),
+                        Duration::from_secs(600),
+                        "1 s to 10 minutes",
                     )?;
-                    if d.is_zero() || d > Duration::from_secs(600) {
-                        return Err(src.err(
-                            f.duration.as_ref().map(|d| d.span()),
-                            &format!("flow[{i}].duration"),
-                            "1 s to 10 minutes",
-                        ));
-                    }
                     let bitrate = f
                         .bitrate
                         .as_ref()
