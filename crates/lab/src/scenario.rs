@@ -888,6 +888,11 @@ impl Lab {
         let mode = mode_of(&raw.mode, "mode")?;
         let mut events = Vec::new();
         for (i, e) in raw.events.iter().enumerate() {
+            let at = src.duration(
+                &Some(e.at.clone()),
+                &format!("event[{i}].at"),
+                Duration::ZERO,
+            )?;
             if let Some(r) = &e.router {
                 let target = if r.get_ref() == "*" {
                     EventTarget::Router(None)
@@ -924,11 +929,6 @@ impl Lab {
                         "name a router, a link or a flow, not several",
                     ));
                 }
-                let at = src.duration(
-                    &Some(e.at.clone()),
-                    &format!("event[{i}].at"),
-                    Duration::ZERO,
-                )?;
                 events.push(LabEvent { at, target, action });
                 continue;
             }
@@ -984,11 +984,6 @@ impl Lab {
                     ))
                 }
             };
-            let at = src.duration(
-                &Some(e.at.clone()),
-                &format!("event[{i}].at"),
-                Duration::ZERO,
-            )?;
             events.push(LabEvent { at, target, action });
         }
         let mut roams = Vec::new();

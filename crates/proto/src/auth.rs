@@ -490,19 +490,6 @@ impl Authenticator {
         self.outbox.pop_front()
     }
 
-    /// Whether a challenge message waits.
-    pub fn has_challenge(&self) -> bool {
-        !self.outbox.is_empty()
-    }
-
-    /// Forgets a neighbor's replay state (it went down for good): its next
-    /// message is challenged again.
-    pub fn forget(&mut self, sender: NodeId) {
-        self.peers.remove(&sender);
-        self.asked.remove(&sender);
-        self.answered.remove(&sender);
-    }
-
     /// Senders with replay state.
     pub fn verified(&self) -> usize {
         self.peers.len()

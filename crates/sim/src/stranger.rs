@@ -93,11 +93,6 @@ impl Forger {
         }
     }
 
-    /// Control messages kept for replay.
-    pub fn heard(&self) -> usize {
-        self.heard.len()
-    }
-
     fn next(&mut self) -> u64 {
         // xorshift64*
         self.state ^= self.state >> 12;
