@@ -40,6 +40,7 @@ fuzz: setup
 	cd fuzz && cargo +nightly fuzz run access_frames -- -max_total_time=$(FUZZ_SECONDS)
 	cd fuzz && cargo +nightly fuzz run config_text -- -max_total_time=$(FUZZ_SECONDS)
 	cd fuzz && cargo +nightly fuzz run netjson -- -max_total_time=$(FUZZ_SECONDS)
+	cd fuzz && cargo +nightly fuzz run scenario_text -- -max_total_time=$(FUZZ_SECONDS)
 
 clean:
 	cargo clean

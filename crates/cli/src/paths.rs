@@ -79,7 +79,7 @@ fn node(topo: &Topology, name: &str, what: &str) -> Result<NodeIx> {
 /// Exit 0 with the answer; exit 1 (after printing the empty answer) when
 /// the destination is unreachable; errors are exit 2 (in main).
 pub fn run(args: PathsArgs) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.topology)
+    let text = braid_conf::read_text(&args.topology)
         .with_context(|| format!("cannot read {}", args.topology.display()))?;
     let topo = netjson::parse(&text).with_context(|| format!("{}", args.topology.display()))?;
     let from = node(&topo, &args.from, "--from")?;

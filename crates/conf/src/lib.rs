@@ -6,13 +6,34 @@
 
 #![forbid(unsafe_code)]
 
+use std::io::Read;
 use std::ops::Range;
+use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use thiserror::Error;
 pub use toml::Spanned;
+
+/// The largest file braid reads as text (configs, scenarios, topologies):
+/// 16 MiB, far above any real one, so a path to a device or a runaway file
+/// gives an error instead of eating memory.
+pub const MAX_TEXT_FILE: u64 = 16 << 20;
+
+/// Reads a whole text file of at most [`MAX_TEXT_FILE`] bytes.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    let file = std::fs::File::open(path)?;
+    let mut text = String::new();
+    file.take(MAX_TEXT_FILE + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_TEXT_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {} MiB", MAX_TEXT_FILE >> 20),
+        ));
+    }
+    Ok(text)
+}
 
 /// A problem in a file, where it is.
 #[derive(Debug, Error)]
@@ -139,6 +160,19 @@ mod tests {
     struct T {
         wait: Option<Spanned<String>>,
         speed: Option<Spanned<String>>,
+    }
+
+    #[test]
+    fn a_file_without_end_is_refused_not_read_into_memory() {
+        let e = read_text(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("larger than 16 MiB"), "{e}");
+        let text = read_text(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("Cargo.toml")
+                .as_path(),
+        );
+        assert!(text.unwrap().contains("braid-conf"));
     }
 
     #[test]

@@ -740,7 +740,7 @@ impl Config {
 
     /// Reads and checks a config file.
     pub fn load(path: &std::path::Path) -> Result<Config, ConfigLoadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigLoadError::Read {
+        let text = braid_conf::read_text(path).map_err(|e| ConfigLoadError::Read {
             path: path.display().to_string(),
             source: e,
         })?;
@@ -842,7 +842,7 @@ fn load_keys(path: &std::path::Path) -> Result<braid_proto::auth::AuthConfig, Co
             why: format!("belongs to uid {}, not root", meta.uid()),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigLoadError::Read {
+    let text = braid_conf::read_text(path).map_err(|e| ConfigLoadError::Read {
         path: shown.clone(),
         source: e,
     })?;

@@ -1231,7 +1231,7 @@ impl Lab {
 
     /// Reads and checks a lab file.
     pub fn load(path: &Path) -> anyhow::Result<Lab> {
-        let text = std::fs::read_to_string(path)
+        let text = braid_conf::read_text(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
         Ok(Lab::parse(&path.display().to_string(), &text)?)
     }

@@ -664,7 +664,7 @@ impl Scenario {
     /// Reads and checks a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let text = braid_conf::read_text(path).map_err(|e| ScenarioError {
             file: file.clone(),
             line: 0,
             field: "file".into(),
@@ -738,7 +738,7 @@ impl Scenario {
                         )
                     })?;
                     let path = dir.join(f.get_ref());
-                    let text = std::fs::read_to_string(&path).map_err(|e| {
+                    let text = braid_conf::read_text(&path).map_err(|e| {
                         cx.err(
                             Some(f.span()),
                             "topology.file",
