@@ -8,18 +8,15 @@ use std::time::Duration;
 
 use braid_proto::redundancy::reorder::{ReorderConfig, ReorderTimeout};
 use braid_proto::redundancy::{
-    EgressConfig, EgressSession, IngressConfig, IngressSession, Mode, Outgoing, PacketMeta,
-    PathState, Payload,
+    EgressConfig, EgressSession, IngressConfig, IngressSession, Mode, PacketMeta, PathState,
+    Payload,
 };
 use braid_proto::time::Instant;
 use braid_wire::{DataHeader, NodeId};
 use proptest::prelude::*;
 
-fn payload(i: usize) -> Vec<u8> {
-    let mut p = (i as u32).to_be_bytes().to_vec();
-    p.extend(std::iter::repeat_n((i * 31) as u8, (i * 7) % 53));
-    p
-}
+mod common;
+use common::sessions::{payload, wire};
 
 /// One sent packet, with what it carries.
 struct Sent {
@@ -42,18 +39,6 @@ struct Run {
     sent: Vec<Sent>,
     delivered: Vec<Vec<u8>>,
     arrived: Vec<bool>,
-}
-
-fn wire(o: &Outgoing, input: &[u8]) -> Vec<u8> {
-    let body: &[u8] = match &o.payload {
-        Payload::Input => input,
-        Payload::Repair(r) => r,
-    };
-    let mut buf = vec![0u8; 64 + body.len()];
-    let n = o.header.emit(&[], &mut buf).unwrap();
-    buf.truncate(n);
-    buf.extend_from_slice(body);
-    buf
 }
 
 #[allow(clippy::too_many_arguments)]

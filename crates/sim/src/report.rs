@@ -1,8 +1,9 @@
 //! Running a scenario with all its variants and runs, and summarizing:
 //! the one place the CLI and the demo get their numbers from.
 
-use braid_proto::redundancy::adaptive::{choose, delivery_ratio};
-use braid_proto::redundancy::{Mode, PathState};
+use braid_proto::redundancy::adaptive::choose;
+use braid_proto::redundancy::predict::{delivery_ratio, PathLoss};
+use braid_proto::redundancy::Mode;
 use braid_proto::time::Instant;
 use serde::Serialize;
 
@@ -65,12 +66,8 @@ fn theory(s: &Scenario, mode: Mode, loss: f64) -> Option<f64> {
     let TopologySpec::Parallel { paths, .. } = s.topology else {
         return None;
     };
-    let states: Vec<PathState> = (0..paths.min(s.paths))
-        .map(|_| PathState {
-            up: true,
-            weight: 1,
-            loss,
-        })
+    let states: Vec<PathLoss> = (0..paths.min(s.paths))
+        .map(|_| PathLoss::independent(loss))
         .collect();
     let mode = match mode {
         Mode::Adaptive { target } => choose(target, &states),

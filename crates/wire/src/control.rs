@@ -134,6 +134,10 @@ pub mod offset {
     pub mod path_count {
         /// The path index (0-15).
         pub const PATH: usize = 0;
+        /// Bit 23 of these 24 bits set: bits 0-22 are the send order (see
+        /// `DataHeader::send_order`) of the latest packet that arrived on
+        /// the path, modulo 2^23. Clear: not known.
+        pub const LATEST: usize = 1;
         /// Packets received on it (32 bits).
         pub const RECEIVED: usize = 4;
         /// Bytes per count.
@@ -1065,7 +1069,16 @@ pub struct PathCount {
     /// Packets (data and repair) received on this path since the session
     /// began, wrapping at 2^32.
     pub received: u32,
+    /// The send order ([`crate::DataHeader::send_order`]) of the latest
+    /// packet that arrived on this path, modulo 2^23 ([`LATEST_MASK`]);
+    /// `None` when the egress does not know it. With it the ingress counts
+    /// packets still in flight as in flight, not as lost.
+    pub latest: Option<u32>,
 }
+
+/// The send orders a path report carries are taken modulo 2^23.
+pub const LATEST_MASK: u32 = (1 << 23) - 1;
+const LATEST_KNOWN: u32 = 1 << 23;
 
 /// An egress's report to a session's ingress: what arrived on each path.
 /// The ingress compares it with what it sent to learn each path's loss.
@@ -1115,6 +1128,10 @@ impl<'a> PathReport<'a> {
         use offset::path_count::*;
         self.counts.chunks_exact(PATH_COUNT_LEN).map(|b| PathCount {
             path: b[PATH],
+            latest: {
+                let v = u32::from_be_bytes([0, b[LATEST], b[LATEST + 1], b[LATEST + 2]]);
+                (v & LATEST_KNOWN != 0).then_some(v & LATEST_MASK)
+            },
             received: u32::from_be_bytes([
                 b[RECEIVED],
                 b[RECEIVED + 1],
@@ -1159,7 +1176,8 @@ impl<'a> PathReport<'a> {
             w.u8(counts.len() as u8);
             for c in counts {
                 w.u8(c.path);
-                w.zeros(3);
+                let latest = c.latest.map_or(0, |l| LATEST_KNOWN | (l & LATEST_MASK));
+                w.put(&latest.to_be_bytes()[1..]);
                 w.u32(c.received);
             }
         })
@@ -1268,6 +1286,7 @@ mod tests {
         let counts = [PathCount {
             path: 2,
             received: 0x0a0b_0c0d,
+            latest: Some(0x12_3456),
         }];
         let n = PathReport::emit(
             &hdr(MessageType::PathReport),
@@ -1282,7 +1301,7 @@ mod tests {
         let expected: Vec<u8> = [
             &[0x14, 0, 0, 12, 0, 7, 0, 0, 0x0a, 0x0b, 0x0c, 0x0d, 0, 0, 0, 42][..],
             &[0, 9, 5, 1],
-            &[2, 0, 0, 0, 0x0a, 0x0b, 0x0c, 0x0d],
+            &[2, 0x92, 0x34, 0x56, 0x0a, 0x0b, 0x0c, 0x0d],
         ]
         .concat();
         assert_eq!(&buf[..n], &expected[..]);
@@ -1504,10 +1523,12 @@ mod tests {
             PathCount {
                 path: 0,
                 received: 10,
+                latest: None,
             },
             PathCount {
                 path: 3,
                 received: u32::MAX,
+                latest: Some(LATEST_MASK),
             },
         ];
         let mut buf = [0u8; 128];
@@ -1533,6 +1554,7 @@ mod tests {
         let too_many = [PathCount {
             path: 0,
             received: 0,
+            latest: None,
         }; 17];
         assert!(PathReport::emit(
             &hdr(MessageType::PathReport),

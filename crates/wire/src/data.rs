@@ -259,6 +259,24 @@ impl DataHeader {
         DATA_HEADER_LEN + 2 * route_len
     }
 
+    /// Where this packet stands in its session's send order (wrapping):
+    /// data packet `seq` is `32 * seq`; repair packet j of a group comes
+    /// right after the group's last data packet, at `32 * last + 1 + j`.
+    /// The ingress and the egress both compute it: path reports carry
+    /// the latest an egress saw on each path, so the ingress can tell the
+    /// packets still in flight from the lost.
+    pub fn send_order(&self) -> u32 {
+        if self.group.is_repair() {
+            let last = self
+                .seq
+                .wrapping_add(u32::from(self.group.data).saturating_sub(1));
+            let j = u32::from(self.group.index.saturating_sub(self.group.data));
+            last.wrapping_mul(32).wrapping_add(1 + j)
+        } else {
+            self.seq.wrapping_mul(32)
+        }
+    }
+
     /// Parses a data packet. Never allocates.
     pub fn parse(buf: &[u8]) -> Result<DataPacket<'_>, WireError> {
         let mut r = Reader::new(buf);

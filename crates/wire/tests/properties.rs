@@ -178,12 +178,23 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
         control_header(MessageType::PathReport),
         node(),
         any::<u8>(),
-        prop::collection::vec((0u8..16, any::<u32>()), 0..16),
+        prop::collection::vec(
+            (
+                0u8..16,
+                any::<u32>(),
+                prop::option::of(0..=braid_wire::control::LATEST_MASK),
+            ),
+            0..16,
+        ),
     )
         .prop_map(|(h, ingress, class, counts)| {
             let counts: Vec<PathCount> = counts
                 .into_iter()
-                .map(|(path, received)| PathCount { path, received })
+                .map(|(path, received, latest)| PathCount {
+                    path,
+                    received,
+                    latest,
+                })
                 .collect();
             let mut buf = vec![0u8; 512];
             let n = PathReport::emit(&h, ingress, class, &counts, &mut buf).unwrap();

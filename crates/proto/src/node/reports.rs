@@ -12,39 +12,37 @@ use crate::classify::Classified;
 use crate::redundancy::CLASS_CONTROL;
 use crate::time::Instant;
 
-/// One egress session's per-path receive counts: (ingress, class, counts).
-type SessionCounts = (NodeId, u8, Vec<(u8, u32)>);
-
 impl Node {
     /// Sends each egress session's report to its ingress.
     pub(super) fn send_path_reports(&mut self, now: Instant) {
-        let mut merged: std::collections::BTreeMap<(NodeId, u8), Vec<(u8, u32)>> = self
+        let mut merged: std::collections::BTreeMap<(NodeId, u8), Vec<PathCount>> = self
             .egress
             .sessions()
             .filter(|((_, class), _)| *class != CLASS_CONTROL)
             .map(|(&key, s)| (key, s.path_counts()))
             .collect();
         // What another decoder (the kernel data path) received for the
-        // same sessions: one report carries both.
+        // same sessions: one report carries both. The kernel keeps no
+        // send order, so a path it received on has none in the report
+        // (the ingress then counts by the older, in-flight-blind rule).
         for (key, counts) in &self.external_counts {
             let mine = merged.entry(*key).or_default();
             for &(path, received) in counts {
-                match mine.iter_mut().find(|(p, _)| *p == path) {
-                    Some((_, r)) => *r = r.wrapping_add(received),
-                    None => mine.push((path, received)),
+                match mine.iter_mut().find(|c| c.path == path) {
+                    Some(c) => {
+                        c.received = c.received.wrapping_add(received);
+                        c.latest = None;
+                    }
+                    None => mine.push(PathCount {
+                        path,
+                        received,
+                        latest: None,
+                    }),
                 }
             }
-            mine.sort_unstable();
+            mine.sort_unstable_by_key(|c| c.path);
         }
-        let reports: Vec<SessionCounts> = merged
-            .into_iter()
-            .map(|((ingress, class), counts)| (ingress, class, counts))
-            .collect();
-        for (ingress, class, counts) in reports {
-            let counts: Vec<PathCount> = counts
-                .into_iter()
-                .map(|(path, received)| PathCount { path, received })
-                .collect();
+        for ((ingress, class), counts) in merged {
             let (key_id, mac_len) = self.control.mac_fields();
             let header = ControlHeader {
                 key_id,
@@ -125,7 +123,7 @@ impl Node {
             return;
         }
         self.counters.path_reports_received += 1;
-        let counts: Vec<(u8, u32)> = report.counts().map(|c| (c.path, c.received)).collect();
+        let counts: Vec<PathCount> = report.counts().collect();
         let mut out = std::mem::take(&mut self.scratch);
         self.ingress
             .on_path_report(now, sender, report.class, &counts, &mut out);

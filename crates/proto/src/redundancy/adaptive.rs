@@ -1,129 +1,58 @@
-//! The adaptive mode's choice: from each path's measured loss, the
-//! expected delivery ratio of every candidate mode, and the cheapest
-//! candidate (fewest packets sent per data packet) that meets the target.
+//! The adaptive mode's choice: among single, mirror, XOR parity and
+//! Reed-Solomon codes of every group size the header carries, the one with
+//! the least overhead (packets sent per data packet; among equals the
+//! smallest group, which rebuilds soonest) whose predicted delivery
+//! (`predict.rs`, from each path's measured loss and burstiness) meets the
+//! target.
 //!
-//! Losses are taken as independent between paths and between packets (the
-//! measured loss of a path is its links' combined probe loss). Data packets
-//! of a group go round-robin over the group's data paths, as the encoder
-//! sends them. When no candidate meets the target, the one with the highest
-//! delivery ratio wins.
+//! Overhead is bounded by the paths up: never more than mirroring on every
+//! path, so the repair never asks more of the paths than they carry
+//! together. When no candidate meets the target, the one that delivers the
+//! most wins, with the least overhead among those that deliver as much.
 
-use super::mode::{Mode, MAX_SHARDS};
-use super::path::PathState;
+use super::mode::{Mode, MAX_PATHS, MAX_SHARDS};
+use super::predict::{delivery_ratio, PathLoss};
 
-/// The candidates, cheapest first.
+/// Data packets per group the candidates use.
+const GROUP_DATA: [u8; 10] = [2, 3, 4, 5, 6, 8, 10, 12, 14, 15];
+
+/// The candidates with `paths_up` paths up, cheapest first.
 pub fn candidates(paths_up: usize) -> Vec<Mode> {
+    let u = paths_up.clamp(1, MAX_PATHS);
     let mut c = vec![Mode::Single];
-    for x in [16u8, 12, 8, 6, 4, 3] {
+    for x in 3..=MAX_SHARDS + 1 {
         c.push(Mode::Parity(x));
     }
-    for (n, m) in [
-        (10u8, 8u8),
-        (8, 6),
-        (6, 4),
-        (5, 3),
-        (8, 4),
-        (4, 2),
-        (6, 3),
-        (3, 1),
-    ] {
-        if m <= MAX_SHARDS {
-            c.push(Mode::Erasure { n, m });
+    for m in GROUP_DATA {
+        for r in 1..=MAX_SHARDS {
+            c.push(Mode::Erasure { n: m + r, m });
         }
     }
-    for k in 2..=paths_up.clamp(2, super::mode::MAX_PATHS) as u8 {
+    for k in 2..=u as u8 {
         c.push(Mode::Mirror(k));
     }
-    c.sort_by(|a, b| a.overhead(paths_up).total_cmp(&b.overhead(paths_up)));
+    let bound = u as f64 + 1e-9;
+    c.retain(|m| m.overhead(u) <= bound);
+    let size = |m: &Mode| {
+        let (d, r) = m.group_shape();
+        d + r
+    };
+    c.sort_by(|a, b| {
+        a.overhead(u)
+            .total_cmp(&b.overhead(u))
+            .then(size(a).cmp(&size(b)))
+    });
     c
 }
 
-/// Expected fraction of data packets delivered under `mode`.
-pub fn delivery_ratio(mode: &Mode, paths: &[PathState]) -> f64 {
-    let q: Vec<f64> = paths
-        .iter()
-        .filter(|p| p.up)
-        .map(|p| 1.0 - p.loss.clamp(0.0, 1.0))
-        .collect();
-    if q.is_empty() {
-        return 0.0;
+/// The cheapest candidate meeting `target` (a delivery ratio) over the
+/// paths up, else the most reliable.
+pub fn choose(target: f64, paths: &[PathLoss]) -> Mode {
+    if paths.is_empty() {
+        return Mode::Single;
     }
-    let u = q.len();
-    match *mode {
-        Mode::Single | Mode::Tree => q[0],
-        Mode::Stripe { .. } => {
-            let w: Vec<f64> = paths
-                .iter()
-                .filter(|p| p.up)
-                .map(|p| p.weight.max(1) as f64)
-                .collect();
-            q.iter().zip(&w).map(|(q, w)| q * w).sum::<f64>() / w.iter().sum::<f64>()
-        }
-        Mode::Mirror(k) => 1.0 - q.iter().take(k as usize).map(|q| 1.0 - q).product::<f64>(),
-        Mode::Parity(x) => parity_ratio(&q, x - 1, u - 1),
-        Mode::ParityRotating(x) => {
-            (0..u).map(|p| parity_ratio(&q, x - 1, p)).sum::<f64>() / u as f64
-        }
-        Mode::Erasure { n, m } => {
-            // Shard i (data first, then repair) goes to path i mod u.
-            let shard_q: Vec<f64> = (0..n as usize).map(|i| q[i % u]).collect();
-            let mut total = 0.0;
-            for j in 0..m as usize {
-                let others: Vec<f64> = shard_q
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| i != j)
-                    .map(|(_, &q)| q)
-                    .collect();
-                total += shard_q[j] + (1.0 - shard_q[j]) * at_least(&others, m as usize);
-            }
-            total / m as f64
-        }
-        Mode::Adaptive { .. } => 0.0,
-    }
-}
-
-/// Data packet j of a parity group on its data path; the parity on path
-/// `parity`; the group's data round-robin over the other paths.
-fn parity_ratio(q: &[f64], data: u8, parity: usize) -> f64 {
-    let u = q.len();
-    let data_paths: Vec<usize> = if u == 1 {
-        vec![0]
-    } else {
-        (0..u).filter(|&i| i != parity).collect()
-    };
-    let dq: Vec<f64> = (0..data as usize)
-        .map(|j| q[data_paths[j % data_paths.len()]])
-        .collect();
-    let qp = q[parity.min(u - 1)];
-    let all: f64 = dq.iter().product();
-    dq.iter()
-        .map(|&qj| qj + (1.0 - qj) * qp * if qj > 0.0 { all / qj } else { 0.0 })
-        .sum::<f64>()
-        / data as f64
-}
-
-/// Probability that at least `m` of independent events with these
-/// probabilities happen.
-fn at_least(q: &[f64], m: usize) -> f64 {
-    // dist[k] = P(exactly k so far)
-    let mut dist = vec![0.0; q.len() + 1];
-    dist[0] = 1.0;
-    for (i, &p) in q.iter().enumerate() {
-        for k in (0..=i + 1).rev() {
-            let stay = dist[k] * (1.0 - p);
-            let come = if k > 0 { dist[k - 1] * p } else { 0.0 };
-            dist[k] = stay + come;
-        }
-    }
-    dist[m.min(q.len() + 1)..].iter().sum()
-}
-
-/// The cheapest candidate meeting `target`, else the most reliable.
-pub fn choose(target: f64, paths: &[PathState]) -> Mode {
-    let up = paths.iter().filter(|p| p.up).count();
     let mut best = (Mode::Single, -1.0);
-    for c in candidates(up.max(1)) {
+    for c in candidates(paths.len()) {
         let r = delivery_ratio(&c, paths);
         if r >= target {
             return c;
@@ -139,47 +68,42 @@ pub fn choose(target: f64, paths: &[PathState]) -> Mode {
 mod tests {
     use super::*;
 
-    fn paths(losses: &[f64]) -> Vec<PathState> {
-        losses
-            .iter()
-            .map(|&loss| PathState {
-                up: true,
-                weight: 1,
-                loss,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn formulas_match_simple_cases() {
-        let p = paths(&[0.1, 0.1, 0.1]);
-        assert!((delivery_ratio(&Mode::Single, &p) - 0.9).abs() < 1e-12);
-        assert!((delivery_ratio(&Mode::Mirror(3), &p) - (1.0 - 0.001)).abs() < 1e-12);
-        // parity:3 over 3 paths: 2 data on paths 0,1, parity on 2.
-        // P(d delivered) = .9 + .1 * .9 * .9
-        let want = 0.9 + 0.1 * 0.9 * 0.9;
-        assert!((delivery_ratio(&Mode::Parity(3), &p) - want).abs() < 1e-12);
-        // erasure 3,1: the data packet or either of two repairs.
-        assert!((delivery_ratio(&Mode::Erasure { n: 3, m: 1 }, &p) - 0.999).abs() < 1e-12);
-        assert!((at_least(&[0.5, 0.5], 1) - 0.75).abs() < 1e-12);
+    fn same(loss: f64, n: usize) -> Vec<PathLoss> {
+        vec![PathLoss::independent(loss); n]
     }
 
     #[test]
     fn picks_the_cheapest_mode_that_meets_the_target() {
-        assert_eq!(choose(0.999, &paths(&[0.0, 0.0])), Mode::Single);
-        let light = choose(0.999, &paths(&[0.01, 0.01, 0.01]));
+        assert_eq!(choose(0.999, &same(0.0, 2)), Mode::Single);
+        let light = choose(0.999, &same(0.01, 3));
         assert!(
             matches!(light, Mode::Parity(_) | Mode::Erasure { .. }),
             "{light}"
         );
-        let heavy = choose(0.999, &paths(&[0.1, 0.1, 0.1]));
-        assert!(
-            delivery_ratio(&heavy, &paths(&[0.1, 0.1, 0.1])) >= 0.999,
-            "{heavy}"
-        );
+        let heavy = choose(0.999, &same(0.1, 3));
+        assert!(delivery_ratio(&heavy, &same(0.1, 3)) >= 0.999, "{heavy}");
         assert!(heavy.overhead(3) > light.overhead(3));
-        // Unreachable target: the most reliable candidate.
-        let p = paths(&[0.5, 0.5]);
+        // No cheaper candidate meets it.
+        for c in candidates(3) {
+            if c.overhead(3) < heavy.overhead(3) - 1e-9 {
+                assert!(delivery_ratio(&c, &same(0.1, 3)) < 0.999, "{c}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_fifth_lost_on_two_paths_takes_a_code_near_rate_one_half() {
+        let paths = same(0.2, 2);
+        let m = choose(0.999, &paths);
+        assert!(matches!(m, Mode::Erasure { .. }), "{m}");
+        assert!(m.overhead(2) < 1.8, "{m}");
+        // Mirroring both paths leaves 4%: far off the target.
+        assert!(delivery_ratio(&Mode::Mirror(2), &paths) < 0.97);
+    }
+
+    #[test]
+    fn an_unreachable_target_takes_the_most_reliable_within_the_paths() {
+        let p = same(0.5, 2);
         let best = choose(0.999_999, &p);
         let top = candidates(2)
             .iter()
@@ -187,5 +111,6 @@ mod tests {
             .fold(0.0, f64::max);
         assert_eq!(delivery_ratio(&best, &p), top);
         assert!(top < 0.999_999);
+        assert!(candidates(2).iter().all(|c| c.overhead(2) <= 2.0));
     }
 }

@@ -26,7 +26,7 @@
 
 use std::collections::VecDeque;
 
-use braid_wire::{DataPacket, RedundancyMode};
+use braid_wire::{DataPacket, PathCount, RedundancyMode};
 
 use super::coding::{rs_rebuild, xor_rebuild, RsCodec};
 use super::dedup::{DedupWindow, Verdict};
@@ -128,6 +128,9 @@ pub struct EgressSession {
     rs: RsCodec,
     /// When the last packet arrived (idle sessions expire: `sessions.rs`).
     last_active: Instant,
+    /// Per path, the send order of the latest packet that arrived on it
+    /// ([`braid_wire::DataHeader::send_order`]), for path reports.
+    latest: [Option<u32>; MAX_PATHS],
     counters: EgressCounters,
 }
 
@@ -142,6 +145,7 @@ impl EgressSession {
             groups: VecDeque::new(),
             rs: RsCodec::default(),
             last_active: now,
+            latest: [None; MAX_PATHS],
             counters: EgressCounters::default(),
             config,
         }
@@ -178,6 +182,7 @@ impl EgressSession {
                 self.epoch = Some(epoch);
                 self.dedup = DedupWindow::new(self.config.dedup_window);
                 self.groups.clear();
+                self.latest = [None; MAX_PATHS];
                 if let Some(r) = &mut self.reorder {
                     r.flush(|p| deliver(&p));
                     *r = ReorderBuffer::new(self.config.reorder.expect("reorder configured"));
@@ -220,6 +225,11 @@ impl EgressSession {
         self.counters.per_path[path].received += 1;
         if !self.follow_epoch(h.epoch, deliver) {
             return;
+        }
+        let order = h.send_order();
+        let latest = &mut self.latest[path];
+        if latest.is_none_or(|l| (order.wrapping_sub(l) as i32) > 0) {
+            *latest = Some(order);
         }
         let congestion = h.flags.contains(braid_wire::DataFlags::CONGESTION);
         if h.group.is_repair() {
@@ -374,15 +384,21 @@ impl EgressSession {
         g.repairs.clear();
     }
 
-    /// What to tell the ingress: packets received per path so far (for
-    /// [`braid_wire::PathReport`]), for every path that brought any.
-    pub fn path_counts(&self) -> Vec<(u8, u32)> {
+    /// What to tell the ingress: packets received per path so far and
+    /// the latest one's send order (for [`braid_wire::PathReport`]), for
+    /// every path that brought any.
+    pub fn path_counts(&self) -> Vec<PathCount> {
         self.counters
             .per_path
             .iter()
+            .zip(&self.latest)
             .enumerate()
-            .filter(|(_, c)| c.received > 0)
-            .map(|(p, c)| (p as u8, c.received as u32))
+            .filter(|(_, (c, _))| c.received > 0)
+            .map(|(p, (c, latest))| PathCount {
+                path: p as u8,
+                received: c.received as u32,
+                latest: latest.map(|l| l & braid_wire::control::LATEST_MASK),
+            })
             .collect()
     }
 

@@ -17,8 +17,11 @@ use braid_wire::{DataFlags, DataHeader, Group, NodeId};
 
 use super::adaptive;
 use super::coding::{rs_encode, RsCodec, XorParity};
+use super::estimate::{PathEstimate, PathEstimator};
 use super::mode::{Mode, MAX_PATHS};
 use super::path::PathState;
+use super::placement::{self, GroupPlan};
+use super::predict::PathLoss;
 use crate::time::Instant;
 
 /// Per-packet facts from the classifier.
@@ -105,8 +108,19 @@ struct OpenGroup {
     data: u8,
     repair: u8,
     count: u8,
-    parity_path: usize,
+    /// Where its shards go (`placement.rs`), as indices into `up`.
+    plan: GroupPlan,
+    /// The path slots up when the group opened.
+    up: [u8; MAX_PATHS],
     opened_at: Instant,
+}
+
+impl OpenGroup {
+    /// The slot shard `i` goes on, if that path is still up.
+    fn planned_slot(&self, i: usize, paths: &[PathState]) -> Option<usize> {
+        let slot = self.up[self.plan.shard(i)] as usize;
+        paths.get(slot).is_some_and(|p| p.up).then_some(slot)
+    }
 }
 
 /// The encoder of one session.
@@ -130,11 +144,9 @@ pub struct IngressSession {
     xor: XorParity,
     rs: RsCodec,
     held: Vec<Vec<u8>>,
-    /// At the last path report: what we had sent and the egress had
-    /// received, per path.
-    reported: Option<([u64; MAX_PATHS], [u32; MAX_PATHS])>,
-    /// Loss ratio per path measured from path reports (EWMA).
-    measured_loss: [Option<f64>; MAX_PATHS],
+    /// Per path slot: loss, burstiness and rate from the egress's path
+    /// reports.
+    estimators: Vec<PathEstimator>,
     /// While the session is lent to another encoder: the first number it
     /// was given (numbers from here on are its own).
     lent: Option<u32>,
@@ -176,8 +188,7 @@ impl IngressSession {
             xor: XorParity::default(),
             rs: RsCodec::default(),
             held: Vec::new(),
-            reported: None,
-            measured_loss: [None; MAX_PATHS],
+            estimators: vec![PathEstimator::default(); MAX_PATHS],
             lent: None,
             counters: IngressCounters::default(),
         }
@@ -256,7 +267,7 @@ impl IngressSession {
     pub fn set_mode(&mut self, now: Instant, mode: Mode, out: &mut Vec<Outgoing>) {
         self.mode = mode;
         let active = match mode {
-            Mode::Adaptive { target } => adaptive::choose(target, &self.paths),
+            Mode::Adaptive { target } => adaptive::choose(target, &self.path_losses()),
             m => m,
         };
         self.activate(now, active, out);
@@ -271,56 +282,71 @@ impl IngressSession {
     }
 
     /// Each path's loss as the adaptive mode sees it: measured from path
-    /// reports where there are any, else as given with the path.
+    /// reports where there are enough, else as given with the path.
     pub fn path_loss(&self) -> Vec<f64> {
         self.paths
             .iter()
-            .enumerate()
-            .map(|(i, p)| self.measured_loss[i].unwrap_or(p.loss))
+            .zip(&self.estimators)
+            .map(|(p, e)| e.estimate().map_or(p.loss, |e| e.loss))
+            .collect()
+    }
+
+    /// What the path reports say of each path slot (`None` until they
+    /// say enough).
+    pub fn path_estimates(&self) -> Vec<Option<PathEstimate>> {
+        self.estimators
+            .iter()
+            .take(self.paths.len())
+            .map(PathEstimator::estimate)
+            .collect()
+    }
+
+    /// The paths up as the delivery formulas take them: measured loss and
+    /// burstiness where the reports say enough, else the given loss taken
+    /// as independent.
+    fn path_losses(&self) -> Vec<PathLoss> {
+        self.paths
+            .iter()
+            .zip(&self.estimators)
+            .filter(|(p, _)| p.up)
+            .map(|(p, e)| match e.estimate() {
+                Some(m) => PathLoss {
+                    weight: p.weight,
+                    loss: m.loss,
+                    burst: m.burst,
+                },
+                None => PathLoss {
+                    weight: p.weight,
+                    ..PathLoss::independent(p.loss)
+                },
+            })
             .collect()
     }
 
     fn reconsider(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
         if let Mode::Adaptive { target } = self.mode {
-            let seen: Vec<PathState> = self
-                .paths
-                .iter()
-                .zip(self.path_loss())
-                .map(|(p, loss)| PathState { loss, ..*p })
-                .collect();
-            let choice = adaptive::choose(target, &seen);
+            let choice = adaptive::choose(target, &self.path_losses());
             self.activate(now, choice, out);
         }
     }
 
-    /// Takes an egress's path report (`(path, packets received)` since the
-    /// session began, wrapping). Between two reports, a path lost what was
-    /// sent on it minus what arrived; packets in flight at either report
-    /// cancel out at a steady rate. The loss ratio is smoothed (EWMA, 1/4).
-    pub fn on_path_report(&mut self, now: Instant, counts: &[(u8, u32)], out: &mut Vec<Outgoing>) {
+    /// Takes an egress's path report: per path, packets received since
+    /// the session began (wrapping) and the send order of the latest
+    /// (`estimate.rs` turns them into loss, burstiness and rate).
+    pub fn on_path_report(
+        &mut self,
+        now: Instant,
+        counts: &[braid_wire::PathCount],
+        out: &mut Vec<Outgoing>,
+    ) {
         self.counters.path_reports += 1;
-        let sent = self.counters.sent_per_path;
-        let mut received = self.reported.map_or([0; MAX_PATHS], |r| r.1);
-        for &(path, count) in counts {
-            if (path as usize) < MAX_PATHS {
-                received[path as usize] = count;
+        for c in counts {
+            let p = c.path as usize;
+            if p < MAX_PATHS {
+                self.counters.lost_per_path[p] +=
+                    self.estimators[p].on_report(now, c.received, c.latest);
             }
         }
-        if let Some((sent_before, received_before)) = self.reported {
-            for p in 0..MAX_PATHS {
-                let d_sent = sent[p] - sent_before[p];
-                if d_sent == 0 {
-                    continue;
-                }
-                let d_received = received[p].wrapping_sub(received_before[p]) as u64;
-                let lost = d_sent.saturating_sub(d_received);
-                self.counters.lost_per_path[p] += lost;
-                let sample = lost as f64 / d_sent as f64;
-                let m = self.measured_loss[p].get_or_insert(sample);
-                *m += (sample - *m) / 4.0;
-            }
-        }
-        self.reported = Some((sent, received));
         self.reconsider(now, out);
     }
 
@@ -368,6 +394,7 @@ impl IngressSession {
 
     fn emit(&mut self, out: &mut Vec<Outgoing>, path: usize, header: DataHeader, payload: Payload) {
         self.counters.sent_per_path[path] += 1;
+        self.estimators[path].on_send(header.send_order());
         if matches!(payload, Payload::Repair(_)) {
             self.counters.repair_packets += 1;
         } else {
@@ -475,17 +502,18 @@ impl IngressSession {
     ) {
         if self.group.is_none() {
             let (data, repair) = self.active.group_shape();
-            let parity_path = match self.active {
-                Mode::Parity(_) => *up.last().expect("non-empty"),
-                Mode::ParityRotating(_) => up[(self.groups % up.len() as u64) as usize],
-                _ => usize::MAX,
-            };
+            let weights: Vec<u32> = up.iter().map(|&i| self.paths[i].weight).collect();
+            let mut slots = [0u8; MAX_PATHS];
+            for (s, &i) in slots.iter_mut().zip(up) {
+                *s = i as u8;
+            }
             self.group = Some(OpenGroup {
                 base: self.seq,
                 data,
                 repair,
                 count: 0,
-                parity_path,
+                plan: placement::plan(&self.active, &weights, self.groups),
+                up: slots,
                 opened_at: now,
             });
             self.groups += 1;
@@ -493,12 +521,10 @@ impl IngressSession {
             self.held.clear();
         }
         let g = self.group.clone().expect("opened above");
-        let data_paths: Vec<usize> = if up.len() > 1 {
-            up.iter().copied().filter(|&p| p != g.parity_path).collect()
-        } else {
-            up.to_vec()
+        let path = match g.planned_slot(g.count as usize, &self.paths) {
+            Some(slot) => slot,
+            None => self.stripe_pick(up),
         };
-        let path = self.stripe_pick(&data_paths);
         let group = Group {
             data: g.data,
             repair: g.repair,
@@ -542,12 +568,21 @@ impl IngressSession {
             repair: g.repair,
             index,
         };
+        // Repair j goes where the plan put shard `data + j`, or (that path
+        // gone) round the paths up.
+        let slots: Vec<usize> = (0..g.repair as usize)
+            .map(|j| {
+                g.planned_slot(g.data as usize + j, &self.paths)
+                    .unwrap_or(up[j % up.len()])
+            })
+            .collect();
+        let repair_slot = |j: usize| slots[j.min(slots.len().saturating_sub(1))];
         match self.active {
             Mode::Erasure { .. } => {
                 let refs: Vec<&[u8]> = self.held.iter().map(Vec::as_slice).collect();
                 if let Ok(repairs) = rs_encode(&mut self.rs, &refs, g.repair as usize) {
                     for (j, payload) in repairs.into_iter().enumerate() {
-                        let path = up[(self.groups as usize + j) % up.len()];
+                        let path = repair_slot(j);
                         let h = self.header(meta, path, g.base, repair_group(g.count + j as u8));
                         self.emit(out, path, h, Payload::Repair(payload));
                     }
@@ -555,11 +590,7 @@ impl IngressSession {
                 self.held.clear();
             }
             _ => {
-                let path = if self.paths.get(g.parity_path).is_some_and(|p| p.up) {
-                    g.parity_path
-                } else {
-                    *up.last().expect("non-empty")
-                };
+                let path = repair_slot(0);
                 let h = self.header(meta, path, g.base, repair_group(g.count));
                 let payload = self.xor.payload();
                 self.emit(out, path, h, Payload::Repair(payload));

@@ -10,8 +10,11 @@ pub mod reorder;
 pub use mode::{Mode, ModeError};
 pub mod adaptive;
 pub mod egress;
+pub mod estimate;
 pub mod ingress;
 pub mod path;
+pub mod placement;
+pub mod predict;
 
 pub use egress::{EgressConfig, EgressCounters, EgressSession, PathCounters};
 pub use ingress::{IngressConfig, IngressCounters, IngressSession, Outgoing, PacketMeta, Payload};

@@ -368,7 +368,7 @@ impl Ingress {
         now: Instant,
         egress: NodeId,
         class: u8,
-        counts: &[(u8, u32)],
+        counts: &[braid_wire::PathCount],
         out: &mut Vec<Outgoing>,
     ) -> bool {
         match self.sessions.get_mut(&(egress, class)) {

@@ -1,4 +1,8 @@
-//! Shared by the integration tests that drive several nodes by hand.
+//! Shared by the integration tests that drive several nodes or sessions
+//! by hand.
+#![allow(dead_code)] // not every test binary uses every helper
+
+pub mod sessions;
 
 use braid_proto::time::Instant;
 

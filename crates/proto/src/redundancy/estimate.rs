@@ -1,0 +1,293 @@
+//! An ingress's estimate of one path from the egress's path reports: how
+//! much it loses, how bursty the losses are, and how fast it delivers.
+//!
+//! Loss: a report says how many packets arrived on the path and the send
+//! order of the latest; the packets sent after that one are in flight, not
+//! lost, so between two reports the path lost what was sent up to the
+//! latest arrival minus what arrived. (A report without the send order,
+//! from an egress whose kernel decoder keeps none, is taken against all
+//! sent: packets in flight then count as lost until the next report
+//! returns them.) Counts that come back later than they were missed are
+//! credited against later losses, so the total is right over time.
+//!
+//! Burstiness: losses of a Gilbert chain are correlated packet to packet
+//! by a factor λ, which widens the spread of loss counts over the report
+//! intervals beyond the binomial's; λ is fitted by moments (the variance
+//! of a sum of n correlated indicators is `n p (1-p) f(n, λ)`), and the
+//! mean burst is `1 / ((1 - λ)(1 - p))`. It needs a few intervals; until
+//! then the loss is taken as independent.
+//!
+//! Everything is bounded: the send orders of the last [`ORDERS_KEPT`]
+//! packets and the last [`WINDOW`] intervals.
+
+use std::collections::VecDeque;
+
+use braid_wire::control::LATEST_MASK;
+
+use crate::time::Instant;
+
+/// Send orders kept per path: packets in flight beyond this many leave a
+/// report unusable (it is skipped).
+pub const ORDERS_KEPT: usize = 4096;
+/// Report intervals an estimate covers.
+pub const WINDOW: usize = 32;
+/// Packets an estimate needs before it is given.
+pub const MIN_PACKETS: u64 = 100;
+/// Intervals the burst fit needs.
+pub const MIN_INTERVALS: usize = 8;
+
+/// What a path's reports say.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PathEstimate {
+    /// Packets lost over packets sent, in the window.
+    pub loss: f64,
+    /// Mean run of lost packets (`1 / (1 - loss)` for independent loss).
+    pub burst: f64,
+    /// Packets per second the path delivered over the window.
+    pub delivered_per_s: f64,
+    /// Packets sent in the window (what the estimate rests on).
+    pub packets: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    sent: u64,
+    received: u32,
+    at: Instant,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Interval {
+    sent: u64,
+    lost: u64,
+    delivered: u64,
+    seconds: f64,
+}
+
+/// One path's estimator.
+#[derive(Debug, Clone, Default)]
+pub struct PathEstimator {
+    orders: VecDeque<u32>,
+    sent: u64,
+    last: Option<Mark>,
+    /// Packets that arrived beyond what was counted sent (reported late):
+    /// set against later losses.
+    credit: u64,
+    lost: u64,
+    intervals: VecDeque<Interval>,
+}
+
+impl PathEstimator {
+    /// A packet with this send order went out on the path.
+    pub fn on_send(&mut self, order: u32) {
+        if self.orders.len() == ORDERS_KEPT {
+            self.orders.pop_front();
+        }
+        self.orders.push_back(order & LATEST_MASK);
+        self.sent += 1;
+    }
+
+    /// Packets lost on the path so far.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// Packets sent on the path so far.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Takes a report of the path (`received` since the session began,
+    /// wrapping; the latest arrival's send order if known); returns the
+    /// packets newly found lost.
+    pub fn on_report(&mut self, now: Instant, received: u32, latest: Option<u32>) -> u64 {
+        let Some(sent) = self.sent_up_to(latest) else {
+            return 0;
+        };
+        let mark = Mark {
+            sent,
+            received,
+            at: now,
+        };
+        let Some(before) = self.last.replace(mark) else {
+            return 0;
+        };
+        let d_sent = sent.saturating_sub(before.sent);
+        let d_received = u64::from(received.wrapping_sub(before.received));
+        let missing = d_sent as i128 - d_received as i128 - self.credit as i128;
+        let lost = if missing >= 0 {
+            self.credit = 0;
+            missing as u64
+        } else {
+            self.credit = (-missing) as u64;
+            0
+        };
+        self.lost += lost;
+        if d_sent > 0 {
+            if self.intervals.len() == WINDOW {
+                self.intervals.pop_front();
+            }
+            self.intervals.push_back(Interval {
+                sent: d_sent,
+                lost: lost.min(d_sent),
+                delivered: d_received,
+                seconds: now.since(before.at).as_secs_f64(),
+            });
+        }
+        lost
+    }
+
+    /// Packets sent up to and including the one with send order `latest`
+    /// (all sent when unknown); `None` when it is no longer remembered.
+    fn sent_up_to(&self, latest: Option<u32>) -> Option<u64> {
+        let Some(latest) = latest else {
+            return Some(self.sent);
+        };
+        const HALF: u32 = 1 << 22;
+        let after = |o: u32| {
+            let d = o.wrapping_sub(latest) & LATEST_MASK;
+            d != 0 && d < HALF
+        };
+        let in_flight = self.orders.iter().rev().take_while(|&&o| after(o)).count();
+        if in_flight == ORDERS_KEPT {
+            // The latest arrival is older than every order kept: nothing
+            // to compare with.
+            return None;
+        }
+        Some(self.sent - in_flight as u64)
+    }
+
+    /// The estimate over the window; `None` until it rests on
+    /// [`MIN_PACKETS`] packets.
+    pub fn estimate(&self) -> Option<PathEstimate> {
+        let sent: u64 = self.intervals.iter().map(|i| i.sent).sum();
+        if sent < MIN_PACKETS {
+            return None;
+        }
+        let lost: u64 = self.intervals.iter().map(|i| i.lost).sum();
+        let delivered: u64 = self.intervals.iter().map(|i| i.delivered).sum();
+        let seconds: f64 = self.intervals.iter().map(|i| i.seconds).sum();
+        let p = lost as f64 / sent as f64;
+        Some(PathEstimate {
+            loss: p,
+            burst: self.burst(p),
+            delivered_per_s: if seconds > 0.0 {
+                delivered as f64 / seconds
+            } else {
+                0.0
+            },
+            packets: sent,
+        })
+    }
+
+    fn burst(&self, p: f64) -> f64 {
+        let independent = 1.0 / (1.0 - p.min(0.999_999));
+        let k = self.intervals.len();
+        if p <= 0.0 || p >= 1.0 || k < MIN_INTERVALS {
+            return independent;
+        }
+        let spread: f64 = self
+            .intervals
+            .iter()
+            .map(|i| (i.lost as f64 - p * i.sent as f64).powi(2))
+            .sum::<f64>()
+            * k as f64
+            / (k - 1) as f64;
+        let expected = |lambda: f64| {
+            p * (1.0 - p)
+                * self
+                    .intervals
+                    .iter()
+                    .map(|i| i.sent as f64 * spread_factor(i.sent as f64, lambda))
+                    .sum::<f64>()
+        };
+        if spread <= expected(0.0) {
+            return independent;
+        }
+        let (mut lo, mut hi) = (0.0, 0.9999);
+        if spread >= expected(hi) {
+            lo = hi;
+        } else {
+            for _ in 0..60 {
+                let mid = (lo + hi) / 2.0;
+                if expected(mid) < spread {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+        }
+        1.0 / ((1.0 - lo) * (1.0 - p))
+    }
+}
+
+/// `Var(sum of n indicators) / (n p (1 - p))` when their correlation at
+/// lag j is `lambda^j`.
+fn spread_factor(n: f64, lambda: f64) -> f64 {
+    if n <= 1.0 || lambda <= 0.0 {
+        return 1.0;
+    }
+    let l = lambda;
+    1.0 + 2.0 * l / (1.0 - l) - 2.0 * l * (1.0 - l.powf(n)) / (n * (1.0 - l).powi(2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn at(ms: u64) -> Instant {
+        Instant::ZERO + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn packets_in_flight_are_not_lost() {
+        let mut e = PathEstimator::default();
+        for s in 0..10u32 {
+            e.on_send(s * 32);
+        }
+        // 6 arrived (0..5), 4 in flight.
+        assert_eq!(e.on_report(at(0), 6, Some(5 * 32)), 0);
+        for s in 10..20u32 {
+            e.on_send(s * 32);
+        }
+        // 6..=15 arrived: 10 more, 4 in flight again.
+        assert_eq!(e.on_report(at(250), 16, Some(15 * 32)), 0);
+        // 16 and 18 lost, 17 and 19 arrived.
+        assert_eq!(e.on_report(at(500), 18, Some(19 * 32)), 2);
+        assert_eq!(e.lost(), 2);
+    }
+
+    #[test]
+    fn without_send_orders_late_arrivals_are_credited() {
+        let mut e = PathEstimator::default();
+        for s in 0..10u32 {
+            e.on_send(s);
+        }
+        e.on_report(at(0), 10, None);
+        for s in 10..20u32 {
+            e.on_send(s);
+        }
+        // 4 still in flight: counted lost for now...
+        assert_eq!(e.on_report(at(100), 16, None), 4);
+        // ...and taken back when they arrive.
+        assert_eq!(e.on_report(at(200), 20, None), 0);
+        for s in 20..30u32 {
+            e.on_send(s);
+        }
+        assert_eq!(e.on_report(at(300), 26, None), 0);
+        assert_eq!(e.lost(), 4);
+    }
+
+    #[test]
+    fn the_spread_factor_matches_a_direct_sum() {
+        for (n, l) in [(10.0, 0.5), (50.0, 0.9), (3.0, 0.2)] {
+            let direct = 1.0
+                + 2.0
+                    * (1..n as usize)
+                        .map(|j| (1.0 - j as f64 / n) * f64::powi(l, j as i32))
+                        .sum::<f64>();
+            assert!((spread_factor(n, l) - direct).abs() < 1e-9);
+        }
+    }
+}

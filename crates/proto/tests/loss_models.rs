@@ -1,0 +1,239 @@
+//! The delivery formulas and the path estimator against the real encoder
+//! and decoder: packets through the wire encoding, lost per path by a
+//! seeded Gilbert chain. What the formula predicts is what the sessions
+//! deliver, and what the path reports measure is what the chain did.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use braid_proto::redundancy::predict::{residual_loss, PathLoss};
+use braid_proto::redundancy::{
+    EgressConfig, EgressSession, IngressConfig, IngressSession, Mode, PacketMeta, PathState,
+};
+use braid_proto::time::Instant;
+use braid_wire::{DataHeader, NodeId};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+mod common;
+use common::sessions::{payload, wire, Gilbert};
+
+/// Sends `count` data packets of `mode` over `paths` (each lost by its own
+/// chain); returns the fraction not delivered.
+fn measured_residual(mode: Mode, paths: &[PathLoss], count: usize, seed: u64) -> f64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut chains: Vec<Gilbert> = paths
+        .iter()
+        .map(|p| Gilbert::new(p.loss, p.burst.max(1.0 / (1.0 - p.loss)), &mut rng))
+        .collect();
+    let mut ing = IngressSession::new(
+        NodeId(1),
+        NodeId(2),
+        0,
+        mode,
+        IngressConfig::default(),
+        7,
+        9,
+    );
+    let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
+    let states: Vec<PathState> = paths
+        .iter()
+        .map(|p| PathState {
+            up: true,
+            weight: p.weight,
+            loss: p.loss,
+        })
+        .collect();
+    let mut out = Vec::new();
+    let now = Instant::ZERO;
+    ing.set_paths(now, &states, &mut out);
+    let mut delivered = 0usize;
+    for i in 0..count {
+        ing.encode(now, &payload(i), PacketMeta::default(), &mut out);
+        if i + 1 == count {
+            ing.handle_timeout(now + Duration::from_secs(1), &mut out);
+        }
+        for o in out.drain(..) {
+            if chains[o.path as usize].lose(&mut rng) {
+                continue;
+            }
+            let bytes = wire(&o, &payload(o.header.seq.wrapping_sub(7) as usize));
+            eg.receive(now, &DataHeader::parse(&bytes).unwrap(), &mut |_| {
+                delivered += 1
+            });
+        }
+    }
+    1.0 - delivered as f64 / count as f64
+}
+
+#[test]
+fn predicted_residual_loss_is_what_the_sessions_leave_on_unequal_paths() {
+    let indep = PathLoss::independent;
+    let bursty = |loss, burst| PathLoss {
+        burst,
+        ..PathLoss::independent(loss)
+    };
+    let weighted = |weight, loss| PathLoss {
+        weight,
+        ..PathLoss::independent(loss)
+    };
+    let cases: Vec<(Mode, Vec<PathLoss>)> = vec![
+        (Mode::Parity(4), vec![indep(0.0), indep(0.2), indep(0.2)]),
+        (
+            Mode::Erasure { n: 6, m: 4 },
+            vec![indep(0.0), indep(0.2), indep(0.2)],
+        ),
+        (
+            Mode::ParityRotating(3),
+            vec![indep(0.05), indep(0.3), indep(0.1)],
+        ),
+        (
+            Mode::Erasure { n: 20, m: 12 },
+            vec![bursty(0.2, 5.0), bursty(0.2, 5.0)],
+        ),
+        (
+            Mode::Erasure { n: 9, m: 5 },
+            vec![weighted(2, 0.1), weighted(1, 0.3)],
+        ),
+        (Mode::Parity(3), vec![bursty(0.1, 3.0), indep(0.02)]),
+    ];
+    for (i, (mode, paths)) in cases.iter().enumerate() {
+        let count = 240_000;
+        let want = residual_loss(mode, paths);
+        let got = measured_residual(*mode, paths, count, 100 + i as u64);
+        // A group loses at most m data packets, so the variance of the
+        // packets lost is at most m times their mean; on a bursty path
+        // runs span groups, which widens it by about the mean burst.
+        // Five such standard deviations, and a floor.
+        let (m, _) = mode.group_shape();
+        let burst = paths.iter().map(|p| p.burst.max(1.0)).fold(1.0, f64::max);
+        let sd = (f64::from(m) * want * burst / count as f64).sqrt();
+        let margin = 5.0 * sd + 1e-4;
+        assert!(
+            (got - want).abs() <= margin,
+            "{mode} over {paths:?}: predicted {want:.5}, measured {got:.5} (margin {margin:.5})"
+        );
+    }
+}
+
+/// Single over `losses.len()` paths round robin (stripe), each path
+/// delivering `delay` packets late; a report every `every` packets.
+/// Returns the ingress after `count` packets.
+fn reported(
+    losses: &[(f64, f64)],
+    count: usize,
+    delay: usize,
+    every: usize,
+    seed: u64,
+) -> IngressSession {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut chains: Vec<Gilbert> = losses
+        .iter()
+        .map(|&(l, b)| Gilbert::new(l, b, &mut rng))
+        .collect();
+    let mut ing = IngressSession::new(
+        NodeId(1),
+        NodeId(2),
+        0,
+        Mode::Stripe { pin_flows: false },
+        IngressConfig::default(),
+        0,
+        1,
+    );
+    let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
+    let states = vec![
+        PathState {
+            up: true,
+            weight: 1,
+            loss: 0.0,
+        };
+        losses.len()
+    ];
+    let mut out = Vec::new();
+    let mut now = Instant::ZERO;
+    ing.set_paths(now, &states, &mut out);
+    let mut in_flight: VecDeque<Vec<u8>> = VecDeque::new();
+    for i in 0..count {
+        now = now + Duration::from_millis(1);
+        ing.encode(now, &payload(i), PacketMeta::default(), &mut out);
+        for o in out.drain(..) {
+            if !chains[o.path as usize].lose(&mut rng) {
+                in_flight.push_back(wire(&o, &payload(i)));
+            }
+        }
+        while in_flight.len() > delay {
+            let bytes = in_flight.pop_front().unwrap();
+            eg.receive(now, &DataHeader::parse(&bytes).unwrap(), &mut |_| {});
+        }
+        if i % every == every - 1 {
+            ing.on_path_report(now, &eg.path_counts(), &mut out);
+            assert!(out.is_empty());
+        }
+    }
+    ing
+}
+
+#[test]
+fn a_lossless_path_never_reports_loss_however_much_is_in_flight() {
+    for (delay, every) in [(0, 100), (37, 50), (400, 250), (3000, 100)] {
+        let ing = reported(&[(0.0, 1.0), (0.0, 1.0)], 20_000, delay, every, 1);
+        let c = ing.counters();
+        assert_eq!(c.lost_per_path[..2], [0, 0], "delay {delay}, every {every}");
+        let e = ing.path_estimates();
+        assert!(e.iter().all(|e| e.is_some_and(|e| e.loss == 0.0)), "{e:?}");
+    }
+}
+
+#[test]
+fn independent_loss_is_measured_within_its_binomial_interval() {
+    for (seed, (a, b)) in [(0.1, 0.3), (0.02, 0.0), (0.2, 0.2)]
+        .into_iter()
+        .enumerate()
+    {
+        let ing = reported(
+            &[(a, 1.0 / (1.0 - a)), (b, 1.0 / (1.0 - b))],
+            40_000,
+            120,
+            250,
+            seed as u64,
+        );
+        for (path, want) in [a, b].into_iter().enumerate() {
+            let e = ing.path_estimates()[path].unwrap();
+            let sd = (want * (1.0 - want) / e.packets as f64).sqrt();
+            assert!(
+                (e.loss - want).abs() <= 4.0 * sd + 1e-9,
+                "path {path}: {want} measured {:.4} over {} packets",
+                e.loss,
+                e.packets
+            );
+            // Independent loss is not taken for bursts.
+            if want > 0.0 {
+                assert!(
+                    e.burst < 1.6 / (1.0 - want),
+                    "path {path}: burst {:.2}",
+                    e.burst
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_bursty_path_reports_its_mean_burst() {
+    for (seed, burst) in [(10, 5.0), (11, 20.0), (12, 5.0)] {
+        let ing = reported(&[(0.2, burst), (0.05, 1.0 / 0.95)], 80_000, 60, 250, seed);
+        let e = ing.path_estimates()[0].unwrap();
+        assert!((e.loss - 0.2).abs() < 0.05, "loss {:.3}", e.loss);
+        assert!(
+            e.burst > burst / 1.6 && e.burst < burst * 1.6,
+            "mean burst {burst}: measured {:.2}",
+            e.burst
+        );
+        let calm = ing.path_estimates()[1].unwrap();
+        assert!(
+            calm.burst < 1.6,
+            "independent path: burst {:.2}",
+            calm.burst
+        );
+    }
+}
