@@ -59,6 +59,32 @@ enum LabAction {
         #[arg(long, default_value = "warn")]
         log: DaemonLog,
     },
+    /// Runs the scenario at each loss ratio (on every link the file makes
+    /// lossy), several times each: per variant TCP goodput (mean and
+    /// spread), retransmissions, the udp flows' loss and delay, packets
+    /// on the wire per packet, beside the ceilings of an erasure channel
+    /// and of the cheapest code meeting 0.1% residual loss.
+    Sweep {
+        scenario: PathBuf,
+        /// Loss ratios, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "0,0.05,0.1,0.2,0.3")]
+        loss: Vec<f64>,
+        /// Mean loss burst in packets (1: independent loss).
+        #[arg(long, default_value_t = 1.0)]
+        burst: f64,
+        /// Runs per loss ratio.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also write sweep.json and sweep.html (the goodput chart with
+        /// the ceilings) into this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, default_value = "warn")]
+        log: DaemonLog,
+    },
     /// Forwarding benchmark on the scenario's first flow, per variant: the
     /// highest rate of 64- and 1400-byte UDP delivered with under 0.1%
     /// loss, whole-machine CPU per packet there, one-way latency at
@@ -116,6 +142,15 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             out,
             log,
         } => braid_lab::run::run(&scenario, json, out, log),
+        LabAction::Sweep {
+            scenario,
+            loss,
+            burst,
+            runs,
+            json,
+            out,
+            log,
+        } => braid_lab::sweep::sweep(&scenario, &loss, burst, runs, json, out.as_deref(), log),
     }
 }
 

@@ -196,6 +196,19 @@ pub struct IngressSessionEntry {
     #[serde(default)]
     pub datapath: String,
     pub counters: IngressCounters,
+    /// What the egress's path reports say of each path (those with
+    /// enough packets to say anything).
+    #[serde(default)]
+    pub paths: Vec<PathEstimateEntry>,
+}
+
+/// One path of an ingress session as its reports measure it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PathEstimateEntry {
+    /// The path slot (as in the data header).
+    pub path: u8,
+    #[serde(flatten)]
+    pub estimate: braid_proto::redundancy::estimate::PathEstimate,
 }
 
 /// A session this node is the egress of.
@@ -456,6 +469,17 @@ fn sessions(v: &View<'_>) -> Sessions {
                 "user".into()
             },
             counters: *s.counters(),
+            paths: s
+                .path_estimates()
+                .into_iter()
+                .enumerate()
+                .filter_map(|(path, e)| {
+                    e.map(|estimate| PathEstimateEntry {
+                        path: path as u8,
+                        estimate,
+                    })
+                })
+                .collect(),
         })
         .collect();
     let egress = v

@@ -221,6 +221,38 @@ pub fn prometheus(
     }
     let mut f = family(
         &mut out,
+        "braid_path_loss_ratio",
+        "gauge",
+        "Share of packets each path lost over the last 32 path reports (packets in flight not counted).",
+    );
+    for (&(egress, class), s) in &sessions {
+        for (p, e) in s.path_estimates().into_iter().enumerate() {
+            if let Some(e) = e {
+                f.sample(
+                    &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
+                    e.loss,
+                );
+            }
+        }
+    }
+    let mut f = family(
+        &mut out,
+        "braid_path_loss_burst_packets",
+        "gauge",
+        "Mean run of lost packets on each path, fitted from the spread of its loss counts (1/(1-loss) when losses are independent).",
+    );
+    for (&(egress, class), s) in &sessions {
+        for (p, e) in s.path_estimates().into_iter().enumerate() {
+            if let Some(e) = e {
+                f.sample(
+                    &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
+                    e.burst,
+                );
+            }
+        }
+    }
+    let mut f = family(
+        &mut out,
         "braid_ingress_dropped_total",
         "counter",
         "Packets an ingress session dropped, by reason.",

@@ -296,6 +296,7 @@ fn html(lab: &Lab, rows: &[BenchRow], voip: &[VoipPoint]) -> String {
                     .collect(),
                 dashed: false,
                 color: i,
+                spread: Vec::new(),
             })
             .collect()
     };

@@ -167,6 +167,14 @@ pub fn probe_flow(
     )?;
     // Bursts at benchmark rates must not overflow the receiver's socket.
     let _ = socket2::SockRef::from(&rx).set_recv_buffer_size(8 << 20);
+    if f.dscp != 0 {
+        let tos = u32::from(f.dscp) << 2;
+        if f.ipv6 {
+            socket2::SockRef::from(&tx).set_tclass_v6(tos)?;
+        } else {
+            socket2::SockRef::from(&tx).set_tos_v4(tos)?;
+        }
+    }
     let dst = SocketAddr::new(lab.flow_addr(f, f.to), port);
     let (count, interval, size) = (f.count, f.interval, f.size);
     let receiver = std::thread::spawn(move || {

@@ -35,6 +35,7 @@ pub mod routing;
 pub mod run;
 pub mod scenario;
 pub mod soak;
+pub mod sweep;
 pub mod tap;
 
 pub use scenario::{DaemonLog, Lab};

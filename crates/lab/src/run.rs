@@ -115,7 +115,8 @@ fn route_changes(lab: &Lab, software: &Software) -> Option<u64> {
 /// Builds the lab for one variant, runs the flows (and the link events,
 /// timed from the flows' start), collects every braid daemon's stats, and
 /// tears down.
-fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<VariantRun> {
+/// Builds the lab for variant `v`, runs its flows and tears it down.
+pub fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<VariantRun> {
     let started = Instant::now();
     eprintln!(
         "lab {} [{}]: building {} routers, {} links",

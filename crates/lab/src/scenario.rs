@@ -90,6 +90,8 @@ struct RawVariant {
     lan_encode: Option<bool>,
     probe_interval: Option<Spanned<String>>,
     dead_after: Option<u32>,
+    reorder: Option<bool>,
+    reorder_max_wait: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -128,6 +130,7 @@ struct RawLabFlow {
     size: Option<Spanned<usize>>,
     start: Option<Spanned<String>>,
     ipv6: Option<Spanned<bool>>,
+    dscp: Option<Spanned<u8>>,
 }
 
 /// A checked lab scenario.
@@ -252,6 +255,10 @@ pub struct BraidDatapath {
     /// when `None`).
     pub probe_interval: Option<Duration>,
     pub dead_after: Option<u32>,
+    /// The daemons' `reorder` and `reorder_max_wait` (their defaults when
+    /// `None`).
+    pub reorder: Option<bool>,
+    pub reorder_max_wait: Option<Duration>,
 }
 
 impl BraidDatapath {
@@ -430,6 +437,8 @@ pub struct LabFlow {
     pub start: Duration,
     /// Over IPv6 between the ends' IPv6 addresses (udp and tcp flows).
     pub ipv6: bool,
+    /// A udp flow's DSCP (0-63), in its datagrams' TOS or traffic class.
+    pub dscp: u8,
 }
 
 /// What a flow sends.
@@ -864,8 +873,20 @@ impl Lab {
                     "udp, tcp and iperf3-udp flows only (urgent marks IPv4's DSCP)",
                 ));
             }
+            let dscp = match &f.dscp {
+                None => 0,
+                Some(d) if *d.get_ref() > 63 || kind != FlowKind::Probe => {
+                    return Err(src.err(
+                        Some(d.span()),
+                        &format!("flow[{i}].dscp"),
+                        "a udp flow's DSCP, 0-63 (46: EF, what VoIP is marked)",
+                    ))
+                }
+                Some(d) => *d.get_ref(),
+            };
             flows.push(LabFlow {
                 ipv6,
+                dscp,
                 kind,
                 name: f
                     .name
@@ -1141,6 +1162,18 @@ impl Lab {
                                 })
                                 .transpose()?,
                             dead_after: v.dead_after,
+                            reorder: v.reorder,
+                            reorder_max_wait: v
+                                .reorder_max_wait
+                                .as_ref()
+                                .map(|_| {
+                                    src.duration(
+                                        &v.reorder_max_wait,
+                                        &format!("variant[{i}].reorder_max_wait"),
+                                        Duration::ZERO,
+                                    )
+                                })
+                                .transpose()?,
                         }
                     },
                 },

@@ -17,6 +17,9 @@ pub struct Series {
     pub dashed: bool,
     /// Index into the palette; a measured series and its theory share one.
     pub color: usize,
+    /// Per point, the lowest and highest of the runs it is the mean of
+    /// (drawn as a bar); empty: none.
+    pub spread: Vec<(f64, f64)>,
 }
 
 const PALETTE: [&str; 10] = [
@@ -114,6 +117,17 @@ pub fn line_chart(
                 let _ = write!(s, r#"<circle cx="{cx}" cy="{cy}" r="3" fill="{color}"/>"#);
             }
         }
+        for (&(px, _), &(lo, hi)) in ser.points.iter().zip(&ser.spread) {
+            let (x0, y0, y1) = (sx(px), sy(lo.clamp(y.0, y.1)), sy(hi.clamp(y.0, y.1)));
+            let _ = write!(
+                s,
+                r#"<line x1="{x0:.1}" y1="{y0:.1}" x2="{x0:.1}" y2="{y1:.1}" stroke="{color}" stroke-width="1.5"/><line x1="{:.1}" y1="{y0:.1}" x2="{:.1}" y2="{y0:.1}" stroke="{color}"/><line x1="{:.1}" y1="{y1:.1}" x2="{:.1}" y2="{y1:.1}" stroke="{color}"/>"#,
+                x0 - 4.0,
+                x0 + 4.0,
+                x0 - 4.0,
+                x0 + 4.0
+            );
+        }
         let ly = top + 14.0 + 16.0 * i as f64;
         let _ = write!(
             s,
@@ -197,6 +211,7 @@ fn sweep_chart(
             points: measured,
             dashed: false,
             color: ci,
+            spread: Vec::new(),
         });
         if !theory.is_empty() {
             series.push(Series {
@@ -204,6 +219,7 @@ fn sweep_chart(
                 points: theory,
                 dashed: true,
                 color: ci,
+                spread: Vec::new(),
             });
         }
     }
@@ -310,12 +326,14 @@ mod tests {
                 points: vec![(0.0, 1.0), (0.3, 0.9)],
                 dashed: false,
                 color: 0,
+                spread: Vec::new(),
             },
             Series {
                 label: "theory".into(),
                 points: vec![(0.0, 1.0), (0.3, 0.91)],
                 dashed: true,
                 color: 0,
+                spread: Vec::new(),
             },
         ];
         let svg = line_chart("t", "x", "y", (0.0, 0.3), (0.6, 1.0), &series);

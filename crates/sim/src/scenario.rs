@@ -660,6 +660,10 @@ impl Ctx<'_> {
     }
 }
 
+/// Most nodes a simulated topology may have (the file's counts are
+/// checked against it before anything is built).
+pub const MAX_SIM_NODES: usize = 10_000;
+
 impl Scenario {
     /// Reads and checks a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
@@ -686,6 +690,32 @@ impl Scenario {
         };
         let raw: Raw = cx.src.parse()?;
         let t = &raw.topology;
+        // Every count is bounded, and so is the grid's and the parallel
+        // paths' product: a simulated mesh of at most MAX_SIM_NODES nodes.
+        for (v, f) in [
+            (t.nodes, "nodes"),
+            (t.width, "width"),
+            (t.height, "height"),
+            (t.paths, "paths"),
+            (t.hops, "hops"),
+            (t.edges, "edges"),
+            (
+                t.width.zip(t.height).map(|(w, h)| w.saturating_mul(h)),
+                "width",
+            ),
+            (
+                t.paths.zip(t.hops).map(|(p, h)| p.saturating_mul(h)),
+                "hops",
+            ),
+        ] {
+            if v.is_some_and(|n| n > MAX_SIM_NODES) {
+                return Err(cx.err(
+                    Some(t.kind.span()),
+                    &format!("topology.{f}"),
+                    format!("at most {MAX_SIM_NODES} nodes in a simulated topology"),
+                ));
+            }
+        }
         let need = |v: Option<usize>, f: &str| {
             v.filter(|&n| n > 0).ok_or_else(|| {
                 cx.err(
@@ -1269,6 +1299,21 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_topology_is_refused_before_it_is_built() {
+        // Found by the scenario_text fuzz target: 2.8 billion hops per path
+        // allocated until memory ran out.
+        let text = "name = \"x\"\n[topology]\nkind = \"parallel\"\npaths = 3\nhops = 2777777777\n";
+        let e = Scenario::parse("x.toml", text).unwrap_err();
+        assert_eq!(e.field, "topology.hops");
+        assert!(e.message.contains("at most 10000 nodes"), "{e}");
+        let grid = "name = \"x\"\n[topology]\nkind = \"grid\"\nwidth = 1000\nheight = 1000\n";
+        assert_eq!(
+            Scenario::parse("x.toml", grid).unwrap_err().field,
+            "topology.width"
+        );
+    }
 
     #[test]
     fn a_full_scenario_parses_with_defaults() {

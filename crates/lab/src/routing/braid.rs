@@ -40,6 +40,10 @@ pub fn config(
     Ok(ConfigFile {
         prefixes,
         mode: Some(value(mode.to_string())),
+        reorder: datapath.reorder,
+        reorder_max_wait: datapath
+            .reorder_max_wait
+            .map(|d| value(format!("{}ms", d.as_millis()))),
         datapath: Some(value(datapath.of(i).to_string())),
         late_binding: datapath.late_binding.map(value),
         kernel_delivery: datapath

@@ -184,7 +184,7 @@ impl EgressSession {
                 self.groups.clear();
                 self.latest = [None; MAX_PATHS];
                 if let Some(r) = &mut self.reorder {
-                    r.flush(|p| deliver(&p));
+                    r.flush(|p| held(p, deliver));
                     *r = ReorderBuffer::new(self.config.reorder.expect("reorder configured"));
                 }
                 true
@@ -264,11 +264,13 @@ impl EgressSession {
         }
         self.counters.delivered += 1;
         self.counters.per_path[path].delivered += 1;
+        let urgent = h.flags.contains(braid_wire::DataFlags::URGENT);
         Self::release(
             &mut self.reorder,
             now,
             h.seq,
             congestion,
+            urgent,
             pkt.payload,
             deliver,
         );
@@ -285,16 +287,25 @@ impl EgressSession {
         }
     }
 
+    /// Delivers `payload` (number `seq`) through the re-order buffer if
+    /// there is one. An urgent packet (VoIP, say) is never held: it is
+    /// delivered at once, and the buffer gets an empty stand-in for its
+    /// number so that later packets do not wait for it.
     fn release(
         reorder: &mut Option<ReorderBuffer<Vec<u8>>>,
         now: Instant,
         seq: u32,
         congestion: bool,
+        urgent: bool,
         payload: &[u8],
         deliver: &mut dyn FnMut(&[u8]),
     ) {
         match reorder {
-            Some(r) => r.push(now, seq, congestion, payload.to_vec(), |p| deliver(&p)),
+            Some(r) if urgent => {
+                deliver(payload);
+                r.push(now, seq, congestion, Vec::new(), |p| held(p, deliver));
+            }
+            Some(r) => r.push(now, seq, congestion, payload.to_vec(), |p| held(p, deliver)),
             None => deliver(payload),
         }
     }
@@ -373,7 +384,7 @@ impl EgressSession {
                 self.counters.rebuilt += 1;
                 self.counters.delivered += 1;
                 self.counters.per_path[repair_path].repairs_used += 1;
-                Self::release(&mut self.reorder, now, seq, false, &payload, deliver);
+                Self::release(&mut self.reorder, now, seq, false, false, &payload, deliver);
             }
         }
     }
@@ -410,15 +421,24 @@ impl EgressSession {
     /// Releases what the re-order buffer holds past its timeout as of `now`.
     pub fn handle_timeout(&mut self, now: Instant, deliver: &mut dyn FnMut(&[u8])) {
         if let Some(r) = &mut self.reorder {
-            r.handle_timeout(now, |p| deliver(&p));
+            r.handle_timeout(now, |p| held(p, deliver));
         }
     }
 
     /// Releases everything the re-order buffer holds.
     pub fn flush(&mut self, deliver: &mut dyn FnMut(&[u8])) {
         if let Some(r) = &mut self.reorder {
-            r.flush(|p| deliver(&p));
+            r.flush(|p| held(p, deliver));
         }
+    }
+}
+
+/// A packet the re-order buffer releases: delivered, unless it is the
+/// empty stand-in of an urgent packet delivered before (user packets are
+/// IP packets, never empty).
+fn held(p: Vec<u8>, deliver: &mut dyn FnMut(&[u8])) {
+    if !p.is_empty() {
+        deliver(&p);
     }
 }
 
@@ -428,8 +448,12 @@ mod tests {
     use braid_wire::{DataFlags, DataHeader, Group, NodeId};
 
     fn packet(epoch: u32, seq: u32) -> Vec<u8> {
+        packet_flagged(epoch, seq, DataFlags::empty())
+    }
+
+    fn packet_flagged(epoch: u32, seq: u32, flags: DataFlags) -> Vec<u8> {
         let h = DataHeader {
-            flags: DataFlags::empty(),
+            flags,
             mode: RedundancyMode::Single,
             path: 0,
             route_ptr: 0,
@@ -494,5 +518,34 @@ mod tests {
         assert_eq!(got, (100..1000).collect::<Vec<_>>());
         let c = eg.counters();
         assert_eq!((c.too_far_ahead, c.too_old, c.epoch_changes), (14, 0, 0));
+    }
+
+    #[test]
+    fn an_urgent_packet_is_never_held_and_never_holds_others_back() {
+        use super::super::reorder::ReorderTimeout;
+        let config = EgressConfig {
+            reorder: Some(ReorderConfig {
+                timeout: ReorderTimeout::Fixed(std::time::Duration::from_secs(1)),
+                ..ReorderConfig::default()
+            }),
+            ..EgressConfig::default()
+        };
+        let mut eg = EgressSession::new(config, Instant::ZERO);
+        let mut got = Vec::new();
+        let mut take = |eg: &mut EgressSession, seq: u32, flags: DataFlags| {
+            let p = packet_flagged(7, seq, flags);
+            eg.receive(Instant::ZERO, &DataHeader::parse(&p).unwrap(), &mut |b| {
+                got.push(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+            });
+        };
+        take(&mut eg, 0, DataFlags::empty());
+        // 1 is missing: 2 waits, but urgent 3 goes at once.
+        take(&mut eg, 2, DataFlags::empty());
+        take(&mut eg, 3, DataFlags::URGENT);
+        // 1 fills the gap: 2 follows, and nothing waits for 3.
+        take(&mut eg, 1, DataFlags::empty());
+        take(&mut eg, 4, DataFlags::empty());
+        assert_eq!(got, [0, 3, 1, 2, 4]);
+        assert_eq!(eg.counters().delivered, 5);
     }
 }

@@ -37,7 +37,7 @@ pub const MIN_PACKETS: u64 = 100;
 pub const MIN_INTERVALS: usize = 8;
 
 /// What a path's reports say.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PathEstimate {
     /// Packets lost over packets sent, in the window.
     pub loss: f64,
