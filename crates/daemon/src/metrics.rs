@@ -219,35 +219,29 @@ pub fn prometheus(
             }
         }
     }
-    let mut f = family(
-        &mut out,
-        "braid_path_loss_ratio",
-        "gauge",
-        "Share of packets each path lost over the last 32 path reports (packets in flight not counted).",
-    );
-    for (&(egress, class), s) in &sessions {
-        for (p, e) in s.path_estimates().into_iter().enumerate() {
-            if let Some(e) = e {
-                f.sample(
-                    &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
-                    e.loss,
-                );
-            }
-        }
-    }
-    let mut f = family(
-        &mut out,
-        "braid_path_loss_burst_packets",
-        "gauge",
-        "Mean run of lost packets on each path, fitted from the spread of its loss counts (1/(1-loss) when losses are independent).",
-    );
-    for (&(egress, class), s) in &sessions {
-        for (p, e) in s.path_estimates().into_iter().enumerate() {
-            if let Some(e) = e {
-                f.sample(
-                    &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
-                    e.burst,
-                );
+    type EstimateFigure = fn(&braid_proto::redundancy::estimate::PathEstimate) -> f64;
+    let estimates: [(&str, &str, EstimateFigure); 2] = [
+        (
+            "braid_path_loss_ratio",
+            "Share of packets each path lost over the last 32 path reports (packets in flight not counted).",
+            |e| e.loss,
+        ),
+        (
+            "braid_path_loss_burst_packets",
+            "Mean run of lost packets on each path, fitted from the spread of its loss counts (1/(1-loss) when losses are independent).",
+            |e| e.burst,
+        ),
+    ];
+    for (name, help, figure) in estimates {
+        let mut f = family(&mut out, name, "gauge", help);
+        for (&(egress, class), s) in &sessions {
+            for (p, e) in s.path_estimates().into_iter().enumerate() {
+                if let Some(e) = e {
+                    f.sample(
+                        &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
+                        figure(&e),
+                    );
+                }
             }
         }
     }
