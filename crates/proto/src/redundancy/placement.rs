@@ -11,7 +11,7 @@
 //! and the data on the others; erasure spreads data and repair alike over
 //! all paths.
 
-use super::mode::{Mode, MAX_SHARDS};
+use super::mode::{Mode, MAX_PATHS, MAX_SHARDS};
 
 /// Most packets in a group, data and repair together.
 pub const MAX_GROUP: usize = 2 * MAX_SHARDS as usize;
@@ -54,7 +54,7 @@ pub fn plan(mode: &Mode, weights: &[u32], group: u64) -> GroupPlan {
         paths: [0; MAX_GROUP],
         len: (data + repair).min(MAX_GROUP as u8),
     };
-    let u = weights.len();
+    let u = weights.len().min(MAX_PATHS);
     if u <= 1 || p.len == 0 {
         return p;
     }
@@ -68,18 +68,27 @@ pub fn plan(mode: &Mode, weights: &[u32], group: u64) -> GroupPlan {
                     (group / u as u64) % (u as u64 - 1),
                 )
             };
-            let others: Vec<usize> = (0..u).filter(|&i| i != parity).collect();
+            // The paths but the parity's, on the stack (one plan per group).
+            let mut others = [0usize; MAX_PATHS];
+            for (slot, i) in others.iter_mut().zip((0..u).filter(|&i| i != parity)) {
+                *slot = i;
+            }
             let shards = data as usize;
-            spread(&others, rotation as usize, weights, &mut p.paths[..shards]);
+            spread(
+                &others[..u - 1],
+                rotation as usize,
+                weights,
+                &mut p.paths[..shards],
+            );
             for slot in &mut p.paths[shards..p.len as usize] {
                 *slot = parity as u8;
             }
         }
         Mode::Erasure { .. } => {
-            let all: Vec<usize> = (0..u).collect();
+            let all: [usize; MAX_PATHS] = core::array::from_fn(|i| i);
             let len = p.len as usize;
             spread(
-                &all,
+                &all[..u],
                 (group % u as u64) as usize,
                 weights,
                 &mut p.paths[..len],
@@ -105,14 +114,14 @@ pub fn period(mode: &Mode, paths: usize) -> u64 {
 /// Smooth weighted round robin over `among` rotated left by `rotation`,
 /// from a zero state, into `out`.
 fn spread(among: &[usize], rotation: usize, weights: &[u32], out: &mut [u8]) {
-    let n = among.len();
-    let order: Vec<usize> = (0..n).map(|i| among[(i + rotation) % n]).collect();
-    let w: Vec<i64> = order
-        .iter()
-        .map(|&i| i64::from(weights[i].max(1)))
-        .collect();
-    let total: i64 = w.iter().sum();
-    let mut current = vec![0i64; n];
+    let n = among.len().min(MAX_PATHS);
+    let (mut order, mut w) = ([0usize; MAX_PATHS], [0i64; MAX_PATHS]);
+    for i in 0..n {
+        order[i] = among[(i + rotation) % n];
+        w[i] = i64::from(weights[order[i]].max(1));
+    }
+    let total: i64 = w[..n].iter().sum();
+    let mut current = [0i64; MAX_PATHS];
     for slot in out {
         let mut best = 0;
         for i in 0..n {
