@@ -623,7 +623,9 @@ int braid_rx(struct __sk_buff *skb)
 	__u16 ingress = be16_at(b + 4);
 	__u16 egress = be16_at(b + 6);
 	__u32 seq = be32_at(b + 8);
-	__u8 gdata = b[12] >> 4, grepair = b[12] & 0x0f, gindex = b[13];
+	// Byte 13: interleaving depth minus one (3 bits), shard index (5).
+	__u8 gdata = b[12] >> 4, grepair = b[12] & 0x0f, gindex = b[13] & 0x1f;
+	__u8 gdepth = (b[13] >> 5) + 1;
 	__u8 hop = b[14];
 	__u8 class_id = b[15];
 	__u32 epoch = be32_at(b + 16);
@@ -632,7 +634,7 @@ int braid_rx(struct __sk_buff *skb)
 	int parity = (flags & FLAG_PARITY) != 0;
 	int group_ok;
 	if (gdata == 0 && grepair == 0)
-		group_ok = gindex == 0 && !parity;
+		group_ok = gindex == 0 && gdepth == 1 && !parity;
 	else
 		group_ok = gindex < gdata + grepair && parity == (gindex >= gdata);
 	__u32 header_len = DATA_HEADER_LEN + 2 * rlen;

@@ -418,6 +418,7 @@ fn egress_delivers_each_packet_once_and_leaves_coded_modes_to_user_space() {
                 data: 3,
                 repair: 1,
                 index: 0,
+                depth: 1,
             };
             underlay([198, 18, 0, 6], OUR_ADDR, PORT, &arriving(h, &[6], &inner))
         }),

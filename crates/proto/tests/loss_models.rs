@@ -80,7 +80,11 @@ fn predicted_residual_loss_is_what_the_sessions_leave_on_unequal_paths() {
     let cases: Vec<(Mode, Vec<PathLoss>)> = vec![
         (Mode::Parity(4), vec![indep(0.0), indep(0.2), indep(0.2)]),
         (
-            Mode::Erasure { n: 6, m: 4 },
+            Mode::Erasure {
+                n: 6,
+                m: 4,
+                depth: 1,
+            },
             vec![indep(0.0), indep(0.2), indep(0.2)],
         ),
         (
@@ -88,14 +92,47 @@ fn predicted_residual_loss_is_what_the_sessions_leave_on_unequal_paths() {
             vec![indep(0.05), indep(0.3), indep(0.1)],
         ),
         (
-            Mode::Erasure { n: 20, m: 12 },
+            Mode::Erasure {
+                n: 20,
+                m: 12,
+                depth: 1,
+            },
             vec![bursty(0.2, 5.0), bursty(0.2, 5.0)],
         ),
         (
-            Mode::Erasure { n: 9, m: 5 },
+            Mode::Erasure {
+                n: 9,
+                m: 5,
+                depth: 1,
+            },
             vec![weighted(2, 0.1), weighted(1, 0.3)],
         ),
         (Mode::Parity(3), vec![bursty(0.1, 3.0), indep(0.02)]),
+        // Interleaved: a group's shards on a path `depth` packets apart.
+        (
+            Mode::Erasure {
+                n: 20,
+                m: 12,
+                depth: 4,
+            },
+            vec![bursty(0.2, 5.0), bursty(0.2, 5.0)],
+        ),
+        (
+            Mode::Erasure {
+                n: 18,
+                m: 12,
+                depth: 8,
+            },
+            vec![bursty(0.2, 5.0), bursty(0.2, 5.0)],
+        ),
+        (
+            Mode::Erasure {
+                n: 12,
+                m: 6,
+                depth: 3,
+            },
+            vec![bursty(0.1, 8.0), bursty(0.2, 3.0), indep(0.05)],
+        ),
     ];
     for (i, (mode, paths)) in cases.iter().enumerate() {
         let count = 240_000;
@@ -109,6 +146,7 @@ fn predicted_residual_loss_is_what_the_sessions_leave_on_unequal_paths() {
         let burst = paths.iter().map(|p| p.burst.max(1.0)).fold(1.0, f64::max);
         let sd = (f64::from(m) * want * burst / count as f64).sqrt();
         let margin = 5.0 * sd + 1e-4;
+        eprintln!("{mode}: predicted {want:.5}, measured {got:.5} (margin {margin:.5})");
         assert!(
             (got - want).abs() <= margin,
             "{mode} over {paths:?}: predicted {want:.5}, measured {got:.5} (margin {margin:.5})"

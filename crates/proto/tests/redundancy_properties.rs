@@ -153,7 +153,7 @@ fn modes() -> impl Strategy<Value = Mode> {
         Just(Mode::Tree),
         (2u8..=6).prop_map(Mode::Parity),
         (2u8..=6).prop_map(Mode::ParityRotating),
-        (1u8..=5, 1u8..=3).prop_map(|(m, r)| Mode::Erasure { n: m + r, m }),
+        (1u8..=5, 1u8..=3, 1u8..=4).prop_map(|(m, r, depth)| Mode::Erasure { n: m + r, m, depth }),
     ]
 }
 
@@ -198,7 +198,7 @@ proptest! {
             let mut groups: BTreeMap<u32, GroupSeen> = BTreeMap::new();
             for (j, s) in r.sent.iter().enumerate() {
                 let h = &s.header;
-                let base = if h.group.is_repair() { h.seq } else { h.seq.wrapping_sub(h.group.index as u32) };
+                let base = if h.group.is_repair() { h.seq } else { h.group.base_of(h.seq) };
                 let g = groups.entry(base).or_default();
                 g.shards.insert(h.group.index);
                 if !lost[j % lost.len()] {

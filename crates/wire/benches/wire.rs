@@ -20,6 +20,7 @@ fn header() -> DataHeader {
             data: 3,
             repair: 1,
             index: 2,
+            depth: 1,
         },
         hop_limit: 32,
         class: 0,

@@ -147,17 +147,41 @@ pub struct Group {
     /// Parity/repair packets in the group (n - m).
     pub repair: u8,
     /// This packet's shard index: `0..data` for data, `data..data+repair`
-    /// for repair packets.
+    /// for repair packets (at most 29: five bits on the wire).
     pub index: u8,
+    /// Interleaving depth, 1-8: the group's data packets are numbered
+    /// `base + index * depth` (`depth` groups are filled in turn, so that
+    /// a burst of losses on a path hits each of them less). 1 without
+    /// interleaving and without a group.
+    pub depth: u8,
 }
 
+/// Most groups interleaved (three bits on the wire).
+pub const MAX_DEPTH: u8 = 8;
+/// The shard index's bits in its byte; the interleaving depth minus one
+/// is in the three above.
+const INDEX_BITS: u8 = 0x1f;
+
 impl Group {
-    /// No group: all fields zero.
+    /// No group: all fields zero, depth 1.
     pub const NONE: Group = Group {
         data: 0,
         repair: 0,
         index: 0,
+        depth: 1,
     };
+
+    /// The sequence number of the group's first data packet, from a data
+    /// packet's number (`seq - index * depth`; a repair packet carries
+    /// the base itself).
+    pub fn base_of(&self, seq: u32) -> u32 {
+        seq.wrapping_sub(u32::from(self.index) * u32::from(self.depth))
+    }
+
+    /// The number of data shard `i` of the group that starts at `base`.
+    pub fn data_seq(&self, base: u32, i: u8) -> u32 {
+        base.wrapping_add(u32::from(i) * u32::from(self.depth))
+    }
 
     /// Whether the packet belongs to no group.
     pub fn is_none(&self) -> bool {
@@ -262,14 +286,18 @@ impl DataHeader {
     /// Where this packet stands in its session's send order (wrapping):
     /// data packet `seq` is `32 * seq`; repair packet j of a group comes
     /// right after the group's last data packet, at `32 * last + 1 + j`.
+    /// (Interleaved groups send their repair in rounds once the last of
+    /// them is full, so a repair packet may leave up to `depth - 1` data
+    /// packets later than its order says; the estimator credits such a
+    /// packet when it turns up.)
     /// The ingress and the egress both compute it: path reports carry
     /// the latest an egress saw on each path, so the ingress can tell the
     /// packets still in flight from the lost.
     pub fn send_order(&self) -> u32 {
         if self.group.is_repair() {
             let last = self
-                .seq
-                .wrapping_add(u32::from(self.group.data).saturating_sub(1));
+                .group
+                .data_seq(self.seq, self.group.data.saturating_sub(1));
             let j = u32::from(self.group.index.saturating_sub(self.group.data));
             last.wrapping_mul(32).wrapping_add(1 + j)
         } else {
@@ -307,10 +335,12 @@ impl DataHeader {
         let egress = NodeId(r.u16()?);
         let seq = r.u32()?;
         let shape = r.u8()?;
+        let shard = r.u8()?;
         let group = Group {
             data: shape >> 4,
             repair: shape & NIBBLE_MAX,
-            index: r.u8()?,
+            index: shard & INDEX_BITS,
+            depth: (shard >> 5) + 1,
         };
         validate_group(group, flags)?;
         let hop_limit = r.u8()?;
@@ -378,7 +408,7 @@ impl DataHeader {
         w.u16(self.egress.0);
         w.u32(self.seq);
         w.u8((self.group.data << 4) | self.group.repair);
-        w.u8(self.group.index);
+        w.u8(((self.group.depth - 1) << 5) | self.group.index);
         w.u8(self.hop_limit);
         w.u8(self.class);
         w.u32(self.epoch);
@@ -392,9 +422,11 @@ impl DataHeader {
 fn validate_group(group: Group, flags: DataFlags) -> Result<(), WireError> {
     let parity = flags.contains(DataFlags::PARITY);
     let ok = if group.is_none() {
-        group.index == 0 && !parity
+        group.index == 0 && group.depth == 1 && !parity
     } else {
-        group.index < group.data + group.repair && parity == group.is_repair()
+        group.index < group.data + group.repair
+            && (1..=MAX_DEPTH).contains(&group.depth)
+            && parity == group.is_repair()
     };
     if ok {
         Ok(())
@@ -617,6 +649,7 @@ mod tests {
             data: 3,
             repair: 1,
             index: 3,
+            depth: 1,
         };
         assert!(
             h.emit(&[], &mut buf).is_err(),

@@ -42,7 +42,9 @@ pub use control::{
     LsaBundle, LsaEntry, LsaLink, PathCount, PathReport, Prefix, Probe, ProbeKind, ProbeReport,
     CLIENT_QUALITY_MAX, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
 };
-pub use data::{DataFlags, DataHeader, DataPacket, Group, RedundancyMode, Route, DATA_HEADER_LEN};
+pub use data::{
+    DataFlags, DataHeader, DataPacket, Group, RedundancyMode, Route, DATA_HEADER_LEN, MAX_DEPTH,
+};
 pub use error::WireError;
 
 /// The protocol version this crate speaks.

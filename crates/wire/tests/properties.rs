@@ -13,13 +13,14 @@ fn group_and_flags() -> impl Strategy<Value = (Group, DataFlags)> {
     let flags = (any::<bool>(), any::<bool>());
     prop_oneof![
         flags.prop_map(|f| (Group::NONE, f)),
-        (1u8..=15, 0u8..=15, flags).prop_flat_map(|(data, repair, f)| {
+        (1u8..=15, 0u8..=15, 1u8..=MAX_DEPTH, flags).prop_flat_map(|(data, repair, depth, f)| {
             (0..data + repair).prop_map(move |index| {
                 (
                     Group {
                         data,
                         repair,
                         index,
+                        depth,
                     },
                     f,
                 )

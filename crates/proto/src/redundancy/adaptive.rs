@@ -1,9 +1,11 @@
 //! The adaptive mode's choice: among single, mirror, XOR parity and
-//! Reed-Solomon codes of every group size the header carries, the one with
-//! the least overhead (packets sent per data packet; among equals the
-//! smallest group, which rebuilds soonest) whose predicted delivery
-//! (`predict.rs`, from each path's measured loss and burstiness) meets the
-//! target.
+//! Reed-Solomon codes of every group size the header carries, interleaved
+//! 1, 2, 4 or 8 deep, the one with the least overhead (packets sent per
+//! data packet; among equals the shortest block, groups times depth, which
+//! rebuilds soonest) whose predicted delivery (`predict.rs`, from each
+//! path's measured loss and burstiness) meets the target. Interleaving is
+//! tried only when some path's losses come in bursts: under independent
+//! loss it changes nothing but the delay.
 //!
 //! Overhead is bounded by the paths up: never more than mirroring on every
 //! path, so the repair never asks more of the paths than they carry
@@ -15,9 +17,23 @@ use super::predict::{delivery_ratio, PathLoss};
 
 /// Data packets per group the candidates use.
 const GROUP_DATA: [u8; 10] = [2, 3, 4, 5, 6, 8, 10, 12, 14, 15];
+/// Interleaving depths the candidates use.
+const DEPTHS: [u8; 4] = [1, 2, 4, 8];
+/// How much longer than independent loss's a path's mean loss burst must
+/// be for interleaving to be tried (half as long again: the burst fit
+/// from a few report intervals is noisy, and an interleaved code chosen
+/// on noise only delays its rebuilt packets).
+const BURSTY: f64 = 0.5;
 
-/// The candidates with `paths_up` paths up, cheapest first.
+/// The candidates with `paths_up` paths up, cheapest first, without
+/// interleaving.
 pub fn candidates(paths_up: usize) -> Vec<Mode> {
+    candidates_to_depth(paths_up, 1)
+}
+
+/// The candidates with `paths_up` paths up and erasure interleaved up to
+/// `max_depth`, cheapest first (then the shortest block).
+pub fn candidates_to_depth(paths_up: usize, max_depth: u8) -> Vec<Mode> {
     let u = paths_up.clamp(1, MAX_PATHS);
     let mut c = vec![Mode::Single];
     for x in 3..=MAX_SHARDS + 1 {
@@ -25,7 +41,9 @@ pub fn candidates(paths_up: usize) -> Vec<Mode> {
     }
     for m in GROUP_DATA {
         for r in 1..=MAX_SHARDS {
-            c.push(Mode::Erasure { n: m + r, m });
+            for depth in DEPTHS.into_iter().filter(|&d| d <= max_depth.max(1)) {
+                c.push(Mode::Erasure { n: m + r, m, depth });
+            }
         }
     }
     for k in 2..=u as u8 {
@@ -35,24 +53,54 @@ pub fn candidates(paths_up: usize) -> Vec<Mode> {
     c.retain(|m| m.overhead(u) <= bound);
     let size = |m: &Mode| {
         let (d, r) = m.group_shape();
-        d + r
+        u32::from(d + r)
     };
+    let span = |m: &Mode| size(m) * u32::from(m.depth());
     c.sort_by(|a, b| {
         a.overhead(u)
             .total_cmp(&b.overhead(u))
+            .then(span(a).cmp(&span(b)))
             .then(size(a).cmp(&size(b)))
     });
     c
 }
 
+/// Whether some path's losses are correlated enough for interleaving to
+/// matter.
+fn bursty(paths: &[PathLoss]) -> bool {
+    paths.iter().any(|p| {
+        let independent = 1.0 / (1.0 - p.loss.clamp(0.0, 0.999));
+        p.loss > 0.0 && p.burst.is_finite() && p.burst > independent * (1.0 + BURSTY)
+    })
+}
+
 /// The cheapest candidate meeting `target` (a delivery ratio) over the
 /// paths up, else the most reliable.
 pub fn choose(target: f64, paths: &[PathLoss]) -> Mode {
+    choose_within(target, paths, MAX_SHARDS)
+}
+
+/// [`choose`] with interleaving only for groups of at most `max_data`
+/// data packets (at least 2): what the session fills before its flush
+/// timer closes a group. A block of interleaved groups closed early sends
+/// a group's full repair for each of its few packets, at a cost the
+/// formulas do not see; without interleaving that costs one group's
+/// repair, and a slow session's packets are the better protected for it.
+pub fn choose_within(target: f64, paths: &[PathLoss], max_data: u8) -> Mode {
     if paths.is_empty() {
         return Mode::Single;
     }
+    let max_depth = if bursty(paths) {
+        *DEPTHS.last().expect("some")
+    } else {
+        1
+    };
+    let max_data = max_data.clamp(GROUP_DATA[0], MAX_SHARDS);
     let mut best = (Mode::Single, -1.0);
-    for c in candidates(paths.len()) {
+    for c in candidates_to_depth(paths.len(), max_depth)
+        .into_iter()
+        .filter(|c| c.depth() == 1 || c.group_shape().0 <= max_data)
+    {
         let r = delivery_ratio(&c, paths);
         if r >= target {
             return c;
@@ -99,6 +147,45 @@ mod tests {
         assert!(m.overhead(2) < 1.8, "{m}");
         // Mirroring both paths leaves 4%: far off the target.
         assert!(delivery_ratio(&Mode::Mirror(2), &paths) < 0.97);
+    }
+
+    #[test]
+    fn bursts_take_interleaving_and_independent_loss_does_not() {
+        let bursty = vec![
+            PathLoss {
+                burst: 5.0,
+                ..PathLoss::independent(0.2)
+            };
+            2
+        ];
+        let m = choose(0.999, &bursty);
+        assert!(m.depth() > 1, "{m}");
+        assert!(delivery_ratio(&m, &bursty) >= 0.999, "{m}");
+        // Without interleaving the same paths cannot be served as cheaply.
+        let flat = candidates(2)
+            .into_iter()
+            .find(|c| delivery_ratio(c, &bursty) >= 0.999);
+        assert!(
+            flat.is_none_or(|f| f.overhead(2) > m.overhead(2)),
+            "{flat:?} {m}"
+        );
+        assert_eq!(choose(0.999, &same(0.2, 2)).depth(), 1);
+    }
+
+    #[test]
+    fn a_slow_session_interleaves_only_groups_it_can_fill() {
+        let bursty = vec![
+            PathLoss {
+                burst: 5.0,
+                ..PathLoss::independent(0.2)
+            };
+            2
+        ];
+        for max_data in [2, 6, 10, 15] {
+            let m = choose_within(0.999, &bursty, max_data);
+            assert!(m.depth() == 1 || m.group_shape().0 <= max_data, "{m}");
+        }
+        assert!(choose_within(0.999, &bursty, 15).depth() > 1);
     }
 
     #[test]

@@ -26,7 +26,7 @@
 
 use std::collections::VecDeque;
 
-use braid_wire::{DataPacket, PathCount, RedundancyMode};
+use braid_wire::{DataPacket, Group, PathCount, RedundancyMode};
 
 use super::coding::{rs_rebuild, xor_rebuild, RsCodec};
 use super::dedup::{DedupWindow, Verdict};
@@ -108,6 +108,8 @@ struct RxGroup {
     /// the real one.
     data: u8,
     repair_count: u8,
+    /// Interleaving depth: data shard i is number `base + i * depth`.
+    depth: u8,
     shape_known: bool,
     slots: Vec<Option<Vec<u8>>>,
     repairs: Vec<(u8, u8, Vec<u8>)>,
@@ -234,7 +236,7 @@ impl EgressSession {
         let congestion = h.flags.contains(braid_wire::DataFlags::CONGESTION);
         if h.group.is_repair() {
             self.counters.repair_received += 1;
-            let gi = self.group_for(h.seq, h.mode, h.group.data);
+            let gi = self.group_for(h.seq, h.mode, h.group);
             let g = &mut self.groups[gi];
             if !g.settled && !g.repairs.iter().any(|r| r.0 == h.group.index) {
                 g.data = h.group.data;
@@ -275,8 +277,8 @@ impl EgressSession {
             deliver,
         );
         if !h.group.is_none() {
-            let base = h.seq.wrapping_sub(h.group.index as u32);
-            let gi = self.group_for(base, h.mode, h.group.data);
+            let base = h.group.base_of(h.seq);
+            let gi = self.group_for(base, h.mode, h.group);
             let g = &mut self.groups[gi];
             if !g.settled {
                 if let Some(slot) = g.slots.get_mut(h.group.index as usize) {
@@ -310,9 +312,14 @@ impl EgressSession {
         }
     }
 
-    /// The index of the group starting at `base`, opened if new.
-    fn group_for(&mut self, base: u32, mode: RedundancyMode, data: u8) -> usize {
-        if let Some(i) = self.groups.iter().position(|g| g.base == base) {
+    /// The index of the group starting at `base`, opened if new (with
+    /// the shape and depth `group` gives).
+    fn group_for(&mut self, base: u32, mode: RedundancyMode, group: Group) -> usize {
+        if let Some(i) = self
+            .groups
+            .iter()
+            .position(|g| g.base == base && g.depth == group.depth)
+        {
             return i;
         }
         if self.groups.len() >= self.config.max_groups.max(1) {
@@ -324,8 +331,9 @@ impl EgressSession {
         self.groups.push_back(RxGroup {
             base,
             mode,
-            data,
+            data: group.data,
             repair_count: 0,
+            depth: group.depth,
             shape_known: false,
             slots: vec![None; super::mode::MAX_SHARDS as usize],
             repairs: Vec::new(),
@@ -369,7 +377,7 @@ impl EgressSession {
             }
         };
         let repair_path = g.repairs[0].1 as usize;
-        let base = g.base;
+        let (base, depth) = (g.base, g.depth);
         Self::settle(g);
         let rebuilt = match rebuilt {
             Ok(r) => r,
@@ -379,12 +387,24 @@ impl EgressSession {
             }
         };
         for (i, payload) in rebuilt {
-            let seq = base.wrapping_add(i as u32);
+            let seq = base.wrapping_add(i as u32 * u32::from(depth));
             if self.dedup.insert(seq) == Verdict::New {
                 self.counters.rebuilt += 1;
                 self.counters.delivered += 1;
                 self.counters.per_path[repair_path].repairs_used += 1;
-                Self::release(&mut self.reorder, now, seq, false, false, &payload, deliver);
+                // Its header is lost with it: a rebuilt packet is urgent
+                // when its DSCP is one the classifier takes as urgent.
+                let urgent = crate::classify::inspect(&payload)
+                    .is_ok_and(|i| crate::classify::URGENT_DSCP.contains(&i.dscp));
+                Self::release(
+                    &mut self.reorder,
+                    now,
+                    seq,
+                    false,
+                    urgent,
+                    &payload,
+                    deliver,
+                );
             }
         }
     }
@@ -547,5 +567,85 @@ mod tests {
         take(&mut eg, 4, DataFlags::empty());
         assert_eq!(got, [0, 3, 1, 2, 4]);
         assert_eq!(eg.counters().delivered, 5);
+    }
+
+    #[test]
+    fn a_rebuilt_urgent_packet_is_not_held_either() {
+        use super::super::ingress::{IngressConfig, IngressSession, Payload};
+        use super::super::mode::Mode;
+        use super::super::path::PathState;
+        use super::super::reorder::ReorderTimeout;
+        use braid_wire::NodeId;
+        // IPv4 packets whose last byte says which they are; DSCP as given.
+        let ip = |n: u8, dscp: u8| {
+            let mut p = vec![0u8; 21];
+            p[0] = 0x45;
+            p[1] = dscp << 2;
+            p[3] = 21;
+            p[9] = 17;
+            p[20] = n;
+            p
+        };
+        let inputs = [ip(0, 0), ip(1, 0), ip(2, 0), ip(3, 0), ip(4, 0), ip(5, 46)];
+        let mut ing = IngressSession::new(
+            NodeId(1),
+            NodeId(2),
+            0,
+            Mode::Erasure {
+                n: 3,
+                m: 2,
+                depth: 1,
+            },
+            IngressConfig::default(),
+            0,
+            7,
+        );
+        let mut out = Vec::new();
+        let path = PathState {
+            up: true,
+            weight: 1,
+            loss: 0.0,
+        };
+        ing.set_paths(Instant::ZERO, &[path], &mut out);
+        let mut wire = Vec::new();
+        for input in &inputs {
+            ing.encode(Instant::ZERO, input, Default::default(), &mut out);
+            for o in out.drain(..) {
+                let payload = match o.payload {
+                    Payload::Input => input.clone(),
+                    Payload::Repair(r) => r,
+                };
+                let mut buf = vec![0u8; 64 + payload.len()];
+                let n = o.header.emit(&[], &mut buf).unwrap();
+                buf.truncate(n);
+                buf.extend_from_slice(&payload);
+                wire.push((o.header, buf));
+            }
+        }
+        let config = EgressConfig {
+            reorder: Some(ReorderConfig {
+                timeout: ReorderTimeout::Fixed(std::time::Duration::from_secs(1)),
+                ..ReorderConfig::default()
+            }),
+            ..EgressConfig::default()
+        };
+        let mut eg = EgressSession::new(config, Instant::ZERO);
+        let mut got = Vec::new();
+        // Packet 2 and its group's repair are lost (a gap that stays);
+        // packet 5 (EF) is lost and rebuilt from its group's repair.
+        for (h, bytes) in &wire {
+            let repair = h.group.is_repair();
+            let lost = h.seq == 2 || (!repair && h.seq == 5);
+            if !lost {
+                eg.receive(
+                    Instant::ZERO,
+                    &DataHeader::parse(bytes).unwrap(),
+                    &mut |b| got.push(b[20]),
+                );
+            }
+        }
+        assert_eq!(eg.counters().rebuilt, 1);
+        // 3 and 4 wait behind the gap; the rebuilt urgent packet does not.
+        assert_eq!(got, [0, 1, 5]);
     }
 }

@@ -6,14 +6,16 @@
 //! moment it is encoded. Repair packets leave when their group is full, or
 //! when the flush timer closes a group that stopped filling; a flushed
 //! group's repair packets carry the group's real size, which the egress
-//! takes as authoritative.
+//! takes as authoritative. Interleaved erasure fills `depth` groups in
+//! turn (a block) and sends their repair in rounds when the block is full,
+//! so that a burst of losses on one path hits each group less.
 //!
 //! The encoder does not know routes: it names a path slot (0..16); the node
 //! attaches that slot's source route when it sends.
 
 use std::time::Duration;
 
-use braid_wire::{DataFlags, DataHeader, Group, NodeId};
+use braid_wire::{DataFlags, DataHeader, Group, NodeId, MAX_DEPTH};
 
 use super::adaptive;
 use super::coding::{rs_encode, RsCodec, XorParity};
@@ -102,25 +104,65 @@ pub struct IngressCounters {
     pub lent_out: u64,
 }
 
+/// The groups being filled: `depth` of them, in turn (data packet
+/// `base + k` goes to group `k mod depth`, whose first data packet is
+/// `base + (k mod depth)`). Without interleaving, one group.
 #[derive(Debug, Clone)]
-struct OpenGroup {
+struct OpenBlock {
     base: u32,
+    depth: u8,
     data: u8,
     repair: u8,
-    count: u8,
-    /// Where its shards go (`placement.rs`), as indices into `up`.
-    plan: GroupPlan,
-    /// The path slots up when the group opened.
+    /// Data packets each group has so far.
+    counts: [u8; MAX_DEPTH as usize],
+    /// Where each group's shards go (`placement.rs`), as indices into `up`.
+    plans: [GroupPlan; MAX_DEPTH as usize],
+    /// The path slots up when the block opened.
     up: [u8; MAX_PATHS],
     opened_at: Instant,
 }
 
-impl OpenGroup {
-    /// The slot shard `i` goes on, if that path is still up.
-    fn planned_slot(&self, i: usize, paths: &[PathState]) -> Option<usize> {
-        let slot = self.up[self.plan.shard(i)] as usize;
+impl OpenBlock {
+    /// The slot shard `i` of group `j` goes on, if that path is still up.
+    fn planned_slot(&self, j: usize, i: usize, paths: &[PathState]) -> Option<usize> {
+        let slot = self.up[self.plans[j].shard(i)] as usize;
         paths.get(slot).is_some_and(|p| p.up).then_some(slot)
     }
+
+    fn filled(&self) -> u32 {
+        self.counts.iter().map(|&c| u32::from(c)).sum()
+    }
+}
+
+/// A session's data packets per second, from one path report to the
+/// next (half the last interval, half the estimate before).
+#[derive(Debug, Clone, Copy, Default)]
+struct DataRate {
+    last: Option<(Instant, u64)>,
+    per_s: Option<f64>,
+}
+
+impl DataRate {
+    fn update(&mut self, now: Instant, data_packets: u64) {
+        if let Some((at, before)) = self.last {
+            let seconds = now.since(at).as_secs_f64();
+            if seconds <= 0.0 {
+                return;
+            }
+            let r = data_packets.saturating_sub(before) as f64 / seconds;
+            self.per_s = Some(self.per_s.map_or(r, |old| (old + r) / 2.0));
+        }
+        self.last = Some((now, data_packets));
+    }
+}
+
+/// What one open group keeps until its repair is made.
+#[derive(Debug, Default)]
+struct GroupBuffer {
+    /// Erasure: the data payloads.
+    held: Vec<Vec<u8>>,
+    /// Parity: the running XOR.
+    xor: XorParity,
 }
 
 /// The encoder of one session.
@@ -139,14 +181,17 @@ pub struct IngressSession {
     last_active: Instant,
     paths: Vec<PathState>,
     wrr: Vec<i64>,
-    group: Option<OpenGroup>,
+    block: Option<OpenBlock>,
     groups: u64,
-    xor: XorParity,
+    /// One per group of the open block (grown to the deepest block seen).
+    buffers: Vec<GroupBuffer>,
     rs: RsCodec,
-    held: Vec<Vec<u8>>,
     /// Per path slot: loss, burstiness and rate from the egress's path
     /// reports.
     estimators: Vec<PathEstimator>,
+    /// Data packets per second entering the session, measured between
+    /// path reports (the adaptive mode's groups must fill in time).
+    data_rate: DataRate,
     /// While the session is lent to another encoder: the first number it
     /// was given (numbers from here on are its own).
     lent: Option<u32>,
@@ -183,12 +228,12 @@ impl IngressSession {
             last_active: Instant::ZERO,
             paths: Vec::new(),
             wrr: Vec::new(),
-            group: None,
+            block: None,
             groups: 0,
-            xor: XorParity::default(),
+            buffers: Vec::new(),
             rs: RsCodec::default(),
-            held: Vec::new(),
             estimators: vec![PathEstimator::default(); MAX_PATHS],
+            data_rate: DataRate::default(),
             lent: None,
             counters: IngressCounters::default(),
         }
@@ -267,7 +312,7 @@ impl IngressSession {
     pub fn set_mode(&mut self, now: Instant, mode: Mode, out: &mut Vec<Outgoing>) {
         self.mode = mode;
         let active = match mode {
-            Mode::Adaptive { target } => adaptive::choose(target, &self.path_losses()),
+            Mode::Adaptive { target } => self.adaptive_choice(target),
             m => m,
         };
         self.activate(now, active, out);
@@ -323,9 +368,21 @@ impl IngressSession {
             .collect()
     }
 
+    /// The adaptive mode's choice: interleaved only with groups the
+    /// session fills within the flush timer at its measured rate.
+    fn adaptive_choice(&self, target: f64) -> Mode {
+        let max_data = match self.data_rate.per_s {
+            Some(r) => (r * self.config.flush_after.as_secs_f64())
+                .floor()
+                .min(255.0) as u8,
+            None => super::mode::MAX_SHARDS,
+        };
+        adaptive::choose_within(target, &self.path_losses(), max_data)
+    }
+
     fn reconsider(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
         if let Mode::Adaptive { target } = self.mode {
-            let choice = adaptive::choose(target, &self.path_losses());
+            let choice = self.adaptive_choice(target);
             self.activate(now, choice, out);
         }
     }
@@ -340,6 +397,7 @@ impl IngressSession {
         out: &mut Vec<Outgoing>,
     ) {
         self.counters.path_reports += 1;
+        self.data_rate.update(now, self.counters.data_packets);
         for c in counts {
             let p = c.path as usize;
             if p < MAX_PATHS {
@@ -352,7 +410,7 @@ impl IngressSession {
 
     fn activate(&mut self, now: Instant, mode: Mode, out: &mut Vec<Outgoing>) {
         if mode != self.active {
-            self.close_group(now, out);
+            self.close_block(now, out);
             self.active = mode;
             self.counters.mode_changes += 1;
         }
@@ -500,115 +558,147 @@ impl IngressSession {
         up: &[usize],
         out: &mut Vec<Outgoing>,
     ) {
-        if self.group.is_none() {
-            let (data, repair) = self.active.group_shape();
-            let weights: Vec<u32> = up.iter().map(|&i| self.paths[i].weight).collect();
-            let mut slots = [0u8; MAX_PATHS];
-            for (s, &i) in slots.iter_mut().zip(up) {
-                *s = i as u8;
-            }
-            self.group = Some(OpenGroup {
-                base: self.seq,
-                data,
-                repair,
-                count: 0,
-                plan: placement::plan(&self.active, &weights, self.groups),
-                up: slots,
-                opened_at: now,
-            });
-            self.groups += 1;
-            self.xor.reset();
-            self.held.clear();
+        if self.block.is_none() {
+            self.open_block(now, up);
         }
-        let g = self.group.clone().expect("opened above");
-        let path = match g.planned_slot(g.count as usize, &self.paths) {
+        let b = self.block.as_ref().expect("opened above");
+        let depth = u32::from(b.depth);
+        let j = (self.seq.wrapping_sub(b.base) % depth) as usize;
+        let (index, data, repair) = (b.counts[j], b.data, b.repair);
+        let path = match b.planned_slot(j, index as usize, &self.paths) {
             Some(slot) => slot,
             None => self.stripe_pick(up),
         };
         let group = Group {
-            data: g.data,
-            repair: g.repair,
-            index: g.count,
+            data,
+            repair,
+            index,
+            depth: depth as u8,
         };
         let h = self.header(meta, path, self.seq, group);
         self.emit(out, path, h, Payload::Input);
+        let buffer = &mut self.buffers[j];
         match self.active {
-            Mode::Erasure { .. } => self.held.push(packet.to_vec()),
+            Mode::Erasure { .. } => buffer.held.push(packet.to_vec()),
             _ => {
                 // A payload too long for the 16-bit length prefix cannot be
                 // protected; it still went out above.
-                let _ = self.xor.add(packet);
+                let _ = buffer.xor.add(packet);
             }
         }
-        let g = self.group.as_mut().expect("open");
-        g.count += 1;
-        if g.count == g.data {
-            self.close_group(now, out);
+        let b = self.block.as_mut().expect("open");
+        b.counts[j] += 1;
+        if b.filled() == u32::from(b.data) * depth {
+            self.close_block(now, out);
         }
     }
 
-    /// Sends the open group's repair packets and closes it.
-    fn close_group(&mut self, _now: Instant, out: &mut Vec<Outgoing>) {
-        let Some(g) = self.group.take() else {
+    /// Opens a block of `depth` groups starting at the next number.
+    fn open_block(&mut self, now: Instant, up: &[usize]) {
+        let (data, repair) = self.active.group_shape();
+        let depth = self.active.depth().clamp(1, MAX_DEPTH);
+        let weights: Vec<u32> = up.iter().map(|&i| self.paths[i].weight).collect();
+        let mut slots = [0u8; MAX_PATHS];
+        for (s, &i) in slots.iter_mut().zip(up) {
+            *s = i as u8;
+        }
+        let first = placement::plan(&self.active, &weights, self.groups);
+        let mut plans = [first; MAX_DEPTH as usize];
+        for (j, plan) in plans.iter_mut().enumerate().take(depth as usize).skip(1) {
+            *plan = placement::plan(&self.active, &weights, self.groups + j as u64);
+        }
+        self.groups += u64::from(depth);
+        if self.buffers.len() < depth as usize {
+            self.buffers
+                .resize_with(depth as usize, GroupBuffer::default);
+        }
+        for b in &mut self.buffers {
+            b.held.clear();
+            b.xor.reset();
+        }
+        self.block = Some(OpenBlock {
+            base: self.seq,
+            depth,
+            data,
+            repair,
+            counts: [0; MAX_DEPTH as usize],
+            plans,
+            up: slots,
+            opened_at: now,
+        });
+    }
+
+    /// Sends the open block's repair packets and closes it. Repair goes
+    /// in rounds (repair 0 of every group, then repair 1, ...), so that
+    /// on each path a group's shards stay `depth` packets apart.
+    fn close_block(&mut self, _now: Instant, out: &mut Vec<Outgoing>) {
+        let Some(b) = self.block.take() else {
             return;
         };
-        if g.count == 0 {
-            return;
-        }
-        if g.count < g.data {
-            self.counters.groups_flushed += 1;
-        }
+        let depth = b.depth as usize;
+        self.counters.groups_flushed += b.counts[..depth]
+            .iter()
+            .filter(|&&c| c > 0 && c < b.data)
+            .count() as u64;
         let up: Vec<usize> = self.up().collect();
-        if up.is_empty() {
+        if up.is_empty() || b.filled() == 0 {
             return;
+        }
+        // Each group's repair payloads: the full repair even for a group
+        // closed early (a slow session's few packets then go out with
+        // strong protection, which the paths have room for at that rate;
+        // measured in the lab, TCP's tail packets need it).
+        let mut repairs: Vec<Vec<Vec<u8>>> = Vec::with_capacity(depth);
+        for j in 0..depth {
+            let buffer = &mut self.buffers[j];
+            let made = if b.counts[j] == 0 {
+                Vec::new()
+            } else if matches!(self.active, Mode::Erasure { .. }) {
+                let refs: Vec<&[u8]> = buffer.held.iter().map(Vec::as_slice).collect();
+                rs_encode(&mut self.rs, &refs, b.repair as usize).unwrap_or_default()
+            } else {
+                vec![buffer.xor.payload()]
+            };
+            buffer.held.clear();
+            repairs.push(made);
         }
         let meta = PacketMeta::default();
-        let repair_group = |index| Group {
-            data: g.count,
-            repair: g.repair,
-            index,
-        };
-        // Repair j goes where the plan put shard `data + j`, or (that path
-        // gone) round the paths up.
-        let slots: Vec<usize> = (0..g.repair as usize)
-            .map(|j| {
-                g.planned_slot(g.data as usize + j, &self.paths)
-                    .unwrap_or(up[j % up.len()])
-            })
-            .collect();
-        let repair_slot = |j: usize| slots[j.min(slots.len().saturating_sub(1))];
-        match self.active {
-            Mode::Erasure { .. } => {
-                let refs: Vec<&[u8]> = self.held.iter().map(Vec::as_slice).collect();
-                if let Ok(repairs) = rs_encode(&mut self.rs, &refs, g.repair as usize) {
-                    for (j, payload) in repairs.into_iter().enumerate() {
-                        let path = repair_slot(j);
-                        let h = self.header(meta, path, g.base, repair_group(g.count + j as u8));
-                        self.emit(out, path, h, Payload::Repair(payload));
-                    }
-                }
-                self.held.clear();
-            }
-            _ => {
-                let path = repair_slot(0);
-                let h = self.header(meta, path, g.base, repair_group(g.count));
-                let payload = self.xor.payload();
+        for r in 0..b.repair as usize {
+            for (j, made) in repairs.iter_mut().enumerate() {
+                let Some(payload) = made.get_mut(r).map(core::mem::take) else {
+                    continue;
+                };
+                // Repair r goes where the plan put shard `data + r`, or
+                // (that path gone) round the paths up.
+                let path = b
+                    .planned_slot(j, b.data as usize + r, &self.paths)
+                    .unwrap_or(up[r % up.len()]);
+                let count = b.counts[j];
+                let group = Group {
+                    data: count,
+                    repair: made.len() as u8,
+                    index: count + r as u8,
+                    depth: b.depth,
+                };
+                let base = b.base.wrapping_add(j as u32);
+                let h = self.header(meta, path, base, group);
                 self.emit(out, path, h, Payload::Repair(payload));
             }
         }
     }
 
-    /// When the open group must be flushed.
+    /// When the open block must be flushed: `flush_after` per group it
+    /// interleaves.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.group
+        self.block
             .as_ref()
-            .map(|g| g.opened_at + self.config.flush_after)
+            .map(|b| b.opened_at + self.config.flush_after * u32::from(b.depth))
     }
 
     /// Flushes the open group if its time has come.
     pub fn handle_timeout(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
         if self.poll_timeout().is_some_and(|t| t <= now) {
-            self.close_group(now, out);
+            self.close_block(now, out);
         }
     }
 }

@@ -35,12 +35,15 @@ pub enum Mode {
     /// The same with the parity path rotating (WISPR 5).
     ParityRotating(u8),
     /// Every m data packets get n-m Reed-Solomon repair packets; any m of
-    /// the n rebuild the group.
+    /// the n rebuild the group. `depth` groups are filled in turn
+    /// (interleaved) so that a burst of losses on a path hits each less.
     Erasure {
         /// Packets per group, data and repair together.
         n: u8,
         /// Data packets per group.
         m: u8,
+        /// Groups interleaved, 1-8 (1: none).
+        depth: u8,
     },
     /// The cheapest of the modes above meeting a target delivery ratio,
     /// from measured path loss.
@@ -54,7 +57,7 @@ pub enum Mode {
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ModeError {
     /// The text names no mode.
-    #[error("unknown redundancy mode \"{0}\" (expected single, stripe, stripe:pinned, mirror:K, tree, parity:X, parity-rotating:X, erasure:N,M or adaptive[:TARGET])")]
+    #[error("unknown redundancy mode \"{0}\" (expected single, stripe, stripe:pinned, mirror:K, tree, parity:X, parity-rotating:X, erasure:N,M[,DEPTH] or adaptive[:TARGET])")]
     Unknown(String),
     /// `mirror:K` with K outside 1..=16.
     #[error("mirror:{0}: k must be between 1 and {MAX_PATHS}")]
@@ -69,6 +72,16 @@ pub enum ModeError {
         n: u8,
         /// The M given.
         m: u8,
+    },
+    /// `erasure:N,M,D` with D outside 1..=8.
+    #[error("erasure:{n},{m},{depth}: the interleaving depth must be between 1 and {max}", max = braid_wire::MAX_DEPTH)]
+    Depth {
+        /// The N given.
+        n: u8,
+        /// The M given.
+        m: u8,
+        /// The depth given.
+        depth: u8,
     },
     /// An adaptive target outside (0, 1).
     #[error("adaptive target {0} must be a delivery ratio in (0, 1)")]
@@ -86,8 +99,13 @@ impl Mode {
             Mode::Parity(x) | Mode::ParityRotating(x) if !(2..=MAX_SHARDS + 1).contains(&x) => {
                 Err(ModeError::ParityX(x))
             }
-            Mode::Erasure { n, m } if m == 0 || m >= n || m > MAX_SHARDS || n - m > MAX_SHARDS => {
+            Mode::Erasure { n, m, .. }
+                if m == 0 || m >= n || m > MAX_SHARDS || n - m > MAX_SHARDS =>
+            {
                 Err(ModeError::ErasureShape { n, m })
+            }
+            Mode::Erasure { n, m, depth } if !(1..=braid_wire::MAX_DEPTH).contains(&depth) => {
+                Err(ModeError::Depth { n, m, depth })
             }
             Mode::Adaptive { target } if !(target > 0.0 && target < 1.0) => {
                 Err(ModeError::Target(target))
@@ -101,8 +119,16 @@ impl Mode {
     pub fn group_shape(&self) -> (u8, u8) {
         match *self {
             Mode::Parity(x) | Mode::ParityRotating(x) => (x - 1, 1),
-            Mode::Erasure { n, m } => (m, n - m),
+            Mode::Erasure { n, m, .. } => (m, n - m),
             _ => (0, 0),
+        }
+    }
+
+    /// Groups filled in turn (1 but for interleaved erasure).
+    pub fn depth(&self) -> u8 {
+        match *self {
+            Mode::Erasure { depth, .. } => depth,
+            _ => 1,
         }
     }
 
@@ -111,7 +137,7 @@ impl Mode {
         match *self {
             Mode::Mirror(k) => (k as usize).min(paths.max(1)) as f64,
             Mode::Parity(x) | Mode::ParityRotating(x) => x as f64 / (x - 1) as f64,
-            Mode::Erasure { n, m } => n as f64 / m as f64,
+            Mode::Erasure { n, m, .. } => n as f64 / m as f64,
             _ => 1.0,
         }
     }
@@ -142,7 +168,8 @@ impl fmt::Display for Mode {
             Mode::Tree => write!(f, "tree"),
             Mode::Parity(x) => write!(f, "parity:{x}"),
             Mode::ParityRotating(x) => write!(f, "parity-rotating:{x}"),
-            Mode::Erasure { n, m } => write!(f, "erasure:{n},{m}"),
+            Mode::Erasure { n, m, depth: 1 } => write!(f, "erasure:{n},{m}"),
+            Mode::Erasure { n, m, depth } => write!(f, "erasure:{n},{m},{depth}"),
             Mode::Adaptive { target } => write!(f, "adaptive:{target}"),
         }
     }
@@ -170,12 +197,17 @@ impl FromStr for Mode {
             ("parity", Some(x)) => Mode::Parity(num(x)?),
             ("parity-rotating", Some(x)) => Mode::ParityRotating(num(x)?),
             ("erasure", Some(nm)) => {
-                let (n, m) = nm
+                let (n, rest) = nm
                     .split_once(',')
                     .ok_or_else(|| ModeError::Number(s.to_string()))?;
+                let (m, depth) = match rest.split_once(',') {
+                    Some((m, d)) => (m, num(d)?),
+                    None => (rest, 1),
+                };
                 Mode::Erasure {
                     n: num(n)?,
                     m: num(m)?,
+                    depth,
                 }
             }
             ("adaptive", None) => Mode::Adaptive { target: 0.999 },
@@ -207,6 +239,7 @@ mod tests {
             "parity:4",
             "parity-rotating:4",
             "erasure:6,4",
+            "erasure:18,12,4",
             "adaptive:0.999",
         ] {
             assert_eq!(s.parse::<Mode>().unwrap().to_string(), s);
@@ -236,6 +269,14 @@ mod tests {
             Err(ModeError::ErasureShape { .. })
         ));
         assert!(matches!(
+            "erasure:6,4,9".parse::<Mode>(),
+            Err(ModeError::Depth { depth: 9, .. })
+        ));
+        assert!(matches!(
+            "erasure:6,4,0".parse::<Mode>(),
+            Err(ModeError::Depth { depth: 0, .. })
+        ));
+        assert!(matches!(
             "adaptive:1.5".parse::<Mode>(),
             Err(ModeError::Target(_))
         ));
@@ -252,8 +293,24 @@ mod tests {
     #[test]
     fn shapes_and_overheads() {
         assert_eq!(Mode::Parity(4).group_shape(), (3, 1));
-        assert_eq!(Mode::Erasure { n: 6, m: 4 }.group_shape(), (4, 2));
+        assert_eq!(
+            Mode::Erasure {
+                n: 6,
+                m: 4,
+                depth: 1
+            }
+            .group_shape(),
+            (4, 2)
+        );
         assert_eq!(Mode::Mirror(3).overhead(2), 2.0);
-        assert_eq!(Mode::Erasure { n: 6, m: 4 }.overhead(3), 1.5);
+        assert_eq!(
+            Mode::Erasure {
+                n: 6,
+                m: 4,
+                depth: 3
+            }
+            .overhead(3),
+            1.5
+        );
     }
 }

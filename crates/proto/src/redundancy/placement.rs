@@ -145,7 +145,11 @@ mod tests {
 
     #[test]
     fn erasure_alternates_and_rotates_with_the_group() {
-        let m = Mode::Erasure { n: 6, m: 4 };
+        let m = Mode::Erasure {
+            n: 6,
+            m: 4,
+            depth: 1,
+        };
         assert_eq!(shards(&plan(&m, &[1, 1], 0)), [0, 1, 0, 1, 0, 1]);
         assert_eq!(shards(&plan(&m, &[1, 1], 1)), [1, 0, 1, 0, 1, 0]);
         assert_eq!(period(&m, 2), 2);
@@ -170,7 +174,15 @@ mod tests {
 
     #[test]
     fn one_path_takes_everything_and_ungrouped_modes_plan_nothing() {
-        let p = plan(&Mode::Erasure { n: 30, m: 15 }, &[5], 7);
+        let p = plan(
+            &Mode::Erasure {
+                n: 30,
+                m: 15,
+                depth: 1,
+            },
+            &[5],
+            7,
+        );
         assert_eq!(p.len(), 30);
         assert!(shards(&p).iter().all(|&i| i == 0));
         assert!(plan(&Mode::Mirror(2), &[1, 1], 0).is_empty());

@@ -8,8 +8,11 @@
 //! for each path, the joint distribution of (data shards lost, shards
 //! lost) among the group's shards on it, from the chain's stationary
 //! state; the paths' distributions convolved; a group whose losses exceed
-//! its repair loses the data shards it lost. Exact for full groups under
-//! the model; a group the flush timer closes early is not modelled.
+//! its repair loses the data shards it lost. Interleaved groups (erasure
+//! with a depth) see the chain every `depth` packets. Exact for full
+//! groups under the model (for interleaving, as long as every group of a
+//! block puts as many shards on each path); a group the flush timer closes
+//! early is not modelled.
 
 use super::mode::Mode;
 use super::placement::{self, MAX_GROUP};
@@ -58,6 +61,20 @@ impl PathLoss {
         };
         (p * to_good / (1.0 - p), to_good)
     }
+}
+
+/// The chain seen every `depth` packets: the same loss ratio, the
+/// packet-to-packet correlation `λ = 1 - to_bad - to_good` raised to the
+/// power `depth` (interleaving `depth` groups puts a group's consecutive
+/// shards on a path `depth` packets apart).
+fn every((to_bad, to_good): (f64, f64), depth: u8) -> (f64, f64) {
+    let moving = to_bad + to_good;
+    if depth <= 1 || moving <= 0.0 {
+        return (to_bad, to_good);
+    }
+    let bad = to_bad / moving;
+    let apart = 1.0 - (1.0 - moving).powi(i32::from(depth));
+    (bad * apart, (1.0 - bad) * apart)
 }
 
 /// Expected fraction of data packets delivered under `mode`, over the
@@ -113,7 +130,8 @@ fn group_delivery(mode: &Mode, plan: &placement::GroupPlan, paths: &[PathLoss]) 
             }
         }
         if n > 0 {
-            total = convolve(&total, &path_joint(&kinds[..n], path.chain()));
+            let chain = every(path.chain(), mode.depth());
+            total = convolve(&total, &path_joint(&kinds[..n], chain));
         }
     }
     let mut lost_data = 0.0;
@@ -214,7 +232,14 @@ mod tests {
         assert!(close(delivery_ratio(&Mode::Parity(3), &p), want));
         // erasure 3,1: the data packet or either of two repairs.
         assert!(close(
-            delivery_ratio(&Mode::Erasure { n: 3, m: 1 }, &p),
+            delivery_ratio(
+                &Mode::Erasure {
+                    n: 3,
+                    m: 1,
+                    depth: 1
+                },
+                &p
+            ),
             0.999
         ));
     }
@@ -229,7 +254,14 @@ mod tests {
             .map(|k| c(5, k) * p.powi(k as i32) * (1.0 - p).powi(5 - k as i32))
             .sum();
         let want = 1.0 - p * at_least_2_of_5;
-        let got = delivery_ratio(&Mode::Erasure { n: 6, m: 4 }, &same(p, 1));
+        let got = delivery_ratio(
+            &Mode::Erasure {
+                n: 6,
+                m: 4,
+                depth: 1,
+            },
+            &same(p, 1),
+        );
         assert!(close(got, want), "{got} {want}");
     }
 
@@ -237,7 +269,11 @@ mod tests {
     fn bursts_hurt_a_code_and_not_a_single_path() {
         let calm = PathLoss::independent(0.2);
         let bursty = PathLoss { burst: 5.0, ..calm };
-        let code = Mode::Erasure { n: 24, m: 12 };
+        let code = Mode::Erasure {
+            n: 24,
+            m: 12,
+            depth: 1,
+        };
         let a = residual_loss(&code, &[calm, calm]);
         let b = residual_loss(&code, &[bursty, bursty]);
         assert!(b > 10.0 * a, "{a} {b}");
@@ -251,8 +287,62 @@ mod tests {
     }
 
     #[test]
+    fn interleaving_turns_bursts_toward_independent_loss() {
+        let calm = PathLoss::independent(0.2);
+        let bursty = PathLoss { burst: 5.0, ..calm };
+        let at = |depth| {
+            let code = Mode::Erasure {
+                n: 18,
+                m: 12,
+                depth,
+            };
+            residual_loss(&code, &[bursty, bursty])
+        };
+        let independent = residual_loss(
+            &Mode::Erasure {
+                n: 18,
+                m: 12,
+                depth: 1,
+            },
+            &[calm, calm],
+        );
+        // Deeper is better, and never better than independent loss.
+        assert!(
+            at(1) > at(2) && at(2) > at(4) && at(4) > at(8),
+            "{} {} {} {}",
+            at(1),
+            at(2),
+            at(4),
+            at(8)
+        );
+        assert!(at(8) > independent);
+        // Two steps of a chain are one step of the chain squared.
+        let (b, g) = bursty.chain();
+        let lambda = 1.0 - b - g;
+        let (b2, g2) = every((b, g), 2);
+        assert!(close(1.0 - b2 - g2, lambda * lambda));
+        assert!(close(b2 / (b2 + g2), 0.2));
+        // Independent loss has nothing to gain.
+        assert!(close(
+            residual_loss(
+                &Mode::Erasure {
+                    n: 18,
+                    m: 12,
+                    depth: 8
+                },
+                &[calm, calm]
+            ),
+            independent
+        ));
+    }
+
+    #[test]
     fn lossless_and_dead_paths_are_the_limits() {
-        let code = Mode::Erasure { n: 8, m: 4 };
+        let code = Mode::Erasure {
+            n: 8,
+            m: 4,
+            depth: 1,
+        };
         assert!(close(delivery_ratio(&code, &same(0.0, 2)), 1.0));
         assert!(close(delivery_ratio(&code, &same(1.0, 2)), 0.0));
         // One dead path of two: half the shards arrive, just enough.
