@@ -115,6 +115,10 @@ struct OpenBlock {
     repair: u8,
     /// Data packets each group has so far.
     counts: [u8; MAX_DEPTH as usize],
+    /// Whether a group holds an urgent packet: its repair is urgent too
+    /// (a lost VoIP packet is rebuilt from it, and must not wait behind
+    /// bulk for it).
+    urgent: [bool; MAX_DEPTH as usize],
     /// Where each group's shards go (`placement.rs`), as indices into `up`.
     plans: [GroupPlan; MAX_DEPTH as usize],
     /// The path slots up when the block opened.
@@ -588,6 +592,7 @@ impl IngressSession {
         }
         let b = self.block.as_mut().expect("open");
         b.counts[j] += 1;
+        b.urgent[j] |= meta.urgent;
         if b.filled() == u32::from(b.data) * depth {
             self.close_block(now, out);
         }
@@ -622,6 +627,7 @@ impl IngressSession {
             data,
             repair,
             counts: [0; MAX_DEPTH as usize],
+            urgent: [false; MAX_DEPTH as usize],
             plans,
             up: slots,
             opened_at: now,
@@ -662,7 +668,6 @@ impl IngressSession {
             buffer.held.clear();
             repairs.push(made);
         }
-        let meta = PacketMeta::default();
         for r in 0..b.repair as usize {
             for (j, made) in repairs.iter_mut().enumerate() {
                 let Some(payload) = made.get_mut(r).map(core::mem::take) else {
@@ -681,6 +686,10 @@ impl IngressSession {
                     depth: b.depth,
                 };
                 let base = b.base.wrapping_add(j as u32);
+                let meta = PacketMeta {
+                    urgent: b.urgent[j],
+                    ..PacketMeta::default()
+                };
                 let h = self.header(meta, path, base, group);
                 self.emit(out, path, h, Payload::Repair(payload));
             }
@@ -700,5 +709,56 @@ impl IngressSession {
         if self.poll_timeout().is_some_and(|t| t <= now) {
             self.close_block(now, out);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_with_an_urgent_packet_sends_urgent_repair() {
+        let mut ing = IngressSession::new(
+            NodeId(1),
+            NodeId(2),
+            0,
+            Mode::Erasure {
+                n: 3,
+                m: 2,
+                depth: 2,
+            },
+            IngressConfig::default(),
+            0,
+            7,
+        );
+        let mut out = Vec::new();
+        let path = PathState {
+            up: true,
+            weight: 1,
+            loss: 0.0,
+        };
+        ing.set_paths(Instant::ZERO, &[path, path], &mut out);
+        // Four packets, two groups interleaved: 0 and 2, 1 and 3; only 1
+        // is urgent.
+        for i in 0..4 {
+            let meta = PacketMeta {
+                urgent: i == 1,
+                ..PacketMeta::default()
+            };
+            ing.encode(Instant::ZERO, &[i as u8; 10], meta, &mut out);
+        }
+        let repairs: Vec<(u32, bool)> = out
+            .iter()
+            .filter(|o| o.header.group.is_repair())
+            .map(|o| (o.header.seq, o.header.flags.contains(DataFlags::URGENT)))
+            .collect();
+        assert_eq!(repairs, [(0, false), (1, true)]);
+        // The data packets' numbers follow the interleaving.
+        let data: Vec<(u32, u8)> = out
+            .iter()
+            .filter(|o| !o.header.group.is_repair())
+            .map(|o| (o.header.group.base_of(o.header.seq), o.header.group.index))
+            .collect();
+        assert_eq!(data, [(0, 0), (1, 0), (0, 1), (1, 1)]);
     }
 }
