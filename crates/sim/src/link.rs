@@ -60,6 +60,43 @@ impl LossModel {
         }
     }
 
+    /// The same kind of loss with long-run ratio `loss`: Bernoulli stays
+    /// Bernoulli; Gilbert-Elliott with all its loss in Bad keeps its mean
+    /// burst. `None` for models whose mean cannot be set alone (loss in
+    /// Good as well, or periods in time).
+    pub fn with_mean_loss(&self, loss: f64) -> Option<LossModel> {
+        match *self {
+            LossModel::None | LossModel::Bernoulli(_) if loss <= 0.0 => Some(LossModel::None),
+            LossModel::None | LossModel::Bernoulli(_) => Some(LossModel::Bernoulli(loss)),
+            LossModel::GilbertElliott {
+                r,
+                loss_bad,
+                loss_good,
+                ..
+            } if loss_bad == 1.0 && loss_good == 0.0 && r > 0.0 => {
+                Some(LossModel::bursty(loss, 1.0 / r))
+            }
+            _ => None,
+        }
+    }
+
+    /// The mean run of lost packets: `1 / (1 - loss)` for independent
+    /// loss, `1 / r` for Gilbert-Elliott with all its loss in Bad; `None`
+    /// where the model has no such simple figure.
+    pub fn mean_burst(&self) -> Option<f64> {
+        match *self {
+            LossModel::None => Some(1.0),
+            LossModel::Bernoulli(p) => Some(1.0 / (1.0 - p).max(1e-9)),
+            LossModel::GilbertElliott {
+                r,
+                loss_bad,
+                loss_good,
+                ..
+            } if loss_bad == 1.0 && loss_good == 0.0 && r > 0.0 => Some(1.0 / r),
+            _ => None,
+        }
+    }
+
     /// The long-run loss ratio.
     pub fn mean_loss(&self) -> f64 {
         match *self {

@@ -60,14 +60,15 @@ pub struct ScenarioReport {
     pub packet_hops: u64,
 }
 
-/// Theory for a flow of `mode` over a parallel topology whose every path
-/// loses `loss`.
-fn theory(s: &Scenario, mode: Mode, loss: f64) -> Option<f64> {
+/// Theory for a flow of `mode` over a parallel topology, from each path's
+/// end-to-end loss and burst as the variant's links give them
+/// ([`Scenario::parallel_path_loss`]).
+fn theory(s: &Scenario, mode: Mode) -> Option<f64> {
     let TopologySpec::Parallel { paths, .. } = s.topology else {
         return None;
     };
     let states: Vec<PathLoss> = (0..paths.min(s.paths))
-        .map(|_| PathLoss::independent(loss))
+        .filter_map(|p| s.parallel_path_loss(p))
         .collect();
     let mode = match mode {
         Mode::Adaptive { target } => choose(target, &states),
@@ -90,7 +91,7 @@ fn summarize(s: &Scenario, path_loss: Option<f64>, runs: &[RunResult]) -> Vec<Fl
                 sent: avg(&|r| r.flows[i].sent as f64),
                 lost: avg(&|r| r.flows[i].lost as f64),
                 loss_ratio: avg(&|r| r.flows[i].loss_ratio),
-                theory_delivery: path_loss.and_then(|l| theory(s, mode, l)),
+                theory_delivery: path_loss.and_then(|_| theory(s, mode)),
                 duplicates: avg(&|r| r.flows[i].duplicates as f64),
                 delay_mean_ms: avg(&|r| r.flows[i].delay_mean_ms),
                 delay_p99_ms: avg(&|r| r.flows[i].delay_p99_ms),

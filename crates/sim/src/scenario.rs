@@ -406,8 +406,11 @@ impl Scenario {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sweep {
-    /// End-to-end loss of every path of a `parallel` topology (applied on
-    /// each path's first hop; the other hops keep the `[link]` model).
+    /// Loss of the first hop of every path of a `parallel` topology: the
+    /// first hop keeps everything else it has (its `[[links]]` override,
+    /// or `[link]`), including the mean burst of a Gilbert-Elliott model;
+    /// the other hops keep theirs, so a path's end-to-end loss is what
+    /// all its hops lose together.
     pub path_loss: Vec<f64>,
     /// Each replaces the mode of every flow.
     pub modes: Vec<Mode>,
@@ -460,12 +463,12 @@ impl Scenario {
                     if let (Some(l), TopologySpec::Parallel { paths, .. }) = (loss, &self.topology)
                     {
                         for p in 0..*paths {
-                            let mut spec = self.link.clone();
-                            spec.loss = if l == 0.0 {
-                                LossModel::None
-                            } else {
-                                LossModel::Bernoulli(l)
-                            };
+                            let mut spec = self.hop_spec("s", &format!("p{p}h0"));
+                            // Parsing refused the models this cannot rescale.
+                            spec.loss = spec
+                                .loss
+                                .with_mean_loss(l)
+                                .unwrap_or(LossModel::Bernoulli(l));
                             s.links.push(LinkOverride {
                                 a: "s".into(),
                                 b: format!("p{p}h0"),
@@ -483,6 +486,52 @@ impl Scenario {
             }
         }
         out
+    }
+}
+
+impl Scenario {
+    /// The model of the link between `a` and `b` (either way round): the
+    /// last `[[links]]` override of it, else `[link]`.
+    pub fn hop_spec(&self, a: &str, b: &str) -> LinkSpec {
+        self.links
+            .iter()
+            .rev()
+            .find(|o| (o.a == a && o.b == b) || (o.a == b && o.b == a))
+            .map_or_else(|| self.link.clone(), |o| o.spec.clone())
+    }
+
+    /// Path `p` of a `parallel` topology as the delivery formulas take
+    /// it: the loss of all its hops together (independent of each other),
+    /// with the mean burst of its lossiest hop (exact when one hop loses;
+    /// an approximation when several bursty hops add up). `None` for
+    /// other topologies.
+    pub fn parallel_path_loss(
+        &self,
+        p: usize,
+    ) -> Option<braid_proto::redundancy::predict::PathLoss> {
+        let TopologySpec::Parallel { hops, .. } = self.topology else {
+            return None;
+        };
+        let names: Vec<String> = std::iter::once("s".to_string())
+            .chain((0..hops.saturating_sub(1)).map(|h| format!("p{p}h{h}")))
+            .chain(std::iter::once("t".to_string()))
+            .collect();
+        let mut delivered = 1.0;
+        let (mut worst, mut burst) = (0.0, 1.0);
+        for pair in names.windows(2) {
+            let model = self.hop_spec(&pair[0], &pair[1]).loss;
+            let loss = model.mean_loss();
+            delivered *= 1.0 - loss;
+            if loss > worst {
+                worst = loss;
+                burst = model.mean_burst().unwrap_or(1.0);
+            }
+        }
+        Some(braid_proto::redundancy::predict::PathLoss {
+            weight: 1,
+            loss: 1.0 - delivered,
+            burst,
+        })
     }
 }
 
@@ -961,6 +1010,29 @@ impl Scenario {
                         format!("{bad} is not a loss ratio in [0, 1)"),
                     ));
                 }
+                // Each path's first hop keeps its model; its mean must be
+                // one a sweep can set.
+                if let TopologySpec::Parallel { paths, .. } = &topology {
+                    for p in 0..*paths {
+                        let first = format!("p{p}h0");
+                        let spec = links
+                            .iter()
+                            .rev()
+                            .find(|o| (o.a == "s" && o.b == first) || (o.a == first && o.b == "s"))
+                            .map_or(&link, |o| &o.spec);
+                        if spec.loss.with_mean_loss(0.5).is_none() {
+                            return Err(cx.err(
+                                Some(pl.span()),
+                                "sweep.path_loss",
+                                format!(
+                                    "the first hop of path {p} (s to {first}) has a loss model \
+                                     whose mean a sweep cannot set (Gilbert-Elliott with loss in \
+                                     Good, or periods in time); give that link `loss` and `burst`"
+                                ),
+                            ));
+                        }
+                    }
+                }
                 sweep.path_loss = pl.get_ref().clone();
             }
             for (i, m) in sw.modes.iter().enumerate() {
@@ -1181,6 +1253,7 @@ impl Scenario {
                 });
             }
         }
+        let run_for = duration;
         for (i, f) in raw.flows.iter().enumerate() {
             let field = format!("flows[{i}]");
             let kind = f.kind.as_ref().map_or("cbr", |k| k.get_ref().as_str());
@@ -1266,6 +1339,47 @@ impl Scenario {
                     "must be positive",
                 ));
             }
+            // A flow must run inside the scenario: one that starts after
+            // it would report nothing sent as all delivered, one that
+            // outlasts it would be cut and its rate misread.
+            let flow = &flows[i];
+            // Errors point at the flow (its `from`) when it gives no start.
+            let at = f.start.as_ref().map_or_else(|| f.from.span(), |s| s.span());
+            if flow.start >= run_for {
+                return Err(cx.err(
+                    Some(at.clone()),
+                    &format!("{field}.start"),
+                    format!(
+                        "starts at {:?}, not before the scenario's end ({:?}): move it or lengthen `duration`",
+                        flow.start, run_for
+                    ),
+                ));
+            }
+            let lasts = match (flow.tcp_bytes, flow.duration) {
+                (_, Some(d)) => Some((d, "duration")),
+                (None, None) => {
+                    let count = flow.count.min(u64::from(u32::MAX)) as u32;
+                    Some((
+                        flow.interval.checked_mul(count).unwrap_or(Duration::MAX),
+                        "count",
+                    ))
+                }
+                (Some(_), None) => None,
+            };
+            if let Some((lasts, what)) = lasts {
+                if flow.start.saturating_add(lasts) > run_for {
+                    return Err(cx.err(
+                        Some(at),
+                        &format!("{field}.{what}"),
+                        format!(
+                            "runs from {:?} to {:?}, past the scenario's end ({:?}): shorten it or lengthen `duration`",
+                            flow.start,
+                            flow.start.saturating_add(lasts),
+                            run_for
+                        ),
+                    ));
+                }
+            }
         }
         Ok(Scenario {
             name: raw.name.unwrap_or_else(|| file.to_string()),
@@ -1313,6 +1427,80 @@ mod tests {
             Scenario::parse("x.toml", grid).unwrap_err().field,
             "topology.width"
         );
+    }
+
+    const SWEPT: &str = r#"
+name = "swept"
+duration = "60s"
+[topology]
+kind = "parallel"
+paths = 2
+hops = 2
+[link]
+loss = 0.1
+burst = 8
+[[links]]
+between = ["s", "p0h0"]
+delay = "50ms"
+down = [["3s", "4s"]]
+[[flows]]
+from = "s"
+to = "t"
+[sweep]
+path_loss = [0.2]
+"#;
+
+    #[test]
+    fn a_loss_sweep_keeps_the_first_hops_burst_and_override() {
+        let s = Scenario::parse("t.toml", SWEPT).unwrap();
+        let v = &s.variants()[0].scenario;
+        for p in 0..2 {
+            let spec = v.hop_spec("s", &format!("p{p}h0"));
+            assert!(
+                (spec.loss.mean_loss() - 0.2).abs() < 1e-9,
+                "{:?}",
+                spec.loss
+            );
+            assert!(
+                (spec.loss.mean_burst().unwrap() - 8.0).abs() < 1e-9,
+                "{:?}",
+                spec.loss
+            );
+        }
+        // Path 0's override keeps its delay and its down interval.
+        let first = v.hop_spec("s", "p0h0");
+        assert_eq!(first.delay, Duration::from_millis(50));
+        assert_eq!(first.down.len(), 1);
+        // The other hops keep [link]: end to end, 1 - 0.8 * 0.9 lost.
+        let path = v.parallel_path_loss(1).unwrap();
+        assert!((path.loss - 0.28).abs() < 1e-9, "{path:?}");
+        assert!((path.burst - 8.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_flow_outside_the_run_is_refused() {
+        let late = SWEPT.replace("to = \"t\"", "to = \"t\"\nstart = \"70s\"");
+        let err = Scenario::parse("t.toml", &late).unwrap_err();
+        assert_eq!(err.field, "flows[0].start", "{err}");
+        // 500 packets every 20 ms from 55 s: 10 s, past the 60 s end.
+        let long = SWEPT.replace("to = \"t\"", "to = \"t\"\nstart = \"55s\"");
+        let err = Scenario::parse("t.toml", &long).unwrap_err();
+        assert_eq!(err.field, "flows[0].count", "{err}");
+        let tcp = SWEPT.replace(
+            "to = \"t\"",
+            "to = \"t\"\nkind = \"tcp\"\nstart = \"50s\"\nduration = \"20s\"",
+        );
+        let err = Scenario::parse("t.toml", &tcp).unwrap_err();
+        assert_eq!(err.field, "flows[0].duration", "{err}");
+        assert!(Scenario::parse("t.toml", SWEPT).is_ok());
+    }
+
+    #[test]
+    fn a_sweep_refuses_a_first_hop_whose_mean_it_cannot_set() {
+        let text = SWEPT.replace("delay = \"50ms\"", "delay = \"50ms\"\nfades_every = \"2s\"");
+        let err = Scenario::parse("t.toml", &text).unwrap_err();
+        assert_eq!(err.field, "sweep.path_loss", "{err}");
+        assert!(err.message.contains("path 0"), "{err}");
     }
 
     #[test]
@@ -1427,7 +1615,7 @@ mode = "parity:4"
         let e = |text: &str| Scenario::parse("bad.toml", text).unwrap_err().to_string();
         assert_eq!(
             e("[topology]\nkind = \"line\"\nnodes = 3\n[node]\nmode = \"raid6\"\n"),
-            "bad.toml:5: node.mode: unknown redundancy mode \"raid6\" (expected single, stripe, stripe:pinned, mirror:K, tree, parity:X, parity-rotating:X, erasure:N,M or adaptive[:TARGET])"
+            "bad.toml:5: node.mode: unknown redundancy mode \"raid6\" (expected single, stripe, stripe:pinned, mirror:K, tree, parity:X, parity-rotating:X, erasure:N,M[,DEPTH] or adaptive[:TARGET])"
         );
         assert!(e("[topology]\nkind = \"ring\"\n")
             .starts_with("bad.toml:2: topology.kind: unknown topology"));

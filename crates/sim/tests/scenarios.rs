@@ -332,3 +332,25 @@ fn transient_failures_move_routes_only_without_ignore_fail() {
     // probes see (the fades also lose probes).
     assert!(changes[0].1 * 4 > changes[1].1 * 5, "{changes:?}");
 }
+
+/// Every simulator scenario shipped in `scenarios/` (not the lab's in
+/// `scenarios/lab/`) passes the checks a user's file gets.
+#[test]
+fn every_shipped_scenario_parses() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            if let Err(e) = Scenario::load(&path) {
+                panic!("{}: {e}", path.display());
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 10,
+        "only {checked} scenarios found in {}",
+        dir.display()
+    );
+}
