@@ -1218,6 +1218,16 @@ fn the_lab_loss_program_drops_as_its_parameters_say() {
         assert_eq!(hole.test_run(&frame).unwrap(), TC_ACT_SHOT);
         assert_eq!(clear.test_run(&frame).unwrap(), PASS);
     }
+    // ARP is never lost, even into the blackhole: neighbour resolution
+    // is not what the lab's links model (loss.c says why).
+    let mut arp = vec![0xffu8; 6];
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06]);
+    arp.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 198, 18, 0, 1]);
+    arp.extend_from_slice(&[0, 0, 0, 0, 0, 0, 198, 18, 0, 2]);
+    for _ in 0..20 {
+        assert_eq!(hole.test_run(&arp).unwrap(), PASS);
+    }
     // Bernoulli 50%: both verdicts within 200 packets (a failure here
     // is a 2^-199 event).
     let mut half = Loss::load(&[

@@ -219,27 +219,37 @@ pub fn prometheus(
             }
         }
     }
-    type EstimateFigure = fn(&braid_proto::redundancy::estimate::PathEstimate) -> f64;
-    let estimates: [(&str, &str, EstimateFigure); 2] = [
+    type EstimateFigure = fn(&braid_proto::redundancy::estimate::PathEstimate) -> Option<f64>;
+    let estimates: [(&str, &str, EstimateFigure); 4] = [
         (
             "braid_path_loss_ratio",
             "Share of packets each path lost over the last 32 path reports (packets in flight not counted).",
-            |e| e.loss,
+            |e| Some(e.loss),
         ),
         (
             "braid_path_loss_burst_packets",
             "Mean run of lost packets on each path, fitted from the spread of its loss counts (1/(1-loss) when losses are independent).",
-            |e| e.burst,
+            |e| Some(e.burst),
+        ),
+        (
+            "braid_path_delay_seconds",
+            "Mean delay out on each path plus the path report's way back, over the last 32 path reports (an upper bound of the one-way delay).",
+            |e| e.delay_ms.map(|d| d / 1e3),
+        ),
+        (
+            "braid_path_delay_spread_seconds",
+            "Standard deviation of that delay over the last 32 path reports.",
+            |e| e.delay_spread_ms.map(|d| d / 1e3),
         ),
     ];
     for (name, help, figure) in estimates {
         let mut f = family(&mut out, name, "gauge", help);
         for (&(egress, class), s) in &sessions {
             for (p, e) in s.path_estimates().into_iter().enumerate() {
-                if let Some(e) = e {
+                if let Some(value) = e.as_ref().and_then(figure) {
                     f.sample(
                         &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
-                        figure(&e),
+                        value,
                     );
                 }
             }

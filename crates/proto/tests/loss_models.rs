@@ -204,7 +204,7 @@ fn reported(
             eg.receive(now, &DataHeader::parse(&bytes).unwrap(), &mut |_| {});
         }
         if i % every == every - 1 {
-            ing.on_path_report(now, &eg.path_counts(), &mut out);
+            ing.on_path_report(now, &eg.path_counts(now), &mut out);
             assert!(out.is_empty());
         }
     }

@@ -301,7 +301,7 @@ fn path_reports_measure_per_path_loss_and_drive_adaptive() {
                 });
             }
         }
-        ing.on_path_report(now, &eg.path_counts(), &mut out);
+        ing.on_path_report(now, &eg.path_counts(now), &mut out);
     }
     let c = ing.counters();
     let measured = ing.path_loss();

@@ -140,8 +140,11 @@ pub mod offset {
         pub const LATEST: usize = 1;
         /// Packets received on it (32 bits).
         pub const RECEIVED: usize = 4;
+        /// Milliseconds from the latest arrival to the report (16 bits,
+        /// saturating; 0 when the send order is not known).
+        pub const AGE: usize = 8;
         /// Bytes per count.
-        pub const LEN: usize = 8;
+        pub const LEN: usize = 10;
     }
 }
 
@@ -1074,6 +1077,10 @@ pub struct PathCount {
     /// `None` when the egress does not know it. With it the ingress counts
     /// packets still in flight as in flight, not as lost.
     pub latest: Option<u32>,
+    /// Milliseconds from the latest packet's arrival to this report
+    /// (saturating at 65,535; 0 without `latest`). With the time it sent
+    /// that packet, the ingress measures the path's delay.
+    pub age_ms: u16,
 }
 
 /// The send orders a path report carries are taken modulo 2^23.
@@ -1126,18 +1133,25 @@ impl<'a> PathReport<'a> {
     /// The per-path counts, in the order sent.
     pub fn counts(&self) -> impl Iterator<Item = PathCount> + 'a {
         use offset::path_count::*;
-        self.counts.chunks_exact(PATH_COUNT_LEN).map(|b| PathCount {
-            path: b[PATH],
-            latest: {
-                let v = u32::from_be_bytes([0, b[LATEST], b[LATEST + 1], b[LATEST + 2]]);
-                (v & LATEST_KNOWN != 0).then_some(v & LATEST_MASK)
-            },
-            received: u32::from_be_bytes([
-                b[RECEIVED],
-                b[RECEIVED + 1],
-                b[RECEIVED + 2],
-                b[RECEIVED + 3],
-            ]),
+        self.counts.chunks_exact(PATH_COUNT_LEN).map(|b| {
+            let v = u32::from_be_bytes([0, b[LATEST], b[LATEST + 1], b[LATEST + 2]]);
+            let latest = (v & LATEST_KNOWN != 0).then_some(v & LATEST_MASK);
+            PathCount {
+                path: b[PATH],
+                latest,
+                received: u32::from_be_bytes([
+                    b[RECEIVED],
+                    b[RECEIVED + 1],
+                    b[RECEIVED + 2],
+                    b[RECEIVED + 3],
+                ]),
+                // An age dates the latest arrival: without one, none.
+                age_ms: if latest.is_some() {
+                    u16::from_be_bytes([b[AGE], b[AGE + 1]])
+                } else {
+                    0
+                },
+            }
         })
     }
 
@@ -1179,6 +1193,7 @@ impl<'a> PathReport<'a> {
                 let latest = c.latest.map_or(0, |l| LATEST_KNOWN | (l & LATEST_MASK));
                 w.put(&latest.to_be_bytes()[1..]);
                 w.u32(c.received);
+                w.u16(if c.latest.is_some() { c.age_ms } else { 0 });
             }
         })
     }
@@ -1287,6 +1302,7 @@ mod tests {
             path: 2,
             received: 0x0a0b_0c0d,
             latest: Some(0x12_3456),
+            age_ms: 321,
         }];
         let n = PathReport::emit(
             &hdr(MessageType::PathReport),
@@ -1299,9 +1315,9 @@ mod tests {
         assert_eq!(n, PathReport::encoded_len(1, 0));
         #[rustfmt::skip]
         let expected: Vec<u8> = [
-            &[0x14, 0, 0, 12, 0, 7, 0, 0, 0x0a, 0x0b, 0x0c, 0x0d, 0, 0, 0, 42][..],
+            &[0x14, 0, 0, 14, 0, 7, 0, 0, 0x0a, 0x0b, 0x0c, 0x0d, 0, 0, 0, 42][..],
             &[0, 9, 5, 1],
-            &[2, 0x92, 0x34, 0x56, 0x0a, 0x0b, 0x0c, 0x0d],
+            &[2, 0x92, 0x34, 0x56, 0x0a, 0x0b, 0x0c, 0x0d, 0x01, 0x41],
         ]
         .concat();
         assert_eq!(&buf[..n], &expected[..]);
@@ -1309,6 +1325,7 @@ mod tests {
         assert_eq!(body[offset::path_report::CLASS], 5);
         let count = &body[offset::path_report::COUNTS..];
         assert_eq!(count[offset::path_count::PATH], 2);
+        assert_eq!(count[offset::path_count::AGE..][..2], [0x01, 0x41]);
     }
 
     #[test]
@@ -1524,11 +1541,13 @@ mod tests {
                 path: 0,
                 received: 10,
                 latest: None,
+                age_ms: 0,
             },
             PathCount {
                 path: 3,
                 received: u32::MAX,
                 latest: Some(LATEST_MASK),
+                age_ms: u16::MAX,
             },
         ];
         let mut buf = [0u8; 128];
@@ -1555,6 +1574,7 @@ mod tests {
             path: 0,
             received: 0,
             latest: None,
+            age_ms: 0,
         }; 17];
         assert!(PathReport::emit(
             &hdr(MessageType::PathReport),

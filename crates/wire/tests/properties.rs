@@ -184,6 +184,7 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
                 0u8..16,
                 any::<u32>(),
                 prop::option::of(0..=braid_wire::control::LATEST_MASK),
+                any::<u16>(),
             ),
             0..16,
         ),
@@ -191,10 +192,12 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
         .prop_map(|(h, ingress, class, counts)| {
             let counts: Vec<PathCount> = counts
                 .into_iter()
-                .map(|(path, received, latest)| PathCount {
+                .map(|(path, received, latest, age)| PathCount {
                     path,
                     received,
                     latest,
+                    // Sent only with the send order it dates.
+                    age_ms: if latest.is_some() { age } else { 0 },
                 })
                 .collect();
             let mut buf = vec![0u8; 512];

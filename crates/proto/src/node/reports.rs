@@ -19,7 +19,7 @@ impl Node {
             .egress
             .sessions()
             .filter(|((_, class), _)| *class != CLASS_CONTROL)
-            .map(|(&key, s)| (key, s.path_counts()))
+            .map(|(&key, s)| (key, s.path_counts(now)))
             .collect();
         // What another decoder (the kernel data path) received for the
         // same sessions: one report carries both. The kernel keeps no
@@ -37,6 +37,7 @@ impl Node {
                         path,
                         received,
                         latest: None,
+                        age_ms: 0,
                     }),
                 }
             }

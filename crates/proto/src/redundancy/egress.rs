@@ -133,6 +133,8 @@ pub struct EgressSession {
     /// Per path, the send order of the latest packet that arrived on it
     /// ([`braid_wire::DataHeader::send_order`]), for path reports.
     latest: [Option<u32>; MAX_PATHS],
+    /// When that latest packet arrived.
+    latest_at: [Instant; MAX_PATHS],
     counters: EgressCounters,
 }
 
@@ -148,6 +150,7 @@ impl EgressSession {
             rs: RsCodec::default(),
             last_active: now,
             latest: [None; MAX_PATHS],
+            latest_at: [Instant::ZERO; MAX_PATHS],
             counters: EgressCounters::default(),
             config,
         }
@@ -232,6 +235,7 @@ impl EgressSession {
         let latest = &mut self.latest[path];
         if latest.is_none_or(|l| (order.wrapping_sub(l) as i32) > 0) {
             *latest = Some(order);
+            self.latest_at[path] = now;
         }
         let congestion = h.flags.contains(braid_wire::DataFlags::CONGESTION);
         if h.group.is_repair() {
@@ -415,10 +419,10 @@ impl EgressSession {
         g.repairs.clear();
     }
 
-    /// What to tell the ingress: packets received per path so far and
-    /// the latest one's send order (for [`braid_wire::PathReport`]), for
-    /// every path that brought any.
-    pub fn path_counts(&self) -> Vec<PathCount> {
+    /// What to tell the ingress as of `now`: packets received per path so
+    /// far, the latest one's send order and how long ago it arrived (for
+    /// [`braid_wire::PathReport`]), for every path that brought any.
+    pub fn path_counts(&self, now: Instant) -> Vec<PathCount> {
         self.counters
             .per_path
             .iter()
@@ -429,6 +433,10 @@ impl EgressSession {
                 path: p as u8,
                 received: c.received as u32,
                 latest: latest.map(|l| l & braid_wire::control::LATEST_MASK),
+                age_ms: now
+                    .since(self.latest_at[p])
+                    .as_millis()
+                    .min(u128::from(u16::MAX)) as u16,
             })
             .collect()
     }

@@ -17,6 +17,15 @@
 //! mean burst is `1 / ((1 - λ)(1 - p))`. It needs a few intervals; until
 //! then the loss is taken as independent.
 //!
+//! Delay: the ingress remembers when it sent each packet; a report says
+//! how long before it the latest arrival came (`age`), so the report's
+//! arrival minus the latest packet's send time minus that age is the
+//! packet's way out on the path plus the report's way back. Clocks are
+//! not compared (they need not agree); the way back is the same route
+//! for every path of a session, so differences between paths and the
+//! spread over time are the paths' own. Taken as a path's one-way delay,
+//! it counts the report's way back too: an upper bound.
+//!
 //! Everything is bounded: the send orders of the last [`ORDERS_KEPT`]
 //! packets and the last [`WINDOW`] intervals.
 
@@ -47,6 +56,13 @@ pub struct PathEstimate {
     pub delivered_per_s: f64,
     /// Packets sent in the window (what the estimate rests on).
     pub packets: u64,
+    /// Mean delay out on the path and the report's way back, in ms, over
+    /// the window's reports that dated their latest arrival (`None`
+    /// without any).
+    pub delay_ms: Option<f64>,
+    /// Standard deviation of that delay over the window, in ms (`None`
+    /// with fewer than two).
+    pub delay_spread_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -62,12 +78,15 @@ struct Interval {
     lost: u64,
     delivered: u64,
     seconds: f64,
+    /// The report's delay sample (see the module comment), ms.
+    delay_ms: Option<f64>,
 }
 
 /// One path's estimator.
 #[derive(Debug, Clone, Default)]
 pub struct PathEstimator {
-    orders: VecDeque<u32>,
+    /// Send order and time of the packets sent last.
+    orders: VecDeque<(u32, Instant)>,
     sent: u64,
     last: Option<Mark>,
     /// Packets that arrived beyond what was counted sent (reported late):
@@ -78,12 +97,12 @@ pub struct PathEstimator {
 }
 
 impl PathEstimator {
-    /// A packet with this send order went out on the path.
-    pub fn on_send(&mut self, order: u32) {
+    /// A packet with this send order went out on the path at `now`.
+    pub fn on_send(&mut self, now: Instant, order: u32) {
         if self.orders.len() == ORDERS_KEPT {
             self.orders.pop_front();
         }
-        self.orders.push_back(order & LATEST_MASK);
+        self.orders.push_back((order & LATEST_MASK, now));
         self.sent += 1;
     }
 
@@ -98,12 +117,21 @@ impl PathEstimator {
     }
 
     /// Takes a report of the path (`received` since the session began,
-    /// wrapping; the latest arrival's send order if known); returns the
-    /// packets newly found lost.
-    pub fn on_report(&mut self, now: Instant, received: u32, latest: Option<u32>) -> u64 {
-        let Some(sent) = self.sent_up_to(latest) else {
+    /// wrapping; the latest arrival's send order if known, and how many
+    /// ms before the report it arrived); returns the packets newly found
+    /// lost.
+    pub fn on_report(
+        &mut self,
+        now: Instant,
+        received: u32,
+        latest: Option<u32>,
+        age_ms: u16,
+    ) -> u64 {
+        let Some((sent, sent_at)) = self.sent_up_to(latest) else {
             return 0;
         };
+        let delay_ms =
+            sent_at.map(|at| (now.since(at).as_secs_f64() * 1e3 - f64::from(age_ms)).max(0.0));
         let mark = Mark {
             sent,
             received,
@@ -132,29 +160,44 @@ impl PathEstimator {
                 lost: lost.min(d_sent),
                 delivered: d_received,
                 seconds: now.since(before.at).as_secs_f64(),
+                delay_ms,
             });
         }
         lost
     }
 
     /// Packets sent up to and including the one with send order `latest`
-    /// (all sent when unknown); `None` when it is no longer remembered.
-    fn sent_up_to(&self, latest: Option<u32>) -> Option<u64> {
+    /// (all sent when unknown), and when that one was sent; `None` when
+    /// it is no longer remembered.
+    fn sent_up_to(&self, latest: Option<u32>) -> Option<(u64, Option<Instant>)> {
         let Some(latest) = latest else {
-            return Some(self.sent);
+            return Some((self.sent, None));
         };
         const HALF: u32 = 1 << 22;
         let after = |o: u32| {
             let d = o.wrapping_sub(latest) & LATEST_MASK;
             d != 0 && d < HALF
         };
-        let in_flight = self.orders.iter().rev().take_while(|&&o| after(o)).count();
+        let in_flight = self
+            .orders
+            .iter()
+            .rev()
+            .take_while(|&&(o, _)| after(o))
+            .count();
         if in_flight == ORDERS_KEPT {
             // The latest arrival is older than every order kept: nothing
             // to compare with.
             return None;
         }
-        Some(self.sent - in_flight as u64)
+        // The packet itself, if the one before those in flight is it.
+        let sent_at = self
+            .orders
+            .iter()
+            .rev()
+            .nth(in_flight)
+            .filter(|&&(o, _)| o == latest)
+            .map(|&(_, at)| at);
+        Some((self.sent - in_flight as u64, sent_at))
     }
 
     /// The estimate over the window; `None` until it rests on
@@ -168,6 +211,12 @@ impl PathEstimator {
         let delivered: u64 = self.intervals.iter().map(|i| i.delivered).sum();
         let seconds: f64 = self.intervals.iter().map(|i| i.seconds).sum();
         let p = lost as f64 / sent as f64;
+        let delays: Vec<f64> = self.intervals.iter().filter_map(|i| i.delay_ms).collect();
+        let n = delays.len() as f64;
+        let mean = (n > 0.0).then(|| delays.iter().sum::<f64>() / n);
+        let spread = mean
+            .filter(|_| n >= 2.0)
+            .map(|m| (delays.iter().map(|d| (d - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
         Some(PathEstimate {
             loss: p,
             burst: self.burst(p),
@@ -177,6 +226,8 @@ impl PathEstimator {
                 0.0
             },
             packets: sent,
+            delay_ms: mean,
+            delay_spread_ms: spread,
         })
     }
 
@@ -244,38 +295,74 @@ mod tests {
     fn packets_in_flight_are_not_lost() {
         let mut e = PathEstimator::default();
         for s in 0..10u32 {
-            e.on_send(s * 32);
+            e.on_send(at(0), s * 32);
         }
         // 6 arrived (0..5), 4 in flight.
-        assert_eq!(e.on_report(at(0), 6, Some(5 * 32)), 0);
+        assert_eq!(e.on_report(at(0), 6, Some(5 * 32), 0), 0);
         for s in 10..20u32 {
-            e.on_send(s * 32);
+            e.on_send(at(0), s * 32);
         }
         // 6..=15 arrived: 10 more, 4 in flight again.
-        assert_eq!(e.on_report(at(250), 16, Some(15 * 32)), 0);
+        assert_eq!(e.on_report(at(250), 16, Some(15 * 32), 0), 0);
         // 16 and 18 lost, 17 and 19 arrived.
-        assert_eq!(e.on_report(at(500), 18, Some(19 * 32)), 2);
+        assert_eq!(e.on_report(at(500), 18, Some(19 * 32), 0), 2);
         assert_eq!(e.lost(), 2);
+    }
+
+    #[test]
+    fn the_delay_is_the_way_out_plus_the_reports_way_back() {
+        // Packet i leaves at i ms and arrives 20 ms later; the egress
+        // reports every 50 ms and its report takes 10 ms back.
+        let mut e = PathEstimator::default();
+        let mut sent = 0u32;
+        for k in 1..=8u64 {
+            let report_at = 50 * k + 25;
+            // Sent until the report reaches the ingress, 10 ms later.
+            while u64::from(sent) < report_at + 10 {
+                e.on_send(at(u64::from(sent)), sent * 32);
+                sent += 1;
+            }
+            let latest = (report_at - 20) as u32;
+            let age = report_at - (u64::from(latest) + 20);
+            e.on_report(
+                at(report_at + 10),
+                latest + 1,
+                Some(latest * 32),
+                age as u16,
+            );
+        }
+        let est = e.estimate().unwrap();
+        assert!((est.delay_ms.unwrap() - 30.0).abs() < 1e-6, "{est:?}");
+        assert!(est.delay_spread_ms.unwrap() < 1e-6, "{est:?}");
+        // Reports that do not date their latest arrival say nothing of it.
+        let mut blind = PathEstimator::default();
+        for s in 0..200u32 {
+            blind.on_send(at(u64::from(s)), s * 32);
+            if s % 50 == 49 {
+                blind.on_report(at(u64::from(s) + 30), s + 1, None, 0);
+            }
+        }
+        assert_eq!(blind.estimate().unwrap().delay_ms, None);
     }
 
     #[test]
     fn without_send_orders_late_arrivals_are_credited() {
         let mut e = PathEstimator::default();
         for s in 0..10u32 {
-            e.on_send(s);
+            e.on_send(at(0), s);
         }
-        e.on_report(at(0), 10, None);
+        e.on_report(at(0), 10, None, 0);
         for s in 10..20u32 {
-            e.on_send(s);
+            e.on_send(at(0), s);
         }
         // 4 still in flight: counted lost for now...
-        assert_eq!(e.on_report(at(100), 16, None), 4);
+        assert_eq!(e.on_report(at(100), 16, None, 0), 4);
         // ...and taken back when they arrive.
-        assert_eq!(e.on_report(at(200), 20, None), 0);
+        assert_eq!(e.on_report(at(200), 20, None, 0), 0);
         for s in 20..30u32 {
-            e.on_send(s);
+            e.on_send(at(0), s);
         }
-        assert_eq!(e.on_report(at(300), 26, None), 0);
+        assert_eq!(e.on_report(at(300), 26, None, 0), 0);
         assert_eq!(e.lost(), 4);
     }
 

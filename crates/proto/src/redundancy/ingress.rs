@@ -406,7 +406,7 @@ impl IngressSession {
             let p = c.path as usize;
             if p < MAX_PATHS {
                 self.counters.lost_per_path[p] +=
-                    self.estimators[p].on_report(now, c.received, c.latest);
+                    self.estimators[p].on_report(now, c.received, c.latest, c.age_ms);
             }
         }
         self.reconsider(now, out);
@@ -454,9 +454,16 @@ impl IngressSession {
         }
     }
 
-    fn emit(&mut self, out: &mut Vec<Outgoing>, path: usize, header: DataHeader, payload: Payload) {
+    fn emit(
+        &mut self,
+        now: Instant,
+        out: &mut Vec<Outgoing>,
+        path: usize,
+        header: DataHeader,
+        payload: Payload,
+    ) {
         self.counters.sent_per_path[path] += 1;
-        self.estimators[path].on_send(header.send_order());
+        self.estimators[path].on_send(now, header.send_order());
         if matches!(payload, Payload::Repair(_)) {
             self.counters.repair_packets += 1;
         } else {
@@ -517,11 +524,11 @@ impl IngressSession {
         match self.active {
             Mode::Single | Mode::Adaptive { .. } => {
                 let h = self.header(meta, up[0], seq, Group::NONE);
-                self.emit(out, up[0], h, Payload::Input);
+                self.emit(now, out, up[0], h, Payload::Input);
             }
             Mode::Tree => {
                 let h = self.header(meta, 0, seq, Group::NONE);
-                self.emit(out, 0, h, Payload::Input);
+                self.emit(now, out, 0, h, Payload::Input);
             }
             Mode::Stripe { pin_flows } => {
                 let path = if pin_flows {
@@ -539,12 +546,12 @@ impl IngressSession {
                     self.stripe_pick(up)
                 };
                 let h = self.header(meta, path, seq, Group::NONE);
-                self.emit(out, path, h, Payload::Input);
+                self.emit(now, out, path, h, Payload::Input);
             }
             Mode::Mirror(k) => {
                 for &path in up.iter().take(k as usize) {
                     let h = self.header(meta, path, seq, Group::NONE);
-                    self.emit(out, path, h, Payload::Input);
+                    self.emit(now, out, path, h, Payload::Input);
                 }
             }
             Mode::Parity(_) | Mode::ParityRotating(_) | Mode::Erasure { .. } => {
@@ -580,7 +587,7 @@ impl IngressSession {
             depth: depth as u8,
         };
         let h = self.header(meta, path, self.seq, group);
-        self.emit(out, path, h, Payload::Input);
+        self.emit(now, out, path, h, Payload::Input);
         let buffer = &mut self.buffers[j];
         match self.active {
             Mode::Erasure { .. } => buffer.held.push(packet.to_vec()),
@@ -637,7 +644,7 @@ impl IngressSession {
     /// Sends the open block's repair packets and closes it. Repair goes
     /// in rounds (repair 0 of every group, then repair 1, ...), so that
     /// on each path a group's shards stay `depth` packets apart.
-    fn close_block(&mut self, _now: Instant, out: &mut Vec<Outgoing>) {
+    fn close_block(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
         let Some(b) = self.block.take() else {
             return;
         };
@@ -691,7 +698,7 @@ impl IngressSession {
                     ..PacketMeta::default()
                 };
                 let h = self.header(meta, path, base, group);
-                self.emit(out, path, h, Payload::Repair(payload));
+                self.emit(now, out, path, h, Payload::Repair(payload));
             }
         }
     }
