@@ -44,6 +44,16 @@ pub fn line_chart(
     y: (f64, f64),
     series: &[Series],
 ) -> String {
+    // Round ticks: y on steps of 1, 2 or 5 times a power of ten, the range
+    // widened to the ticks around it; x on the data's own x values when
+    // the series share a few, else round steps too.
+    let y_ticks = nice_ticks(y.0, y.1, 5);
+    let y = (y_ticks[0], *y_ticks.last().expect("at least two"));
+    let x_ticks = shared_x(series).unwrap_or_else(|| nice_ticks(x.0, x.1, 5));
+    let x = (
+        x.0.min(x_ticks[0]),
+        x.1.max(*x_ticks.last().expect("at least one")),
+    );
     let (w, h) = (720.0, 420.0);
     let (left, right, top, bottom) = (70.0, 190.0, 40.0, 50.0);
     let pw = w - left - right;
@@ -61,10 +71,7 @@ pub fn line_chart(
         left,
         escape(title)
     );
-    // Grid and ticks: five steps on each axis.
-    for i in 0..=5 {
-        let fx = x.0 + (x.1 - x.0) * i as f64 / 5.0;
-        let fy = y.0 + (y.1 - y.0) * i as f64 / 5.0;
+    for &fx in &x_ticks {
         let _ = write!(
             s,
             r##"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="#ddd"/><text x="{0:.1}" y="{3:.1}" text-anchor="middle">{4}</text>"##,
@@ -74,6 +81,8 @@ pub fn line_chart(
             top + ph + 18.0,
             trim(fx)
         );
+    }
+    for &fy in &y_ticks {
         let _ = write!(
             s,
             r##"<line x1="{0:.1}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="#ddd"/><text x="{3:.1}" y="{4:.1}" text-anchor="end">{5}</text>"##,
@@ -141,6 +150,43 @@ pub fn line_chart(
     }
     s.push_str("</svg>");
     s
+}
+
+/// Round ticks covering `[lo, hi]`: about `intervals` steps of 1, 2 or 5
+/// times a power of ten, from the last at or below `lo` to the first at
+/// or above `hi` (at least two ticks).
+pub fn nice_ticks(lo: f64, hi: f64, intervals: usize) -> Vec<f64> {
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() && hi > lo {
+        (lo, hi)
+    } else if lo.is_finite() {
+        (lo, lo + 1.0)
+    } else {
+        (0.0, 1.0)
+    };
+    let rough = (hi - lo) / intervals.max(1) as f64;
+    let magnitude = 10f64.powf(rough.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|&s| s >= rough)
+        .unwrap_or(10.0 * magnitude);
+    let first = (lo / step).floor() as i64;
+    let last = ((hi / step).ceil() as i64).max(first + 1);
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// The x values every series has, sorted, when they are at most 12: ticks
+/// that sit on the data points.
+fn shared_x(series: &[Series]) -> Option<Vec<f64>> {
+    let mut xs: Vec<f64> = series.first()?.points.iter().map(|p| p.0).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let all_share = series.iter().all(|s| {
+        s.points
+            .iter()
+            .all(|p| xs.iter().any(|&x| (x - p.0).abs() < 1e-9))
+    });
+    (all_share && (2..=12).contains(&xs.len())).then_some(xs)
 }
 
 fn trim(v: f64) -> String {
@@ -242,8 +288,20 @@ fn sweep_chart(
 /// Horizontal bars, one per label, with the value printed beside each.
 pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
     let (w, row, left) = (640.0, 26.0, 230.0);
-    let h = 40.0 + row * bars.len() as f64;
-    let max = bars.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-9);
+    let axis_y = 30.0 + row * bars.len() as f64;
+    let h = axis_y + 40.0;
+    let largest = bars.iter().map(|b| b.1).fold(0.0, f64::max);
+    // A value axis of round ticks; every label with the same precision.
+    let ticks = nice_ticks(0.0, largest.max(1e-9), 4);
+    let max = *ticks.last().expect("at least two");
+    let decimals = if max >= 100.0 {
+        0
+    } else if max >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let span = w - left - 90.0;
     let mut svg = String::new();
     let _ = write!(
         svg,
@@ -252,14 +310,33 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
         w / 2.0,
         escape(title)
     );
+    for &t in &ticks {
+        let x = left + span * t / max;
+        let _ = write!(
+            svg,
+            "<line x1=\"{x:.1}\" y1=\"26\" x2=\"{x:.1}\" y2=\"{axis_y}\" stroke=\"#ddd\"/>\
+             <text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            axis_y + 16.0,
+            trim(t)
+        );
+    }
+    let _ = write!(
+        svg,
+        "<line x1=\"{left}\" y1=\"{axis_y}\" x2=\"{}\" y2=\"{axis_y}\" stroke=\"#333\"/>\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+        left + span,
+        left + span / 2.0,
+        axis_y + 34.0,
+        escape(unit)
+    );
     for (i, (label, v)) in bars.iter().enumerate() {
         let y = 30.0 + row * i as f64;
-        let len = (w - left - 90.0) * (v / max).max(0.0);
+        let len = span * (v / max).max(0.0);
         let _ = write!(
             svg,
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\
              <rect x=\"{left}\" y=\"{y}\" width=\"{len:.1}\" height=\"{}\" fill=\"{}\"/>\
-             <text x=\"{:.1}\" y=\"{}\">{} {}</text>",
+             <text x=\"{:.1}\" y=\"{}\">{:.*} {}</text>",
             left - 6.0,
             y + 14.0,
             escape(label),
@@ -267,7 +344,8 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
             PALETTE[i % PALETTE.len()],
             left + len + 6.0,
             y + 14.0,
-            trim(*v),
+            decimals,
+            v,
             escape(unit)
         );
     }
@@ -316,6 +394,13 @@ mod tests {
         assert_eq!(svg.matches("<rect").count(), 2);
         assert!(svg.contains("t&lt;") && svg.contains("b&amp;"));
         assert!(svg.contains("width=\"160.0\"") && svg.contains("width=\"320.0\""));
+        // A value axis, and the labels at one precision.
+        assert!(svg.contains(">15<") && svg.contains(">20.0 KB/s<"), "{svg}");
+        let uneven = bar_chart("t", "KB/s", &[("a".into(), 23.577), ("b".into(), 25.96)]);
+        assert!(
+            uneven.contains(">23.6 KB/s<") && uneven.contains(">26.0 KB/s<"),
+            "{uneven}"
+        );
     }
 
     #[test]
@@ -341,5 +426,56 @@ mod tests {
         assert!(svg.contains("&lt;measured&gt;"));
         assert!(svg.contains("stroke-dasharray"));
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+    }
+
+    #[test]
+    fn ticks_are_round_and_cover_the_range() {
+        for (lo, hi) in [
+            (0.0, 20.9),
+            (0.6, 1.0),
+            (3.2, 3.3),
+            (-4.0, 17.0),
+            (0.0, 0.0),
+        ] {
+            let t = nice_ticks(lo, hi, 5);
+            assert!(t.len() >= 2, "{lo} {hi}: {t:?}");
+            assert!(
+                t[0] <= lo && *t.last().unwrap() >= hi.max(lo),
+                "{lo} {hi}: {t:?}"
+            );
+            let step = t[1] - t[0];
+            let mantissa = step / 10f64.powf(step.log10().floor());
+            assert!(
+                [1.0, 2.0, 5.0, 10.0]
+                    .iter()
+                    .any(|m| (m - mantissa).abs() < 1e-9),
+                "{lo} {hi}: step {step}"
+            );
+            assert!(t.len() <= 12, "{lo} {hi}: {t:?}");
+        }
+        assert_eq!(nice_ticks(0.0, 20.9, 5), [0.0, 5.0, 10.0, 15.0, 20.0, 25.0]);
+    }
+
+    #[test]
+    fn x_ticks_sit_on_the_points_the_series_share() {
+        let series = vec![Series {
+            label: "a".into(),
+            points: vec![
+                (0.0, 1.0),
+                (5.0, 2.0),
+                (10.0, 2.5),
+                (20.0, 3.0),
+                (30.0, 3.1),
+            ],
+            dashed: false,
+            color: 0,
+            spread: Vec::new(),
+        }];
+        let svg = line_chart("t", "x", "y", (0.0, 30.0), (0.0, 4.181), &series);
+        for label in [">0<", ">5<", ">10<", ">20<", ">30<"] {
+            assert!(svg.contains(label), "no tick {label}");
+        }
+        // No tick at an unround value such as 4.181 / 5.
+        assert!(!svg.contains(">0.836<") && !svg.contains(">4.181<"));
     }
 }
