@@ -121,9 +121,11 @@ pub fn line_chart(
             pts.join(" ")
         );
         if !ser.dashed {
-            for p in &pts {
-                let (cx, cy) = p.split_once(',').expect("x,y");
-                let _ = write!(s, r#"<circle cx="{cx}" cy="{cy}" r="3" fill="{color}"/>"#);
+            // A marker shape per series as well as a colour: a line that
+            // lies on another still shows its own markers.
+            for &(px, py) in &ser.points {
+                let (cx, cy) = (sx(px), sy(py.clamp(y.0, y.1)));
+                let _ = write!(s, "{}", marker(ser.color, cx, cy, color));
             }
         }
         for (&(px, _), &(lo, hi)) in ser.points.iter().zip(&ser.spread) {
@@ -150,6 +152,36 @@ pub fn line_chart(
     }
     s.push_str("</svg>");
     s
+}
+
+/// The marker of colour `i` at (`cx`, `cy`): circle, square, diamond or
+/// triangle, hollow from the fifth colour on.
+fn marker(i: usize, cx: f64, cy: f64, color: &str) -> String {
+    let fill = if i % 8 < 4 { color } else { "white" };
+    let style = format!(r#"fill="{fill}" stroke="{color}" stroke-width="1.5""#);
+    match i % 4 {
+        0 => format!(r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3.5" {style}/>"#),
+        1 => format!(
+            r#"<rect x="{:.1}" y="{:.1}" width="7" height="7" {style}/>"#,
+            cx - 3.5,
+            cy - 3.5
+        ),
+        2 => format!(
+            r#"<polygon points="{cx:.1},{:.1} {:.1},{cy:.1} {cx:.1},{:.1} {:.1},{cy:.1}" {style}/>"#,
+            cy - 4.5,
+            cx + 4.5,
+            cy + 4.5,
+            cx - 4.5
+        ),
+        _ => format!(
+            r#"<polygon points="{cx:.1},{:.1} {:.1},{:.1} {:.1},{:.1}" {style}/>"#,
+            cy - 4.5,
+            cx + 4.0,
+            cy + 3.5,
+            cx - 4.0,
+            cy + 3.5
+        ),
+    }
 }
 
 /// Round ticks covering `[lo, hi]`: about `intervals` steps of 1, 2 or 5
@@ -425,6 +457,8 @@ mod tests {
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains("&lt;measured&gt;"));
         assert!(svg.contains("stroke-dasharray"));
+        // Measured points get markers, theory none.
+        assert_eq!(svg.matches("<circle").count(), 2);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
     }
 
