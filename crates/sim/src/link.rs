@@ -481,6 +481,77 @@ mod tests {
         assert!((lost_at(&mut link, &mut rng, 20) - 0.5).abs() < 0.03);
     }
 
+    /// The queue against queueing theory: Poisson arrivals of equal
+    /// packets into a rate-limited link are an M/D/1 queue, whose mean
+    /// wait before service is `rho * S / (2 (1 - rho))` (Pollaczek-
+    /// Khinchine; S the service time).
+    #[test]
+    fn the_queue_waits_as_m_d_1_says() {
+        for rho in [0.3, 0.5, 0.8] {
+            let spec = LinkSpec {
+                rate_bps: Some(8_000_000), // 1,000-byte packets: 1 ms each
+                queue: 100_000,
+                delay: Duration::ZERO,
+                ..LinkSpec::default()
+            };
+            let mut link = LinkDir::new(spec);
+            let mut rng = ChaCha8Rng::seed_from_u64(7);
+            let service_us = 1000.0;
+            let mean_gap_us = service_us / rho;
+            let (mut now_us, mut waited, n) = (0.0f64, 0.0, 200_000);
+            for _ in 0..n {
+                now_us += -mean_gap_us * (1.0 - unit_f64(&mut rng)).ln();
+                let at = Instant(now_us as u64);
+                match link.send(at, 1000, &mut rng) {
+                    Fate::Arrives(t) => waited += t.since(at).as_secs_f64() * 1e6 - service_us,
+                    other => panic!("{other:?}"),
+                }
+            }
+            let measured = waited / n as f64;
+            let theory = rho * service_us / (2.0 * (1.0 - rho));
+            assert!(
+                (measured - theory).abs() < 0.05 * theory + 5.0,
+                "rho {rho}: waited {measured:.1} us, M/D/1 {theory:.1} us"
+            );
+        }
+    }
+
+    /// Link-layer retries against the geometric law: a unicast frame
+    /// tried up to 1 + r times over Bernoulli loss p is delivered with
+    /// probability 1 - p^(r+1), after (1 - p^(r+1)) / (1 - p) attempts on
+    /// average.
+    #[test]
+    fn retries_deliver_as_the_geometric_law_says() {
+        let (p, r) = (0.3, 3u32);
+        let mut link = LinkDir::new(LinkSpec {
+            loss: LossModel::Bernoulli(p),
+            retries: r,
+            ..LinkSpec::default()
+        });
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let n = 200_000;
+        let (mut delivered, mut attempts) = (0u32, 0u64);
+        for i in 0..n {
+            let (a, ok) = link.attempts(Instant::from_millis(i), 0.0, true, &mut rng);
+            attempts += u64::from(a);
+            delivered += u32::from(ok);
+        }
+        let want_delivered = 1.0 - p.powi(r as i32 + 1);
+        let want_attempts = want_delivered / (1.0 - p);
+        let got_delivered = f64::from(delivered) / n as f64;
+        let got_attempts = attempts as f64 / n as f64;
+        // Five standard deviations of a binomial proportion.
+        let sd = (want_delivered * (1.0 - want_delivered) / n as f64).sqrt();
+        assert!(
+            (got_delivered - want_delivered).abs() < 5.0 * sd,
+            "{got_delivered} {want_delivered}"
+        );
+        assert!(
+            (got_attempts - want_attempts).abs() < 0.01,
+            "{got_attempts} {want_attempts}"
+        );
+    }
+
     #[test]
     fn rate_and_queue_delay_and_drop() {
         let spec = LinkSpec {
