@@ -588,7 +588,9 @@ impl Ctx<'_> {
                     "mean burst length must be at least 1 packet",
                 ));
             }
-            spec.loss = if l == 0.0 {
+            // A burst without loss is kept (as a chain that never leaves
+            // Good): a loss sweep gives it its loss.
+            spec.loss = if l == 0.0 && b == 1.0 {
                 LossModel::None
             } else if b == 1.0 {
                 LossModel::Bernoulli(l)
@@ -1475,6 +1477,21 @@ path_loss = [0.2]
         let path = v.parallel_path_loss(1).unwrap();
         assert!((path.loss - 0.28).abs() < 1e-9, "{path:?}");
         assert!((path.burst - 8.0).abs() < 1e-9);
+        // A burst given without a loss is a sweep's burst too.
+        let lossless = Scenario::parse("t.toml", &SWEPT.replace("loss = 0.1\n", "")).unwrap();
+        let v = &lossless.variants()[0].scenario;
+        let spec = v.hop_spec("s", "p1h0");
+        assert!(
+            (spec.loss.mean_loss() - 0.2).abs() < 1e-9,
+            "{:?}",
+            spec.loss
+        );
+        assert!(
+            (spec.loss.mean_burst().unwrap() - 8.0).abs() < 1e-9,
+            "{:?}",
+            spec.loss
+        );
+        assert_eq!(v.hop_spec("p1h0", "t").loss.mean_loss(), 0.0);
     }
 
     #[test]
