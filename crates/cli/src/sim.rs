@@ -121,22 +121,27 @@ pub fn table(report: &ScenarioReport) -> String {
     );
     for v in &report.variants {
         for f in &v.summary {
+            // A TCP flow's figures are its goodput and retransmissions; a
+            // UDP flow's its packets, delivery and delay: the others are
+            // shown as "-", not as numbers that mean nothing.
+            let udp = |text: String| if f.tcp { "-".to_string() } else { text };
+            let tcp = |text: String| if f.tcp { text } else { "-".to_string() };
             out += &format!(
-                "{:<22} {:>9} {:<18} {:<10} {:>7.0} {:>8.1} {:>8.2} {:>8} {:>9.1} {:>9.1} {:>8.2} {:>9.0} {:>8.2} {:>6.1}\n",
+                "{:<22} {:>9} {:<18} {:<10} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8.2} {:>9} {:>8} {:>6}\n",
                 v.name.as_deref().unwrap_or("-"),
                 v.path_loss.map_or("-".into(), |l| format!("{:.0}%", l * 100.0)),
                 f.mode,
                 f.name,
-                f.sent,
-                f.lost,
-                (1.0 - f.loss_ratio) * 100.0,
+                udp(format!("{:.0}", f.sent)),
+                udp(format!("{:.1}", f.lost)),
+                udp(format!("{:.2}", (1.0 - f.loss_ratio) * 100.0)),
                 f.theory_delivery.map_or("-".into(), |t| format!("{:.2}", t * 100.0)),
-                f.delay_mean_ms,
-                f.delay_p99_ms,
+                udp(format!("{:.1}", f.delay_mean_ms)),
+                udp(format!("{:.1}", f.delay_p99_ms)),
                 f.overhead,
-                f.max_gap_ms,
-                f.goodput_mbps,
-                f.retransmits
+                udp(format!("{:.0}", f.max_gap_ms)),
+                tcp(format!("{:.2}", f.goodput_mbps)),
+                tcp(format!("{:.1}", f.retransmits))
             );
         }
     }

@@ -351,3 +351,37 @@ fn sim_out_writes_a_chart_for_a_loss_sweep() {
     assert_eq!(csv.lines().count(), 1 + 7 * 8);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn the_sim_table_shows_a_tcp_flow_by_its_goodput_and_a_udp_flow_by_its_packets() {
+    let s = write_temp(
+        "tcp-table.toml",
+        "name = \"t\"\nduration = \"4s\"\n[topology]\nkind = \"parallel\"\npaths = 2\nhops = 2\n\
+         [link]\nrate = \"10Mbit\"\n\
+         [[flows]]\nname = \"bulk\"\nkind = \"tcp\"\nfrom = \"s\"\nto = \"t\"\nstart = \"1s\"\nduration = \"2s\"\n\
+         [[flows]]\nname = \"voip\"\nfrom = \"s\"\nto = \"t\"\nstart = \"1s\"\ncount = 50\n",
+    );
+    let out = braid(&["sim", s.to_str().unwrap(), "--runs", "1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = |flow: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.split_whitespace().nth(3) == Some(flow))
+            .unwrap_or_else(|| panic!("no {flow} row in\n{text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // variant, path loss, mode, flow, sent, lost, deliv%, theory%, delay,
+    // p99, overhead, gap, Mbit/s, retx.
+    let bulk = row("bulk");
+    assert_eq!(&bulk[4..7], ["-", "-", "-"], "{bulk:?}");
+    assert!(bulk[12].parse::<f64>().unwrap() > 1.0, "{bulk:?}");
+    let voip = row("voip");
+    assert_eq!(voip[4], "50", "{voip:?}");
+    assert_eq!(&voip[12..14], ["-", "-"], "{voip:?}");
+}

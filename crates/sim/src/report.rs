@@ -16,12 +16,16 @@ use crate::world::{run_once, World};
 pub struct FlowSummary {
     pub name: String,
     pub mode: String,
+    /// A TCP transfer (goodput and retransmissions are its figures; the
+    /// packet counts and delays are a UDP flow's).
+    pub tcp: bool,
     pub runs: usize,
     pub sent: f64,
     pub lost: f64,
     pub loss_ratio: f64,
     /// Expected delivery ratio from the mode's formula, for sweeps over
-    /// path loss (independent losses; see `redundancy::adaptive`).
+    /// path loss (each path's end-to-end loss and burst; see
+    /// `redundancy::predict`).
     pub theory_delivery: Option<f64>,
     pub duplicates: f64,
     pub delay_mean_ms: f64,
@@ -87,6 +91,7 @@ fn summarize(s: &Scenario, path_loss: Option<f64>, runs: &[RunResult]) -> Vec<Fl
             FlowSummary {
                 name: runs[0].flows[i].name.clone(),
                 mode: runs[0].flows[i].mode.clone(),
+                tcp: s.flows[i].tcp_bytes.is_some(),
                 runs: runs.len(),
                 sent: avg(&|r| r.flows[i].sent as f64),
                 lost: avg(&|r| r.flows[i].lost as f64),
