@@ -11,7 +11,9 @@ use std::process::ExitCode;
 use std::time::Instant as WallClock;
 
 use anyhow::{Context, Result};
-use braid_sim::html::{bar_chart, delivery_chart, escape, goodput_chart, page, table};
+use braid_sim::html::{
+    bar_chart, delivery_chart, escape, goodput_chart, line_chart, page, table, Series,
+};
 use braid_sim::{Scenario, ScenarioReport};
 use clap::Args;
 
@@ -165,6 +167,47 @@ fn ranking(bars: &[(String, f64)]) -> String {
     };
     format!(
         "By median goodput: {order}. Best to worst: {factor} (SrcRR measured 5.5x between DSR+ETX and SrcRR)."
+    )
+}
+
+/// Packets lost in each second against scenario time, one line per
+/// variant (its first flow, mean over the runs): what a failure or a fade
+/// does over time.
+fn lost_over_time(report: &ScenarioReport, title: &str) -> String {
+    let series: Vec<Series> = report
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let f = &v.summary[0];
+            Series {
+                label: v.name.clone().unwrap_or_else(|| f.mode.clone()),
+                points: f
+                    .lost_series
+                    .iter()
+                    .enumerate()
+                    .map(|(t, &l)| (f.start_s + t as f64, l))
+                    .collect(),
+                dashed: false,
+                color: i,
+                spread: Vec::new(),
+            }
+        })
+        .collect();
+    let points = series.iter().flat_map(|s| s.points.iter());
+    let (x_lo, x_hi, y_hi) = points.fold((f64::MAX, f64::MIN, 1.0f64), |(a, b, c), p| {
+        (a.min(p.0), b.max(p.0), c.max(p.1))
+    });
+    if x_lo > x_hi {
+        return String::new();
+    }
+    line_chart(
+        title,
+        "time (s)",
+        "packets lost per second",
+        (x_lo, x_hi),
+        (0.0, y_hi),
+        &series,
     )
 }
 
@@ -398,8 +441,9 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             .join("; "),
     ]);
     sections.push(format!(
-        "<h2>6. A link on the active path fails</h2><p>{}</p>{}",
+        "<h2>6. A link on the active path fails</h2><p>{}</p>{}{}",
         escape("VoIP (160 B / 20 ms) over two disjoint paths; the active path's first link dies at 40 s. Outage: the longest time between two packets delivered in a row."),
+        lost_over_time(&failure, "VoIP packets lost per second (the link dies at 40 s)"),
         table(&["mode", "packets lost (of 1500)", "outage (longest gap, s)"], &rows)
     ));
 
@@ -415,8 +459,9 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             .join("; "),
     ]);
     sections.push(format!(
-        "<h2>Rain fade on the WISP backhaul</h2><p>{}</p>{}",
+        "<h2>Rain fade on the WISP backhaul</h2><p>{}</p>{}{}",
         escape("scenarios/topologies/wisp-backhaul.json; the church-clinic link's loss ramps from 0 to 60% and back over 30 s. VoIP (160 B / 20 ms, 2000 packets) from the gateway to the clinic, 3 runs."),
+        lost_over_time(&fade, "VoIP packets lost per second through the fade"),
         table(&["mode", "packets lost (of 2000)", "outage (longest gap, s)"], &rows)
     ));
 

@@ -19,6 +19,11 @@ pub struct FlowSummary {
     /// A TCP transfer (goodput and retransmissions are its figures; the
     /// packet counts and delays are a UDP flow's).
     pub tcp: bool,
+    /// When the flow starts, seconds into the scenario.
+    pub start_s: f64,
+    /// Constant-rate flows: packets lost among those sent in each second
+    /// of the flow, mean over the runs.
+    pub lost_series: Vec<f64>,
     pub runs: usize,
     pub sent: f64,
     pub lost: f64,
@@ -92,6 +97,19 @@ fn summarize(s: &Scenario, path_loss: Option<f64>, runs: &[RunResult]) -> Vec<Fl
                 name: runs[0].flows[i].name.clone(),
                 mode: runs[0].flows[i].mode.clone(),
                 tcp: s.flows[i].tcp_bytes.is_some(),
+                start_s: s.flows[i].start.as_secs_f64(),
+                lost_series: {
+                    let len = runs
+                        .iter()
+                        .map(|r| r.flows[i].lost_series.len())
+                        .max()
+                        .unwrap_or(0);
+                    (0..len)
+                        .map(|t| {
+                            avg(&|r| r.flows[i].lost_series.get(t).copied().unwrap_or(0) as f64)
+                        })
+                        .collect()
+                },
                 runs: runs.len(),
                 sent: avg(&|r| r.flows[i].sent as f64),
                 lost: avg(&|r| r.flows[i].lost as f64),

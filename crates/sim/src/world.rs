@@ -1278,7 +1278,10 @@ impl World {
                     rtt_ms: None,
                     delay_cdf_ms: Vec::new(),
                     details: None,
-                    lost_series: Vec::new(),
+                    lost_series: lost_per_second(
+                        &f.delivered[..(f.sent as usize).min(f.delivered.len())],
+                        f.interval,
+                    ),
                     goodput_mbps: {
                         let secs = (f.interval * f.count.max(1) as u32).as_secs_f64().max(1e-9);
                         (delivered * f.size as u64) as f64 * 8.0 / secs / 1e6
@@ -1319,6 +1322,16 @@ pub fn run_once(
     let mut w = World::new(scenario, seed)?;
     w.run_until(Instant::ZERO + scenario.duration, progress);
     Ok(w.result(scenario, seed))
+}
+
+/// Packets lost among those sent in each second of a constant-rate flow
+/// (packet `i` leaves `i` intervals after the flow's start).
+fn lost_per_second(delivered: &[bool], interval: Duration) -> Vec<u64> {
+    let per_second = (1_000_000_000 / interval.as_nanos().max(1)).max(1) as usize;
+    delivered
+        .chunks(per_second)
+        .map(|c| c.iter().filter(|&&d| !d).count() as u64)
+        .collect()
 }
 
 #[cfg(test)]
