@@ -235,6 +235,10 @@ pub fn delivery_chart(report: &crate::report::ScenarioReport) -> Option<String> 
         "delivered vs per-path loss",
         "delivered (%)",
         |f| 100.0 * (1.0 - f.loss_ratio),
+        |f| {
+            let (lo, hi) = f.loss_ratio_range;
+            (100.0 * (1.0 - hi), 100.0 * (1.0 - lo))
+        },
         |f| f.theory_delivery.map(|t| 100.0 * t),
     )
 }
@@ -246,6 +250,7 @@ pub fn goodput_chart(report: &crate::report::ScenarioReport) -> Option<String> {
         "TCP goodput vs per-path loss",
         "goodput (Mbit/s)",
         |f| f.goodput_mbps,
+        |f| f.goodput_range_mbps,
         |_| None,
     )
 }
@@ -257,6 +262,7 @@ fn sweep_chart(
     what: &str,
     y_label: &str,
     value: impl Fn(&crate::report::FlowSummary) -> f64,
+    spread: impl Fn(&crate::report::FlowSummary) -> (f64, f64),
     theory: impl Fn(&crate::report::FlowSummary) -> Option<f64>,
 ) -> Option<String> {
     if report.variants.iter().all(|v| v.path_loss.is_none()) {
@@ -274,6 +280,13 @@ fn sweep_chart(
         let vs: Vec<_> = report.variants.iter().filter(|v| &v.mode == m).collect();
         let x = |v: &&crate::report::VariantReport| 100.0 * v.path_loss.unwrap_or(0.0);
         let measured: Vec<(f64, f64)> = vs.iter().map(|v| (x(v), value(&v.summary[0]))).collect();
+        // The runs' lowest and highest, drawn as bars when there are runs
+        // to differ.
+        let runs_spread: Vec<(f64, f64)> = if vs.iter().all(|v| v.summary[0].runs > 1) {
+            vs.iter().map(|v| spread(&v.summary[0])).collect()
+        } else {
+            Vec::new()
+        };
         let theory: Vec<(f64, f64)> = vs
             .iter()
             .filter_map(|v| theory(&v.summary[0]).map(|t| (x(v), t)))
@@ -284,12 +297,16 @@ fn sweep_chart(
             widest = widest.max(px);
         }
         let label = m.clone().unwrap_or_else(|| vs[0].summary[0].mode.clone());
+        for &(l, h) in &runs_spread {
+            lo = lo.min(l);
+            hi = hi.max(h);
+        }
         series.push(Series {
             label: label.clone(),
             points: measured,
             dashed: false,
             color: ci,
-            spread: Vec::new(),
+            spread: runs_spread,
         });
         if !theory.is_empty() {
             series.push(Series {
@@ -309,7 +326,7 @@ fn sweep_chart(
     };
     Some(line_chart(
         &format!("{}: {what}", report.scenario),
-        "loss on each path (%)",
+        "loss on each path (%); bars: lowest and highest run",
         y_label,
         (0.0, widest.max(1.0)),
         (y0, y1),

@@ -24,6 +24,10 @@ pub struct FlowSummary {
     /// Constant-rate flows: packets lost among those sent in each second
     /// of the flow, mean over the runs.
     pub lost_series: Vec<f64>,
+    /// The lowest and highest loss ratio among the runs.
+    pub loss_ratio_range: (f64, f64),
+    /// The lowest and highest goodput among the runs, Mbit/s.
+    pub goodput_range_mbps: (f64, f64),
     pub runs: usize,
     pub sent: f64,
     pub lost: f64,
@@ -92,12 +96,19 @@ fn summarize(s: &Scenario, path_loss: Option<f64>, runs: &[RunResult]) -> Vec<Fl
     (0..flows)
         .map(|i| {
             let avg = |f: &dyn Fn(&RunResult) -> f64| runs.iter().map(f).sum::<f64>() / n;
+            let range = |f: &dyn Fn(&RunResult) -> f64| {
+                runs.iter()
+                    .map(f)
+                    .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)))
+            };
             let mode = s.flows[i].mode.unwrap_or(s.mode);
             FlowSummary {
                 name: runs[0].flows[i].name.clone(),
                 mode: runs[0].flows[i].mode.clone(),
                 tcp: s.flows[i].tcp_bytes.is_some(),
                 start_s: s.flows[i].start.as_secs_f64(),
+                loss_ratio_range: range(&|r| r.flows[i].loss_ratio),
+                goodput_range_mbps: range(&|r| r.flows[i].goodput_mbps),
                 lost_series: {
                     let len = runs
                         .iter()
