@@ -1454,21 +1454,16 @@ path_loss = [0.2]
 
     #[test]
     fn a_loss_sweep_keeps_the_first_hops_burst_and_override() {
+        // The sweep's loss with [link]'s burst.
+        let swept = |v: &Scenario, p: usize| {
+            let loss = v.hop_spec("s", &format!("p{p}h0")).loss;
+            assert!((loss.mean_loss() - 0.2).abs() < 1e-9, "{loss:?}");
+            assert!((loss.mean_burst().unwrap() - 8.0).abs() < 1e-9, "{loss:?}");
+        };
         let s = Scenario::parse("t.toml", SWEPT).unwrap();
         let v = &s.variants()[0].scenario;
-        for p in 0..2 {
-            let spec = v.hop_spec("s", &format!("p{p}h0"));
-            assert!(
-                (spec.loss.mean_loss() - 0.2).abs() < 1e-9,
-                "{:?}",
-                spec.loss
-            );
-            assert!(
-                (spec.loss.mean_burst().unwrap() - 8.0).abs() < 1e-9,
-                "{:?}",
-                spec.loss
-            );
-        }
+        swept(v, 0);
+        swept(v, 1);
         // Path 0's override keeps its delay and its down interval.
         let first = v.hop_spec("s", "p0h0");
         assert_eq!(first.delay, Duration::from_millis(50));
@@ -1480,17 +1475,7 @@ path_loss = [0.2]
         // A burst given without a loss is a sweep's burst too.
         let lossless = Scenario::parse("t.toml", &SWEPT.replace("loss = 0.1\n", "")).unwrap();
         let v = &lossless.variants()[0].scenario;
-        let spec = v.hop_spec("s", "p1h0");
-        assert!(
-            (spec.loss.mean_loss() - 0.2).abs() < 1e-9,
-            "{:?}",
-            spec.loss
-        );
-        assert!(
-            (spec.loss.mean_burst().unwrap() - 8.0).abs() < 1e-9,
-            "{:?}",
-            spec.loss
-        );
+        swept(v, 1);
         assert_eq!(v.hop_spec("p1h0", "t").loss.mean_loss(), 0.0);
     }
 

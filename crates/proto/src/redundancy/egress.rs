@@ -579,11 +579,9 @@ mod tests {
 
     #[test]
     fn a_rebuilt_urgent_packet_is_not_held_either() {
-        use super::super::ingress::{IngressConfig, IngressSession, Payload};
+        use super::super::ingress::Payload;
         use super::super::mode::Mode;
-        use super::super::path::PathState;
         use super::super::reorder::ReorderTimeout;
-        use braid_wire::NodeId;
         // IPv4 packets whose last byte says which they are; DSCP as given.
         let ip = |n: u8, dscp: u8| {
             let mut p = vec![0u8; 21];
@@ -595,26 +593,13 @@ mod tests {
             p
         };
         let inputs = [ip(0, 0), ip(1, 0), ip(2, 0), ip(3, 0), ip(4, 0), ip(5, 46)];
-        let mut ing = IngressSession::new(
-            NodeId(1),
-            NodeId(2),
-            0,
-            Mode::Erasure {
-                n: 3,
-                m: 2,
-                depth: 1,
-            },
-            IngressConfig::default(),
-            0,
-            7,
-        );
-        let mut out = Vec::new();
-        let path = PathState {
-            up: true,
-            weight: 1,
-            loss: 0.0,
+        let erasure = Mode::Erasure {
+            n: 3,
+            m: 2,
+            depth: 1,
         };
-        ing.set_paths(Instant::ZERO, &[path], &mut out);
+        let mut ing = super::super::ingress::test_session(erasure, 1);
+        let mut out = Vec::new();
         let mut wire = Vec::new();
         for input in &inputs {
             ing.encode(Instant::ZERO, input, Default::default(), &mut out);

@@ -719,32 +719,41 @@ impl IngressSession {
     }
 }
 
+/// A session from node 1 to node 2 in `mode` over `paths` equal lossless
+/// paths (for tests here and in the egress's).
+#[cfg(test)]
+pub(crate) fn test_session(mode: Mode, paths: usize) -> IngressSession {
+    let mut ing = IngressSession::new(
+        NodeId(1),
+        NodeId(2),
+        0,
+        mode,
+        IngressConfig::default(),
+        0,
+        7,
+    );
+    let path = PathState {
+        up: true,
+        weight: 1,
+        loss: 0.0,
+    };
+    ing.set_paths(Instant::ZERO, &vec![path; paths], &mut Vec::new());
+    ing
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_group_with_an_urgent_packet_sends_urgent_repair() {
-        let mut ing = IngressSession::new(
-            NodeId(1),
-            NodeId(2),
-            0,
-            Mode::Erasure {
-                n: 3,
-                m: 2,
-                depth: 2,
-            },
-            IngressConfig::default(),
-            0,
-            7,
-        );
-        let mut out = Vec::new();
-        let path = PathState {
-            up: true,
-            weight: 1,
-            loss: 0.0,
+        let erasure = Mode::Erasure {
+            n: 3,
+            m: 2,
+            depth: 2,
         };
-        ing.set_paths(Instant::ZERO, &[path, path], &mut out);
+        let mut ing = test_session(erasure, 2);
+        let mut out = Vec::new();
         // Four packets, two groups interleaved: 0 and 2, 1 and 3; only 1
         // is urgent.
         for i in 0..4 {
