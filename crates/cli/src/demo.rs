@@ -338,8 +338,8 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
         rows.push(row);
     }
     sections.push(format!(
-        "<h2>3. TCP goodput versus per-path loss (WISPR figure 10)</h2><p>{}</p>{}{}",
-        escape("Real TCP (smoltcp, CUBIC) at both hosts in simulated time, over two disjoint 10 Mbit/s paths whose first link loses the given fraction in each direction (data and ACKs), 2 runs of 20 s each. Absolute goodput under loss is lower than Linux would reach (smoltcp has no SACK); the comparison between modes is the point. The same comparison with real kernel TCP and Linux MPTCP is braid lab sweep scenarios/lab/loss-proof-tcp.toml (docs/performance.md)."),
+        "<h2>3. TCP goodput versus per-path loss (the experiment of WISPR's figure 10)</h2><p>{}</p>{}{}",
+        escape("Real TCP (smoltcp, CUBIC) at both hosts in simulated time, over two disjoint 10 Mbit/s paths whose first link loses the given fraction in each direction (data and ACKs), 2 runs of 20 s each. Absolute goodput under loss is lower than Linux would reach (smoltcp has no SACK); the comparison between modes is the point. WISPR gives its figure 10 as a chart without values; what it says of it: single-path TCP decays quickly as loss rises, MPTCP holds until 15-20%, and mirroring (WISPR 1) stays stable at high loss. The same comparison with real kernel TCP and Linux MPTCP is braid lab sweep scenarios/lab/loss-proof-tcp.toml (docs/performance.md)."),
         goodput_chart(&tcp).unwrap_or_default(),
         table(&["mode", "0%", "5%", "10%", "15%", "20%"], &rows)
     ));
