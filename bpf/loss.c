@@ -10,15 +10,19 @@
 // inside the braid binary. The four probabilities, scaled to 2^32
 // (0xffffffff or more: always), are read-only globals the loader sets
 // (braid_bpf::loss, which attaches the program first on the link's
-// receiving side, ahead of braid's own programs there). Map `state`:
+// receiving side, ahead of braid's own programs there; `spare_arp` 0 or
+// 1). Map `state`:
 // [0] = 1 while in Bad, [1] = packets seen, [2] = packets dropped.
 //
-// Only IP packets are seen and lost: ARP passes untouched. Kernel
-// neighbour resolution over a link that loses ARP stalls whatever waits
-// for it for a second or more per lost request (measured in the
-// loss-proof sweeps: VoIP p99 of 1-2 s even on plain kernel routing), a
-// stall 802.11's link-layer retries hide on a real radio and no routing
-// protocol sees; the lab models what a link loses after its retries.
+// With `spare_arp` set (the lab's lossy point-to-point links), only IP
+// packets are seen and lost: ARP passes untouched. Kernel neighbour
+// resolution over a link that loses ARP stalls whatever waits for it for
+// a second or more per lost request (measured in the loss-proof sweeps:
+// VoIP p99 of 1-2 s even on plain kernel routing), a stall 802.11's
+// link-layer retries hide on a backhaul link and no routing protocol
+// sees. Unset (the "air" of an access point's port, link failures),
+// every frame is lost alike: there an access point learns its clients
+// from their ARP.
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
@@ -29,6 +33,7 @@ const volatile __u64 p_gb = 0;
 const volatile __u64 p_bg = 0xffffffffu;
 const volatile __u64 loss_good = 0;
 const volatile __u64 loss_bad = 0xffffffffu;
+const volatile __u64 spare_arp = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -54,7 +59,8 @@ int ge_loss(struct __sk_buff *skb)
 	__u64 *dropped = bpf_map_lookup_elem(&state, &k_dropped);
 	if (!bad || !seen || !dropped)
 		return TC_ACT_OK;
-	if (skb->protocol != bpf_htons(ETH_P_IP) && skb->protocol != bpf_htons(ETH_P_IPV6))
+	if (spare_arp && skb->protocol != bpf_htons(ETH_P_IP) &&
+	    skb->protocol != bpf_htons(ETH_P_IPV6))
 		return TC_ACT_UNSPEC;
 	__sync_fetch_and_add(seen, 1);
 	int arrived_bad = *bad != 0;

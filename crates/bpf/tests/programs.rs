@@ -1218,15 +1218,25 @@ fn the_lab_loss_program_drops_as_its_parameters_say() {
         assert_eq!(hole.test_run(&frame).unwrap(), TC_ACT_SHOT);
         assert_eq!(clear.test_run(&frame).unwrap(), PASS);
     }
-    // ARP is never lost, even into the blackhole: neighbour resolution
-    // is not what the lab's links model (loss.c says why).
+    // ARP: lost with everything else on a dead link; never on a lossy
+    // link that spares it (neighbour resolution is not what the lab's
+    // lossy links model; loss.c says why).
     let mut arp = vec![0xffu8; 6];
     arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06]);
     arp.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
     arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 198, 18, 0, 1]);
     arp.extend_from_slice(&[0, 0, 0, 0, 0, 0, 198, 18, 0, 2]);
+    let mut link = Loss::load(&[
+        ("p_gb", ALWAYS / 2),
+        ("p_bg", ALWAYS / 2),
+        ("loss_good", 0),
+        ("loss_bad", ALWAYS),
+        ("spare_arp", 1),
+    ])
+    .unwrap();
     for _ in 0..20 {
-        assert_eq!(hole.test_run(&arp).unwrap(), PASS);
+        assert_eq!(hole.test_run(&arp).unwrap(), TC_ACT_SHOT);
+        assert_eq!(link.test_run(&arp).unwrap(), PASS);
     }
     // Bernoulli 50%: both verdicts within 200 packets (a failure here
     // is a 2^-199 event).
@@ -1239,6 +1249,10 @@ fn the_lab_loss_program_drops_as_its_parameters_say() {
     .unwrap();
     let verdicts: Vec<u32> = (0..200).map(|_| half.test_run(&frame).unwrap()).collect();
     assert!(verdicts.contains(&TC_ACT_SHOT) && verdicts.contains(&PASS));
+    // The same loss without sparing (an access point's air): ARP is lost
+    // as often as anything else.
+    let arp_verdicts: Vec<u32> = (0..200).map(|_| half.test_run(&arp).unwrap()).collect();
+    assert!(arp_verdicts.contains(&TC_ACT_SHOT) && arp_verdicts.contains(&PASS));
 }
 
 // ----------------------------------------------------------------- main

@@ -34,6 +34,10 @@ pub struct LossParams {
     pub p_bg: u64,
     pub loss_good: u64,
     pub loss_bad: u64,
+    /// Lose IP packets only, never ARP (`bpf/loss.c` says why): a lossy
+    /// point-to-point link. Off for an access point's air and for
+    /// failures, which lose every frame alike.
+    pub spare_arp: bool,
 }
 
 const ALWAYS: u64 = u32::MAX as u64;
@@ -58,6 +62,15 @@ impl LossParams {
             p_bg: scaled(r),
             loss_good: 0,
             loss_bad: ALWAYS,
+            spare_arp: false,
+        }
+    }
+
+    /// The same loss, sparing ARP (a lossy point-to-point link).
+    pub fn sparing_arp(self) -> Self {
+        LossParams {
+            spare_arp: true,
+            ..self
         }
     }
 
@@ -68,15 +81,17 @@ impl LossParams {
             p_bg: ALWAYS,
             loss_good: ALWAYS,
             loss_bad: ALWAYS,
+            spare_arp: false,
         }
     }
 
-    fn globals(&self) -> [(&'static str, u64); 4] {
+    fn globals(&self) -> [(&'static str, u64); 5] {
         [
             ("p_gb", self.p_gb),
             ("p_bg", self.p_bg),
             ("loss_good", self.loss_good),
             ("loss_bad", self.loss_bad),
+            ("spare_arp", u64::from(self.spare_arp)),
         ]
     }
 }

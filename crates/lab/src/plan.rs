@@ -391,7 +391,7 @@ pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<S
                 steps.push(Step::Loss {
                     ns: ns.clone(),
                     dev: dev.clone(),
-                    params: LossParams::gilbert_elliott(l.loss, l.burst),
+                    params: LossParams::gilbert_elliott(l.loss, l.burst).sparing_arp(),
                 });
             }
             if let Some(bps) = l.rate_bps {
@@ -590,7 +590,8 @@ mod tests {
             .filter(|s| matches!(s, Step::Loss { .. }))
             .collect();
         assert_eq!(loss.len(), 2, "each receiving side");
-        let ge = LossParams::gilbert_elliott(0.05, 3.0);
+        // A lossy link spares ARP (bpf/loss.c).
+        let ge = LossParams::gilbert_elliott(0.05, 3.0).sparing_arp();
         assert!(loss
             .iter()
             .all(|s| matches!(s, Step::Loss { params, .. } if *params == ge)));
