@@ -569,6 +569,15 @@ impl IngressSession {
         up: &[usize],
         out: &mut Vec<Outgoing>,
     ) {
+        // A block holds consecutive numbers only: if the numbering jumped
+        // (a session taken back from the kernel), the block closes first.
+        if self
+            .block
+            .as_ref()
+            .is_some_and(|b| self.seq != b.base.wrapping_add(b.filled()))
+        {
+            self.close_block(now, out);
+        }
         if self.block.is_none() {
             self.open_block(now, up);
         }
@@ -776,5 +785,35 @@ mod tests {
             .map(|o| (o.header.group.base_of(o.header.seq), o.header.group.index))
             .collect();
         assert_eq!(data, [(0, 0), (1, 0), (0, 1), (1, 1)]);
+    }
+
+    #[test]
+    fn a_jump_in_numbering_closes_the_open_block() {
+        let erasure = Mode::Erasure {
+            n: 6,
+            m: 4,
+            depth: 2,
+        };
+        let mut ing = test_session(erasure, 2);
+        let mut out = Vec::new();
+        ing.encode(Instant::ZERO, &[1; 10], PacketMeta::default(), &mut out);
+        // Lent and taken back 100 numbers on: the block of 8 is half open.
+        let (_, first) = ing.lend(0).unwrap();
+        ing.take_back(first.wrapping_add(100));
+        for i in 0..5 {
+            ing.encode(Instant::ZERO, &[i; 10], PacketMeta::default(), &mut out);
+        }
+        ing.handle_timeout(Instant::ZERO + Duration::from_secs(1), &mut out);
+        // Every data packet's group (its number less index x depth) is one
+        // that repair was sent for: no group straddles the jump.
+        let repaired: Vec<u32> = out
+            .iter()
+            .filter(|o| o.header.group.is_repair())
+            .map(|o| o.header.seq)
+            .collect();
+        for o in out.iter().filter(|o| !o.header.group.is_repair()) {
+            let base = o.header.group.base_of(o.header.seq);
+            assert!(repaired.contains(&base), "{:?} has no repair", o.header);
+        }
     }
 }
