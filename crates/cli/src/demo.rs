@@ -12,7 +12,8 @@ use std::time::Instant as WallClock;
 
 use anyhow::{Context, Result};
 use braid_sim::html::{
-    bar_chart, delivery_chart, escape, goodput_chart, line_chart, page, table, Series,
+    bar_chart, delivery_chart, escape, goodput_chart, line_chart, page, table, Bar, Reference,
+    Series,
 };
 use braid_sim::{Scenario, ScenarioReport};
 use clap::Args;
@@ -130,43 +131,97 @@ fn loss_and_outage_rows(report: &ScenarioReport) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The median of a variant's per-flow goodput (each flow averaged over
-/// runs), in KB/s as SrcRR reports it.
-fn median_kbytes(v: &braid_sim::VariantReport) -> f64 {
-    let mut g: Vec<f64> = v
-        .summary
+/// The median of the pairs' goodput in each run (each run is its own
+/// placement of the nodes, so pairs are not averaged across runs), in
+/// KB/s as SrcRR reports it; as a bar: the mean of the runs' medians with
+/// their lowest and highest.
+fn median_kbytes(v: &braid_sim::VariantReport) -> Bar {
+    let medians: Vec<f64> = v
+        .runs
         .iter()
-        .map(|f| f.goodput_mbps * 1e6 / 8e3)
+        .map(|r| {
+            let mut g: Vec<f64> = r.flows.iter().map(|f| f.goodput_mbps * 1e6 / 8e3).collect();
+            g.sort_by(f64::total_cmp);
+            match g.len() {
+                0 => 0.0,
+                n if n % 2 == 1 => g[n / 2],
+                n => (g[n / 2 - 1] + g[n / 2]) / 2.0,
+            }
+        })
         .collect();
-    g.sort_by(f64::total_cmp);
-    match g.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => g[n / 2],
-        n => (g[n / 2 - 1] + g[n / 2]) / 2.0,
+    let mean = medians.iter().sum::<f64>() / medians.len().max(1) as f64;
+    let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Bar {
+        label: v.name.clone().unwrap_or_default(),
+        value: mean,
+        range: (medians.len() > 1).then_some((lo, hi)),
     }
 }
 
 /// The variants ranked by their figure, best first, as a sentence; the
 /// factor between the best and the worst. Derived from the data, so the
 /// text never claims an order the table does not show.
-fn ranking(bars: &[(String, f64)]) -> String {
-    let mut sorted: Vec<&(String, f64)> = bars.iter().collect();
-    sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
+fn ranking(bars: &[Bar]) -> String {
+    let mut sorted: Vec<&Bar> = bars.iter().collect();
+    sorted.sort_by(|a, b| b.value.total_cmp(&a.value));
     let (Some(best), Some(worst)) = (sorted.first(), sorted.last()) else {
         return String::new();
     };
     let order = sorted
         .iter()
-        .map(|(n, v)| format!("{n} ({v:.0} KB/s)"))
+        .map(|b| format!("{} ({:.0} KB/s)", b.label, b.value))
         .collect::<Vec<_>>()
         .join(", then ");
-    let factor = if worst.1 > 0.0 {
-        format!("{:.1}x", best.1 / worst.1)
-    } else {
-        "unbounded".into()
-    };
     format!(
-        "By median goodput: {order}. Best to worst: {factor} (SrcRR measured 5.5x between DSR+ETX and SrcRR)."
+        "By median goodput: {order}. Best to worst: {}.",
+        factor(best.value, worst.value)
+    )
+}
+
+/// A "model limits" box: what the model behind an experiment leaves out.
+fn limits(text: &str) -> String {
+    format!(
+        "<div class=\"limits\"><b>Model limits.</b> {}</div>",
+        escape(text)
+    )
+}
+
+/// `a / b` as a factor ("3.2x"), or why there is none.
+fn factor(a: f64, b: f64) -> String {
+    if b >= 0.05 {
+        format!("{:.1}x", a / b)
+    } else {
+        format!("unbounded ({b:.1} KB/s below)")
+    }
+}
+
+/// What each bar adds to the one before it (a cumulative ablation, as
+/// SrcRR's figure 6), and the last over the first, from the data.
+fn steps(bars: &[Bar]) -> String {
+    let (Some(first), Some(last)) = (bars.first(), bars.last()) else {
+        return String::new();
+    };
+    let each = bars
+        .windows(2)
+        .map(|w| {
+            let change = if w[1].value > w[0].value * 1.1 {
+                "raises"
+            } else if w[1].value < w[0].value / 1.1 {
+                "lowers"
+            } else {
+                "keeps"
+            };
+            format!(
+                "{} {change} the median ({:.0} to {:.0} KB/s)",
+                w[1].label, w[0].value, w[1].value
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    format!(
+        "{each}. The last over the first: {} (SrcRR measured 5.5x, 20 to 110 KB/s).",
+        factor(last.value, first.value)
     )
 }
 
@@ -241,7 +296,7 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
         format!("{:.1} lost, {:.0} ms", b.lost, b.delay_mean_ms),
     ]);
     sections.push(format!(
-        "<h2>1. WISPR section 5.3: one lossy, slow path versus disjoint paths</h2><p>{}</p>{}",
+        "<h2>1. WISPR section 5.3: one lossy, slow path versus disjoint paths</h2><p>{}</p>{}{}",
         escape("10 runs of 500 UDP packets (160 bytes every 20 ms). The baseline has only the impaired path; braid mirrors over it and two good disjoint paths."),
         table(
             &["", "packets lost (of 500)", "average delay", "p99 delay"],
@@ -251,7 +306,8 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
                 vec!["WISPR paper: WISPR over disjoint paths".into(), "0".into(), "18 ms".into(), "-".into()],
                 vec![format!("braid sim: {}", b.mode), format!("{:.1}", b.lost), format!("{:.1} ms", b.delay_mean_ms), format!("{:.1} ms", b.delay_p99_ms)],
             ]
-        )
+        ),
+        limits("Loss is independent (Bernoulli) on the impaired path and none on the others; links are wired-like (fixed delay, no radio contention or rate changes); no TCP. WISPR measured on its testbed's real links.")
     ));
 
     // 2. Loss sweep.
@@ -302,10 +358,11 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
         at20.join(", "),
     ]);
     sections.push(format!(
-        "<h2>2. Delivered fraction versus per-path loss</h2><p>{}</p>{}{}",
+        "<h2>2. Delivered fraction versus per-path loss</h2><p>{}</p>{}{}{}",
         escape("Three disjoint paths, every one losing the given fraction of packets (Bernoulli), 2 runs of 2000 packets per point. Solid: measured; dashed: the mode's formula for independent losses (the same formulas the adaptive mode decides by). Cells: delivered fraction (packets sent per data packet). With the same loss on every path, single and stripe coincide, and so do parity and parity-rotating; their lines lie on top of each other."),
         delivery_chart(&sweep).unwrap_or_default(),
-        table(&header, &over_rows)
+        table(&header, &over_rows),
+        limits("Every path loses the same fraction, independently of the past (bursty loss: braid sim scenarios/loss-proof-tcp.toml, [link] burst); traffic is far below the paths' capacity, so no queue drops; no radio.")
     ));
 
     // 3. TCP goodput (WISPR figure 10).
@@ -338,24 +395,21 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
         rows.push(row);
     }
     sections.push(format!(
-        "<h2>3. TCP goodput versus per-path loss (the experiment of WISPR's figure 10)</h2><p>{}</p>{}{}",
+        "<h2>3. TCP goodput versus per-path loss (the experiment of WISPR's figure 10)</h2><p>{}</p>{}{}{}",
         escape("Real TCP (smoltcp, CUBIC) at both hosts in simulated time, over two disjoint 10 Mbit/s paths whose first link loses the given fraction in each direction (data and ACKs), 2 runs of 20 s each. Absolute goodput under loss is lower than Linux would reach (smoltcp has no SACK); the comparison between modes is the point. WISPR gives its figure 10 as a chart without values; what it says of it: single-path TCP decays quickly as loss rises, MPTCP holds until 15-20%, and mirroring (WISPR 1) stays stable at high loss. The same comparison with real kernel TCP and Linux MPTCP is braid lab sweep scenarios/lab/loss-proof-tcp.toml (docs/performance.md)."),
         goodput_chart(&tcp).unwrap_or_default(),
-        table(&["mode", "0%", "5%", "10%", "15%", "20%"], &rows)
+        table(&["mode", "0%", "5%", "10%", "15%", "20%"], &rows),
+        limits("TCP is smoltcp (CUBIC, no SACK-based recovery): under loss it reaches less than Linux, and far less under the coded modes (docs/performance.md compares it with kernel TCP in the lab); loss is independent; paths are wired-like rate limiters with a drop-tail queue.")
     ));
 
     // 4. SrcRR on a city mesh.
     let srcrr = run(dir, "srcrr-citymesh.toml", &args.out)?;
-    let bars: Vec<(String, f64)> = srcrr
-        .variants
-        .iter()
-        .map(|v| (v.name.clone().unwrap_or_default(), median_kbytes(v)))
-        .collect();
+    let bars: Vec<Bar> = srcrr.variants.iter().map(median_kbytes).collect();
     headline.push([
         "SrcRR: median TCP over 14 pairs, 31-node city mesh".into(),
         "20 KB/s (DSR+ETX) to 110 KB/s (SrcRR)".into(),
         bars.iter()
-            .map(|(n, v)| format!("{n} {v:.0}"))
+            .map(|b| format!("{} {:.0}", b.label, b.value))
             .collect::<Vec<_>>()
             .join(", ")
             + " KB/s",
@@ -363,32 +417,57 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
     let rows: Vec<Vec<String>> = srcrr
         .variants
         .iter()
-        .map(|v| {
-            let n = v.summary.len().max(1) as f64;
+        .zip(&bars)
+        .map(|(v, b)| {
+            let runs = v.runs.len().max(1) as f64;
+            let flows: Vec<&braid_sim::FlowResult> =
+                v.runs.iter().flat_map(|r| r.flows.iter()).collect();
+            let n = flows.len().max(1) as f64;
             vec![
-                v.name.clone().unwrap_or_default(),
-                format!("{:.1}", median_kbytes(v)),
+                b.label.clone(),
+                match b.range {
+                    Some((lo, hi)) => format!("{:.1} ({lo:.1}-{hi:.1})", b.value),
+                    None => format!("{:.1}", b.value),
+                },
                 format!(
                     "{:.1}",
-                    v.summary
-                        .iter()
-                        .map(|f| f.goodput_mbps * 125.0)
-                        .sum::<f64>()
-                        / n
+                    flows.iter().map(|f| f.goodput_mbps * 125.0).sum::<f64>() / n
                 ),
                 format!(
                     "{:.0}",
-                    v.summary.iter().map(|f| f.retransmits).sum::<f64>()
+                    flows
+                        .iter()
+                        .filter(|f| f.goodput_mbps * 125.0 < 1.0)
+                        .count() as f64
+                        / runs
+                ),
+                format!(
+                    "{:.0}",
+                    flows.iter().map(|f| f.retransmits as f64).sum::<f64>() / runs
                 ),
             ]
         })
         .collect();
+    let paper = [
+        Reference {
+            label: "SrcRR paper: DSR+ETX 20".into(),
+            value: 20.0,
+        },
+        Reference {
+            label: "full SrcRR 110".into(),
+            value: 110.0,
+        },
+    ];
     sections.push(format!(
-        "<h2>4. SrcRR: choosing routes on a city mesh of multi-rate radios</h2><p>{}</p>{}{}<p>{}</p>",
-        escape("31 nodes placed at random (3 placements), radios at 1/2/5.5/11 Mbit/s whose loss grows with link length and rate, 7 link-layer retries, one transmitter per node (50-frame queue) on a shared medium, transient bursts (about 300 ms at 90% loss every 20 s per link). 14 node pairs, one at a time, 15 s of bulk TCP each. Bars: median goodput over the pairs. SrcRR measured (figure 6, same 14 pairs on CityMesh) 20 KB/s for DSR+ETX and 110 KB/s with all its features."),
-        bar_chart("median TCP goodput over 14 pairs", "KB/s", &bars),
-        table(&["route selection", "median KB/s", "mean KB/s", "TCP retransmissions"], &rows),
-        escape(&(ranking(&bars) + " What this does not show: every variant here gets an ideal rate controller and no collisions, because the simulator models neither firmware rate selection nor hidden terminals; in SrcRR those (RATE-CTL, and ETX's probe losses under load) were much of the 5x. Run scenarios/srcrr-citymesh.toml without the fades_* lines to see the metrics alone."))
+        "<h2>4. SrcRR: choosing routes on a city mesh of multi-rate radios</h2><p>{}</p>{}{}<p>{}</p>{}",
+        escape(&format!("31 nodes placed at random ({} placements), radios at 1/2/5.5/11 Mbit/s whose loss grows with link length and rate, 7 link-layer retries, one transmitter per node (50-frame queue) on a shared medium, transient bursts (about 300 ms at 90% loss every 20 s per link). After 3 minutes of idle probing (as SrcRR did), 14 node pairs, one at a time, 15 s of bulk TCP each. The bars add SrcRR's mechanisms one at a time in the order of its section 4, as its figure 6 does: the baseline is DSR with ETX as SrcRR ran it (the Prism firmware's rate selection, a route error on the first link-layer failure, no damping, no re-ordering, 802.11's 8 attempts per frame); then IGNORE-FAIL, RATE-CTL (each node sends at the rate its big probes say is best), PERSISTENCE (40 hand-overs of a failed frame), DAMPING, REORDER, and ETT. Bars: the mean over placements of the median goodput of the 14 pairs, whiskers the lowest and highest placement; dashed lines: SrcRR's measured medians.", srcrr.variants.first().map_or(0, |v| v.runs.len()))),
+        bar_chart("median TCP goodput over 14 pairs", "KB/s", &bars, &paper),
+        table(
+            &["variant", "median KB/s (placements' range)", "mean KB/s", "pairs under 1 KB/s (per placement)", "TCP retransmissions (per placement)"],
+            &rows
+        ),
+        escape(&(steps(&bars) + " " + &ranking(&bars))),
+        limits("No collisions or hidden terminals (carrier sense is perfect), so ETX's probe losses under load (SrcRR section 3.2) do not happen; loss per rate is a fixed curve of link length with shadowing, not measured CityMesh links; TCP is smoltcp, which does not recover by SACK, so every loss costs it more than Linux 2.4's TCP; a frame handed over again occupies the radio at once (no interleaving with the device's queue, so PERSISTENCE re-orders nothing here). docs/simulator.md \"SrcRR\" says what this reproduces of the paper and what not."),
     ));
 
     // 5. Handoff.
@@ -422,10 +501,12 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             .join("; "),
     ]);
     sections.push(format!(
-        "<h2>5. Handoff between access points</h2><p>{}</p>{}<p>{}</p>",
+        "<h2>5. Handoff between access points</h2><p>{}</p>{}{}<p>{}</p>{}",
         escape("A client moves from ap1 to ap2 (in range of both from 25 s, leaves ap1 at 30 s) during a VoIP call (160 B / 20 ms each way) and a bulk TCP upload over 5 Mbit/s access links whose drivers hold 50 frames; 5 runs. In the first three variants the client runs braid (a laptop or a vehicle's router): early binding, late binding, and copies through both access points (mirror:2). In the last the client is unmodified (a plain IP stack): it sends through the access point it hears best, and the gateway's tree delivers every packet for it through each access point that serves it (SMesh, seed 000). The late-binding paper (figure 4) lost 26.3 packets on average with the 50-packet driver buffer and 0-1 with late binding, and delayed an urgent packet 135 ms behind bulk versus under 8 ms (figure 7); SMesh reports handoffs without loss toward the client."),
+        lost_over_time(&handoff, "VoIP packets lost per second from the client (it moves at 25-30 s)"),
         table(&["", "VoIP up lost (of 2000)", "VoIP down lost (of 2000)", "VoIP up p99 delay", "TCP retransmissions", "TCP goodput"], &rows),
-        escape("What the trees do and do not do: toward the unmodified client nothing is lost, as in SMesh; from it, what its own radio queue holds when its access point goes is lost, as with early binding, because an unmodified client has no binding point of its own. The real-kernel version of this comparison (plain Linux, braid single path, SMesh trees in user space and in the kernel) is scenarios/lab/smesh-roam.toml.")
+        escape("What the trees do and do not do: toward the unmodified client nothing is lost, as in SMesh; from it, what its own radio queue holds when its access point goes is lost, as with early binding, because an unmodified client has no binding point of its own. The real-kernel version of this comparison (plain Linux, braid single path, SMesh trees in user space and in the kernel) is scenarios/lab/smesh-roam.toml."),
+        limits("The move is scripted (in range of both access points from 25 s, out of ap1's at 30 s), not a fading signal; access links are wired-like with a 50-frame driver queue and no contention between clients; the unmodified client is a plain IP stack whose access point choice follows the script.")
     ));
 
     // 6. Failure.
@@ -441,10 +522,11 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             .join("; "),
     ]);
     sections.push(format!(
-        "<h2>6. A link on the active path fails</h2><p>{}</p>{}{}",
+        "<h2>6. A link on the active path fails</h2><p>{}</p>{}{}{}",
         escape("VoIP (160 B / 20 ms) over two disjoint paths; the active path's first link dies at 40 s. Outage: the longest time between two packets delivered in a row."),
         lost_over_time(&failure, "VoIP packets lost per second (the link dies at 40 s)"),
-        table(&["mode", "packets lost (of 1500)", "outage (longest gap, s)"], &rows)
+        table(&["mode", "packets lost (of 1500)", "outage (longest gap, s)"], &rows),
+        limits("The link dies at once and silently (no fade before it), so only missing probes tell; links are wired-like with fixed delay; one flow, so no congestion.")
     ));
 
     // Rain fade on the bundled WISP backhaul (NetJSON topology).
@@ -459,10 +541,11 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             .join("; "),
     ]);
     sections.push(format!(
-        "<h2>Rain fade on the WISP backhaul</h2><p>{}</p>{}{}",
+        "<h2>Rain fade on the WISP backhaul</h2><p>{}</p>{}{}{}",
         escape("scenarios/topologies/wisp-backhaul.json; the church-clinic link's loss ramps from 0 to 60% and back over 30 s. VoIP (160 B / 20 ms, 2000 packets) from the gateway to the clinic, 3 runs."),
         lost_over_time(&fade, "VoIP packets lost per second through the fade"),
-        table(&["mode", "packets lost (of 2000)", "outage (longest gap, s)"], &rows)
+        table(&["mode", "packets lost (of 2000)", "outage (longest gap, s)"], &rows),
+        limits("Rain is modelled as random (Bernoulli) loss rising and falling linearly; a real fade lowers the signal, so a radio also drops its bit-rate, which this model does not; no rate adaptation or queueing effects.")
     ));
 
     let report = page(
@@ -497,9 +580,9 @@ mod tests {
     #[test]
     fn the_ranking_sentence_follows_the_figures() {
         let bars = vec![
-            ("hop count".to_string(), 24.0),
-            ("ETT".to_string(), 33.0),
-            ("ETX".to_string(), 21.0),
+            Bar::new("hop count", 24.0),
+            Bar::new("ETT", 33.0),
+            Bar::new("ETX", 21.0),
         ];
         let s = ranking(&bars);
         assert!(
@@ -510,5 +593,23 @@ mod tests {
         );
         assert!(s.contains("Best to worst: 1.6x"), "{s}");
         assert_eq!(ranking(&[]), "");
+    }
+
+    #[test]
+    fn the_ablation_sentence_says_what_each_step_did_from_the_figures() {
+        let bars = vec![
+            Bar::new("baseline", 0.0),
+            Bar::new("+ A", 19.0),
+            Bar::new("+ B", 15.0),
+            Bar::new("+ C", 15.5),
+        ];
+        let s = steps(&bars);
+        assert!(s.starts_with("+ A raises the median (0 to 19 KB/s); + B lowers the median (19 to 15 KB/s); + C keeps the median (15 to 16 KB/s)."), "{s}");
+        assert!(
+            s.contains("The last over the first: unbounded (0.0 KB/s below)"),
+            "{s}"
+        );
+        let s = steps(&[Bar::new("a", 20.0), Bar::new("b", 110.0)]);
+        assert!(s.contains("The last over the first: 5.5x"), "{s}");
     }
 }

@@ -68,12 +68,12 @@ pub fn write_report(
         ],
         &rows,
     )];
-    let bars = |value: &dyn Fn(&FlowResult) -> f64, udp: bool| -> Vec<(String, f64)> {
+    let bars = |value: &dyn Fn(&FlowResult) -> f64, udp: bool| -> Vec<html::Bar> {
         reports
             .iter()
             .flat_map(|r| r.flows.iter().map(move |f| (r, f)))
             .filter(|(_, f)| (f.sent > 0) == udp)
-            .map(|(r, f)| (label(r, f), value(f)))
+            .map(|(r, f)| html::Bar::new(label(r, f), value(f)))
             .collect()
     };
     for (title, unit, v, udp) in [
@@ -113,7 +113,7 @@ pub fn write_report(
             sections.push(format!(
                 "<h2>{}</h2>{}",
                 html::escape(title),
-                html::bar_chart(title, unit, &b)
+                html::bar_chart(title, unit, &b, &[])
             ));
         }
     }

@@ -334,13 +334,47 @@ fn sweep_chart(
     ))
 }
 
-/// Horizontal bars, one per label, with the value printed beside each.
-pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
+/// One bar of a bar chart: a value, and the lowest and highest of the
+/// runs it sums up (drawn as a whisker) when there were several.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    pub label: String,
+    pub value: f64,
+    pub range: Option<(f64, f64)>,
+}
+
+impl Bar {
+    /// A bar without a spread.
+    pub fn new(label: impl Into<String>, value: f64) -> Self {
+        Bar {
+            label: label.into(),
+            value,
+            range: None,
+        }
+    }
+}
+
+/// A value from elsewhere (a paper's figure) drawn across a chart as a
+/// dashed line with its label.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    pub label: String,
+    pub value: f64,
+}
+
+/// Horizontal bars with a value axis of round ticks, every label at one
+/// precision; a whisker per bar over its runs' range, and the references
+/// (a paper's values) as dashed lines across the bars.
+pub fn bar_chart(title: &str, unit: &str, bars: &[Bar], references: &[Reference]) -> String {
     let (w, row, left) = (640.0, 26.0, 230.0);
-    let axis_y = 30.0 + row * bars.len() as f64;
+    let top = 30.0 + if references.is_empty() { 0.0 } else { 16.0 };
+    let axis_y = top + row * bars.len() as f64;
     let h = axis_y + 40.0;
-    let largest = bars.iter().map(|b| b.1).fold(0.0, f64::max);
-    // A value axis of round ticks; every label with the same precision.
+    let largest = bars
+        .iter()
+        .map(|b| b.range.map_or(b.value, |r| r.1.max(b.value)))
+        .chain(references.iter().map(|r| r.value))
+        .fold(0.0, f64::max);
     let ticks = nice_ticks(0.0, largest.max(1e-9), 4);
     let max = *ticks.last().expect("at least two");
     let decimals = if max >= 100.0 {
@@ -351,6 +385,7 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
         2
     };
     let span = w - left - 90.0;
+    let x_of = |v: f64| left + span * (v / max).max(0.0);
     let mut svg = String::new();
     let _ = write!(
         svg,
@@ -360,11 +395,12 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
         escape(title)
     );
     for &t in &ticks {
-        let x = left + span * t / max;
+        let x = x_of(t);
         let _ = write!(
             svg,
-            "<line x1=\"{x:.1}\" y1=\"26\" x2=\"{x:.1}\" y2=\"{axis_y}\" stroke=\"#ddd\"/>\
+            "<line x1=\"{x:.1}\" y1=\"{}\" x2=\"{x:.1}\" y2=\"{axis_y}\" stroke=\"#ddd\"/>\
              <text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            top - 4.0,
             axis_y + 16.0,
             trim(t)
         );
@@ -378,24 +414,53 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
         axis_y + 34.0,
         escape(unit)
     );
-    for (i, (label, v)) in bars.iter().enumerate() {
-        let y = 30.0 + row * i as f64;
-        let len = span * (v / max).max(0.0);
+    for (i, b) in bars.iter().enumerate() {
+        let y = top + row * i as f64;
+        let end = x_of(b.value);
+        let label_x = b.range.map_or(end, |r| x_of(r.1).max(end)) + 6.0;
         let _ = write!(
             svg,
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\
-             <rect x=\"{left}\" y=\"{y}\" width=\"{len:.1}\" height=\"{}\" fill=\"{}\"/>\
-             <text x=\"{:.1}\" y=\"{}\">{:.*} {}</text>",
+             <rect x=\"{left}\" y=\"{y}\" width=\"{:.1}\" height=\"{}\" fill=\"{}\"/>",
             left - 6.0,
             y + 14.0,
-            escape(label),
+            escape(&b.label),
+            end - left,
             row - 8.0,
             PALETTE[i % PALETTE.len()],
-            left + len + 6.0,
+        );
+        if let Some((lo, hi)) = b.range {
+            let (x1, x2, ym) = (x_of(lo), x_of(hi), y + (row - 8.0) / 2.0);
+            let _ = write!(
+                svg,
+                "<path d=\"M{x1:.1},{ym:.1}H{x2:.1}M{x1:.1},{:.1}V{:.1}M{x2:.1},{:.1}V{:.1}\" stroke=\"#222\" fill=\"none\"/>",
+                ym - 5.0,
+                ym + 5.0,
+                ym - 5.0,
+                ym + 5.0
+            );
+        }
+        let _ = write!(
+            svg,
+            "<text x=\"{label_x:.1}\" y=\"{}\">{:.*} {}</text>",
             y + 14.0,
             decimals,
-            v,
+            b.value,
             escape(unit)
+        );
+    }
+    for (k, r) in references.iter().enumerate() {
+        let x = x_of(r.value);
+        let _ = write!(
+            svg,
+            "<line x1=\"{x:.1}\" y1=\"{}\" x2=\"{x:.1}\" y2=\"{axis_y}\" stroke=\"#000\" stroke-dasharray=\"5,4\"/>\
+             <text x=\"{x:.1}\" y=\"{}\" text-anchor=\"{}\" font-size=\"11\">{}</text>",
+            top - 14.0,
+            top - 18.0,
+            // Two references side by side: one label to the left of its
+            // line, the next to the right.
+            if k % 2 == 0 { "end" } else { "start" },
+            escape(&r.label)
         );
     }
     svg + "</svg>"
@@ -426,7 +491,7 @@ pub fn page(title: &str, intro: &str, sections: &[String]) -> String {
 body{{font-family:sans-serif;max-width:980px;margin:2em auto;color:#222}}\
 table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #bbb;padding:4px 8px;text-align:right}}\
 th{{background:#f0f0f0}}td:first-child,th:first-child{{text-align:left}}h2{{margin-top:2em}}\
-.note{{color:#555}}</style></head><body><h1>{t}</h1><p>{i}</p>{s}</body></html>\n",
+.note{{color:#555}}.limits{{border:1px solid #c9b458;background:#fdf8e4;padding:6px 10px;margin:1em 0;font-size:90%}}</style></head><body><h1>{t}</h1><p>{i}</p>{s}</body></html>\n",
         t = escape(title),
         i = intro,
         s = sections.join("\n")
@@ -439,17 +504,41 @@ mod tests {
 
     #[test]
     fn bar_chart_has_one_bar_per_value_scaled_to_the_largest() {
-        let svg = bar_chart("t<", "KB/s", &[("a".into(), 10.0), ("b&".into(), 20.0)]);
+        let svg = bar_chart(
+            "t<",
+            "KB/s",
+            &[Bar::new("a", 10.0), Bar::new("b&", 20.0)],
+            &[],
+        );
         assert_eq!(svg.matches("<rect").count(), 2);
         assert!(svg.contains("t&lt;") && svg.contains("b&amp;"));
         assert!(svg.contains("width=\"160.0\"") && svg.contains("width=\"320.0\""));
         // A value axis, and the labels at one precision.
         assert!(svg.contains(">15<") && svg.contains(">20.0 KB/s<"), "{svg}");
-        let uneven = bar_chart("t", "KB/s", &[("a".into(), 23.577), ("b".into(), 25.96)]);
+        let uneven = bar_chart(
+            "t",
+            "KB/s",
+            &[Bar::new("a", 23.577), Bar::new("b", 25.96)],
+            &[],
+        );
         assert!(
             uneven.contains(">23.6 KB/s<") && uneven.contains(">26.0 KB/s<"),
             "{uneven}"
         );
+        // A whisker over the runs and a paper's value as a dashed line;
+        // the axis reaches the largest of them.
+        let spread = Bar {
+            range: Some((5.0, 40.0)),
+            ..Bar::new("c", 10.0)
+        };
+        let paper = Reference {
+            label: "paper: 110".into(),
+            value: 110.0,
+        };
+        let svg = bar_chart("t", "KB/s", &[spread], &[paper]);
+        assert_eq!(svg.matches("<path").count(), 1, "{svg}");
+        assert!(svg.contains("stroke-dasharray") && svg.contains(">paper: 110<"));
+        assert!(svg.contains(">150<") || svg.contains(">120<"), "{svg}");
     }
 
     #[test]

@@ -2,10 +2,17 @@
 //! several bit-rates with their own loss per link, link-layer retries, one
 //! transmitter per node with a bounded queue, and a shared medium.
 //!
-//! * A unicast frame goes at the link's best rate (highest `rate × (1 -
-//!   loss)`: an ideal rate controller, as SrcRR's RATE-CTL approximates)
-//!   unless the node asks for one; broadcasts go at the base (lowest)
-//!   rate, big probes at the rate they measure.
+//! * A unicast frame goes at the rate the variant's [`RateControl`]
+//!   picks: the link's best rate (highest `rate × (1 - loss)`, an ideal
+//!   controller), the rate the sender's own big probes say is best
+//!   (SrcRR's RATE-CTL), or the Prism 2.5 firmware's choice (start at the
+//!   top rate, one rate down after each frame that fails all its
+//!   attempts, back to the top after 10 s without a failure: SrcRR
+//!   section 3.3). Broadcasts go at the base (lowest) rate, big probes at
+//!   the rate they measure.
+//! * A frame that fails all its attempts may be handed to the radio again
+//!   (SrcRR's PERSISTENCE: up to 40 hand-overs), each at the rate the
+//!   controller then picks.
 //! * Each attempt occupies the medium for its air time: DIFS, the mean
 //!   random backoff (the contention window doubles at every retry), the
 //!   PLCP preamble, the frame at its rate, and for unicast SIFS and the ACK.
@@ -108,6 +115,65 @@ impl RadioSpec {
     }
 }
 
+/// How a sender picks the bit-rate of its unicast frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RateControl {
+    /// The link's best rate, known exactly (an oracle: what a good
+    /// controller such as minstrel converges to).
+    #[default]
+    Ideal,
+    /// The rate with the highest `rate × delivery` of the sender's big
+    /// probes as the neighbor reports them (SrcRR's RATE-CTL).
+    Probes,
+    /// The Prism 2.5 firmware (SrcRR section 3.3): see [`FirmwareRate`].
+    Firmware,
+}
+
+impl RateControl {
+    /// The name a scenario gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RateControl::Ideal => "ideal",
+            RateControl::Probes => "probes",
+            RateControl::Firmware => "firmware",
+        }
+    }
+}
+
+/// How long the Prism firmware stays at a lowered rate without a failure
+/// before it returns to the top rate.
+pub const FIRMWARE_RETURN: Duration = Duration::from_secs(10);
+
+/// The Prism 2.5 firmware's rate for one neighbor: it starts at the top
+/// rate; a frame that fails all its attempts takes it one rate down; ten
+/// seconds without a failure take it back to the top.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FirmwareRate {
+    /// Rates below the top (0: at the top rate).
+    down: usize,
+    last_failure: Option<Instant>,
+}
+
+impl FirmwareRate {
+    /// The rate index to send at, of `rates` rates.
+    pub fn rate(&mut self, now: Instant, rates: usize) -> usize {
+        if self
+            .last_failure
+            .is_some_and(|t| now.since(t) >= FIRMWARE_RETURN)
+        {
+            self.down = 0;
+            self.last_failure = None;
+        }
+        rates.saturating_sub(1 + self.down)
+    }
+
+    /// A frame failed all its attempts at `now`.
+    pub fn failed(&mut self, now: Instant, rates: usize) {
+        self.down = (self.down + 1).min(rates.saturating_sub(1));
+        self.last_failure = Some(now);
+    }
+}
+
 /// One node's transmitter.
 #[derive(Debug, Clone, Default)]
 pub struct Radio {
@@ -188,6 +254,22 @@ mod tests {
         assert!(long.windows(2).all(|w| w[0] <= w[1]), "{long:?}");
         assert!(short[0] < 0.01 && short[3] < 0.2, "{short:?}");
         assert!(long[0] > 0.1 && long[3] > 0.9, "{long:?}");
+    }
+
+    #[test]
+    fn the_firmware_steps_down_on_failure_and_returns_after_ten_quiet_seconds() {
+        let mut f = FirmwareRate::default();
+        let t = |s: u64| Instant::from_millis(s * 1000);
+        assert_eq!(f.rate(t(0), 4), 3, "starts at the top rate");
+        f.failed(t(1), 4);
+        assert_eq!(f.rate(t(1), 4), 2);
+        for s in 2..6 {
+            f.failed(t(s), 4);
+        }
+        assert_eq!(f.rate(t(6), 4), 0, "never below the base rate");
+        assert_eq!(f.rate(t(14), 4), 0, "9 s after the last failure");
+        assert_eq!(f.rate(t(15), 4), 3, "10 s without a failure: the top again");
+        assert_eq!(f.rate(t(16), 1), 0);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use braid_proto::linkest::MetricKind;
 
 use crate::link::{LinkSpec, LossModel};
-use crate::radio::RadioSpec;
+use crate::radio::{RadioSpec, RateControl};
 
 /// Late binding's default bound per next hop (the seed's 2).
 pub const LATE_BINDING_BOUND: usize = 2;
@@ -181,6 +181,8 @@ struct RawNode {
     metric: Option<Spanned<String>>,
     damping: Option<bool>,
     ignore_tx_failures: Option<bool>,
+    rate_control: Option<Spanned<String>>,
+    persistence: Option<Spanned<u32>>,
     binding: Option<Spanned<String>>,
     bound: Option<usize>,
     clients: Option<Vec<String>>,
@@ -319,6 +321,11 @@ pub struct Scenario {
     pub metric: MetricKind,
     pub damping: bool,
     pub ignore_tx_failures: bool,
+    /// How radios pick a unicast frame's bit-rate.
+    pub rate_control: RateControl,
+    /// Times a frame that fails all its link-layer attempts is handed to
+    /// the radio (1: 802.11 alone; SrcRR's PERSISTENCE: 40).
+    pub persistence: u32,
     /// Late binding's bound per next hop; `None`: early binding.
     pub bound: Option<usize>,
     /// Nodes that run no braid: unmodified clients (a plain IP stack) of
@@ -370,6 +377,8 @@ pub struct NodeSettings {
     pub metric: Option<MetricKind>,
     pub damping: Option<bool>,
     pub ignore_tx_failures: Option<bool>,
+    pub rate_control: Option<RateControl>,
+    pub persistence: Option<u32>,
     pub bound: Option<Option<usize>>,
     pub clients: Option<Vec<String>>,
     pub auth: Option<bool>,
@@ -396,6 +405,8 @@ impl Scenario {
         self.metric = n.metric.unwrap_or(self.metric);
         self.damping = n.damping.unwrap_or(self.damping);
         self.ignore_tx_failures = n.ignore_tx_failures.unwrap_or(self.ignore_tx_failures);
+        self.rate_control = n.rate_control.unwrap_or(self.rate_control);
+        self.persistence = n.persistence.unwrap_or(self.persistence);
         self.bound = n.bound.unwrap_or(self.bound);
         if let Some(c) = &n.clients {
             self.clients = c.clone();
@@ -671,6 +682,35 @@ impl Ctx<'_> {
                 }
             }),
         };
+        let rate_control = match &raw.rate_control {
+            None => None,
+            Some(r) => Some(match r.get_ref().as_str() {
+                "ideal" => RateControl::Ideal,
+                "probes" => RateControl::Probes,
+                "firmware" => RateControl::Firmware,
+                other => {
+                    return Err(self.err(
+                        Some(r.span()),
+                        &format!("{field}.rate_control"),
+                        format!("unknown rate control \"{other}\" (ideal, probes, firmware)"),
+                    ))
+                }
+            }),
+        };
+        let persistence = match &raw.persistence {
+            None => None,
+            Some(p) if (1..=MAX_PERSISTENCE).contains(p.get_ref()) => Some(*p.get_ref()),
+            Some(p) => {
+                return Err(self.err(
+                    Some(p.span()),
+                    &format!("{field}.persistence"),
+                    format!(
+                        "{} hand-overs: 1 to {MAX_PERSISTENCE} (1: 802.11 alone; SrcRR used 40)",
+                        p.get_ref()
+                    ),
+                ))
+            }
+        };
         let bound = match (&raw.binding, raw.bound) {
             (None, None) => None,
             (b, n) => {
@@ -704,12 +744,17 @@ impl Ctx<'_> {
             metric,
             damping: raw.damping,
             ignore_tx_failures: raw.ignore_tx_failures,
+            rate_control,
+            persistence,
             bound,
             clients: raw.clients.clone(),
             auth: raw.auth,
         })
     }
 }
+
+/// Most times one frame is handed to a radio (`persistence`).
+pub const MAX_PERSISTENCE: u32 = 64;
 
 /// Most nodes a simulated topology may have (the file's counts are
 /// checked against it before anything is built).
@@ -1183,6 +1228,30 @@ impl Scenario {
                 Some(spec)
             }
         };
+        if radio.is_none() {
+            // Rate control and hand-overs are a radio's: without one they
+            // would be silently ignored.
+            let settings = std::iter::once(("node".to_string(), &node)).chain(
+                node_variants
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (format!("variants[{i}]"), &v.settings)),
+            );
+            for (field, n) in settings {
+                let name = if n.rate_control.is_some() {
+                    "rate_control"
+                } else if n.persistence.is_some() {
+                    "persistence"
+                } else {
+                    continue;
+                };
+                return Err(cx.err(
+                    None,
+                    &format!("{field}.{name}"),
+                    format!("{name} needs a [radio] section (it is how radios send)"),
+                ));
+            }
+        }
         if radio.is_none()
             && (!link.rate_loss.is_empty() || links.iter().any(|o| !o.spec.rate_loss.is_empty()))
         {
@@ -1399,6 +1468,8 @@ impl Scenario {
             metric: node.metric.unwrap_or_default(),
             damping: node.damping.unwrap_or(true),
             ignore_tx_failures: node.ignore_tx_failures.unwrap_or(true),
+            rate_control: node.rate_control.unwrap_or_default(),
+            persistence: node.persistence.unwrap_or(1),
             bound: node.bound.unwrap_or(Some(LATE_BINDING_BOUND)),
             clients: node.clients.clone().unwrap_or_default(),
             radio,
@@ -1597,6 +1668,14 @@ mode = "parity:4"
             .contains("radio.rates: 1 to 16 bit-rates, lowest first"));
         assert!(e("[[flows]]\nkind = \"udp\"\nfrom = \"a\"\nto = \"b\"\n")
             .contains("flows[0].rate: a udp flow needs rate"));
+        assert!(e("[node]\nrate_control = \"ideal\"\n")
+            .contains("node.rate_control: rate_control needs a [radio] section"));
+        assert!(e("[[variants]]\nname = \"p\"\npersistence = 40\n")
+            .contains("variants[0].persistence: persistence needs a [radio]"));
+        assert!(e("[radio]\n[node]\nrate_control = \"minstrel\"\n")
+            .contains("node.rate_control: unknown rate control \"minstrel\""));
+        assert!(e("[radio]\n[node]\npersistence = 0\n")
+            .contains("node.persistence: 0 hand-overs: 1 to 64"));
         assert!(e("[[variants]]\nmetric = \"etx\"\n")
             .contains("variants[0].name: each variant needs a name"));
         assert!(e("[node]\nmetric = \"speed\"\n")

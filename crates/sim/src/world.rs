@@ -25,7 +25,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::event::EventQueue;
 use crate::link::{Fate, LinkDir, Outcome};
-use crate::radio::{Radio, RadioSpec};
+use crate::radio::{FirmwareRate, Radio, RadioSpec, RateControl};
 use crate::results::{delay_stats, FlowResult, Outage, RunResult, MAX_OUTAGES};
 use crate::scenario::{Scenario, ScenarioError, TopologySpec};
 use crate::stranger::Stranger;
@@ -135,6 +135,12 @@ pub struct World {
     capture: Option<crate::pcap::Capture>,
     radio: Option<RadioSpec>,
     radios: Vec<Radio>,
+    /// How radios pick unicast rates, and the firmware's state per
+    /// (sender, neighbor) when the firmware picks.
+    rate_control: RateControl,
+    firmware: HashMap<(u32, u32), FirmwareRate>,
+    /// Times a failed frame is handed to the radio.
+    persistence: u32,
     /// Every node's link-state records, interned: an advertisement all
     /// nodes hold is stored once (what makes 10,000 nodes fit in memory).
     lsa_store: LsaStore,
@@ -525,6 +531,9 @@ impl World {
             radios: vec![Radio::default(); names.len()],
             lsa_store,
             radio: scenario.radio.clone(),
+            rate_control: scenario.rate_control,
+            firmware: HashMap::new(),
+            persistence: scenario.persistence.max(1),
             timer_at: vec![Instant(u64::MAX); names.len()],
             down: vec![false; names.len()],
             names,
@@ -779,11 +788,6 @@ impl World {
             Some(link) => match &self.radio {
                 None => link.transmit(now, bytes.len(), true, &mut self.rng),
                 Some(radio) => {
-                    let k = rate.map_or_else(
-                        || radio.best_rate(&link.spec.rate_loss),
-                        |r| radio.index_of(r),
-                    );
-                    let loss = link.spec.rate_loss.get(k).copied().unwrap_or(0.0);
                     if link.is_down(now) {
                         let fate = link.settle(now, now, bytes.len(), false, &mut self.rng);
                         Outcome {
@@ -792,8 +796,37 @@ impl World {
                             failed: false,
                         }
                     } else {
-                        let (tries, ok) = link.attempts(now, loss, true, &mut self.rng);
-                        let air = radio.airtime(bytes.len(), radio.rates_bps[k], tries, true);
+                        // Each hand-over to the radio is tried up to
+                        // 1 + retries times at the rate the controller
+                        // picks then; the next starts where it ended.
+                        let rates = radio.rates_bps.len();
+                        let mut air = Duration::ZERO;
+                        let mut ok = false;
+                        for _ in 0..self.persistence {
+                            let at = now + air;
+                            let k = match (rate, self.rate_control) {
+                                (Some(r), _) => radio.index_of(r),
+                                (None, RateControl::Ideal) => radio.best_rate(&link.spec.rate_loss),
+                                (None, RateControl::Probes) => self.nodes[i as usize]
+                                    .control()
+                                    .links()
+                                    .best_rate(NodeId(to as u16))
+                                    .map_or(0, |r| radio.index_of(r)),
+                                (None, RateControl::Firmware) => {
+                                    self.firmware.entry((i, to)).or_default().rate(at, rates)
+                                }
+                            };
+                            let loss = link.spec.rate_loss.get(k).copied().unwrap_or(0.0);
+                            let (tries, delivered) = link.attempts(at, loss, true, &mut self.rng);
+                            air += radio.airtime(bytes.len(), radio.rates_bps[k], tries, true);
+                            if delivered {
+                                ok = true;
+                                break;
+                            }
+                            if rate.is_none() && self.rate_control == RateControl::Firmware {
+                                self.firmware.entry((i, to)).or_default().failed(at, rates);
+                            }
+                        }
                         match self.radios[i as usize].reserve(now, air, radio.queue) {
                             None => {
                                 link.stats.offered += 1;

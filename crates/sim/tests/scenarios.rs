@@ -354,3 +354,63 @@ fn every_shipped_scenario_parses() {
         dir.display()
     );
 }
+
+/// One radio link that works at 5.5 Mbit/s and barely at 11: how the
+/// bit-rate is chosen and whether a failed frame is handed to the radio
+/// again decide what is lost (SrcRR sections 3.3, 4.3 and 4.4).
+const ONE_RADIO_LINK: &str = r#"
+duration = "80s"
+[topology]
+kind = "links"
+links = [["a", "b"]]
+[radio]
+[node]
+paths = 1
+[[flows]]
+from = "a"
+to = "b"
+interval = "10ms"
+count = 5000
+start = "20s"
+[[variants]]
+name = "ideal"
+rate_control = "ideal"
+[[variants]]
+name = "probes"
+rate_control = "probes"
+[[variants]]
+name = "firmware"
+rate_control = "firmware"
+[[variants]]
+name = "ideal, persistence 40"
+rate_control = "ideal"
+persistence = 40
+"#;
+
+#[test]
+fn rate_control_and_persistence_decide_what_a_lossy_radio_link_loses() {
+    let lost = |link: &str| -> Vec<u64> {
+        let s = Scenario::parse(
+            "one-link.toml",
+            &format!("{ONE_RADIO_LINK}[link]\nretries = 7\n{link}"),
+        )
+        .unwrap();
+        variant_runs(&s, 2)
+            .iter()
+            .map(|(_, runs)| runs.iter().map(|r| r.flows[0].lost).sum::<u64>())
+            .collect()
+    };
+    let steady = lost("rate_loss = [0.0, 0.0, 0.0, 0.97]\n");
+    eprintln!("lost of 10000 (ideal, probes, firmware, persistence 40): steady link {steady:?}");
+    // The firmware goes back to 11 Mbit/s after every 10 s without a
+    // failure, where most frames fail all 8 attempts; the probes find
+    // 5.5 Mbit/s, as the ideal controller does.
+    assert!(steady[2] >= 5, "{steady:?}");
+    assert!(steady[0] + steady[1] <= 2, "{steady:?}");
+    // Short deep fades: their failed frames are lost with 8 attempts and
+    // not with 320.
+    let fades = lost("rate_loss = [0.0, 0.0, 0.0, 0.97]\nfades_every = \"5s\"\nfades_last = \"300ms\"\nfades_loss = 0.9\n");
+    eprintln!("with fades: {fades:?}");
+    assert!(fades[0] > 20, "the fades make frames fail: {fades:?}");
+    assert!(fades[3] * 10 < fades[0], "{fades:?}");
+}
