@@ -802,6 +802,10 @@ impl World {
                         let rates = radio.rates_bps.len();
                         let mut air = Duration::ZERO;
                         let mut ok = false;
+                        // The driver reports every hand-over that failed
+                        // all its attempts (SrcRR: the route error of a
+                        // node without IGNORE-FAIL follows the first).
+                        let mut handover_failed = false;
                         for _ in 0..self.persistence {
                             let at = now + air;
                             let k = match (rate, self.rate_control) {
@@ -823,6 +827,7 @@ impl World {
                                 ok = true;
                                 break;
                             }
+                            handover_failed = true;
                             if rate.is_none() && self.rate_control == RateControl::Firmware {
                                 self.firmware.entry((i, to)).or_default().failed(at, rates);
                             }
@@ -845,7 +850,7 @@ impl World {
                                 Outcome {
                                     fate,
                                     departure: end,
-                                    failed: fate == Fate::Lost,
+                                    failed: handover_failed && fate != Fate::Down,
                                 }
                             }
                         }
