@@ -80,9 +80,11 @@ fn theory(s: &Scenario, mode: Mode) -> Option<f64> {
     let TopologySpec::Parallel { paths, .. } = s.topology else {
         return None;
     };
-    let states: Vec<PathLoss> = (0..paths.min(s.paths))
-        .filter_map(|p| s.parallel_path_loss(p))
-        .collect();
+    // Routing ranks paths by cost, the least lossy first: a mode that
+    // uses k of them uses the k best (paths that lose alike: any order).
+    let mut states: Vec<PathLoss> = (0..paths).filter_map(|p| s.parallel_path_loss(p)).collect();
+    states.sort_by(|a, b| a.loss.total_cmp(&b.loss));
+    states.truncate(s.paths);
     let mode = match mode {
         Mode::Adaptive { target } => choose(target, &states),
         m => m,

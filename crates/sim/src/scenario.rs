@@ -84,6 +84,7 @@ struct RawRandomFlows {
 #[serde(deny_unknown_fields)]
 struct RawSweep {
     path_loss: Option<Spanned<Vec<f64>>>,
+    path_scale: Option<Spanned<Vec<f64>>>,
     #[serde(default)]
     modes: Vec<Spanned<String>>,
 }
@@ -423,6 +424,10 @@ pub struct Sweep {
     /// the other hops keep theirs, so a path's end-to-end loss is what
     /// all its hops lose together.
     pub path_loss: Vec<f64>,
+    /// Per path, the share of the swept loss its first hop loses (paths
+    /// not listed: 1), so that paths differ: `[1.0, 0.5, 0.0]` sweeps
+    /// the first path, the second at half its loss, the third lossless.
+    pub path_scale: Vec<f64>,
     /// Each replaces the mode of every flow.
     pub modes: Vec<Mode>,
 }
@@ -474,6 +479,7 @@ impl Scenario {
                     if let (Some(l), TopologySpec::Parallel { paths, .. }) = (loss, &self.topology)
                     {
                         for p in 0..*paths {
+                            let l = l * self.sweep.path_scale.get(p).copied().unwrap_or(1.0);
                             let mut spec = self.hop_spec("s", &format!("p{p}h0"));
                             // Parsing refused the models this cannot rescale.
                             spec.loss = spec
@@ -1082,6 +1088,40 @@ impl Scenario {
                 }
                 sweep.path_loss = pl.get_ref().clone();
             }
+            if let Some(ps) = &sw.path_scale {
+                let paths = match &topology {
+                    TopologySpec::Parallel { paths, .. } if sw.path_loss.is_some() => *paths,
+                    _ => return Err(cx.err(
+                        Some(ps.span()),
+                        "sweep.path_scale",
+                        "scales the path_loss sweep of a parallel topology: give sweep.path_loss",
+                    )),
+                };
+                let scales = ps.get_ref();
+                if scales.len() > paths {
+                    return Err(cx.err(
+                        Some(ps.span()),
+                        "sweep.path_scale",
+                        format!("{} scales for {paths} paths", scales.len()),
+                    ));
+                }
+                let top = sweep.path_loss.iter().copied().fold(0.0, f64::max);
+                if let Some((p, bad)) = scales
+                    .iter()
+                    .enumerate()
+                    .find(|(_, &k)| !(k >= 0.0 && k * top < 1.0))
+                {
+                    return Err(cx.err(
+                        Some(ps.span()),
+                        "sweep.path_scale",
+                        format!(
+                            "path {p}'s scale {bad}: every path's loss (the largest path_loss, \
+                             {top}, times its scale) must be a ratio in [0, 1)"
+                        ),
+                    ));
+                }
+                sweep.path_scale = scales.clone();
+            }
             for (i, m) in sw.modes.iter().enumerate() {
                 sweep.modes.push(cx.mode(m, &format!("sweep.modes[{i}]"))?);
             }
@@ -1548,6 +1588,46 @@ path_loss = [0.2]
         let v = &lossless.variants()[0].scenario;
         swept(v, 1);
         assert_eq!(v.hop_spec("p1h0", "t").loss.mean_loss(), 0.0);
+    }
+
+    #[test]
+    fn a_sweep_scales_each_paths_loss_and_refuses_bad_scales() {
+        let text = SWEPT.replace(
+            "path_loss = [0.2]",
+            "path_loss = [0.2, 0.4]\npath_scale = [0.5]",
+        );
+        let s = Scenario::parse("t.toml", &text).unwrap();
+        let v = s.variants();
+        let first_hop = |i: usize, p: usize| {
+            v[i].scenario
+                .hop_spec("s", &format!("p{p}h0"))
+                .loss
+                .mean_loss()
+        };
+        // Path 0 at half the swept loss, path 1 (not listed) at all of it.
+        assert!((first_hop(0, 0) - 0.1).abs() < 1e-9 && (first_hop(0, 1) - 0.2).abs() < 1e-9);
+        assert!((first_hop(1, 0) - 0.2).abs() < 1e-9 && (first_hop(1, 1) - 0.4).abs() < 1e-9);
+        // The theory reads each path's own loss: 1 - 0.9 x 0.9 and 1 - 0.8 x 0.9.
+        assert!((v[0].scenario.parallel_path_loss(0).unwrap().loss - 0.19).abs() < 1e-9);
+        assert!((v[0].scenario.parallel_path_loss(1).unwrap().loss - 0.28).abs() < 1e-9);
+        for (bad, says) in [
+            ("path_scale = [1.0, 1.0, 1.0]", "3 scales for 2 paths"),
+            ("path_scale = [3.0]", "path 0's scale 3"),
+            ("path_scale = [-1.0]", "path 0's scale -1"),
+        ] {
+            let text = SWEPT.replace(
+                "path_loss = [0.2]",
+                &format!("path_loss = [0.2, 0.4]\n{bad}"),
+            );
+            let err = Scenario::parse("t.toml", &text).unwrap_err();
+            assert_eq!(err.field, "sweep.path_scale", "{err}");
+            assert!(err.message.contains(says), "{err}");
+        }
+        let alone = SWEPT.replace("path_loss = [0.2]", "path_scale = [0.5]");
+        assert_eq!(
+            Scenario::parse("t.toml", &alone).unwrap_err().field,
+            "sweep.path_scale"
+        );
     }
 
     #[test]
