@@ -130,6 +130,13 @@ pub enum RateControl {
 }
 
 impl RateControl {
+    /// Every rate control, in the order the docs list them.
+    pub const ALL: [RateControl; 3] = [
+        RateControl::Ideal,
+        RateControl::Probes,
+        RateControl::Firmware,
+    ];
+
     /// The name a scenario gives it.
     pub fn name(self) -> &'static str {
         match self {

@@ -690,18 +690,23 @@ impl Ctx<'_> {
         };
         let rate_control = match &raw.rate_control {
             None => None,
-            Some(r) => Some(match r.get_ref().as_str() {
-                "ideal" => RateControl::Ideal,
-                "probes" => RateControl::Probes,
-                "firmware" => RateControl::Firmware,
-                other => {
-                    return Err(self.err(
-                        Some(r.span()),
-                        &format!("{field}.rate_control"),
-                        format!("unknown rate control \"{other}\" (ideal, probes, firmware)"),
-                    ))
-                }
-            }),
+            Some(r) => Some(
+                RateControl::ALL
+                    .into_iter()
+                    .find(|c| c.name() == r.get_ref())
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = RateControl::ALL.iter().map(|c| c.name()).collect();
+                        self.err(
+                            Some(r.span()),
+                            &format!("{field}.rate_control"),
+                            format!(
+                                "unknown rate control \"{}\" ({})",
+                                r.get_ref(),
+                                names.join(", ")
+                            ),
+                        )
+                    })?,
+            ),
         };
         let persistence = match &raw.persistence {
             None => None,
