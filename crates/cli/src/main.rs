@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod daemon;
 mod demo;
+mod generate;
 mod lab;
 mod paths;
 mod sim;
@@ -41,6 +42,9 @@ enum Command {
     Ctl(daemon::CtlArgs),
     /// Make a new authentication key (32 random bytes from the kernel) for `[auth] keys`.
     Keygen(daemon::KeygenArgs),
+    /// Write the man pages or print shell completions (for packages).
+    #[command(hide = true)]
+    Generate(generate::GenerateArgs),
 }
 
 /// Exit code for bad input (unreadable files, malformed topologies, unknown
@@ -49,6 +53,20 @@ const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Daemon(_)) {
+        // A command whose output goes to a pipe that closes (`| head`)
+        // ends quietly, as Unix tools do, instead of panicking on the
+        // next write. The daemon keeps ignoring SIGPIPE: a control client
+        // that goes away must not stop it.
+        // SAFETY: setting a signal's disposition to the default action
+        // before any other thread runs.
+        let _ = unsafe {
+            nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGPIPE,
+                nix::sys::signal::SigHandler::SigDfl,
+            )
+        };
+    }
     let result = match cli.command {
         Command::Paths(args) => paths::run(args),
         Command::Sim(args) => sim::run(args),
@@ -59,12 +77,52 @@ fn main() -> ExitCode {
         Command::Lab(args) => lab::run_lab(args),
         Command::LabDelay(args) => lab::run_delay(args),
         Command::LabFlood(args) => lab::run_flood(args),
+        Command::Generate(args) => generate::run(args, <Cli as clap::CommandFactory>::command()),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("braid: error: {e:#}");
+            eprintln!("braid: error: {}", one_line(&e));
             ExitCode::from(EXIT_BAD_INPUT)
         }
+    }
+}
+
+/// An error and its causes on one line, each said once: many errors name
+/// their cause in their own text (`TUN device braid0: Device or resource
+/// busy`), and the cause itself then adds nothing.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_cause_already_named_is_not_said_twice() {
+        let os = std::io::Error::from_raw_os_error(16);
+        let e = anyhow::Error::new(std::io::Error::new(
+            os.kind(),
+            format!("TUN device braid0: {os}"),
+        ))
+        .context("starting");
+        let busy = os.to_string();
+        let inner = anyhow::anyhow!("{busy}").context(format!("TUN device braid0: {busy}"));
+        assert_eq!(one_line(&inner), format!("TUN device braid0: {busy}"));
+        assert_eq!(one_line(&e), format!("starting: TUN device braid0: {busy}"));
+        let plain = anyhow::anyhow!("no such file").context("reading x.toml");
+        assert_eq!(one_line(&plain), "reading x.toml: no such file");
     }
 }

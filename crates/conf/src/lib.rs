@@ -45,6 +45,61 @@ pub struct LocatedError {
     pub message: String,
 }
 
+/// The name in a table header line: `probes` for `[probes]`,
+/// `interface` for `[[interface]]`.
+fn table_header(line: &str) -> Option<String> {
+    let inner = line.strip_prefix('[')?.split(']').next()?;
+    let name = inner.trim_start_matches('[').trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// serde's message in an operator's words: the value forms a TOML file
+/// has, not Rust's type names (`u16`, `a sequence`).
+fn plain_message(raw: &str) -> String {
+    fn form(t: &str) -> String {
+        let t = t.trim().trim_matches('`');
+        let words = match t {
+            "u8" => "a whole number from 0 to 255",
+            "u16" => "a whole number from 0 to 65535",
+            "u32" => "a whole number from 0 to 4294967295",
+            "u64" | "usize" => "a whole number, 0 or more",
+            "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
+            "f32" | "f64" => "a number",
+            "a boolean" | "bool" => "true or false",
+            "a string" | "string" => "text in quotes",
+            "a sequence" | "sequence" => "a list (`[...]`, or a table written `[[name]]`)",
+            "map" | "a map" => "a table",
+            _ if t.starts_with("struct ") => "a table",
+            _ if t.starts_with("string ") => return format!("the text {}", &t[7..]),
+            _ if t.starts_with("integer ") => {
+                return format!("the number {}", t[8..].trim_matches('`'))
+            }
+            _ if t.starts_with("floating point ") => {
+                return format!("the number {}", t[15..].trim_matches('`'))
+            }
+            _ if t.starts_with("boolean ") => return format!("{}", t[8..].trim_matches('`')),
+            _ => return t.to_string(),
+        };
+        words.to_string()
+    }
+    let first = raw.lines().next().unwrap_or(raw);
+    if let Some(rest) = first.strip_prefix("invalid type: ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return format!("expected {}, found {}", form(expected), form(found));
+        }
+    }
+    if let Some(rest) = first.strip_prefix("invalid value: ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return format!(
+                "{} is out of range: expected {}",
+                form(found),
+                form(expected)
+            );
+        }
+    }
+    raw.to_string()
+}
+
 /// A file's name and text, for locating errors.
 #[derive(Debug, Clone, Copy)]
 pub struct Source<'a> {
@@ -61,14 +116,62 @@ impl<'a> Source<'a> {
     /// mistyped field is located.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, LocatedError> {
         toml::from_str(self.text).map_err(|e| {
-            let message = e.message().to_string();
-            let field = message
-                .split('`')
-                .nth(1)
-                .map(str::to_string)
-                .unwrap_or_else(|| "(syntax)".into());
+            let raw = e.message().trim().to_string();
+            // serde names the field itself only for unknown, missing and
+            // duplicate fields; otherwise the field is the key written
+            // where the error points, under its table.
+            let named = ["unknown field", "missing field", "duplicate key"]
+                .iter()
+                .any(|p| raw.starts_with(p));
+            let field = match raw.split('`').nth(1) {
+                Some(f) if named => self
+                    .table_at(e.span())
+                    .map_or(f.to_string(), |t| format!("{t}.{f}")),
+                _ => self.key_at(e.span()).unwrap_or_else(|| "(syntax)".into()),
+            };
+            let mut message = plain_message(&raw);
+            if raw.starts_with("invalid type: map, expected a sequence") {
+                message =
+                    format!("a list of tables: write [[{field}]] (two brackets), once per entry");
+            }
             self.err(e.span(), &field, message)
         })
+    }
+
+    /// The dotted key written on the line a span starts on, under the
+    /// table that line is in (`probes.dead_after`), or the table itself
+    /// when the span is a table header.
+    fn key_at(&self, span: Option<Range<usize>>) -> Option<String> {
+        let start = span?.start.min(self.text.len());
+        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line = self.text[line_start..].lines().next().unwrap_or("").trim();
+        if let Some(header) = table_header(line) {
+            return Some(header);
+        }
+        let key = line.split('=').next()?.trim().trim_matches('"');
+        let plain = !key.is_empty()
+            && line.contains('=')
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+        if !plain {
+            return None;
+        }
+        Some(match self.table_at(Some(start..start)) {
+            Some(t) => format!("{t}.{key}"),
+            None => key.to_string(),
+        })
+    }
+
+    /// The table (`[probes]`, `[[interface]]`) the text at a span is in;
+    /// None at the top level.
+    fn table_at(&self, span: Option<Range<usize>>) -> Option<String> {
+        let start = span?.start.min(self.text.len());
+        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        self.text[..line_start]
+            .lines()
+            .rev()
+            .find_map(|l| table_header(l.trim()))
     }
 
     /// The 1-based line of a byte offset.
@@ -173,6 +276,61 @@ mod tests {
                 .as_path(),
         );
         assert!(text.unwrap().contains("braid-conf"));
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Nested {
+        port: Option<u16>,
+        probes: Option<Probes>,
+        interface: Option<Vec<Iface>>,
+    }
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Probes {
+        dead_after: Option<u32>,
+        quick: Option<bool>,
+    }
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Iface {
+        name: String,
+    }
+
+    #[test]
+    fn type_errors_name_the_field_and_speak_toml_not_rust() {
+        let e = Source::new("c.toml", "port = \"1\"\n")
+            .parse::<Nested>()
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.toml:1: port: expected a whole number from 0 to 65535, found the text \"1\""
+        );
+        let e = Source::new("c.toml", "port = 70000\n")
+            .parse::<Nested>()
+            .unwrap_err();
+        assert_eq!(e.field, "port");
+        assert!(e.message.contains("70000 is out of range"), "{e}");
+        let text = "port = 1\n[probes]\nquick = 1\n";
+        let e = Source::new("c.toml", text).parse::<Nested>().unwrap_err();
+        assert_eq!((e.line, e.field.as_str()), (3, "probes.quick"), "{e}");
+        assert!(e.message.contains("expected true or false"), "{e}");
+        let e = Source::new("c.toml", "[probes]\nslow = 1\n")
+            .parse::<Nested>()
+            .unwrap_err();
+        assert_eq!(e.field, "probes.slow", "{e}");
+        let e = Source::new("c.toml", "[interface]\nname = \"eth0\"\n")
+            .parse::<Nested>()
+            .unwrap_err();
+        assert_eq!(e.field, "interface", "{e}");
+        assert!(e.message.contains("[[interface]]"), "{e}");
+        for text in ["[probes\n", "port = \n", "port = [1, 2\n"] {
+            let e = Source::new("c.toml", text).parse::<Nested>().unwrap_err();
+            assert!(!e.field.contains(']') && !e.field.contains('`'), "{e}");
+            assert!(!e.message.contains("u16"), "{e}");
+        }
     }
 
     #[test]

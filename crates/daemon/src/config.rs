@@ -82,6 +82,9 @@ pub struct Config {
     pub port: u16,
     pub group: Ipv4Addr,
     pub control_socket: PathBuf,
+    /// The group that may use the control socket (mode 0660); none: root
+    /// only (0600).
+    pub control_group: Option<String>,
     /// Where to serve Prometheus metrics and the NetJSON topology (opt-in).
     pub metrics: Option<SocketAddr>,
     pub log: String,
@@ -203,6 +206,8 @@ pub struct ConfigFile {
     pub group: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_socket: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_group: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -354,6 +359,7 @@ impl ConfigFile {
             port: None,
             group: None,
             control_socket: None,
+            control_group: None,
             metrics: None,
             log: None,
             prefixes: Vec::new(),
@@ -729,6 +735,7 @@ impl Config {
                 .control_socket
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET)),
+            control_group: raw.control_group,
             metrics,
             log,
             interfaces,

@@ -4,10 +4,15 @@
 //! IP forwarding off drops every host's packet between the LAN and the
 //! TUN device, silently. Said once, loudly, with the fix. And a router
 //! whose control plane is not authenticated: anyone in radio range can
-//! change its tables.
+//! change its tables. And the interfaces and addresses braid is given:
+//! a listed interface that is down or has no address hears no neighbor,
+//! and a router whose own TUN address no router serves cannot reach the
+//! hosts of the mesh itself.
+
+use std::net::Ipv4Addr;
 
 use braid_wire::Prefix;
-use tracing::error;
+use tracing::{error, info, warn};
 
 use crate::config::Config;
 
@@ -68,16 +73,132 @@ pub fn warn_if_unauthenticated(config: &Config) {
     }
 }
 
+/// What the kernel says of one configured interface at start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InterfaceFacts {
+    pub exists: bool,
+    pub up: bool,
+    pub ipv4: Vec<Ipv4Addr>,
+}
+
+/// The warnings for configured interfaces in the state `facts` gives
+/// them (by name).
+pub fn interface_warnings(config: &Config, facts: &dyn Fn(&str) -> InterfaceFacts) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in &config.interfaces {
+        let f = facts(name);
+        if !f.exists {
+            // Said by the start itself (no such interface): refused.
+            continue;
+        }
+        if !f.up {
+            out.push(format!(
+                "interface {name} is down: braid hears no neighbor on it until it is up (ip link set {name} up)"
+            ));
+        }
+        if f.ipv4.is_empty() {
+            out.push(format!(
+                "interface {name} has no IPv4 address: braid's datagrams to and from neighbors need one (e.g. ip addr add 10.1.1.1/24 dev {name}); until then no neighbor is found on it"
+            ));
+        }
+    }
+    out
+}
+
+/// Whether `a` lies in a served IPv4 prefix.
+fn served(config: &Config, a: Ipv4Addr) -> bool {
+    config.node_config.control.prefixes.iter().any(|p| match p {
+        Prefix::V4 { addr, len } => {
+            let mask = if *len == 0 {
+                0
+            } else {
+                u32::MAX << (32 - u32::from(*len))
+            };
+            u32::from(a) & mask == u32::from(Ipv4Addr::from(*addr)) & mask
+        }
+        _ => false,
+    })
+}
+
+/// The warning for a router that serves IPv4 prefixes but whose TUN
+/// address lies in none of them: packets the router itself sends into the
+/// mesh (a ping, ssh to a host) leave with a source address no router
+/// serves, and the answers have no way back.
+pub fn tun_address_warning(config: &Config) -> Option<String> {
+    let first = config
+        .node_config
+        .control
+        .prefixes
+        .iter()
+        .find_map(|p| match p {
+            Prefix::V4 { addr, len } => Some((Ipv4Addr::from(*addr), *len)),
+            _ => None,
+        })?;
+    if config.tun.routes.is_empty() {
+        return None;
+    }
+    match config.tun.address {
+        Some((a, _)) if served(config, a) => None,
+        Some((a, _)) => Some(format!(
+            "[tun] address {a} is in none of this router's prefixes: what the router itself sends into the mesh (ping, ssh) gets no answer; give the TUN device one address of a served prefix that no host uses, as /32 (e.g. address = \"{}/32\" for {}/{})",
+            first_host(first), first.0, first.1
+        )),
+        None => Some(format!(
+            "[tun] has no address: what the router itself sends into the mesh (ping, ssh) leaves from another of its addresses, which no router serves, and gets no answer; give the TUN device one address of a served prefix that no host uses, as /32 (e.g. address = \"{}/32\" for {}/{})",
+            first_host(first), first.0, first.1
+        )),
+    }
+}
+
+/// The first host address of a prefix (the network's own address plus
+/// one), to suggest.
+fn first_host((a, len): (Ipv4Addr, u8)) -> Ipv4Addr {
+    if len >= 31 {
+        a
+    } else {
+        Ipv4Addr::from(u32::from(a) + 1)
+    }
+}
+
+/// Reads what the kernel says of the configured interfaces and logs what
+/// is wrong (and, at info level, what is fine).
+pub fn check_interfaces(config: &Config) {
+    let addrs: Vec<_> = nix::ifaddrs::getifaddrs()
+        .map(|i| i.collect())
+        .unwrap_or_default();
+    let facts = |name: &str| {
+        let mine: Vec<_> = addrs.iter().filter(|a| a.interface_name == name).collect();
+        InterfaceFacts {
+            exists: nix::net::if_::if_nametoindex(name).is_ok(),
+            up: mine
+                .iter()
+                .any(|a| a.flags.contains(nix::net::if_::InterfaceFlags::IFF_UP)),
+            ipv4: mine
+                .iter()
+                .filter_map(|a| a.address.as_ref()?.as_sockaddr_in().map(|s| s.ip()))
+                .collect(),
+        }
+    };
+    for name in &config.interfaces {
+        let f = facts(name);
+        if f.exists {
+            info!(interface = %name, up = f.up, ipv4 = ?f.ipv4, "braid interface");
+        }
+    }
+    for w in interface_warnings(config, &facts) {
+        warn!("{w}");
+    }
+    if let Some(w) = tun_address_warning(config) {
+        warn!("{w}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn config(text: &str) -> Config {
-        let path = std::env::temp_dir().join(format!("braid-checks-{}.toml", std::process::id()));
-        std::fs::write(&path, text).unwrap();
-        let c = Config::load(&path).unwrap();
-        let _ = std::fs::remove_file(&path);
-        c
+        Config::parse("test.toml", text).unwrap()
     }
 
     #[test]
@@ -103,5 +224,44 @@ mod tests {
             "node = 1\n[[interface]]\nname = \"a\"\n[[access]]\ninterface = \"w\"\naddress = \"198.18.9.2/24\"\ngateway = \"198.18.9.1\"\naddress6 = \"2001:2:0:9::2/64\"\n",
         );
         assert_eq!(forwarding_warnings(&ap, Some(false), Some(false)).len(), 2);
+    }
+
+    #[test]
+    fn interfaces_down_or_without_address_are_named() {
+        let c = config("node = 1\n[[interface]]\nname = \"a\"\n[[interface]]\nname = \"b\"\n");
+        let fine = |_: &str| InterfaceFacts {
+            exists: true,
+            up: true,
+            ipv4: vec![Ipv4Addr::new(10, 0, 0, 1)],
+        };
+        assert!(interface_warnings(&c, &fine).is_empty());
+        let b_down = |n: &str| InterfaceFacts {
+            exists: true,
+            up: n != "b",
+            ipv4: if n == "a" {
+                vec![]
+            } else {
+                vec![Ipv4Addr::new(10, 0, 0, 1)]
+            },
+        };
+        let w = interface_warnings(&c, &b_down);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("interface a has no IPv4 address"), "{w:?}");
+        assert!(w[1].starts_with("interface b is down"), "{w:?}");
+    }
+
+    #[test]
+    fn a_tun_address_outside_the_served_prefixes_is_named_with_a_fix() {
+        let base = "node = 1\nprefixes = [\"198.18.1.0/24\"]\n[[interface]]\nname = \"a\"\n[tun]\nroutes = [\"198.18.0.0/15\"]\n";
+        let w = tun_address_warning(&config(base)).unwrap();
+        assert!(w.contains("address = \"198.18.1.1/32\""), "{w}");
+        let outside = format!("{base}address = \"10.9.9.9/32\"\n");
+        assert!(tun_address_warning(&config(&outside))
+            .unwrap()
+            .contains("10.9.9.9"));
+        let inside = format!("{base}address = \"198.18.1.254/32\"\n");
+        assert_eq!(tun_address_warning(&config(&inside)), None);
+        let transit = "node = 1\n[[interface]]\nname = \"a\"\n";
+        assert_eq!(tun_address_warning(&config(transit)), None);
     }
 }

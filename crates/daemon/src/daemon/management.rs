@@ -189,8 +189,8 @@ impl Daemon {
         if new.tun != old.tun {
             needs_restart.push("tun");
         }
-        if new.control_socket != old.control_socket {
-            needs_restart.push("control_socket");
+        if new.control_socket != old.control_socket || new.control_group != old.control_group {
+            needs_restart.push("control_socket/control_group");
         }
         if new.send_buffer != old.send_buffer {
             needs_restart.push("send_buffer");
@@ -273,6 +273,7 @@ impl Daemon {
         kept.group = old.group;
         kept.tun = old.tun;
         kept.control_socket = old.control_socket;
+        kept.control_group = old.control_group;
         kept.send_buffer = old.send_buffer;
         kept.access = old.access;
         kept.lan_interfaces = old.lan_interfaces;

@@ -82,6 +82,12 @@ pub enum DaemonError {
     },
     #[error("control socket {path}: {source}")]
     Socket { path: String, source: io::Error },
+    #[error("a braid daemon already runs here: its control socket {path} answers (stop it first, or give this one its own control_socket, [tun] name and interfaces)")]
+    AlreadyRunning { path: String },
+    #[error("TUN device {name} is in use, by another braid daemon or another program (ip -d link show {name}); stop it, or set another [tun] name")]
+    TunBusy { name: String },
+    #[error("control_group {group}: {why}")]
+    ControlGroup { group: String, why: String },
     #[error("{what}: {source}")]
     Io {
         what: &'static str,
@@ -138,6 +144,8 @@ impl Daemon {
         let config = Config::load(config_path)?;
         checks::check_forwarding(&config);
         checks::warn_if_unauthenticated(&config);
+        checks::check_interfaces(&config);
+        refuse_if_running(&config.control_socket)?;
         let clock = std::time::Instant::now();
         let now = Instant::ZERO;
         let seed = std::time::SystemTime::now()
@@ -164,6 +172,7 @@ impl Daemon {
             .inspect_err(|e| warn!(error = %e, "no link notifications: carrier loss is seen only by failed sends and silence"))
             .ok();
         let ctl = open_ctl(&config.control_socket)?;
+        share_ctl(&config.control_socket, config.control_group.as_deref())?;
         let metrics = config
             .metrics
             .map(TcpListener::bind)
@@ -355,7 +364,15 @@ fn open_tun(config: &Config) -> Result<tun_rs::SyncDevice, DaemonError> {
     if let Some((addr, len)) = t.address {
         b = b.ipv4(addr, len, None);
     }
-    let dev = b.build_sync().map_err(err)?;
+    let dev = b.build_sync().map_err(|e| {
+        if e.raw_os_error() == Some(nix::libc::EBUSY) {
+            DaemonError::TunBusy {
+                name: t.name.clone(),
+            }
+        } else {
+            err(e)
+        }
+    })?;
     dev.set_nonblocking(true).map_err(err)?;
     for route in &t.routes {
         add_route(&route.to_string(), &t.name)?;
@@ -382,6 +399,49 @@ fn add_route(route: &str, dev: &str) -> Result<(), DaemonError> {
         });
     }
     Ok(())
+}
+
+/// Refuses to start a second daemon on the same control socket, before
+/// anything is touched (the TUN device would otherwise be "busy").
+fn refuse_if_running(path: &Path) -> Result<(), DaemonError> {
+    if path.exists() && StdUnixStream::connect(path).is_ok() {
+        return Err(DaemonError::AlreadyRunning {
+            path: path.display().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Opens the control socket to `group` (mode 0660): its members may run
+/// `braid ctl` without root. Without a group it is root's alone (0600).
+fn share_ctl(path: &Path, group: Option<&str>) -> Result<(), DaemonError> {
+    use std::os::unix::fs::PermissionsExt;
+    let fail = |g: &str, why: String| DaemonError::ControlGroup {
+        group: g.to_string(),
+        why,
+    };
+    let mode = match group {
+        None => 0o600,
+        Some(g) => {
+            let gid = nix::unistd::Group::from_name(g)
+                .map_err(|e| fail(g, e.to_string()))?
+                .ok_or_else(|| {
+                    fail(
+                        g,
+                        "no such group (create it: groupadd --system NAME)".into(),
+                    )
+                })?
+                .gid;
+            nix::unistd::chown(path, None, Some(gid)).map_err(|e| fail(g, e.to_string()))?;
+            0o660
+        }
+    };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(|source| {
+        DaemonError::Socket {
+            path: path.display().to_string(),
+            source,
+        }
+    })
 }
 
 fn open_ctl(path: &Path) -> Result<UnixListener, DaemonError> {
