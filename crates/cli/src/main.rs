@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod ctl_text;
 mod daemon;
 mod demo;
 mod generate;
@@ -38,7 +39,7 @@ enum Command {
     /// The lab's hostile stranger (a flood flow); `braid lab` runs it.
     #[command(name = "lab-flood", hide = true)]
     LabFlood(lab::FloodArgs),
-    /// Ask a running daemon: status, neighbors, links, routes, paths, sessions, stats, monitor.
+    /// Ask a running daemon: status, neighbors, links, routes, paths, topology, sessions, clients, stats, monitor, reload.
     Ctl(daemon::CtlArgs),
     /// Make a new authentication key (32 random bytes from the kernel) for `[auth] keys`.
     Keygen(daemon::KeygenArgs),

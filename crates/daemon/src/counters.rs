@@ -6,6 +6,11 @@ pub struct IoCounters {
     pub tun_rx: u64,
     pub tun_tx: u64,
     pub tun_tx_errors: u64,
+    /// The kernel's own IPv6 link-local and multicast packets read from
+    /// the TUN device (router solicitations, listener reports): not for
+    /// the mesh, left alone.
+    #[serde(default)]
+    pub tun_rx_link_local: u64,
     pub udp_rx: u64,
     /// Datagrams longer than the receive slot (TUN MTU + 512): dropped.
     pub udp_rx_truncated: u64,

@@ -21,6 +21,7 @@ use braid_proto::redundancy::{
     EgressCounters, IngressCounters, IngressTotals, SessionTableCounters,
 };
 use braid_proto::time::Instant;
+use braid_wire::NodeId;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -33,16 +34,18 @@ use crate::neighbors::AddressBook;
 pub const CTL_VERSION: u32 = 1;
 
 /// Commands a client may send.
-pub const COMMANDS: [&str; 9] = [
+pub const COMMANDS: [&str; 11] = [
     "status",
     "neighbors",
     "links",
     "routes",
     "paths",
+    "topology",
     "sessions",
     "clients",
     "stats",
     "monitor",
+    "reload",
 ];
 
 /// `clients`: as an access point, the clients it hears and serves, and
@@ -144,6 +147,12 @@ pub struct Links {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LinkEntry {
     pub neighbor: u16,
+    /// The interface the neighbor is heard on and its underlay address
+    /// (empty while the neighbor is down).
+    #[serde(default)]
+    pub interface: String,
+    #[serde(default)]
+    pub address: String,
     pub df: f64,
     pub dr: f64,
     pub etx: Option<f64>,
@@ -166,6 +175,20 @@ pub struct RouteEntry {
     pub egress: u16,
     pub prefixes: Vec<String>,
     pub paths: Vec<Vec<u16>>,
+    /// Each path's cost (the sum of its links' ETX, or ETT in ms with the
+    /// ETT metric); null where a link of it is gone. The first path is
+    /// the primary (what single-path traffic takes).
+    #[serde(default)]
+    pub costs: Vec<Option<f64>>,
+    /// Whether traffic uses these paths now; otherwise they are what this
+    /// router would take (computed for the operator: routes are kept only
+    /// toward destinations traffic goes to).
+    #[serde(default = "in_use_default")]
+    pub in_use: bool,
+}
+
+fn in_use_default() -> bool {
+    true
 }
 
 /// One origin's advertisement.
@@ -175,6 +198,10 @@ pub struct OriginEntry {
     pub seq: u32,
     pub links: Vec<u16>,
     pub prefixes: Vec<String>,
+    /// Each link's cost out and in, as the origin advertises them (null:
+    /// unusable), in the order of `links`.
+    #[serde(default)]
+    pub link_costs: Vec<(Option<f64>, Option<f64>)>,
 }
 
 /// `sessions`.
@@ -290,7 +317,7 @@ pub fn answer(command: &str, v: &View<'_>) -> Option<Value> {
         "status" => to(serde_json::to_value(status(v))),
         "neighbors" => to(serde_json::to_value(neighbors(v))),
         "links" => to(serde_json::to_value(links(v))),
-        "routes" | "paths" => to(serde_json::to_value(routes(v))),
+        "routes" | "paths" | "topology" => to(serde_json::to_value(routes(v))),
         "sessions" => to(serde_json::to_value(sessions(v))),
         "clients" => to(serde_json::to_value(clients(v))),
         "stats" => to(serde_json::to_value(stats(v))),
@@ -358,21 +385,48 @@ fn metric(m: braid_proto::metric::Metric) -> Option<u32> {
 }
 
 fn links(v: &View<'_>) -> Links {
+    let up: Vec<_> = v.node.neighbors().iter().collect();
     let links = v
         .node
         .control()
         .link_estimates(v.now)
         .into_iter()
-        .map(|e| LinkEntry {
-            neighbor: e.neighbor.0,
-            df: e.df,
-            dr: e.dr,
-            etx: e.etx.is_finite().then_some(e.etx),
-            metric_out: metric(e.metric_out),
-            metric_in: metric(e.metric_in),
+        .map(|e| {
+            // A neighbor taken down (its interface went down, or it fell
+            // silent) has no usable link, whatever the probes said last.
+            let heard = up.iter().find(|(id, _, _)| *id == e.neighbor);
+            let usable = heard.is_some() && e.etx.is_finite();
+            LinkEntry {
+                neighbor: e.neighbor.0,
+                interface: heard
+                    .and_then(|(_, i, _)| v.interfaces.get(i.0 as usize).cloned())
+                    .unwrap_or_default(),
+                address: heard
+                    .and_then(|_| v.book.get(e.neighbor))
+                    .map(|p| p.addr.to_string())
+                    .unwrap_or_default(),
+                df: e.df,
+                dr: e.dr,
+                etx: usable.then_some(e.etx),
+                metric_out: metric(e.metric_out).filter(|_| usable),
+                metric_in: metric(e.metric_in).filter(|_| usable),
+            }
         })
         .collect();
     Links { links }
+}
+
+/// A cost in metric units as the operator reads it: ETX (1.0 a perfect
+/// link), or with the ETT metric milliseconds.
+pub fn cost(units: u64) -> f64 {
+    units as f64 / braid_proto::metric::SCALE as f64
+}
+
+fn full_path(me: u16, transit: &[NodeId], egress: u16) -> Vec<u16> {
+    std::iter::once(me)
+        .chain(transit.iter().map(|n| n.0))
+        .chain(std::iter::once(egress))
+        .collect()
 }
 
 /// Every egress this node routes to, with its prefixes and its paths,
@@ -387,20 +441,49 @@ pub fn route_list(node: &Node) -> Vec<RouteEntry> {
                 .get(egress)
                 .map(|r| r.prefixes.iter().map(|p| p.to_string()).collect())
                 .unwrap_or_default(),
-            paths: paths
+            paths: paths.iter().map(|t| full_path(me, t, egress.0)).collect(),
+            costs: paths
                 .iter()
-                .map(|transit| {
-                    std::iter::once(me)
-                        .chain(transit.iter().map(|n| n.0))
-                        .chain(std::iter::once(egress.0))
-                        .collect()
-                })
+                .map(|t| node.path_cost(t, egress).map(cost))
                 .collect(),
+            in_use: true,
         })
         .collect()
 }
 
+/// The routes in use, then toward every other origin of the database
+/// the paths this node would take (computed now, nothing changed).
+pub fn all_routes(node: &Node) -> Vec<RouteEntry> {
+    let mut out = route_list(node);
+    let lsdb = node.control().lsdb();
+    let me = node.id();
+    let mut others: Vec<NodeId> = lsdb
+        .records()
+        .map(|r| r.origin)
+        .filter(|&o| o != me && !out.iter().any(|r| r.egress == o.0))
+        .collect();
+    others.sort();
+    for egress in others {
+        let found = node.candidate_paths(egress);
+        out.push(RouteEntry {
+            egress: egress.0,
+            prefixes: lsdb
+                .get(egress)
+                .map(|r| r.prefixes.iter().map(|p| p.to_string()).collect())
+                .unwrap_or_default(),
+            paths: found
+                .iter()
+                .map(|(t, _)| full_path(me.0, t, egress.0))
+                .collect(),
+            costs: found.iter().map(|(_, c)| Some(cost(*c))).collect(),
+            in_use: false,
+        });
+    }
+    out
+}
+
 fn routes(v: &View<'_>) -> Routes {
+    let usable = |m: u32| (m != u32::MAX).then(|| cost(u64::from(m)));
     let origins = v
         .node
         .control()
@@ -411,10 +494,15 @@ fn routes(v: &View<'_>) -> Routes {
             seq: r.seq,
             links: r.links.iter().map(|l| l.neighbor.0).collect(),
             prefixes: r.prefixes.iter().map(|p| p.to_string()).collect(),
+            link_costs: r
+                .links
+                .iter()
+                .map(|l| (usable(l.metric_out), usable(l.metric_in)))
+                .collect(),
         })
         .collect();
     Routes {
-        routes: route_list(v.node),
+        routes: all_routes(v.node),
         origins,
     }
 }

@@ -76,6 +76,16 @@ impl SessionLabels {
     }
 }
 
+/// What the daemon itself knows of its process, for the metrics every
+/// exporter has: when it started and how its last reload went.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessFacts {
+    /// Start time, seconds since the Unix epoch.
+    pub started_unix: f64,
+    /// The last reload: when (Unix seconds) and whether it was taken.
+    pub last_reload: Option<(f64, bool)>,
+}
+
 /// The Prometheus page.
 pub fn prometheus(
     node: &Node,
@@ -83,10 +93,70 @@ pub fn prometheus(
     neighbors: usize,
     io: &IoCounters,
     kernel: Option<&KernelReport>,
+    process: ProcessFacts,
 ) -> String {
     let mut out = String::new();
     let id = node.id().0.to_string();
     let me = || ("node", id.clone());
+
+    let mut f = family(
+        &mut out,
+        "braid_build_info",
+        "gauge",
+        "Always 1; the labels say which braid this is.",
+    );
+    f.sample(
+        &[
+            me(),
+            ("version", env!("CARGO_PKG_VERSION").into()),
+            ("ctl_version", crate::ctl::CTL_VERSION.to_string()),
+        ],
+        1.0,
+    );
+    let mut f = family(
+        &mut out,
+        "braid_start_time_seconds",
+        "gauge",
+        "When the daemon started, seconds since the Unix epoch.",
+    );
+    f.sample(&[me()], process.started_unix);
+    let mut f = family(
+        &mut out,
+        "braid_config_last_reload_successful",
+        "gauge",
+        "1 when the last reload (SIGHUP, braid ctl reload) was taken, or none was asked; 0 when it was refused and the running config kept.",
+    );
+    f.sample(
+        &[me()],
+        if process.last_reload.is_some_and(|(_, ok)| !ok) {
+            0.0
+        } else {
+            1.0
+        },
+    );
+    let mut f = family(
+        &mut out,
+        "braid_config_last_reload_seconds",
+        "gauge",
+        "When the config was last read (start or reload, taken or refused), seconds since the Unix epoch.",
+    );
+    f.sample(
+        &[me()],
+        process.last_reload.map_or(process.started_unix, |(t, _)| t),
+    );
+    let mut f = family(
+        &mut out,
+        "braid_io_total",
+        "counter",
+        "The daemon's input and output, by what (the names of `braid ctl stats` .io): TUN and UDP packets, send errors, blocked and full queues, control socket requests, reloads.",
+    );
+    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(io) {
+        for (what, n) in m {
+            if let Some(n) = n.as_f64() {
+                f.sample(&[me(), ("what", what)], n);
+            }
+        }
+    }
 
     let mut f = family(
         &mut out,

@@ -23,7 +23,11 @@ impl Daemon {
                 match self.tun.recv(buf) {
                     Ok(n) => {
                         self.counters.tun_rx += 1;
-                        self.node.send(now, &buf[..n]);
+                        if link_local_only(&buf[..n]) {
+                            self.counters.tun_rx_link_local += 1;
+                        } else {
+                            self.node.send(now, &buf[..n]);
+                        }
                         read += 1;
                     }
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -249,5 +253,52 @@ impl Daemon {
         if let Some(k) = &mut self.kernel {
             k.sync(now, &mut self.node, &self.book, &self.ports);
         }
+    }
+}
+
+/// Whether a packet the kernel wrote into the TUN device is its own
+/// IPv6 link-local chatter (router solicitations, multicast listener
+/// reports, duplicate address detection: to a link-local or multicast
+/// address, or from the unspecified one), which no other router is meant
+/// to get: not offered to the mesh, so it is not counted as a drop for
+/// want of an egress.
+pub(crate) fn link_local_only(packet: &[u8]) -> bool {
+    if packet.len() < 40 || packet[0] >> 4 != 6 {
+        return false;
+    }
+    let src = &packet[8..24];
+    let dst = &packet[24..40];
+    let link_local = |a: &[u8]| a[0] == 0xfe && a[1] & 0xc0 == 0x80;
+    dst[0] == 0xff || link_local(dst) || src.iter().all(|&b| b == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::link_local_only;
+
+    fn v6(src: [u8; 16], dst: [u8; 16]) -> Vec<u8> {
+        let mut p = vec![0u8; 48];
+        p[0] = 0x60;
+        p[8..24].copy_from_slice(&src);
+        p[24..40].copy_from_slice(&dst);
+        p
+    }
+
+    #[test]
+    fn the_kernels_ipv6_chatter_is_told_from_traffic_for_the_mesh() {
+        let global: [u8; 16] = [0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2];
+        let ll: [u8; 16] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        let all_routers: [u8; 16] = [0xff, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+        assert!(link_local_only(&v6(ll, all_routers)));
+        assert!(
+            link_local_only(&v6([0; 16], global)),
+            "duplicate address detection"
+        );
+        assert!(link_local_only(&v6(global, ll)));
+        assert!(!link_local_only(&v6(global, global)));
+        let mut v4 = vec![0u8; 48];
+        v4[0] = 0x45;
+        assert!(!link_local_only(&v4));
+        assert!(!link_local_only(&[0x60; 10]));
     }
 }

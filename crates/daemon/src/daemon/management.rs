@@ -58,7 +58,8 @@ impl Daemon {
         let mut got = [0u8; 16];
         while matches!(self.signals.read(&mut got), Ok(n) if n > 0) {}
         if self.reload_wanted.swap(false, Ordering::SeqCst) {
-            self.reload();
+            // Logged, and told to the monitors, either way.
+            let _ = self.reload();
         }
         self.stop_wanted.load(Ordering::SeqCst)
     }
@@ -164,15 +165,18 @@ impl Daemon {
     /// change while running (redundancy policy and classes, the neighbor
     /// timeout), and what needs a restart (node id, interfaces, port, TUN)
     /// is named in the log.
-    fn reload(&mut self) {
+    /// Returns the fields that changed but take effect only at the next
+    /// start, or why the file was refused.
+    pub(super) fn reload(&mut self) -> Result<Vec<&'static str>, String> {
         let now = self.now();
         let new = match Config::load(&self.config_path) {
             Ok(c) => c,
             Err(e) => {
                 self.counters.reloads_refused += 1;
+                self.last_reload = Some((super::unix_now(), false));
                 warn!(error = %e, "reload refused; keeping the running config");
                 self.emit_event("reload_refused", now, json!({ "error": e.to_string() }));
-                return;
+                return Err(e.to_string());
             }
         };
         let old = self.config.clone();
@@ -285,6 +289,8 @@ impl Daemon {
         };
         kept.node_config.control.auth = auth;
         self.config = kept;
+        self.last_reload = Some((super::unix_now(), true));
+        Ok(needs_restart)
     }
 
     pub(super) fn accept_ctl(&mut self) {
@@ -418,6 +424,15 @@ impl Daemon {
             access: &self.access,
         };
         let doc = match ctl::answer(command, &view) {
+            _ if command == "reload" => match self.reload() {
+                Ok(restart) => serde_json::json!({
+                    "version": ctl::CTL_VERSION,
+                    "node": self.config.node.0,
+                    "reloaded": true,
+                    "restart_needed": restart,
+                }),
+                Err(e) => ctl::error_doc(&format!("reload refused, the running config kept: {e}")),
+            },
             Some(doc) => doc,
             None => {
                 self.counters.ctl_bad_requests += 1;
@@ -435,7 +450,17 @@ impl Daemon {
     /// The answer to an HTTP request line on the metrics port: `/metrics`
     /// (Prometheus) or `/topology` (NetJSON).
     fn metrics_reply(&self, request_line: &str) -> Vec<u8> {
-        let path = request_line.split_whitespace().nth(1).unwrap_or("");
+        let mut words = request_line.split_whitespace();
+        let method = words.next().unwrap_or("");
+        let path = words.next().unwrap_or("");
+        if method != "GET" && method != "HEAD" {
+            return crate::metrics::response(
+                "405 Method Not Allowed\r\nAllow: GET, HEAD",
+                "text/plain",
+                "only GET and HEAD are served here\n",
+            )
+            .into_bytes();
+        }
         match path {
             "/metrics" => crate::metrics::response(
                 "200 OK",
@@ -446,6 +471,10 @@ impl Daemon {
                     self.node.neighbors().len(),
                     &self.counters,
                     self.kernel.as_ref().map(KernelPath::report).as_ref(),
+                    crate::metrics::ProcessFacts {
+                        started_unix: self.started_unix,
+                        last_reload: self.last_reload,
+                    },
                 ),
             ),
             "/topology" => crate::metrics::response(

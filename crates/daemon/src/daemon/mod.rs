@@ -134,6 +134,17 @@ pub struct Daemon {
     access: Vec<AccessPort>,
     /// When a duplicate node id was last logged (at most every 30 s).
     duplicate_logged_at: Option<Instant>,
+    /// When the daemon started, seconds since the Unix epoch.
+    started_unix: f64,
+    /// The last reload: when (Unix seconds) and whether it was taken.
+    last_reload: Option<(f64, bool)>,
+}
+
+/// Seconds since the Unix epoch (for metrics' timestamps).
+pub(super) fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 impl Daemon {
@@ -199,6 +210,8 @@ impl Daemon {
             metrics,
             monitors: Vec::new(),
             duplicate_logged_at: None,
+            started_unix: unix_now(),
+            last_reload: None,
             clients: (0..crate::clients::MAX_CLIENTS).map(|_| None).collect(),
             signals,
             reload_wanted: reload,

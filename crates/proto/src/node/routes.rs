@@ -51,6 +51,48 @@ impl Node {
             .filter_map(|&e| Some((e, self.paths_to(e)?)))
     }
 
+    /// The paths this node would take toward `egress` now, computed on
+    /// the link-state graph without touching the routes in use (which
+    /// exist only toward destinations traffic goes to): transit nodes and
+    /// cost of each, cheapest first. For showing an operator the routes.
+    pub fn candidate_paths(&self, egress: NodeId) -> Vec<(Vec<NodeId>, u64)> {
+        let ls = self.control.graph();
+        let (Some(me), Some(e)) = (ls.index_of(self.id), ls.index_of(egress)) else {
+            return Vec::new();
+        };
+        let Ok(mut dp) = DisjointPaths::new(&ls.graph, me) else {
+            return Vec::new();
+        };
+        let k = self
+            .config
+            .max_paths
+            .clamp(1, crate::redundancy::mode::MAX_PATHS);
+        dp.to(e, k, self.config.disjoint)
+            .map(|paths| {
+                paths
+                    .iter()
+                    .map(|p| (p.transit().iter().map(|&v| ls.id_of(v)).collect(), p.cost))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The cost of a path (transit nodes toward `egress`) on the current
+    /// link-state graph, in metric units; `None` when a link of it is gone.
+    pub fn path_cost(&self, transit: &[NodeId], egress: NodeId) -> Option<u64> {
+        let ls = self.control.graph();
+        let hops: Vec<NodeId> = std::iter::once(self.id)
+            .chain(transit.iter().copied())
+            .chain(std::iter::once(egress))
+            .collect();
+        let mut total = 0u64;
+        for w in hops.windows(2) {
+            let (a, b) = (ls.index_of(w[0])?, ls.index_of(w[1])?);
+            total += ls.graph.arc(ls.graph.find_arc(a, b)?).cost.units() as u64;
+        }
+        Some(total)
+    }
+
     /// Computes (or re-computes) the paths toward `egress`; false when none.
     pub(super) fn ensure_routes(&mut self, now: Instant, egress: NodeId) -> bool {
         if !self.routes.contains_key(&egress) {
