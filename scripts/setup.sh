@@ -27,6 +27,8 @@ have iperf3 || lab_apt+=(iperf3)
 have babeld || lab_apt+=(babeld)
 have ethtool || lab_apt+=(ethtool)
 have mptcpize || lab_apt+=(mptcpd)
+# Headless Chromium: the dashboard test loads the daemon's page in it.
+have chromium || lab_apt+=(chromium)
 [ -x /usr/lib/frr/ospfd ] && [ -x /usr/lib/frr/bfdd ] || lab_apt+=(frr)
 if ((${#lab_apt[@]})); then
     if [ "$(id -u)" = 0 ] && have apt-get; then

@@ -45,6 +45,16 @@ pub fn duration_ms(ms: u64) -> String {
     out.join(" ")
 }
 
+/// A session's class; 255 is braid's own (the path reports an egress
+/// sends back to the ingress).
+fn class(v: &Value) -> String {
+    match v.get("class").and_then(Value::as_u64) {
+        Some(255) => "255 (reports)".into(),
+        Some(c) => c.to_string(),
+        None => "-".into(),
+    }
+}
+
 /// A path of node ids as "1>3>4".
 fn hops(p: &Value) -> String {
     p.as_array()
@@ -305,7 +315,7 @@ fn sessions(doc: &Value) -> String {
     out.push_str(&format!("entering the mesh here: {}\n", ingress.len()));
     if !ingress.is_empty() {
         out.push_str(
-            "  egress  class  mode            in force        where   packets   sent      no path\n",
+            "  egress  class         mode            in force        where   packets   sent      no path\n",
         );
     }
     for i in &ingress {
@@ -315,9 +325,9 @@ fn sessions(doc: &Value) -> String {
             .and_then(Value::as_array)
             .map_or(0, |a| a.iter().filter_map(Value::as_u64).sum());
         out.push_str(&format!(
-            "  {:<7} {:<6} {:<15} {:<15} {:<7} {:<9} {:<9} {}\n",
+            "  {:<7} {:<13} {:<15} {:<15} {:<7} {:<9} {:<9} {}\n",
             s(i, "egress"),
-            s(i, "class"),
+            class(i),
             s(i, "mode"),
             s(i, "active_mode"),
             s(i, "datapath"),
@@ -342,14 +352,14 @@ fn sessions(doc: &Value) -> String {
     let egress = list(doc, "egress");
     out.push_str(&format!("leaving the mesh here: {}\n", egress.len()));
     if !egress.is_empty() {
-        out.push_str("  ingress class  where   delivered  duplicates  rebuilt  too old\n");
+        out.push_str("  ingress class         where   delivered  duplicates  rebuilt  too old\n");
     }
     for e in &egress {
         let c = e.get("counters").cloned().unwrap_or(Value::Null);
         out.push_str(&format!(
-            "  {:<7} {:<6} {:<7} {:<10} {:<11} {:<8} {}\n",
+            "  {:<7} {:<13} {:<7} {:<10} {:<11} {:<8} {}\n",
             s(e, "ingress"),
-            s(e, "class"),
+            class(e),
             s(e, "datapath"),
             s(&c, "delivered"),
             s(&c, "duplicates"),

@@ -420,6 +420,207 @@ fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
     }
 }
 
+/// Runs `args` inside a lab namespace.
+fn in_ns(ns: &str, args: &[&str]) -> Output {
+    Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(args)
+        .output()
+        .expect("ip netns exec runs")
+}
+
+fn operators_tools_on_a_running_lab() {
+    let path = write_lab("tops.toml", &diamond("tops", "mirror:2", 0.0, 10));
+    let p = path.to_str().unwrap();
+    let up = braid(&["lab", "up", p]);
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let dir = std::env::temp_dir().join("braid-lab-tops");
+    let sock = dir.join("a.sock");
+    let s = sock.to_str().unwrap();
+    let transit = dir.join("b.sock");
+    // Traffic from host a to host d (for at most 15 s, while the
+    // checks below run): a session with both paths.
+    let mut sender = Command::new("ip")
+            .args(["netns", "exec", "braid-tops-ah", "python3", "-c"])
+            .arg("import socket,time\ns=socket.socket(2,2)\nfor i in range(1500):\n s.sendto(b'x'*100,('198.18.4.2',9)); time.sleep(0.01)")
+            .spawn()
+            .unwrap();
+    let result = std::panic::catch_unwind(|| {
+        // A transit router with no traffic of its own still shows where
+        // it would send: every known router, idle.
+        let out = braid(&["ctl", "--socket", transit.to_str().unwrap(), "routes"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        assert!(
+            text.contains("198.18.4.0/24") && text.contains("idle (no traffic yet)"),
+            "{text}"
+        );
+        assert_eq!(
+            text.lines().count(),
+            4,
+            "a header and three routers: {text}"
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let sessions = loop {
+            let out = braid(&["ctl", "--json", "--socket", s, "sessions"]);
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let reported =
+                doc["ingress"].as_array().unwrap().iter().any(|i| {
+                    i["class"] == 0 && i["paths"].as_array().is_some_and(|p| p.len() == 2)
+                });
+            if reported || std::time::Instant::now() > deadline {
+                break doc;
+            }
+            std::thread::yield_now();
+        };
+        assert!(
+            sessions["ingress"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i["egress"] == 4 && i["paths"].as_array().unwrap().len() == 2),
+            "no session to d with two reported paths: {sessions}"
+        );
+        let table = braid(&["ctl", "--socket", s, "paths"]);
+        let table = String::from_utf8_lossy(&table.stdout);
+        assert!(
+            table.contains("primary  cost 2.000")
+                && table.contains("1>2>4")
+                && table.contains("1>3>4"),
+            "{table}"
+        );
+        // --json errors are JSON documents too.
+        let bad = braid(&[
+            "ctl",
+            "--json",
+            "--socket",
+            "/nonexistent/braid.sock",
+            "status",
+        ]);
+        assert_eq!(bad.status.code(), Some(1));
+        let doc: serde_json::Value = serde_json::from_slice(&bad.stdout).unwrap();
+        assert!(
+            doc["error"]
+                .as_str()
+                .unwrap()
+                .contains("cannot reach a braid daemon"),
+            "{doc}"
+        );
+        // reload through the socket, as SIGHUP.
+        let out = braid(&["ctl", "--json", "--socket", s, "reload"]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["reloaded"], true, "{doc}");
+        // The HTTP port: build info and reload status, labels, 405.
+        let http = |method: &str, path: &str| {
+            let out = in_ns(
+                "braid-tops-a",
+                &["python3", "-c", &format!(
+                    "import http.client\nc=http.client.HTTPConnection('127.0.0.1',9468)\nc.request('{method}','{path}')\nr=c.getresponse()\nprint(r.status)\nprint(r.read().decode())"
+                )],
+            );
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let metrics = http("GET", "/metrics");
+        assert!(metrics.starts_with("200"), "{metrics}");
+        assert!(
+            metrics.contains("braid_build_info{node=\"1\",version=\""),
+            "{metrics}"
+        );
+        assert!(
+            metrics.contains("braid_config_last_reload_successful{node=\"1\"} 1"),
+            "{metrics}"
+        );
+        assert!(
+            metrics.contains("braid_io_total{node=\"1\",what=\"ctl_requests\"}"),
+            "{metrics}"
+        );
+        assert!(http("POST", "/metrics").starts_with("405"));
+        let topo = http("GET", "/topology");
+        assert!(topo.contains("\"label\":\"d\""), "{topo}");
+        // The dashboard in headless Chromium: the topology (four routers
+        // by name, four links) and the session to d are drawn.
+        let shot = dir.join("dashboard.png");
+        let chromium = |extra: &str| {
+            in_ns(
+                "braid-tops-a",
+                &[
+                    "chromium",
+                    "--headless=new",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--virtual-time-budget=4000",
+                    "--window-size=1300,900",
+                    extra,
+                    "http://127.0.0.1:9468/",
+                ],
+            )
+        };
+        let dom = chromium("--dump-dom");
+        assert!(
+            dom.status.success(),
+            "{}",
+            String::from_utf8_lossy(&dom.stderr)
+        );
+        let dom = String::from_utf8_lossy(&dom.stdout);
+        for id in 1..=4 {
+            assert!(
+                dom.contains(&format!("<g class=\"node\" data-id=\"{id}\">")),
+                "router {id} not drawn"
+            );
+        }
+        for label in ["a", "b", "c", "d"] {
+            assert!(
+                dom.contains(&format!(">{label}</text></g>")),
+                "label {label}"
+            );
+        }
+        // (The page's script holds the same markup with placeholders.)
+        let links = dom
+            .split("<line class=\"link\" data-pair=\"")
+            .skip(1)
+            .filter(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+            .count();
+        assert_eq!(links, 4, "four links");
+        assert!(
+            dom.contains("<tr class=\"session\" data-egress=\"4\">"),
+            "no session drawn"
+        );
+        assert!(
+            dom.contains("data-path=\"1\""),
+            "the session's second path is not drawn"
+        );
+        let out = chromium(&format!("--screenshot={}", shot.display()));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let png = std::fs::read(&shot).unwrap();
+        assert!(
+            png.starts_with(b"\x89PNG") && png.len() > 20_000,
+            "{} bytes",
+            png.len()
+        );
+    });
+    let _ = sender.kill();
+    let _ = sender.wait();
+    let down = braid(&["lab", "down", p]);
+    assert!(down.status.success());
+    assert!(namespaces_of("tops").is_empty(), "namespaces left behind");
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
 fn a_bad_config_is_refused_with_file_line_and_field() {
     let dir = std::env::temp_dir().join(format!("braid-daemon-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -1099,7 +1300,8 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 22] = [
+    let tests: [LabTest; 23] = [
+        ("operators_tools_on_a_running_lab", Some(&["chromium"]), operators_tools_on_a_running_lab),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),
         ("a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound", Some(&[]), a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound),

@@ -85,6 +85,8 @@ pub struct Config {
     /// The group that may use the control socket (mode 0660); none: root
     /// only (0600).
     pub control_group: Option<String>,
+    /// Names for node ids (`[labels]`).
+    pub labels: std::collections::BTreeMap<u16, String>,
     /// Where to serve Prometheus metrics and the NetJSON topology (opt-in).
     pub metrics: Option<SocketAddr>,
     pub log: String,
@@ -252,6 +254,10 @@ pub struct ConfigFile {
     pub client_hold: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth: Option<AuthFile>,
+    /// `[labels]`: names for node ids (`1 = "gateway"`), shown on the
+    /// dashboard and in the NetJSON topology.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, Spanned<String>>,
 }
 
 /// `[auth]`: the keys that sign and check every control message, inline
@@ -360,6 +366,7 @@ impl ConfigFile {
             group: None,
             control_socket: None,
             control_group: None,
+            labels: Default::default(),
             metrics: None,
             log: None,
             prefixes: Vec::new(),
@@ -399,6 +406,30 @@ impl Config {
         let src = Source::new(file, text);
         let raw: ConfigFile = src.parse()?;
         let node = NodeId(*raw.node.get_ref());
+        let mut labels = std::collections::BTreeMap::new();
+        for (id, name) in &raw.labels {
+            let field = format!("labels.{id}");
+            let n: u16 = id
+                .parse()
+                .ok()
+                .filter(|n| (1..u16::MAX).contains(n))
+                .ok_or_else(|| {
+                    src.err(
+                        Some(name.span()),
+                        &field,
+                        format!("\"{id}\" is not a node id (1 to 65534)"),
+                    )
+                })?;
+            let text = name.get_ref().trim();
+            if text.is_empty() || text.chars().count() > 32 || text.chars().any(char::is_control) {
+                return Err(src.err(
+                    Some(name.span()),
+                    &field,
+                    "a label is 1 to 32 printable characters",
+                ));
+            }
+            labels.insert(n, text.to_string());
+        }
         if node.0 == 0 || node == NodeId::NONE || node.0 == u16::MAX {
             return Err(src.err(Some(raw.node.span()), "node", "node ids are 1 to 65534"));
         }
@@ -736,6 +767,7 @@ impl Config {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET)),
             control_group: raw.control_group,
+            labels,
             metrics,
             log,
             interfaces,

@@ -14,6 +14,7 @@
 //! | [`kernel`] | the kernel data path's control plane: what runs in the kernel, its maps kept in step with the node |
 //! | [`neighbors`] | where each neighbor is (interface and address), following the node's events |
 //! | [`counters`] | what the I/O layer counted |
+//! | [`dashboard`] | the live dashboard on the metrics port: one self-contained page and the state document it polls |
 //! | [`ctl`] | the control socket's typed JSON documents, monitor events, and the client's side |
 //! | [`metrics`] | Prometheus metrics and the NetJSON topology on the opt-in HTTP port |
 
@@ -25,6 +26,7 @@ pub mod config;
 pub mod counters;
 pub mod ctl;
 pub mod daemon;
+pub mod dashboard;
 pub mod kernel;
 pub mod metrics;
 pub mod neighbors;

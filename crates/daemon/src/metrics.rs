@@ -545,13 +545,23 @@ pub fn prometheus(
 
 /// The topology as this node knows it: a NetJSON NetworkGraph, one link
 /// per direction with the cost its tail advertised.
-pub fn netjson(node: &Node) -> String {
+pub fn netjson(node: &Node, labels: &std::collections::BTreeMap<u16, String>) -> String {
+    netjson_value(node, labels).to_string()
+}
+
+/// [`netjson`] as a JSON value. Each node's `label` is its name from
+/// `[labels]`, else "node N".
+pub fn netjson_value(
+    node: &Node,
+    labels: &std::collections::BTreeMap<u16, String>,
+) -> serde_json::Value {
     let lsdb = node.control().lsdb();
     let nodes: Vec<_> = lsdb
         .records()
         .map(|r| {
             json!({
                 "id": r.origin.0.to_string(),
+                "label": labels.get(&r.origin.0).cloned().unwrap_or_else(|| format!("node {}", r.origin.0)),
                 "properties": { "prefixes": r.prefixes.iter().map(|p| p.to_string()).collect::<Vec<_>>() },
             })
         })
@@ -580,7 +590,6 @@ pub fn netjson(node: &Node) -> String {
         "nodes": nodes,
         "links": links,
     })
-    .to_string()
 }
 
 /// An HTTP/1.0 response.

@@ -411,9 +411,8 @@ impl Daemon {
     }
 
     /// The answer to a ctl command, one JSON document and a line end.
-    fn ctl_reply(&mut self, command: &str) -> Vec<u8> {
-        self.counters.ctl_requests += 1;
-        let view = View {
+    fn view(&self) -> View<'_> {
+        View {
             node: &self.node,
             now: self.now(),
             started: self.started,
@@ -422,8 +421,12 @@ impl Daemon {
             io: &self.counters,
             kernel: self.kernel.as_ref(),
             access: &self.access,
-        };
-        let doc = match ctl::answer(command, &view) {
+        }
+    }
+
+    fn ctl_reply(&mut self, command: &str) -> Vec<u8> {
+        self.counters.ctl_requests += 1;
+        let doc = match ctl::answer(command, &self.view()) {
             _ if command == "reload" => match self.reload() {
                 Ok(restart) => serde_json::json!({
                     "version": ctl::CTL_VERSION,
@@ -480,22 +483,42 @@ impl Daemon {
             "/topology" => crate::metrics::response(
                 "200 OK",
                 "application/json",
-                &crate::metrics::netjson(&self.node),
+                &crate::metrics::netjson(&self.node, &self.config.labels),
+            ),
+            "/" => crate::metrics::response(
+                "200 OK",
+                "text/html; charset=utf-8",
+                crate::dashboard::PAGE,
+            ),
+            "/state" => crate::metrics::response(
+                "200 OK",
+                "application/json",
+                &crate::dashboard::state(
+                    &self.view(),
+                    &self.config.labels,
+                    &self.config.node_config.policy.default.to_string(),
+                    &self.recent_events,
+                ),
             ),
             _ => crate::metrics::response(
                 "404 Not Found",
                 "text/plain",
-                "try /metrics or /topology\n",
+                "try / (the dashboard), /metrics, /topology or /state\n",
             ),
         }
         .into_bytes()
     }
 
     pub(super) fn emit_event(&mut self, kind: &str, now: Instant, fields: serde_json::Value) {
+        let line = ctl::event(kind, now, fields);
+        // The dashboard shows the last few, whether anyone monitors or not.
+        if self.recent_events.len() == crate::dashboard::RECENT_EVENTS {
+            self.recent_events.pop_front();
+        }
+        self.recent_events.push_back(line.trim_end().to_string());
         if self.monitors.is_empty() {
             return;
         }
-        let line = ctl::event(kind, now, fields);
         // A monitor that cannot take a whole line now is dropped: the
         // daemon never waits for a client, and never buffers for one.
         self.monitors

@@ -138,6 +138,8 @@ pub struct Daemon {
     started_unix: f64,
     /// The last reload: when (Unix seconds) and whether it was taken.
     last_reload: Option<(f64, bool)>,
+    /// The last monitor events, for the dashboard (bounded).
+    recent_events: std::collections::VecDeque<String>,
 }
 
 /// Seconds since the Unix epoch (for metrics' timestamps).
@@ -212,6 +214,7 @@ impl Daemon {
             duplicate_logged_at: None,
             started_unix: unix_now(),
             last_reload: None,
+            recent_events: Default::default(),
             clients: (0..crate::clients::MAX_CLIENTS).map(|_| None).collect(),
             signals,
             reload_wanted: reload,

@@ -104,6 +104,12 @@ pub fn config(
         } else {
             Vec::new()
         },
+        labels: lab
+            .routers
+            .iter()
+            .enumerate()
+            .map(|(k, r)| ((k + 1).to_string(), value(r.name.clone())))
+            .collect(),
         ..ConfigFile::new(i as u16 + 1)
     })
 }
