@@ -16,8 +16,10 @@ have cc || need_apt+=(build-essential)
 # iproute2 (ip, tc), clang and libbpf headers to compile braid's eBPF loss
 # program when braid is built (without them braid builds without it, and
 # says so), iperf3 and babeld as real peers, mptcpd for mptcpize (iperf3
-# over Linux MPTCP). Without root the test runner lists the lab tests as
-# ignored, so these are only installed, never required, for other users.
+# over Linux MPTCP), tshark (and its dumpcap) for the Wireshark
+# dissector's test (dist/wireshark/braid.lua). Without root the test
+# runner lists the lab tests as ignored, so these are only installed,
+# never required, for other users.
 lab_apt=()
 have ip || lab_apt+=(iproute2)
 have tc || lab_apt+=(iproute2)
@@ -30,6 +32,7 @@ have mptcpize || lab_apt+=(mptcpd)
 # Headless Chromium: the dashboard test loads the daemon's page in it.
 have chromium || lab_apt+=(chromium)
 [ -x /usr/lib/frr/ospfd ] && [ -x /usr/lib/frr/bfdd ] || lab_apt+=(frr)
+have tshark && have dumpcap || lab_apt+=(tshark)
 if ((${#lab_apt[@]})); then
     if [ "$(id -u)" = 0 ] && have apt-get; then
         need_apt+=($(printf '%s\n' "${lab_apt[@]}" | sort -u))
@@ -42,6 +45,11 @@ if ((${#need_apt[@]})); then
     if [ "$(id -u)" = 0 ] && have apt-get; then
         echo "setup: installing ${need_apt[*]} (apt)"
         apt-get update -qq
+        # tshark's package asks whether users other than root may capture:
+        # no (the lab captures as root).
+        if printf '%s\n' "${need_apt[@]}" | grep -qx tshark && have debconf-set-selections; then
+            echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+        fi
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
     else
         missing+=("Debian packages: ${need_apt[*]} (run: sudo apt-get install ${need_apt[*]})")

@@ -621,6 +621,104 @@ fn operators_tools_on_a_running_lab() {
     }
 }
 
+/// The shell blocks of docs/operations.md's walk-through marked
+/// `<!-- MARK -->`, in order.
+fn documented_blocks(mark: &str) -> String {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/operations.md"),
+    )
+    .unwrap();
+    let mut out = String::new();
+    let mut lines = doc.lines();
+    while let Some(l) = lines.next() {
+        if l.trim() == format!("<!-- {mark} -->") {
+            assert_eq!(
+                lines.next().map(str::trim),
+                Some("```sh"),
+                "a block follows {l}"
+            );
+            for code in lines.by_ref() {
+                if code.trim() == "```" {
+                    break;
+                }
+                out.push_str(code);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn the_getting_started_walkthrough_works_as_written() {
+    let steps = documented_blocks("bench");
+    let teardown = documented_blocks("bench teardown");
+    assert!(
+        steps.contains("ping") && steps.contains("braid daemon"),
+        "{steps}"
+    );
+    assert!(teardown.contains("ip netns del"), "{teardown}");
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_braid"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // Output to files, not pipes: the daemons the steps start in the
+    // background keep what they inherit open until the teardown.
+    let run = |script: &str, name: &str| {
+        let file = |ext: &str| {
+            let p = std::env::temp_dir().join(format!("braid-walkthrough-{name}.{ext}"));
+            (std::fs::File::create(&p).unwrap(), p)
+        };
+        let ((out, out_path), (err, err_path)) = (file("out"), file("err"));
+        let status = Command::new("bash")
+            .args(["-c", &format!("set -euo pipefail\n{script}")])
+            .env("PATH", &path)
+            .env("DIR", "/tmp/braid-bench")
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .status()
+            .unwrap();
+        let read = |p: PathBuf| std::fs::read(&p).unwrap_or_default();
+        Output {
+            status,
+            stdout: read(out_path),
+            stderr: read(err_path),
+        }
+    };
+    let out = run(&steps, "steps");
+    let down = run(&teardown, "teardown");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the walk-through failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert!(
+        namespaces_of("bench").is_empty(),
+        "the bench was left behind"
+    );
+    // What the reader is told to look at says what the doc says it does.
+    assert!(
+        stdout.contains("3 packets transmitted, 3 received"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("auth          on: key 1 signs"), "{stdout}");
+    assert!(
+        stdout.contains("198.18.2.0/24              2       2"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("braid_neighbors{node=\"1\"} 1"), "{stdout}");
+}
+
 fn a_bad_config_is_refused_with_file_line_and_field() {
     let dir = std::env::temp_dir().join(format!("braid-daemon-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -1300,8 +1398,9 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 23] = [
+    let tests: [LabTest; 24] = [
         ("operators_tools_on_a_running_lab", Some(&["chromium"]), operators_tools_on_a_running_lab),
+        ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),
         ("a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound", Some(&[]), a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound),

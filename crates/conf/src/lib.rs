@@ -77,7 +77,7 @@ fn plain_message(raw: &str) -> String {
             _ if t.starts_with("floating point ") => {
                 return format!("the number {}", t[15..].trim_matches('`'))
             }
-            _ if t.starts_with("boolean ") => return format!("{}", t[8..].trim_matches('`')),
+            _ if t.starts_with("boolean ") => return t[8..].trim_matches('`').to_string(),
             _ => return t.to_string(),
         };
         words.to_string()
