@@ -1,5 +1,6 @@
-//! `braid lab up|run|down|bench SCENARIO` and `braid lab-delay`: the
-//! arguments; the lab itself is the `braid-lab` crate.
+//! `braid lab up|run|down|soak|sweep|bench SCENARIO`, `braid lab-delay`
+//! and `braid lab-flood`: the arguments; the lab itself is the
+//! `braid-lab` crate.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,9 +14,25 @@ pub struct LabArgs {
     action: LabAction,
 }
 
+/// What the lab's commands that build share: keeping the lab's files.
+#[derive(Args)]
+struct Keep {
+    /// Keep the lab's directory (/tmp/braid-lab-NAME: logs, configs)
+    /// after tearing down, for a post-mortem. Without it the directory
+    /// is removed, unless the run failed or was interrupted; the next
+    /// build of the lab, or `braid lab down`, removes a kept one.
+    #[arg(long)]
+    keep: bool,
+}
+
+// Each command's first paragraph is its one line in `braid lab --help`;
+// the rest shows in its own --help.
 #[derive(Subcommand)]
 enum LabAction {
-    /// Build the topology and start the daemons; leave them running.
+    /// Build the first variant, start its daemons and leave them running.
+    ///
+    /// The lab's files (configs, control sockets, logs, pid files) are in
+    /// /tmp/braid-lab-NAME; `braid lab down FILE` tears it down.
     Up {
         scenario: PathBuf,
         /// The braid daemons' log level (error, warn, info, debug, trace);
@@ -23,7 +40,11 @@ enum LabAction {
         #[arg(long, default_value = "warn")]
         log: DaemonLog,
     },
-    /// Build, run the scenario's flows, report, and tear down.
+    /// Build each variant, run its flows, report, and tear down.
+    ///
+    /// Tearing down stops every process and waits for it, deletes the
+    /// namespaces and removes the lab's directory (kept after a failure
+    /// or Ctrl-C, or with --keep).
     Run {
         scenario: PathBuf,
         /// Print the report as JSON.
@@ -37,13 +58,28 @@ enum LabAction {
         /// their logs are written to the lab's directory.
         #[arg(long, default_value = "warn")]
         log: DaemonLog,
+        #[command(flatten)]
+        keep: Keep,
     },
-    /// Tear down what `up` built (namespaces, daemons).
-    Down { scenario: PathBuf },
-    /// Run the first variant for a long time at the load of its first udp
-    /// flow (sent without end), sampling every braid daemon's memory every
-    /// 10 s; fail (exit 1) if one grew past the bound after the first
-    /// minute. Progress every minute; the report as JSON on stdout.
+    /// Stop the lab's processes, delete its namespaces and its files.
+    ///
+    /// Every process the lab started, and whatever else runs inside its
+    /// namespaces, gets SIGTERM, then SIGKILL after 5 s; `down` returns
+    /// once all have exited (fails, naming them, if one is still there 5 s
+    /// after SIGKILL). Then the namespaces are deleted and
+    /// /tmp/braid-lab-NAME is removed.
+    Down {
+        scenario: PathBuf,
+        /// Keep the lab's directory (logs, configs; not its pid files).
+        #[arg(long)]
+        keep: bool,
+    },
+    /// Run the first variant for hours at a fixed load; bound daemon memory.
+    ///
+    /// Sends the first udp flow without end (the same size and spacing),
+    /// sampling every braid daemon's memory every 10 s; fails (exit 1) if
+    /// one grew past the bound after the first minute. Progress every
+    /// minute; the report as JSON on stdout.
     Soak {
         scenario: PathBuf,
         /// How long, e.g. "30m".
@@ -56,14 +92,19 @@ enum LabAction {
         /// Also write the report (report.json) into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The braid daemons' log level.
         #[arg(long, default_value = "warn")]
         log: DaemonLog,
+        #[command(flatten)]
+        keep: Keep,
     },
-    /// Runs the scenario at each loss ratio (on every link the file makes
-    /// lossy), several times each: per variant TCP goodput (mean and
-    /// spread), retransmissions, the udp flows' loss and delay, packets
-    /// on the wire per packet, beside the ceilings of an erasure channel
-    /// and of the cheapest code meeting 0.1% residual loss.
+    /// Run every variant at each loss ratio, several times; goodput and cost.
+    ///
+    /// At each loss ratio (on every link the file makes lossy), several
+    /// runs each: per variant TCP goodput (mean and spread),
+    /// retransmissions, the udp flows' loss and delay, packets on the
+    /// wire per packet, beside the ceilings of an erasure channel and of
+    /// the cheapest code meeting 0.1% residual loss.
     Sweep {
         scenario: PathBuf,
         /// Loss ratios, comma-separated.
@@ -82,37 +123,47 @@ enum LabAction {
         /// the ceilings) into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The braid daemons' log level.
         #[arg(long, default_value = "warn")]
         log: DaemonLog,
+        #[command(flatten)]
+        keep: Keep,
     },
-    /// Forwarding benchmark on the scenario's first flow, per variant: the
-    /// highest rate of 64- and 1400-byte UDP delivered with under 0.1%
-    /// loss, whole-machine CPU per packet there, one-way latency at
-    /// 1,000 packets/s, and CPU load and loss against offered rate of
-    /// 160-byte packets (the kernel-path seed's figures 4 and 5).
+    /// Forwarding benchmark per variant: packet rates, CPU, latency.
+    ///
+    /// On the scenario's first flow, per variant: the highest rate of 64-
+    /// and 1400-byte UDP delivered with under 0.1% loss, whole-machine CPU
+    /// per packet there, one-way latency at 1,000 packets/s, and CPU load
+    /// and loss against offered rate of 160-byte packets (the kernel-path
+    /// seed's figures 4 and 5).
     Bench {
         scenario: PathBuf,
+        /// Print the report as JSON.
         #[arg(long)]
         json: bool,
         /// Also write report.json and report.html (tables and the VoIP
         /// sweep's charts) into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        keep: Keep,
     },
 }
 
 pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         LabAction::Up { scenario, log } => braid_lab::run::up(&scenario, log),
-        LabAction::Down { scenario } => braid_lab::run::down(&scenario),
+        LabAction::Down { scenario, keep } => braid_lab::run::down(&scenario, keep),
         LabAction::Soak {
             scenario,
             duration,
             bound_kb,
             out,
             log,
+            keep,
         } => {
-            let (report, ok) = braid_lab::soak::soak(&scenario, duration.into(), bound_kb, log)?;
+            let (report, ok) =
+                braid_lab::soak::soak(&scenario, duration.into(), bound_kb, log, keep.keep)?;
             let text = serde_json::to_string_pretty(&report)?;
             if let Some(dir) = out {
                 std::fs::create_dir_all(&dir)?;
@@ -135,13 +186,15 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             scenario,
             json,
             out,
-        } => braid_lab::bench::bench(&scenario, json, out.as_deref()),
+            keep,
+        } => braid_lab::bench::bench(&scenario, json, out.as_deref(), keep.keep),
         LabAction::Run {
             scenario,
             json,
             out,
             log,
-        } => braid_lab::run::run(&scenario, json, out, log),
+            keep,
+        } => braid_lab::run::run(&scenario, json, out, log, keep.keep),
         LabAction::Sweep {
             scenario,
             loss,
@@ -150,7 +203,17 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             json,
             out,
             log,
-        } => braid_lab::sweep::sweep(&scenario, &loss, burst, runs, json, out.as_deref(), log),
+            keep,
+        } => braid_lab::sweep::sweep(
+            &scenario,
+            &loss,
+            burst,
+            runs,
+            json,
+            out.as_deref(),
+            log,
+            keep.keep,
+        ),
     }
 }
 

@@ -31,7 +31,7 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Run the braid daemon on this router (TUN, UDP underlay, control socket).
     Daemon(daemon::DaemonArgs),
-    /// Build a lab scenario in network namespaces with real daemons: up, run, down.
+    /// A lab of real daemons in network namespaces: up, run, down, soak, sweep, bench.
     Lab(lab::LabArgs),
     /// The lab's link emulator (delay, jitter) between two interfaces; `braid lab` runs it.
     #[command(name = "lab-delay", hide = true)]

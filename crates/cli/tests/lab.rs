@@ -342,7 +342,7 @@ fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
         // invalid config is refused and announced too, and the daemon
         // keeps running.
         let mut mon = Command::new(env!("CARGO_BIN_EXE_braid"))
-            .args(["ctl", "--socket", s, "monitor"])
+            .args(["ctl", "--json", "--socket", s, "monitor"])
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
@@ -430,7 +430,7 @@ fn in_ns(ns: &str, args: &[&str]) -> Output {
 }
 
 fn operators_tools_on_a_running_lab() {
-    let path = write_lab("tops.toml", &diamond("tops", "mirror:2", 0.0, 10));
+    let path = write_lab("tops.toml", &diamond("tops", "stripe", 0.0, 10));
     let p = path.to_str().unwrap();
     let up = braid(&["lab", "up", p]);
     assert!(
@@ -610,6 +610,84 @@ fn operators_tools_on_a_running_lab() {
             "{} bytes",
             png.len()
         );
+        // Kernel TCP as fast as it goes, both ways through the daemons,
+        // on lossless links: the per-path loss they report is none
+        // (packets in flight or overtaken are not lost).
+        let mut server = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                "braid-tops-dh",
+                "iperf3",
+                "-s",
+                "-1",
+                "-B",
+                "198.18.4.2",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until the server listens (the event: its socket in the table).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while in_ns("braid-tops-dh", &["ss", "-Hltn", "sport = :5201"])
+            .stdout
+            .is_empty()
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "iperf3 -s never listened"
+            );
+            std::thread::yield_now();
+        }
+        let client = in_ns(
+            "braid-tops-ah",
+            &["iperf3", "-c", "198.18.4.2", "-t", "3", "-J"],
+        );
+        let report: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+        let bits = report["end"]["sum_received"]["bits_per_second"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no goodput in iperf3's report: {report}"));
+        assert!(bits > 1e6, "TCP crossed: {bits} bit/s");
+        for sock in [&sock, &dir.join("d.sock")] {
+            let out = braid(&[
+                "ctl",
+                "--json",
+                "--socket",
+                sock.to_str().unwrap(),
+                "sessions",
+            ]);
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            for i in doc["ingress"].as_array().unwrap() {
+                let sent: u64 = i["counters"]["sent_per_path"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .sum();
+                let lost: Vec<u64> = i["counters"]["lost_per_path"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect();
+                assert!(
+                    lost.iter().all(|&l| l == 0),
+                    "{sent} sent, lost per path {lost:?} on lossless links: {i}"
+                );
+            }
+        }
+        let metrics = http("GET", "/metrics");
+        let lost_lines: Vec<&str> = metrics
+            .lines()
+            .filter(|l| l.starts_with("braid_path_lost_total{"))
+            .collect();
+        assert!(!lost_lines.is_empty(), "{metrics}");
+        assert!(
+            lost_lines.iter().all(|l| l.ends_with(" 0")),
+            "{lost_lines:?}"
+        );
+        let _ = server.kill();
+        let _ = server.wait();
     });
     let _ = sender.kill();
     let _ = sender.wait();
@@ -706,6 +784,13 @@ fn the_getting_started_walkthrough_works_as_written() {
         namespaces_of("bench").is_empty(),
         "the bench was left behind"
     );
+    let daemons: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("braid daemon --config /tmp/braid-bench/"))
+        .collect();
+    assert!(daemons.is_empty(), "daemons left running: {daemons:?}");
     // What the reader is told to look at says what the doc says it does.
     assert!(
         stdout.contains("3 packets transmitted, 3 received"),
@@ -732,6 +817,29 @@ fn a_bad_config_is_refused_with_file_line_and_field() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.toml:5: tun.mtu"), "{err}");
+    // Type errors name the field and the value forms of TOML, not Rust's
+    // types; a table written once where a list of them is meant says so.
+    for (text, says) in [
+        (
+            "node = 3\nport = \"1\"\n[[interface]]\nname = \"eth0\"\n",
+            "bad.toml:2: port: expected a whole number from 0 to 65535, found the text \"1\"",
+        ),
+        (
+            "node = 3\n[interface]\nname = \"eth0\"\n",
+            "bad.toml:2: interface: a list of tables: write [[interface]]",
+        ),
+        (
+            "node = 3\n[[interface]]\nname = \"eth0\"\n[probes]\ndead_after = [3\n",
+            "bad.toml:5: probes.dead_after:",
+        ),
+    ] {
+        std::fs::write(&p, text).unwrap();
+        let out = braid(&["daemon", "--check", "--config", p.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
     std::fs::write(&p, "node = 3\n[[interface]]\nname = \"eth0\"\n").unwrap();
     let out = braid(&["daemon", "--check", "--config", p.to_str().unwrap()]);
     assert!(
@@ -1392,14 +1500,300 @@ fn a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones() {
     assert!(namespaces_of("tw53").is_empty());
 }
 
+fn lab_help_lists_every_subcommand_with_a_one_line_description() {
+    let out = braid(&["lab", "--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let commands: Vec<(String, String)> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let (name, about) = l.trim().split_once(' ').unwrap_or((l.trim(), ""));
+            (name.to_string(), about.trim().to_string())
+        })
+        .collect();
+    let names: Vec<&str> = commands.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["up", "run", "down", "soak", "sweep", "bench", "help"],
+        "{text}"
+    );
+    for (name, about) in &commands {
+        assert!(
+            !about.is_empty() && about.len() <= 80,
+            "{name}: not one short line: {about:?}"
+        );
+        if name == "help" {
+            continue;
+        }
+        // Its own help starts with the same line, then the details.
+        let own = braid(&["lab", name, "--help"]);
+        let own = String::from_utf8(own.stdout).unwrap();
+        assert!(own.starts_with(about.as_str()), "{name}: {own}");
+        assert!(own.contains(&format!("Usage: braid lab {name} ")), "{own}");
+        if name != "up" {
+            assert!(own.contains("--keep"), "{name} has no --keep: {own}");
+        }
+    }
+}
+
+/// A directory for `PATH` holding, for each of `names`, a stand-in that
+/// fails if run.
+fn path_of_stand_ins(names: &[&str]) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("braid-lab-test-path-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for n in names {
+        let p = dir.join(n);
+        std::fs::write(&p, "#!/bin/sh\nexit 1\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+fn a_scenario_whose_programs_are_missing_fails_before_building_and_names_them() {
+    // A tcp flow, under babeld and under MPTCP (iperf3 runs under
+    // mptcpize). On a PATH with stand-ins for iproute2, sysctl and iperf3
+    // only (they fail if run: nothing may run before the check), babeld
+    // and mptcpize are missing.
+    let path = write_lab(
+        "tmiss.toml",
+        "name = \"tmiss\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\nhost = true\n\
+         [[link]]\na = \"a\"\nb = \"b\"\n[[flow]]\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n\
+         [[variant]]\nname = \"babel\"\nsoftware = \"babeld\"\n[[variant]]\nname = \"mptcp\"\nsoftware = \"mptcp\"\n",
+    );
+    let bin = path_of_stand_ins(&["ip", "sysctl", "iperf3"]);
+    let lab = |command: &str| {
+        Command::new(env!("CARGO_BIN_EXE_braid"))
+            .args(["lab", command, path.to_str().unwrap()])
+            .env("PATH", &bin)
+            .output()
+            .unwrap()
+    };
+    // `run` checks every variant before it builds the first.
+    let out = lab("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "braid: error: this scenario needs babeld (Debian package babeld) and mptcpize (Debian package mptcpd), not installed\n"
+    );
+    // `up` builds the first variant only, and runs no flow.
+    let out = lab("up");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "braid: error: this scenario needs babeld (Debian package babeld), not installed\n"
+    );
+    assert!(namespaces_of("tmiss").is_empty(), "something was built");
+    assert!(!std::env::temp_dir().join("braid-lab-tmiss").exists());
+    std::fs::remove_dir_all(&bin).unwrap();
+    remove_lab_file(&path);
+}
+
+/// Removes a scenario file `write_lab` wrote and the report directory
+/// `run_lab` wrote beside it (their directory stays: other tests, which
+/// may run at the same time, write theirs there).
+fn remove_lab_file(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_dir_all(path.with_extension("out"));
+}
+
+/// The pids the lab's pid files name.
+fn pids_of_lab(dir: &std::path::Path) -> Vec<(String, i32)> {
+    let mut pids: Vec<(String, i32)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pid"))
+        .map(|p| {
+            let pid = std::fs::read_to_string(&p).unwrap().trim().parse().unwrap();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), pid)
+        })
+        .collect();
+    pids.sort();
+    pids
+}
+
+/// Whether process `pid` is running (not gone, not a zombie).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .is_some_and(|r| r.trim_start().starts_with('Z'))
+    })
+}
+
+/// Running processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| running(pid))
+        .filter_map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            cmd.contains(needle).then(|| format!("{pid}: {cmd}"))
+        })
+        .collect()
+}
+
+fn down_waits_for_every_process_then_removes_the_namespaces_and_the_files() {
+    // Four daemons and, on the delayed link, a link emulator.
+    let text = diamond("tdown", "single", 0.0, 10).replacen(
+        "[[link]]\na = \"b\"\nb = \"d\"\n",
+        "[[link]]\na = \"b\"\nb = \"d\"\ndelay = \"5ms\"\n",
+        1,
+    );
+    let path = write_lab("tdown.toml", &text);
+    let p = path.to_str().unwrap();
+    let dir = std::env::temp_dir().join("braid-lab-tdown");
+    let up = || {
+        let out = braid(&["lab", "up", p]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let pids = pids_of_lab(&dir);
+        let names: Vec<&str> = pids.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a.pid", "b.pid", "c.pid", "d.pid", "d1.pid"]);
+        assert!(pids.iter().all(|&(_, pid)| running(pid)), "{pids:?}");
+        pids
+    };
+    let pids = up();
+    // Something started in a lab namespace by hand goes with it too,
+    // even one that ignores SIGTERM (SIGKILL follows 5 s later).
+    let mut by_hand = Command::new("ip")
+        .args(["netns", "exec", "braid-tdown-ah", "sh", "-c"])
+        .arg("trap '' TERM; sleep 600")
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !String::from_utf8_lossy(
+        &Command::new("ip")
+            .args(["netns", "pids", "braid-tdown-ah"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .split_whitespace()
+    .any(|w| w == by_hand.id().to_string())
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sleep never entered the namespace"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let started = std::time::Instant::now();
+    let down = braid(&["lab", "down", p]);
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    let took = started.elapsed();
+    // When down returns, every process has exited.
+    let left: Vec<_> = pids.iter().filter(|&&(_, pid)| running(pid)).collect();
+    assert!(left.is_empty(), "still running after down: {left:?}");
+    let status = by_hand
+        .try_wait()
+        .unwrap()
+        .expect("the process in the namespace exited");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9),
+        "{status}"
+    );
+    assert!(
+        took >= std::time::Duration::from_secs(5) && took < std::time::Duration::from_secs(12),
+        "down took {took:?}"
+    );
+    assert!(namespaces_of("tdown").is_empty());
+    assert!(!dir.exists(), "{} left behind", dir.display());
+    // --keep: the same, but the logs and configs stay (no pid files: the
+    // processes they named are gone). A second down removes them.
+    let pids = up();
+    let down = braid(&["lab", "down", "--keep", p]);
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert!(pids.iter().all(|&(_, pid)| !running(pid)));
+    assert!(namespaces_of("tdown").is_empty());
+    assert!(dir.join("a.log").exists() && dir.join("a.toml").exists());
+    assert!(pids_of_lab(&dir).is_empty(), "pid files kept");
+    assert!(braid(&["lab", "down", p]).status.success());
+    assert!(!dir.exists());
+    remove_lab_file(&path);
+}
+
+fn a_run_leaves_nothing_behind_and_an_interrupted_run_keeps_its_logs() {
+    let dir = std::env::temp_dir().join("braid-lab-trun");
+    let needle = dir.to_str().unwrap().to_string();
+    // A run that finishes: nothing left.
+    let path = write_lab("trun.toml", &diamond("trun", "single", 0.0, 10));
+    run_lab(&path);
+    assert!(namespaces_of("trun").is_empty());
+    assert!(!dir.exists(), "{} left behind", dir.display());
+    assert_eq!(processes_mentioning(&needle), Vec::<String>::new());
+    // A run stopped (SIGTERM) once its flow runs: torn down as well, and
+    // the logs and configs kept for a post-mortem, which it says.
+    let path = write_lab("trun.toml", &diamond("trun", "single", 0.0, 3000));
+    let mut lab = Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(["lab", "run", path.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(lab.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let converged = line.contains("converged");
+        said.push(line);
+        if converged {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    Command::new("kill")
+        .args(["-TERM", &lab.id().to_string()])
+        .status()
+        .unwrap();
+    said.extend(lines.map_while(Result::ok));
+    let status = lab.wait().unwrap();
+    let said = said.join("\n");
+    assert!(!status.success(), "{said}");
+    assert!(said.contains("interrupted"), "{said}");
+    assert!(
+        said.contains(&format!("kept in {}", dir.display())),
+        "{said}"
+    );
+    assert!(namespaces_of("trun").is_empty());
+    assert_eq!(processes_mentioning(&needle), Vec::<String>::new());
+    assert!(dir.join("a.log").exists() && dir.join("d.toml").exists());
+    assert!(pids_of_lab(&dir).is_empty(), "pid files kept");
+    assert!(braid(&["lab", "down", path.to_str().unwrap()])
+        .status
+        .success());
+    assert!(!dir.exists());
+    remove_lab_file(&path);
+}
+
 /// A test: its name, the tools it needs beyond the lab's (`None`: it
 /// needs no lab at all), and its body.
 type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 24] = [
-        ("operators_tools_on_a_running_lab", Some(&["chromium"]), operators_tools_on_a_running_lab),
+    let tests: [LabTest; 28] = [
+        ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),
@@ -1423,6 +1817,10 @@ fn main() -> std::process::ExitCode {
         ("linux_mptcp_runs_a_subflow_on_each_disjoint_path", Some(&["iperf3", "mptcpize"]), linux_mptcp_runs_a_subflow_on_each_disjoint_path),
         ("a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones", Some(&["ethtool"]), a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones),
         ("a_bad_config_is_refused_with_file_line_and_field", None, a_bad_config_is_refused_with_file_line_and_field),
+        ("lab_help_lists_every_subcommand_with_a_one_line_description", None, lab_help_lists_every_subcommand_with_a_one_line_description),
+        ("a_scenario_whose_programs_are_missing_fails_before_building_and_names_them", None, a_scenario_whose_programs_are_missing_fails_before_building_and_names_them),
+        ("down_waits_for_every_process_then_removes_the_namespaces_and_the_files", Some(&["ethtool"]), down_waits_for_every_process_then_removes_the_namespaces_and_the_files),
+        ("a_run_leaves_nothing_behind_and_an_interrupted_run_keeps_its_logs", Some(&[]), a_run_leaves_nothing_behind_and_an_interrupted_run_keeps_its_logs),
     ];
     let lab = missing_capability();
     let trials = tests

@@ -124,6 +124,8 @@ impl<'a> Source<'a> {
                 .iter()
                 .any(|p| raw.starts_with(p));
             let field = match raw.split('`').nth(1) {
+                // A table header names itself; a key is under its table.
+                Some(f) if named && self.header_at(e.span()) => f.to_string(),
                 Some(f) if named => self
                     .table_at(e.span())
                     .map_or(f.to_string(), |t| format!("{t}.{f}")),
@@ -161,6 +163,15 @@ impl<'a> Source<'a> {
             Some(t) => format!("{t}.{key}"),
             None => key.to_string(),
         })
+    }
+
+    /// Whether the line a span starts on is a table header.
+    fn header_at(&self, span: Option<Range<usize>>) -> bool {
+        let Some(span) = span else { return false };
+        let start = span.start.min(self.text.len());
+        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line = self.text[line_start..].lines().next().unwrap_or("");
+        table_header(line.trim()).is_some()
     }
 
     /// The table (`[probes]`, `[[interface]]`) the text at a span is in;
@@ -321,6 +332,10 @@ mod tests {
             .parse::<Nested>()
             .unwrap_err();
         assert_eq!(e.field, "probes.slow", "{e}");
+        let e = Source::new("c.toml", "[probes]\nquick = true\n[[prbes]]\n")
+            .parse::<Nested>()
+            .unwrap_err();
+        assert_eq!((e.line, e.field.as_str()), (3, "prbes"), "{e}");
         let e = Source::new("c.toml", "[interface]\nname = \"eth0\"\n")
             .parse::<Nested>()
             .unwrap_err();

@@ -231,7 +231,7 @@ pub fn prometheus(
         &mut out,
         "braid_link_cost",
         "gauge",
-        "Link cost used for routing (1000 = 1 ETX, or 1 ms of air time for ETT; +Inf: unusable).",
+        "Link cost used for routing, in the unit of braid_link_etx (1.0 = one expected transmission; with the ETT metric, ms of air time); +Inf: unusable.",
     );
     for l in &links {
         let n = l.neighbor.0.to_string();
@@ -239,7 +239,7 @@ pub fn prometheus(
             if m.is_infinite() {
                 f64::INFINITY
             } else {
-                m.units() as f64
+                f64::from(m.units()) / f64::from(braid_proto::metric::SCALE)
             }
         };
         f.sample(
@@ -339,12 +339,12 @@ pub fn prometheus(
     }
 
     let egress: Vec<_> = node.egress().sessions().collect();
-    let mut f = family(&mut out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets: delivered, duplicate (dropped), rebuilt (from parity or erasure), too_old, too_far_ahead (an unconfirmed jump), old_epoch (a late copy from before its ingress restarted) and rebuild_failed (dropped).");
+    let mut f = family(&mut out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets (the names of `braid ctl sessions` egress counters): delivered, duplicates (dropped), rebuilt (from parity or erasure), too_old, too_far_ahead (an unconfirmed jump), old_epoch (a late copy from before its ingress restarted) and rebuild_failed (dropped).");
     for (&(ingress, class), s) in &egress {
         let c = s.counters();
         for (what, n) in [
             ("delivered", c.delivered),
-            ("duplicate", c.duplicates),
+            ("duplicates", c.duplicates),
             ("rebuilt", c.rebuilt),
             ("too_old", c.too_old),
             ("too_far_ahead", c.too_far_ahead),
@@ -473,7 +473,7 @@ pub fn prometheus(
         &mut out,
         "braid_node_dropped_total",
         "counter",
-        "Packets the node dropped, by reason.",
+        "Packets the node dropped, by reason (the names of `braid ctl stats` .node, and .io for unknown_neighbor, udp_tx_queue_full and udp_tx_errors).",
     );
     for (reason, n) in [
         ("no_egress", c.no_egress),
@@ -486,8 +486,8 @@ pub fn prometheus(
         ("queue_full", c.queue_full),
         ("binding_overflow", c.binding_overflow),
         ("unknown_neighbor", io.unknown_neighbor),
-        ("interface_queue_full", io.udp_tx_queue_full),
-        ("send_failed", io.udp_tx_errors),
+        ("udp_tx_queue_full", io.udp_tx_queue_full),
+        ("udp_tx_errors", io.udp_tx_errors),
     ] {
         f.sample(&[me(), ("reason", reason.into())], n as f64);
     }

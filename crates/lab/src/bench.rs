@@ -149,8 +149,17 @@ fn max_rate(
 /// one-way latency between the first flow's hosts, and the VoIP sweep;
 /// with `out`, report.json and report.html (tables, the sweep's charts)
 /// written there.
-pub fn bench(scenario: &Path, json: bool, out: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let lab = Lab::load(scenario)?;
+pub fn bench(
+    scenario: &Path,
+    json: bool,
+    out: Option<&Path>,
+    keep: bool,
+) -> anyhow::Result<ExitCode> {
+    let mut lab = Lab::load(scenario)?;
+    lab.keep = keep;
+    // Its probes are sent from this process; ethtool finishes the hosts'
+    // checksums.
+    crate::programs::check(&lab, &lab.variants, false, &crate::programs::bench_extra())?;
     let flow = lab
         .flows
         .first()
@@ -167,7 +176,7 @@ pub fn bench(scenario: &Path, json: bool, out: Option<&Path>) -> anyhow::Result<
     let mut voip = Vec::new();
     for v in &lab.variants {
         eprintln!("lab {} [{}]: building", lab.name, v.name);
-        let built = build(&lab, v)?;
+        let mut built = build(&lab, v)?;
         // The end hosts stand for LAN clients behind physical NICs, whose
         // packets reach a router with their checksums finished; a veth
         // leaves them to the device (to be finished by whoever reads the
@@ -218,6 +227,7 @@ pub fn bench(scenario: &Path, json: bool, out: Option<&Path>) -> anyhow::Result<
                 loss: t.loss,
             });
         }
+        built.succeeded = !stop.load(Ordering::Relaxed);
         drop(built);
         if stop.load(Ordering::Relaxed) {
             bail!("interrupted; the lab was torn down");

@@ -306,12 +306,20 @@ pub fn iperf_flow(
         });
     }
     if rx.recv_timeout(Duration::from_secs(5)).is_err() {
+        // Exited (say, a program under it missing), or still silent.
+        let exited = server.try_wait().ok().flatten();
         let _ = server.kill();
         let _ = server.wait();
-        bail!(
-            "iperf3 server did not start listening in {}",
-            lab.end_ns(f.to)
-        );
+        match exited {
+            Some(status) => bail!(
+                "iperf3 server in {} exited ({status}) before listening",
+                lab.end_ns(f.to)
+            ),
+            None => bail!(
+                "iperf3 server did not start listening in {}",
+                lab.end_ns(f.to)
+            ),
+        }
     }
     let secs = format!("{}", test.duration.as_secs_f64());
     // A ceiling is kept by the sender's kernel pacing the socket

@@ -11,6 +11,7 @@
 //! |---|---|
 //! | [`scenario`] | lab files: the schema, its checks, the names and addresses a lab derives |
 //! | [`plan`] | what a scenario needs built, as steps (pure: testable without root) |
+//! | [`programs`] | the programs a scenario runs besides braid, checked before building |
 //! | [`exec`] | carrying a plan out on this machine, and tearing it down |
 //! | [`routing`] | braid, babeld, kernel and MPTCP routing (a module each); convergence |
 //! | [`link`] | loss (the embedded eBPF program, its parameters) and link events |
@@ -19,6 +20,7 @@
 //! | [`flows`] | UDP probes, urgent bursts, iperf3, floods, the kernel's counters |
 //! | [`report`] | tables, JSON and the HTML report |
 //! | [`run`] | the commands: up, run, down |
+//! | [`sweep`] | runs at each of several loss ratios |
 //! | [`bench`] | the forwarding benchmark |
 //! | [`soak`] | long runs at a fixed load: memory over time, bounded |
 //! | [`tap`] | raw sockets on an interface (the emulator's, the flooder's) |
@@ -30,6 +32,7 @@ pub mod flood;
 pub mod flows;
 pub mod link;
 pub mod plan;
+pub mod programs;
 pub mod report;
 pub mod routing;
 pub mod run;

@@ -1,7 +1,9 @@
 //! The lab's commands, `up`, `run`, `down` (`bench` is in `bench.rs`):
-//! build a scenario's variant (its plan, carried out, and the routing
-//! converged), run its flows with the link events timed from their start,
-//! report, and tear down, also after a failure or Ctrl-C.
+//! check that the programs the scenario runs are installed, build a
+//! scenario's variant (its plan, carried out, and the routing converged),
+//! run its flows with the link events timed from their start, report,
+//! and tear down (every process stopped and waited for, the namespaces
+//! and the lab's directory removed), also after a failure or Ctrl-C.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,11 +20,12 @@ use crate::exec::{self, Built};
 use crate::flows::{flood_flow, iperf_flow, probe_flow, urgent_flow};
 use crate::report::{print_table, write_report, VariantRun};
 use crate::scenario::{DaemonLog, FlowKind, Lab, LabVariant, Software};
-use crate::{link, plan, routing};
+use crate::{link, plan, programs, routing};
 
 /// Builds `variant` of `lab` and, when it runs routing daemons, waits
-/// until they have converged.
+/// until they have converged. The programs it needs are checked first.
 pub fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
+    programs::check(lab, std::slice::from_ref(variant), false, &[])?;
     let exe = std::env::current_exe()?;
     let steps = plan::plan(lab, variant, &exe)?;
     let mut built = exec::carry_out(lab, &steps)?;
@@ -36,7 +39,8 @@ pub fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
     Ok(built)
 }
 
-/// `braid lab up`: builds the first variant and leaves it running.
+/// `braid lab up`: builds the first variant (the programs it needs
+/// checked first; it runs no flow) and leaves it running.
 pub fn up(scenario: &Path, log: DaemonLog) -> anyhow::Result<ExitCode> {
     let mut lab = Lab::load(scenario)?;
     lab.log = log;
@@ -53,12 +57,23 @@ pub fn up(scenario: &Path, log: DaemonLog) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `braid lab down`: removes what `up` built.
-pub fn down(scenario: &Path) -> anyhow::Result<ExitCode> {
+/// `braid lab down`: stops every process `up` started (and whatever else
+/// runs in the lab's namespaces) and waits until they have exited,
+/// deletes the namespaces, and removes the lab's directory (`keep`: keeps
+/// it, without its pid files).
+pub fn down(scenario: &Path, keep: bool) -> anyhow::Result<ExitCode> {
     let lab = Lab::load(scenario)?;
     exec::check_capabilities()?;
-    exec::teardown(&lab);
-    println!("lab {} is down", lab.name);
+    exec::teardown(&lab, keep)?;
+    if keep && lab.dir().exists() {
+        println!(
+            "lab {} is down; its files are kept in {}",
+            lab.name,
+            lab.dir().display()
+        );
+    } else {
+        println!("lab {} is down", lab.name);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -69,9 +84,12 @@ pub fn run(
     json: bool,
     out: Option<PathBuf>,
     log: DaemonLog,
+    keep: bool,
 ) -> anyhow::Result<ExitCode> {
     let mut lab = Lab::load(scenario)?;
     lab.log = log;
+    lab.keep = keep;
+    programs::check(&lab, &lab.variants, true, &[])?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;
@@ -112,10 +130,10 @@ fn route_changes(lab: &Lab, software: &Software) -> Option<u64> {
     }
 }
 
-/// Builds the lab for one variant, runs the flows (and the link events,
+/// Builds the lab for variant `v`, runs the flows (and the link events,
 /// timed from the flows' start), collects every braid daemon's stats, and
-/// tears down.
-/// Builds the lab for variant `v`, runs its flows and tears it down.
+/// tears down (the lab's directory kept if a flow failed or it was
+/// interrupted).
 pub fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Result<VariantRun> {
     let started = Instant::now();
     eprintln!(
@@ -125,7 +143,7 @@ pub fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Resu
         lab.routers.len(),
         lab.links.len()
     );
-    let built = build(lab, v)?;
+    let mut built = build(lab, v)?;
     eprintln!(
         "lab {} [{}]: converged in {:.1} s; running {} flows",
         lab.name,
@@ -212,11 +230,14 @@ pub fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Resu
     let route_changes = route_changes(lab, &v.software)
         .zip(changes_before)
         .map(|(after, before)| after.saturating_sub(before));
+    let flows = results.into_iter().collect::<anyhow::Result<Vec<_>>>();
+    let stopped = stop.load(Ordering::Relaxed);
+    built.succeeded = flows.is_ok() && !stopped;
     drop(built);
-    if stop.load(Ordering::Relaxed) {
+    if stopped {
         bail!("interrupted; the lab was torn down");
     }
-    let flows = results.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+    let flows = flows?;
     Ok(VariantRun {
         variant: v.name.clone(),
         mode,

@@ -163,6 +163,9 @@ pub struct Lab {
     pub roams: Vec<Roam>,
     /// The braid daemons' log level (not part of the file: `--log`).
     pub log: DaemonLog,
+    /// Keep the lab's directory (logs, configs) after tearing down (not
+    /// part of the file: `--keep`).
+    pub keep: bool,
     /// The braid daemons sign and check their control messages with the
     /// lab's key 1 (`auth = false` in the file: unauthenticated).
     pub auth: bool,
@@ -1250,6 +1253,7 @@ impl Lab {
             settle: src.duration(&raw.settle, "settle", Duration::from_secs(2))?,
             dead_after: raw.dead_after,
             log: DaemonLog::default(),
+            keep: false,
             auth: raw.auth.unwrap_or(true),
             routers,
             links,
@@ -1462,7 +1466,8 @@ impl Lab {
     }
 
     /// Where the lab keeps its files: configs, logs, pid files, control
-    /// sockets, eBPF objects.
+    /// sockets. Removed when the lab is torn down (kept after a failure
+    /// or with `--keep`).
     pub fn dir(&self) -> PathBuf {
         std::env::temp_dir().join(format!("braid-lab-{}", self.name))
     }

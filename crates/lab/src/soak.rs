@@ -84,12 +84,14 @@ pub fn soak(
     duration: Duration,
     bound_kb: u64,
     log: DaemonLog,
+    keep: bool,
 ) -> anyhow::Result<(SoakReport, bool)> {
     if duration < Duration::from_secs(10) || duration > Duration::from_secs(24 * 3600) {
         bail!("a soak lasts 10 s to 24 h");
     }
     let mut lab = Lab::load(scenario)?;
     lab.log = log;
+    lab.keep = keep;
     let variant = lab.variants[0].clone();
     let f = lab
         .flows
@@ -110,7 +112,7 @@ pub fn soak(
         f.size,
         f.interval
     );
-    let _built = build(&lab, &variant)?;
+    let mut built = build(&lab, &variant)?;
     let port = 9100;
     let rx = socket_in(
         &lab.end_ns(f.to),
@@ -214,6 +216,9 @@ pub fn soak(
         .map(|(&s, r)| s.saturating_sub(r.load(Ordering::Relaxed)))
         .collect();
     let ok = grew_past_bound.is_empty() && !stop.load(Ordering::Relaxed);
+    // A failed soak keeps the daemons' logs.
+    built.succeeded = ok;
+    drop(built);
     Ok((
         SoakReport {
             lab: lab.name.clone(),

@@ -185,6 +185,7 @@ fn summarize(lab: &Lab, variant: &str, runs: &[Vec<VariantRun>]) -> PointSummary
 
 /// Runs the sweep; prints the table (or JSON) and writes sweep.json and
 /// sweep.html into `out`.
+#[allow(clippy::too_many_arguments)]
 pub fn sweep(
     scenario: &Path,
     losses: &[f64],
@@ -193,9 +194,11 @@ pub fn sweep(
     json: bool,
     out: Option<&Path>,
     log: DaemonLog,
+    keep: bool,
 ) -> anyhow::Result<ExitCode> {
     let mut lab = Lab::load(scenario)?;
     lab.log = log;
+    lab.keep = keep;
     if losses.is_empty() || losses.iter().any(|l| !(0.0..1.0).contains(l)) {
         bail!("--loss: loss ratios in [0, 1), e.g. 0,0.05,0.1");
     }
@@ -214,6 +217,7 @@ pub fn sweep(
             scenario.display()
         );
     }
+    crate::programs::check(&lab, &lab.variants, true, &[])?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;

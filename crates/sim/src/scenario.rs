@@ -1791,7 +1791,7 @@ mode = "parity:4"
         );
         let unknown = e("[topology]\nkind = \"line\"\nnodes = 3\nspeed = 4\n");
         assert!(
-            unknown.starts_with("bad.toml:4: speed: unknown field"),
+            unknown.starts_with("bad.toml:4: topology.speed: unknown field"),
             "{unknown}"
         );
         assert!(e("[topology]\nkind = \"line\"\n").contains("topology.nodes"));

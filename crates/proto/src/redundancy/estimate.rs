@@ -4,11 +4,14 @@
 //! Loss: a report says how many packets arrived on the path and the send
 //! order of the latest; the packets sent after that one are in flight, not
 //! lost, so between two reports the path lost what was sent up to the
-//! latest arrival minus what arrived. (A report without the send order,
-//! from an egress whose kernel decoder keeps none, is taken against all
-//! sent: packets in flight then count as lost until the next report
-//! returns them.) Counts that come back later than they were missed are
-//! credited against later losses, so the total is right over time.
+//! latest arrival minus what arrived. Packets missing at one report are
+//! held as pending, not counted lost, until the next: what arrives by then
+//! (a packet overtaken on its own path, or, in a report without the send
+//! order, from an egress whose kernel decoder keeps none, a packet that
+//! was merely in flight) is taken back from them, and only the rest is
+//! lost, so the lost total (`braid_path_lost_total`) never counts a
+//! packet that arrived. Counts that come back later still are credited
+//! against later losses.
 //!
 //! Burstiness: losses of a Gilbert chain are correlated packet to packet
 //! by a factor λ, which widens the spread of loss counts over the report
@@ -92,6 +95,9 @@ pub struct PathEstimator {
     /// Packets that arrived beyond what was counted sent (reported late):
     /// set against later losses.
     credit: u64,
+    /// Packets missing at the last report, not yet counted lost: the next
+    /// report confirms them or takes them back.
+    pending: u64,
     lost: u64,
     intervals: VecDeque<Interval>,
 }
@@ -119,7 +125,7 @@ impl PathEstimator {
     /// Takes a report of the path (`received` since the session began,
     /// wrapping; the latest arrival's send order if known, and how many
     /// ms before the report it arrived); returns the packets newly found
-    /// lost.
+    /// lost (those pending since the last report that did not arrive).
     pub fn on_report(
         &mut self,
         now: Instant,
@@ -143,14 +149,27 @@ impl PathEstimator {
         let d_sent = sent.saturating_sub(before.sent);
         let d_received = u64::from(received.wrapping_sub(before.received));
         let missing = d_sent as i128 - d_received as i128 - self.credit as i128;
+        let mut back = 0;
         let lost = if missing >= 0 {
             self.credit = 0;
             missing as u64
         } else {
-            self.credit = (-missing) as u64;
+            // Arrivals beyond what was sent up to the latest: packets
+            // missed before, now here. First those still pending.
+            let late = (-missing) as u64;
+            back = late.min(self.pending);
+            self.pending -= back;
+            self.credit = late - back;
             0
         };
-        self.lost += lost;
+        if back > 0 {
+            // They were not lost in the interval that missed them.
+            if let Some(i) = self.intervals.back_mut() {
+                i.lost = i.lost.saturating_sub(back);
+            }
+        }
+        let confirmed = std::mem::replace(&mut self.pending, lost);
+        self.lost += confirmed;
         if d_sent > 0 {
             if self.intervals.len() == WINDOW {
                 self.intervals.pop_front();
@@ -163,7 +182,7 @@ impl PathEstimator {
                 delay_ms,
             });
         }
-        lost
+        confirmed
     }
 
     /// Packets sent up to and including the one with send order `latest`
@@ -287,6 +306,13 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    impl PathEstimator {
+        /// Losses the estimate's intervals hold.
+        fn estimate_lost(&self) -> u64 {
+            self.intervals.iter().map(|i| i.lost).sum()
+        }
+    }
+
     fn at(ms: u64) -> Instant {
         Instant::ZERO + Duration::from_millis(ms)
     }
@@ -304,8 +330,11 @@ mod tests {
         }
         // 6..=15 arrived: 10 more, 4 in flight again.
         assert_eq!(e.on_report(at(250), 16, Some(15 * 32), 0), 0);
-        // 16 and 18 lost, 17 and 19 arrived.
-        assert_eq!(e.on_report(at(500), 18, Some(19 * 32), 0), 2);
+        // 16 and 18 missing, 17 and 19 arrived: pending...
+        assert_eq!(e.on_report(at(500), 18, Some(19 * 32), 0), 0);
+        assert_eq!(e.estimate_lost(), 2, "the estimate sees them at once");
+        // ...and lost when the next report has not got them either.
+        assert_eq!(e.on_report(at(750), 18, Some(19 * 32), 0), 2);
         assert_eq!(e.lost(), 2);
     }
 
@@ -355,15 +384,34 @@ mod tests {
         for s in 10..20u32 {
             e.on_send(at(0), s);
         }
-        // 4 still in flight: counted lost for now...
-        assert_eq!(e.on_report(at(100), 16, None, 0), 4);
+        // 4 still in flight: pending, not lost...
+        assert_eq!(e.on_report(at(100), 16, None, 0), 0);
         // ...and taken back when they arrive.
         assert_eq!(e.on_report(at(200), 20, None, 0), 0);
         for s in 20..30u32 {
             e.on_send(at(0), s);
         }
         assert_eq!(e.on_report(at(300), 26, None, 0), 0);
+        assert_eq!(e.lost(), 0, "nothing was lost: 4 are in flight");
+        // Those 4 never arrive: lost at the next report.
+        assert_eq!(e.on_report(at(400), 26, None, 0), 4);
         assert_eq!(e.lost(), 4);
+    }
+
+    #[test]
+    fn a_packet_overtaken_on_its_path_is_not_counted_lost() {
+        let mut e = PathEstimator::default();
+        for s in 0..20u32 {
+            e.on_send(at(0), s);
+        }
+        e.on_report(at(10), 10, Some(9), 0);
+        // Packet 14 arrived before 12 and 13: the report counts 12 and
+        // 13 missing up to 14...
+        assert_eq!(e.on_report(at(20), 13, Some(14), 0), 0);
+        // ...and they arrive by the next one.
+        assert_eq!(e.on_report(at(30), 20, Some(19), 0), 0);
+        assert_eq!(e.lost(), 0);
+        assert_eq!(e.estimate_lost(), 0, "the loss estimate took them back too");
     }
 
     #[test]
