@@ -337,8 +337,9 @@ fn sessions(doc: &Value) -> String {
         ));
         for p in list(i, "paths") {
             out.push_str(&format!(
-                "          path {}: loss {}%, mean burst {}, {} packets/s, delay {} ms (spread {} ms)\n",
+                "          path {} ({}): loss {}%, mean burst {}, {} packets/s, delay {} ms (spread {} ms)\n",
                 s(&p, "path"),
+                s(&p, "route"),
                 p.get("loss")
                     .and_then(Value::as_f64)
                     .map_or("-".into(), |l| format!("{:.2}", l * 100.0)),

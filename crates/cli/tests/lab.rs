@@ -682,6 +682,16 @@ fn operators_tools_on_a_running_lab() {
             .filter(|l| l.starts_with("braid_path_lost_total{"))
             .collect();
         assert!(!lost_lines.is_empty(), "{metrics}");
+        // Each path is named by its route as well as its slot: the name
+        // stays with the physical path when the slots are re-ordered.
+        for route in ["1>2>4", "1>3>4"] {
+            assert!(
+                lost_lines
+                    .iter()
+                    .any(|l| l.contains(&format!("route=\"{route}\""))),
+                "{lost_lines:?}"
+            );
+        }
         assert!(
             lost_lines.iter().all(|l| l.ends_with(" 0")),
             "{lost_lines:?}"

@@ -234,6 +234,10 @@ pub struct IngressSessionEntry {
 pub struct PathEstimateEntry {
     /// The path slot (as in the data header).
     pub path: u8,
+    /// The routers the path in that slot crosses now ("1>3>4"): its
+    /// identity, which stays when slots are re-ordered.
+    #[serde(default)]
+    pub route: String,
     #[serde(flatten)]
     pub estimate: braid_proto::redundancy::estimate::PathEstimate,
 }
@@ -422,6 +426,16 @@ pub fn cost(units: u64) -> f64 {
     units as f64 / braid_proto::metric::SCALE as f64
 }
 
+/// A path written as its routers, "1>3>4": this node, the transit
+/// nodes, the egress.
+pub fn route_text(me: NodeId, transit: &[NodeId], egress: NodeId) -> String {
+    full_path(me.0, transit, egress.0)
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(">")
+}
+
 fn full_path(me: u16, transit: &[NodeId], egress: u16) -> Vec<u16> {
     std::iter::once(me)
         .chain(transit.iter().map(|n| n.0))
@@ -564,6 +578,12 @@ fn sessions(v: &View<'_>) -> Sessions {
                 .filter_map(|(path, e)| {
                     e.map(|estimate| PathEstimateEntry {
                         path: path as u8,
+                        route: v
+                            .node
+                            .paths_to(egress)
+                            .and_then(|p| p.get(path))
+                            .map(|t| route_text(v.node.id(), t, egress))
+                            .unwrap_or_default(),
                         estimate,
                     })
                 })

@@ -253,6 +253,20 @@ pub fn prometheus(
     }
 
     let sessions: Vec<_> = node.ingress().sessions().collect();
+    // A path's labels: its slot (`path`, what the data header and the
+    // counters are kept by) and its route (`route`, the routers it
+    // crosses: what keeps naming one physical path when the slots are
+    // re-ordered, as route damping lets a better path become primary).
+    let path_labels = |egress: braid_wire::NodeId, class: u8, p: usize| {
+        let mut l = SessionLabels::new(&id, "egress", egress.0, class).with("path", p);
+        let route = node
+            .paths_to(egress)
+            .and_then(|paths| paths.get(p))
+            .map(|t| crate::ctl::route_text(node.id(), t, egress))
+            .unwrap_or_default();
+        l.push(("route", route));
+        l
+    };
     let mut f = family(
         &mut out,
         "braid_path_sent_total",
@@ -267,10 +281,7 @@ pub fn prometheus(
             .enumerate()
             .filter(|(_, &n)| n > 0)
         {
-            f.sample(
-                &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
-                n as f64,
-            );
+            f.sample(&path_labels(egress, class, p), n as f64);
         }
     }
     let mut f = family(
@@ -282,10 +293,7 @@ pub fn prometheus(
     for (&(egress, class), s) in &sessions {
         for (p, &n) in s.counters().lost_per_path.iter().enumerate() {
             if s.counters().sent_per_path[p] > 0 {
-                f.sample(
-                    &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
-                    n as f64,
-                );
+                f.sample(&path_labels(egress, class, p), n as f64);
             }
         }
     }
@@ -317,10 +325,7 @@ pub fn prometheus(
         for (&(egress, class), s) in &sessions {
             for (p, e) in s.path_estimates().into_iter().enumerate() {
                 if let Some(value) = e.as_ref().and_then(figure) {
-                    f.sample(
-                        &SessionLabels::new(&id, "egress", egress.0, class).with("path", p),
-                        value,
-                    );
+                    f.sample(&path_labels(egress, class, p), value);
                 }
             }
         }
