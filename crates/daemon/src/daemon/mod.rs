@@ -15,7 +15,7 @@
 //! sessions lent to it never reach this loop; the loop keeps the kernel's
 //! maps in step after every round.
 
-mod checks;
+pub(crate) mod checks;
 mod dataplane;
 mod management;
 
