@@ -417,6 +417,39 @@ pub fn prometheus(
     ] {
         f.sample(&[me(), ("what", what.into())], n as f64);
     }
+    let mut f = family(
+        &mut out,
+        "braid_control_messages_total",
+        "counter",
+        "Control messages (the names of `braid ctl stats` .control): rx_probes, rx_lsas, rx_own (our own advertisements heard back), tx_probes, tx_lsas, tx_lsa_messages, tx_errors, lsas_originated, links_failed.",
+    );
+    for (what, n) in [
+        ("rx_probes", cc.rx_probes),
+        ("rx_lsas", cc.rx_lsas),
+        ("rx_own", cc.rx_own),
+        ("tx_probes", cc.tx_probes),
+        ("tx_lsas", cc.tx_lsas),
+        ("tx_lsa_messages", cc.tx_lsa_messages),
+        ("tx_errors", cc.tx_errors),
+        ("lsas_originated", cc.lsas_originated),
+        ("links_failed", cc.links_failed),
+    ] {
+        f.sample(&[me(), ("what", what.into())], n as f64);
+    }
+    let mut f = family(
+        &mut out,
+        "braid_lsdb_events_total",
+        "counter",
+        "What the link-state database did with advertisements (the names of `braid ctl stats` .lsdb): installed, duplicate, stale, flushed, too_old, expired, and refused_origins, refused_links, refused_prefixes (over its bounds).",
+    );
+    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(node.control().lsdb().counters())
+    {
+        for (what, n) in m {
+            if let Some(n) = n.as_f64() {
+                f.sample(&[me(), ("what", what)], n);
+            }
+        }
+    }
     let auth = node.control().auth();
     family(
         &mut out,
