@@ -20,6 +20,8 @@
 //! A harness of its own (libtest-mimic), as the lab tests: where tshark
 //! or root is missing the runner's own output says `[skipped: why]`.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -2085,20 +2087,9 @@ fn have(tool: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
-        })
-        .unwrap_or(false)
-}
-
 /// Why the lab capture cannot run here, if it cannot.
 fn lab_missing() -> Option<String> {
-    if !is_root() {
+    if !common::is_root() {
         return Some("not root".into());
     }
     let probe = format!("braid-dissector-captest-{}", std::process::id());
@@ -2156,16 +2147,9 @@ fn main() -> std::process::ExitCode {
             let missing = tshark
                 .clone()
                 .or_else(|| if lab { lab_missing() } else { None });
-            let trial = libtest_mimic::Trial::test(name, move || {
+            common::trial(name, missing, move || {
                 body();
-                Ok(())
-            });
-            match missing {
-                Some(why) => trial
-                    .with_ignored_flag(true)
-                    .with_kind(format!("skipped: {why}")),
-                None => trial,
-            }
+            })
         })
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);

@@ -6,6 +6,8 @@
 //! test that cannot run is listed as ignored, with the reason as its kind
 //! (`test [skipped: not root] ... ignored`).
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -19,7 +21,7 @@ fn braid(args: &[&str]) -> Output {
 
 /// Why this machine cannot run the lab, if it cannot.
 fn missing_capability() -> Option<String> {
-    if !nix_root() {
+    if !common::is_root() {
         return Some("not root".into());
     }
     let probe = format!(
@@ -41,17 +43,6 @@ fn missing_capability() -> Option<String> {
         return Some("tc is not installed (run scripts/setup.sh)".into());
     }
     braid_lab::link::loss_program_missing().map(|why| format!("no eBPF loss program: {why}"))
-}
-
-fn nix_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
-        })
-        .unwrap_or(false)
 }
 
 /// Lab tests run one at a time: they share this machine's two cores with
@@ -1845,18 +1836,11 @@ fn main() -> std::process::ExitCode {
                 })
             });
             let needs_lab = tools.is_some();
-            let trial = libtest_mimic::Trial::test(name, move || {
+            common::trial(name, missing, move || {
                 let _one_at_a_time =
                     needs_lab.then(|| LAB.lock().unwrap_or_else(|e| e.into_inner()));
                 body();
-                Ok(())
-            });
-            match missing {
-                Some(why) => trial
-                    .with_ignored_flag(true)
-                    .with_kind(format!("skipped: {why}")),
-                None => trial,
-            }
+            })
         })
         .collect();
     libtest_mimic::run(&args, trials).exit_code()

@@ -7,6 +7,8 @@
 //! listed as ignored, with the reason as its kind
 //! (`test [skipped: not root] ... ignored`).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -54,17 +56,6 @@ fn have(tool: &str) -> bool {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
-        })
-        .unwrap_or(false)
 }
 
 // ---------------------------------------------------------------------
@@ -401,7 +392,7 @@ const NETNS: &str = "braid-pkg-test";
 
 /// Why the package test cannot run here, if it cannot.
 fn deb_test_missing() -> Option<String> {
-    if !is_root() {
+    if !common::is_root() {
         return Some("not root (dpkg -i, network namespaces)".into());
     }
     for tool in [
@@ -943,16 +934,9 @@ fn main() -> std::process::ExitCode {
     let trials = tests
         .into_iter()
         .map(|(name, missing, body)| {
-            let trial = libtest_mimic::Trial::test(name, move || {
+            common::trial(name, missing, move || {
                 body();
-                Ok(())
-            });
-            match missing {
-                Some(why) => trial
-                    .with_ignored_flag(true)
-                    .with_kind(format!("skipped: {why}")),
-                None => trial,
-            }
+            })
         })
         .collect();
     libtest_mimic::run(&args, trials).exit_code()

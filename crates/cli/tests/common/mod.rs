@@ -1,0 +1,34 @@
+//! What the `braid` binary's test harnesses share: whether this process
+//! is root, and a test that cannot run here listed by the runner as
+//! skipped, with why (`test NAME [skipped: not root] ... ignored`).
+
+/// Whether this process runs as root (its real uid, from /proc).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A test; when `missing` says what this machine lacks for it, listed as
+/// ignored with "skipped: why" as its kind, never run.
+pub fn trial(
+    name: impl Into<String>,
+    missing: Option<String>,
+    body: impl FnOnce() + Send + 'static,
+) -> libtest_mimic::Trial {
+    let trial = libtest_mimic::Trial::test(name, move || {
+        body();
+        Ok(())
+    });
+    match missing {
+        Some(why) => trial
+            .with_ignored_flag(true)
+            .with_kind(format!("skipped: {why}")),
+        None => trial,
+    }
+}
