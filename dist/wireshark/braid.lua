@@ -69,6 +69,7 @@ local msg_types = {
     [3] = "link-state advertisement",
     [4] = "path report",
     [5] = "challenge",
+    [6] = "echo",
 }
 local modes = {
     [0] = "single",
@@ -88,6 +89,7 @@ local prefix_kinds = {
     [CLIENT_V6] = "IPv6 client",
 }
 local challenge_kinds = { [1] = "request", [2] = "reply" }
+local echo_kinds = { [1] = "request", [2] = "reply" }
 local PAYLOAD_IPV4, PAYLOAD_IPV6, PAYLOAD_BRAID = 1, 2, 3
 local PAYLOAD_XOR, PAYLOAD_SHARD, PAYLOAD_OTHER = 4, 5, 6
 local payload_kinds = {
@@ -225,6 +227,14 @@ field("report_known", ProtoField.bool("braid.path_report.known", "Send order kno
 field("report_latest", ProtoField.uint24("braid.path_report.latest", "Send order of the latest arrival (mod 2^23)", base.DEC, nil, 0x7fffff))
 field("report_received", ProtoField.uint32("braid.path_report.received", "Packets received", base.DEC))
 field("report_age", ProtoField.uint16("braid.path_report.age", "Age of the latest arrival", base.UNIT_STRING, { " ms" }))
+
+-- Echoes (type 6): braid ctl ping, end to end inside data packets.
+field("echo", ProtoField.none("braid.echo", "Echo"))
+field("echo_kind", ProtoField.uint8("braid.echo.kind", "Kind", base.DEC, echo_kinds))
+field("echo_reserved", ProtoField.uint8("braid.echo.reserved", "Reserved", base.DEC))
+field("echo_target", ProtoField.uint16("braid.echo.target", "Target node", base.DEC))
+field("echo_seq", ProtoField.uint32("braid.echo.seq", "Sequence number", base.DEC))
+field("echo_stamp", ProtoField.uint64("braid.echo.stamp", "Requester's stamp", base.DEC))
 
 -- Challenges (type 5).
 field("challenge", ProtoField.none("braid.challenge", "Challenge"))
@@ -820,6 +830,27 @@ local function dissect_challenge(body, tree)
     return string.format("Challenge %s to %s", challenge_kinds[kind] or ("kind " .. kind), node(target))
 end
 
+local function dissect_echo(body, tree)
+    local len = body:len()
+    local t = tree:add(f.echo, body())
+    if len < 16 then
+        truncated(t, body, 0, 16, "echo")
+        return "Echo (truncated)"
+    end
+    local kind, target, seq = body(0, 1):uint(), body(2, 2):uint(), body(4, 4):uint()
+    local k = t:add(f.echo_kind, body(0, 1))
+    if echo_kinds[kind] == nil then k:add_proto_expert_info(e.invalid_field, "Echo kind is 1 or 2") end
+    local res = t:add(f.echo_reserved, body(1, 1))
+    if body(1, 1):uint() ~= 0 then res:add_proto_expert_info(e.reserved) end
+    t:add(f.echo_target, body(2, 2))
+    t:add(f.echo_seq, body(4, 4))
+    t:add(f.echo_stamp, body(8, 8))
+    if len > 16 then
+        give_up(t, body, 16, e.length_mismatch, string.format("An echo is 16 bytes, not %d", len))
+    end
+    return string.format("Echo %s to %s, seq %d", echo_kinds[kind] or ("kind " .. kind), node(target), seq)
+end
+
 ---------------------------------------------------------------- control messages
 
 local function dissect_control(tvb, pinfo, tree, mtype)
@@ -860,6 +891,8 @@ local function dissect_control(tvb, pinfo, tree, mtype)
             end
         elseif mtype == 4 then
             info = body and dissect_path_report(body, tree) or "Path report (empty)"
+        elseif mtype == 6 then
+            info = body and dissect_echo(body, tree) or "Echo (empty)"
         else
             info = body and dissect_challenge(body, tree) or "Challenge (empty)"
         end
@@ -934,12 +967,14 @@ dissect_message = function(tvb, pinfo, tree, root, nested)
         give_up(tree, tvb, 1, e.unknown_type, "Unknown message type " .. mtype)
         return "Unknown type " .. mtype
     end
-    -- Path reports travel end to end inside data packets; the link-local
-    -- control plane refuses one on its own, the egress anything else.
-    if nested and mtype ~= 4 then
-        tree:add_proto_expert_info(e.wrong_type, "Inside a data packet of the control class: not a path report")
-    elseif not nested and mtype == 4 then
-        tree:add_proto_expert_info(e.wrong_type, "Path report outside a data packet")
+    -- Path reports and echoes travel end to end inside data packets; the
+    -- link-local control plane refuses one on its own, the egress
+    -- anything else.
+    local end_to_end = mtype == 4 or mtype == 6
+    if nested and not end_to_end then
+        tree:add_proto_expert_info(e.wrong_type, "Inside a data packet of the control class: not a path report or echo")
+    elseif not nested and end_to_end then
+        tree:add_proto_expert_info(e.wrong_type, msg_types[mtype] .. " outside a data packet")
     end
     if mtype == 0 then
         return dissect_data(tvb, pinfo, tree, root)

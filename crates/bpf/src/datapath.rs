@@ -6,7 +6,7 @@
 
 use aya::maps::lpm_trie::{Key, LpmTrie};
 use aya::maps::{Array, HashMap, MapData, MapError, PerCpuArray};
-use aya::programs::tc::TcAttachOptions;
+use aya::programs::tc::{SchedClassifierLinkId, TcAttachOptions};
 use aya::programs::{LinkOrder, ProgramError, SchedClassifier, TcAttachType, TestRun};
 use aya::{Ebpf, EbpfError, EbpfLoader, TestRunOptions};
 use thiserror::Error;
@@ -51,6 +51,15 @@ impl Program {
             Program::LanRx => "braid_lan_rx",
         }
     }
+}
+
+/// One program attached to one interface (a TCX link), to take off
+/// again with [`Datapath::detach`] (an interface that goes away while the
+/// data path runs: a radio unplugged, a renamed device).
+#[derive(Debug)]
+pub struct Attachment {
+    program: Program,
+    id: SchedClassifierLinkId,
 }
 
 /// Why the kernel data path could not do something.
@@ -193,8 +202,13 @@ impl Datapath {
     /// Attaches `program` to `interface` (a TCX link, last in order): on
     /// the interface's receive side for [`Program::Rx`] and
     /// [`Program::TxL2`], its transmit side for [`Program::Tx`]. It stays
-    /// attached as long as this value lives.
-    pub fn attach(&mut self, program: Program, interface: &str) -> Result<(), DatapathError> {
+    /// attached as long as this value lives, or until
+    /// [`Self::detach`] is given what this returns.
+    pub fn attach(
+        &mut self,
+        program: Program,
+        interface: &str,
+    ) -> Result<Attachment, DatapathError> {
         let side = program.side();
         // The tree entry goes ahead of the encoder on the same side.
         let order = if program == Program::TreeTx {
@@ -204,10 +218,22 @@ impl Datapath {
         };
         self.program(program)?
             .attach_with_options(interface, side, TcAttachOptions::TcxOrder(order))
-            .map(|_| ())
+            .map(|id| Attachment { program, id })
             .map_err(|source| DatapathError::Program {
                 what: "attaching",
                 program: program.name(),
+                source,
+            })
+    }
+
+    /// Takes an attachment off (closes its TCX link). Its interface may
+    /// be gone already: the kernel keeps the link, defunct, until then.
+    pub fn detach(&mut self, a: Attachment) -> Result<(), DatapathError> {
+        self.program(a.program)?
+            .detach(a.id)
+            .map_err(|source| DatapathError::Program {
+                what: "detaching",
+                program: a.program.name(),
                 source,
             })
     }

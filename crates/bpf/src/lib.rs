@@ -17,7 +17,7 @@ pub mod datapath;
 pub mod loss;
 pub mod maps;
 
-pub use datapath::{Datapath, DatapathError, Program};
+pub use datapath::{Attachment, Datapath, DatapathError, Program};
 
 /// `bpf/loss.c`: the lab's Gilbert-Elliott loss on a link's receiving side.
 pub const LOSS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/loss.o"));

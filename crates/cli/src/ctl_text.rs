@@ -79,6 +79,8 @@ pub fn table(command: &str, doc: &Value) -> String {
         "sessions" => sessions(doc),
         "clients" => clients(doc),
         "stats" => stats(doc),
+        "ping" => ping(doc),
+        "traceroute" => traceroute(doc),
         "reload" => {
             let restart: Vec<String> = list(doc, "restart_needed")
                 .iter()
@@ -95,6 +97,62 @@ pub fn table(command: &str, doc: &Value) -> String {
         }
         _ => format!("{doc}\n"),
     }
+}
+
+fn rtt(v: &Value) -> String {
+    match v.get("rtt_ms").and_then(Value::as_f64) {
+        Some(ms) => format!("{ms:.2} ms"),
+        None if v.get("unreachable") == Some(&Value::Bool(true)) => "no path".into(),
+        None => "no reply".into(),
+    }
+}
+
+/// `ping`: a line per echo, then the count and the round trips.
+fn ping(doc: &Value) -> String {
+    let probes = list(doc, "probes");
+    let mut out = String::new();
+    for p in &probes {
+        out.push_str(&format!(
+            "echo to {} seq {}: {}\n",
+            s(doc, "target"),
+            s(p, "seq"),
+            rtt(p)
+        ));
+    }
+    let rtts: Vec<f64> = probes
+        .iter()
+        .filter_map(|p| p.get("rtt_ms").and_then(Value::as_f64))
+        .collect();
+    let (sent, received) = (s(doc, "sent"), s(doc, "received"));
+    out.push_str(&format!("{sent} sent, {received} received"));
+    if !rtts.is_empty() {
+        let min = rtts.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = rtts.iter().cloned().fold(0.0, f64::max);
+        let avg = rtts.iter().sum::<f64>() / rtts.len() as f64;
+        out.push_str(&format!(
+            ", round trip min/avg/max {min:.2}/{avg:.2}/{max:.2} ms"
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// `traceroute`: the path, then each router of it and its round trip.
+fn traceroute(doc: &Value) -> String {
+    let mut out = format!(
+        "path to {}: {}\n",
+        s(doc, "target"),
+        doc.get("path").map(hops).unwrap_or_default()
+    );
+    for h in list(doc, "hops") {
+        out.push_str(&format!(
+            "{:>3}  {:<6} {}\n",
+            s(&h, "hop"),
+            s(&h, "node"),
+            rtt(&h)
+        ));
+    }
+    out
 }
 
 fn status(doc: &Value) -> String {
@@ -543,6 +601,28 @@ mod tests {
         assert!(p.contains("primary  cost 2.100    1>2>4"), "{p}");
         assert!(p.contains("cost 2.500    1>3>4"), "{p}");
         assert!(p.contains("not in use"), "{p}");
+    }
+
+    #[test]
+    fn ping_and_traceroute_read_as_ping_and_traceroute_do() {
+        let doc = json!({"version": 1, "node": 1, "target": 4, "sent": 3, "received": 2, "probes": [
+            {"seq": 1, "rtt_ms": 0.5, "unreachable": false},
+            {"seq": 2, "rtt_ms": null, "unreachable": false},
+            {"seq": 3, "rtt_ms": 1.5, "unreachable": false}]});
+        let t = ping(&doc);
+        assert!(t.contains("echo to 4 seq 2: no reply"), "{t}");
+        assert!(
+            t.ends_with("3 sent, 2 received, round trip min/avg/max 0.50/1.00/1.50 ms\n"),
+            "{t}"
+        );
+        let doc = json!({"version": 1, "node": 1, "target": 4, "path": [1, 2, 4], "hops": [
+            {"hop": 1, "node": 2, "rtt_ms": 0.3, "unreachable": false},
+            {"hop": 2, "node": 4, "rtt_ms": null, "unreachable": true}]});
+        let t = traceroute(&doc);
+        assert_eq!(
+            t,
+            "path to 4: 1>2>4\n  1  2      0.30 ms\n  2  4      no path\n"
+        );
     }
 
     #[test]

@@ -51,9 +51,12 @@ pub struct CtlArgs {
     pub socket: PathBuf,
     /// status, neighbors, links, routes (a routing table), paths (every
     /// path, with costs), topology (the link-state database), sessions,
-    /// clients, stats, monitor (events as they come) or reload (read the
-    /// config again, as SIGHUP).
+    /// clients, stats, monitor (events as they come), reload (read the
+    /// config again, as SIGHUP), ping NODE [COUNT] or traceroute NODE
+    /// (echoes through the mesh, on the paths traffic takes).
     pub command: String,
+    /// The command's arguments (ping, traceroute: a node id; ping: a count).
+    pub args: Vec<String>,
 }
 
 pub fn run_ctl(args: CtlArgs) -> anyhow::Result<ExitCode> {
@@ -100,7 +103,11 @@ fn ctl(args: &CtlArgs) -> anyhow::Result<ExitCode> {
         .with_context(cannot)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let reply = ctl::request(socket, &args.command).with_context(cannot)?;
+    let line = std::iter::once(args.command.as_str())
+        .chain(args.args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let reply = ctl::request(socket, &line).with_context(cannot)?;
     let doc: Value = serde_json::from_str(reply.trim())
         .with_context(|| format!("the daemon's reply is not JSON: {reply}"))?;
     if let Some(e) = doc.get("error") {

@@ -33,8 +33,8 @@ use braid_proto::auth::{AuthConfig, AuthKey, Authenticator, Refusal};
 use braid_wire::control::LATEST_MASK;
 use braid_wire::{
     Challenge, ChallengeKind, ControlFlags, ControlHeader, ControlMessage, DataFlags, DataHeader,
-    Group, Lsa, LsaBundle, LsaEntry, LsaLink, Message, MessageType, NodeId, PathCount, PathReport,
-    Prefix, Probe, ProbeReport, RedundancyMode,
+    Echo, EchoKind, Group, Lsa, LsaBundle, LsaEntry, LsaLink, Message, MessageType, NodeId,
+    PathCount, PathReport, Prefix, Probe, ProbeReport, RedundancyMode,
 };
 
 /// braid's UDP port (the daemon's default, the simulator's captures').
@@ -243,7 +243,7 @@ const GENERATED: [&str; 7] = [
 ];
 
 /// Subtrees: their children are the fields.
-const SUBTREES: [&str; 15] = [
+const SUBTREES: [&str; 16] = [
     "braid.data",
     "braid.data.group",
     "braid.data.route",
@@ -259,6 +259,7 @@ const SUBTREES: [&str; 15] = [
     "braid.path_report",
     "braid.path_report.entry",
     "braid.challenge",
+    "braid.echo",
 ];
 
 /// The bytes of the braid protocol item that no braid field covers
@@ -551,7 +552,8 @@ fn expect(bytes: &[u8], base: usize, auth: &Authenticator, e: &mut Expected) {
         Message::Probe(m, _)
         | Message::Lsa(m, _)
         | Message::PathReport(m, _)
-        | Message::Challenge(m, _) => (m, m.header.msg_type as u8),
+        | Message::Challenge(m, _)
+        | Message::Echo(m, _) => (m, m.header.msg_type as u8),
     };
     let h = msg.header;
     e.n("braid.ctl.version", 1u8);
@@ -622,6 +624,17 @@ fn expect(bytes: &[u8], base: usize, auth: &Authenticator, e: &mut Expected) {
                 "braid.challenge.nonce.counter",
                 u32::from_be_bytes(c.nonce[4..].try_into().unwrap()),
             );
+        }
+        Message::Echo(_, x) => {
+            e.kind(match x.kind {
+                EchoKind::Request => "echo/request",
+                EchoKind::Reply => "echo/reply",
+            });
+            e.n("braid.echo.kind", x.kind as u8);
+            e.n("braid.echo.reserved", 0u8);
+            e.n("braid.echo.target", x.target.0);
+            e.n("braid.echo.seq", x.seq);
+            e.n("braid.echo.stamp", x.stamp);
         }
         Message::Data(_) => unreachable!(),
     }
@@ -1094,6 +1107,19 @@ fn path_report(signer: Option<&Authenticator>, counts: &[PathCount]) -> Vec<u8> 
     finish(buf, n, signer)
 }
 
+fn echo(signer: Option<&Authenticator>, kind: EchoKind) -> Vec<u8> {
+    let h = control(MessageType::Echo, 9, signer);
+    let mut buf = vec![0u8; Echo::encoded_len(h.mac_len as usize)];
+    let x = Echo {
+        kind,
+        target: NodeId(1),
+        seq: 0x0102_0304,
+        stamp: 0x1122_3344_5566_7788,
+    };
+    let n = x.emit(&h, &mut buf).unwrap();
+    finish(buf, n, signer)
+}
+
 fn challenge(signer: Option<&Authenticator>, kind: ChallengeKind) -> Vec<u8> {
     let h = control(MessageType::Challenge, 4, signer);
     let mut buf = vec![0u8; Challenge::encoded_len(h.mac_len as usize)];
@@ -1112,8 +1138,9 @@ fn challenge(signer: Option<&Authenticator>, kind: ChallengeKind) -> Vec<u8> {
 /// refused by the node that receives it).
 fn codec_verdict(m: &[u8]) -> Result<(), &'static str> {
     match braid_wire::parse_any(m).map_err(|e| e.kind())? {
-        // A path report on its own: the link-local control plane's.
-        Message::PathReport(..) => Err("wrong_type"),
+        // A path report or echo on its own: the link-local control
+        // plane's.
+        Message::PathReport(..) | Message::Echo(..) => Err("wrong_type"),
         Message::Data(p) if p.header.mode == RedundancyMode::Tree && !p.route.is_empty() => {
             Err("tree_with_route")
         }
@@ -1122,7 +1149,11 @@ fn codec_verdict(m: &[u8]) -> Result<(), &'static str> {
             if !p.header.group.is_repair() && p.payload.first().is_some_and(|b| b >> 4 == 1) =>
         {
             let msg = ControlMessage::parse(p.payload).map_err(|e| e.kind())?;
-            PathReport::parse(&msg).map_err(|e| e.kind())?;
+            if msg.header.msg_type == MessageType::Echo {
+                Echo::parse(&msg).map_err(|e| e.kind())?;
+            } else {
+                PathReport::parse(&msg).map_err(|e| e.kind())?;
+            }
             Ok(())
         }
         _ => Ok(()),
@@ -1322,6 +1353,14 @@ fn codec_messages() -> CodecMessages {
         (
             "path report in a data packet",
             data(control_class, &[4], &report),
+        ),
+        (
+            "echo request in a data packet",
+            data(control_class, &[4], &echo(s, EchoKind::Request)),
+        ),
+        (
+            "echo reply in a data packet",
+            data(control_class, &[4], &echo(s, EchoKind::Reply)),
         ),
         (
             "small probe",
@@ -1535,6 +1574,8 @@ fn codec_messages_decode_field_for_field() {
             "path report",
             "challenge/request",
             "challenge/reply",
+            "echo/request",
+            "echo/reply",
             "mac/good",
             "mac/none",
             "mac/unknown key",

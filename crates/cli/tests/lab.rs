@@ -443,9 +443,20 @@ fn operators_tools_on_a_running_lab() {
     let result = std::panic::catch_unwind(|| {
         // A transit router with no traffic of its own still shows where
         // it would send: every known router, idle.
-        let out = braid(&["ctl", "--socket", transit.to_str().unwrap(), "routes"]);
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{text}");
+        // (Once it knows all four routers: the lab waits for the hosts'
+        // routers only.)
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let text = loop {
+            let out = braid(&["ctl", "--socket", transit.to_str().unwrap(), "routes"]);
+            assert!(out.status.success());
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            if text.lines().count() == 4 && !text.contains("   1      idle")
+                || std::time::Instant::now() > deadline
+            {
+                break text;
+            }
+            std::thread::yield_now();
+        };
         assert!(
             text.contains("198.18.4.0/24") && text.contains("idle (no traffic yet)"),
             "{text}"
@@ -484,6 +495,48 @@ fn operators_tools_on_a_running_lab() {
                 && table.contains("1>3>4"),
             "{table}"
         );
+        // ping and traceroute through the mesh, as batctl's: each echo
+        // answered by the router asked, along the path traffic takes.
+        let out = braid(&["ctl", "--json", "--socket", s, "ping", "4", "3"]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            (doc["sent"].as_u64(), doc["received"].as_u64()),
+            (Some(3), Some(3)),
+            "{doc}"
+        );
+        assert!(
+            doc["probes"].as_array().unwrap().iter().all(|p| p["rtt_ms"]
+                .as_f64()
+                .is_some_and(|ms| ms > 0.0 && ms < 1000.0)),
+            "{doc}"
+        );
+        let out = braid(&["ctl", "--json", "--socket", s, "traceroute", "4"]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let hops: Vec<u64> = doc["hops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["node"].as_u64().unwrap())
+            .collect();
+        assert!(hops == [2, 4] || hops == [3, 4], "{doc}");
+        assert!(
+            doc["hops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|h| h["rtt_ms"].as_f64().is_some()),
+            "{doc}"
+        );
+        let text = braid(&["ctl", "--socket", s, "ping", "4", "2"]);
+        let text = String::from_utf8_lossy(&text.stdout);
+        assert!(
+            text.contains("2 sent, 2 received, round trip min/avg/max"),
+            "{text}"
+        );
+        let unknown = braid(&["ctl", "--socket", s, "ping", "9"]);
+        assert_eq!(unknown.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&unknown.stderr)
+            .contains("router 9 is not in the link-state database"));
         // --json errors are JSON documents too.
         let bad = braid(&[
             "ctl",

@@ -30,6 +30,19 @@ pub struct IoCounters {
     pub carrier_lost: u64,
     /// Link notifications from the kernel that did not decode.
     pub carrier_malformed: u64,
+    /// Configured interfaces that do not exist now (a gauge, not a
+    /// count: it goes down when one appears). braid opens each when it
+    /// appears.
+    #[serde(default)]
+    pub interfaces_missing: u64,
+    /// Times a configured interface appeared while the daemon ran (and
+    /// was opened).
+    #[serde(default)]
+    pub interfaces_appeared: u64,
+    /// Times an open interface went away (removed or renamed; its
+    /// neighbors went down with it).
+    #[serde(default)]
+    pub interfaces_gone: u64,
     pub reloads: u64,
     pub reloads_refused: u64,
     pub ctl_requests: u64,

@@ -34,7 +34,7 @@ use crate::neighbors::AddressBook;
 pub const CTL_VERSION: u32 = 1;
 
 /// Commands a client may send.
-pub const COMMANDS: [&str; 11] = [
+pub const COMMANDS: [&str; 13] = [
     "status",
     "neighbors",
     "links",
@@ -46,6 +46,8 @@ pub const COMMANDS: [&str; 11] = [
     "stats",
     "monitor",
     "reload",
+    "ping",
+    "traceroute",
 ];
 
 /// `clients`: as an access point, the clients it hears and serves, and

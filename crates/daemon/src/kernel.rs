@@ -28,6 +28,13 @@
 //!   each entry point's tree toward each client, recomputed when the
 //!   link-state database changes.
 //!
+//! * **Interfaces that come and go**: `braid_rx` is attached to every
+//!   braid interface there at start, and to one that appears later when
+//!   the daemon opens it ([`KernelPath::port_opened`]); taken off one
+//!   that goes away ([`KernelPath::port_closed`]). Whether the ingress
+//!   finishes checksums (a virtual interface among them) is decided
+//!   again each time.
+//!
 //! Every map write replaces one whole entry (the maps without
 //! preallocation swap entries atomically): no packet sees half a session.
 //! The programs hang on TCX links owned by this process: they go when it
@@ -42,7 +49,7 @@ use braid_bpf::compile::{self, IngressPath};
 use braid_bpf::maps::{
     self, Neighbor, SenderKey, Session, SessionKey, Settings, Tree, TreeKey, MAX_WINDOW,
 };
-use braid_bpf::{Datapath, DatapathError, Program};
+use braid_bpf::{Attachment, Datapath, DatapathError, Program};
 use braid_proto::forward::TreeDest;
 use braid_proto::node::Node;
 use braid_proto::redundancy::dedup::DedupWindow;
@@ -223,6 +230,9 @@ pub struct KernelPath {
     why_no_tree_entry: Option<String>,
     /// LAN ports whose receive side encodes (`lan_interfaces`).
     lan_ports: Vec<String>,
+    /// `braid_rx` on each configured interface (by its position in the
+    /// config): `None` while it is missing.
+    rx: Vec<Option<Attachment>>,
     /// Sessions taken back for good (packets kept reaching user space).
     user_only: BTreeSet<(NodeId, u8)>,
     segmenter: Option<Segmenter>,
@@ -297,6 +307,41 @@ fn addresses() -> BTreeMap<String, Vec<(Ipv4Addr, u8)>> {
     by_name
 }
 
+/// The open interfaces that are virtual (veth, tap, bridge, VLAN).
+fn virtual_ports(ports: &[Option<Port>]) -> Vec<&str> {
+    ports
+        .iter()
+        .flatten()
+        .filter(|p| !physical(&p.name))
+        .map(|p| p.name.as_str())
+        .collect()
+}
+
+/// Whether the kernel's ingress finishes checksums before encoding, and
+/// why, for an ingress in the kernel or not and the virtual interfaces
+/// among braid's (which pass a sender's unfinished checksums on).
+fn checksums(ingress: bool, virtual_ports: &[&str]) -> (bool, String) {
+    if !ingress {
+        (
+            false,
+            "the daemon encodes (the TUN device finishes them)".to_string(),
+        )
+    } else if virtual_ports.is_empty() {
+        (
+            false,
+            "left to the interfaces' devices (all physical)".to_string(),
+        )
+    } else {
+        (
+            true,
+            format!(
+                "finished before encoding: {} virtual, passing them on unfinished",
+                virtual_ports.join(", ")
+            ),
+        )
+    }
+}
+
 /// Network order, as a packet carries it.
 fn be(a: Ipv4Addr) -> u32 {
     u32::from_ne_bytes(a.octets())
@@ -306,7 +351,10 @@ impl KernelPath {
     /// Starts the kernel data path as `config` chooses: `None` for
     /// `user`, and for `auto` where the kernel refuses it (said once, with
     /// the reason); an error for `kernel` where it is refused.
-    pub fn start(config: &Config, ports: &[Port]) -> Result<Option<KernelPath>, KernelError> {
+    pub fn start(
+        config: &Config,
+        ports: &[Option<Port>],
+    ) -> Result<Option<KernelPath>, KernelError> {
         let r = match config.datapath {
             DatapathChoice::User => {
                 info!("data path: user space (datapath = \"user\")");
@@ -331,7 +379,7 @@ impl KernelPath {
         }
     }
 
-    fn load(config: &Config, ports: &[Port]) -> Result<KernelPath, KernelError> {
+    fn load(config: &Config, ports: &[Option<Port>]) -> Result<KernelPath, KernelError> {
         let nc = &config.node_config;
         let mut dp = Datapath::load(
             config.node.0,
@@ -379,24 +427,16 @@ impl KernelPath {
         if flags & (maps::INGRESS | maps::TREE_ENTRY) != 0 {
             segmenter = Some(Self::segmenter(config.node)?);
         }
-        let virtual_ports: Vec<&str> = ports
-            .iter()
-            .filter(|p| !physical(&p.name))
-            .map(|p| p.name.as_str())
-            .collect();
-        let checksums = if flags & maps::INGRESS == 0 {
-            "the daemon encodes (the TUN device finishes them)".to_string()
-        } else if virtual_ports.is_empty() {
-            "left to the interfaces' devices (all physical)".to_string()
-        } else {
+        let (finish, checksums) = checksums(flags & maps::INGRESS != 0, &virtual_ports(ports));
+        if finish {
             flags |= maps::FINISH_CHECKSUMS;
-            format!(
-                "finished before encoding: {} virtual, passing them on unfinished",
-                virtual_ports.join(", ")
-            )
-        };
+        }
+        let mut rx = Vec::with_capacity(ports.len());
         for p in ports {
-            dp.attach(Program::Rx, &p.name)?;
+            rx.push(match p {
+                Some(p) => Some(dp.attach(Program::Rx, &p.name)?),
+                None => None,
+            });
         }
         if flags & maps::INGRESS != 0 {
             dp.attach(Program::Tx, &config.tun.name)?;
@@ -432,6 +472,7 @@ impl KernelPath {
             } else {
                 Vec::new()
             },
+            rx,
             user_only: BTreeSet::new(),
             segmenter: None,
             next_sync: Instant::ZERO,
@@ -509,6 +550,57 @@ impl KernelPath {
         Ok(())
     }
 
+    /// Configured interface `i` (of `ports`) was opened while the data
+    /// path runs (it appeared, or came back): `braid_rx` goes on it, and
+    /// the maps follow at the next sync. An error leaves the interface
+    /// to user space (everything arriving on it crosses the daemon).
+    pub fn port_opened(&mut self, i: usize, ports: &[Option<Port>]) -> Result<(), KernelError> {
+        let Some(Some(p)) = ports.get(i) else {
+            return Ok(());
+        };
+        if self.rx.len() < ports.len() {
+            self.rx.resize_with(ports.len(), || None);
+        }
+        if let Some(old) = self.rx[i].take() {
+            let _ = self.dp.detach(old);
+        }
+        let attached = self.dp.attach(Program::Rx, &p.name);
+        self.ports_changed(ports);
+        self.rx[i] = Some(attached?);
+        Ok(())
+    }
+
+    /// Configured interface `i` was closed (it went away): `braid_rx`
+    /// comes off it (a device removed took the link's use with it; a
+    /// renamed one is no braid interface any more).
+    pub fn port_closed(&mut self, i: usize, ports: &[Option<Port>]) {
+        if let Some(a) = self.rx.get_mut(i).and_then(Option::take) {
+            if self.dp.detach(a).is_err() {
+                self.counters.map_errors += 1;
+            }
+        }
+        self.ports_changed(ports);
+    }
+
+    /// The interfaces changed: checksums decided again, maps synced at
+    /// the next call.
+    fn ports_changed(&mut self, ports: &[Option<Port>]) {
+        let (finish, text) = checksums(self.flags & maps::INGRESS != 0, &virtual_ports(ports));
+        self.checksums = text;
+        let flags = if finish {
+            self.flags | maps::FINISH_CHECKSUMS
+        } else {
+            self.flags & !maps::FINISH_CHECKSUMS
+        };
+        if flags != self.flags {
+            self.flags = flags;
+            if self.write_settings().is_err() {
+                self.counters.map_errors += 1;
+            }
+        }
+        self.dirty = true;
+    }
+
     /// Something the kernel follows changed (a neighbor, a route, a mode,
     /// the policy): sync at the next call.
     pub fn touch(&mut self) {
@@ -546,7 +638,13 @@ impl KernelPath {
     /// Keeps the kernel in step with the node: neighbors and addresses,
     /// prefixes, the sessions it encodes. Cheap when nothing changed;
     /// call after every round of the loop.
-    pub fn sync(&mut self, now: Instant, node: &mut Node, book: &AddressBook, ports: &[Port]) {
+    pub fn sync(
+        &mut self,
+        now: Instant,
+        node: &mut Node,
+        book: &AddressBook,
+        ports: &[Option<Port>],
+    ) {
         let lsdb = node.control().lsdb().version();
         if !self.dirty && now < self.next_sync && lsdb == self.prefixes_seen {
             return;
@@ -573,10 +671,10 @@ impl KernelPath {
     /// authenticated neighbor sends (the book's senders), as its route
     /// says; the flag follows the node's keys (a reload can add or drop
     /// them).
-    fn sync_senders(&mut self, node: &Node, book: &AddressBook, ports: &[Port]) {
+    fn sync_senders(&mut self, node: &Node, book: &AddressBook, ports: &[Option<Port>]) {
         let mut want: BTreeMap<SenderKey, u16> = BTreeMap::new();
         for (port, addr, id) in book.senders() {
-            let (Some(p), std::net::IpAddr::V4(a)) = (ports.get(port), addr) else {
+            let (Some(Some(p)), std::net::IpAddr::V4(a)) = (ports.get(port), addr) else {
                 continue;
             };
             if want.len() < maps::MAX_SENDERS {
@@ -613,12 +711,12 @@ impl KernelPath {
         }
     }
 
-    fn sync_neighbors(&mut self, book: &AddressBook, ports: &[Port]) {
+    fn sync_neighbors(&mut self, book: &AddressBook, ports: &[Option<Port>]) {
         let mut want: BTreeMap<NodeId, Neighbor> = BTreeMap::new();
         let addrs_of = addresses();
         let none = Vec::new();
         for (id, place) in book.iter() {
-            let (Some(port), SocketAddr::V4(a)) = (ports.get(place.port), place.addr) else {
+            let (Some(Some(port)), SocketAddr::V4(a)) = (ports.get(place.port), place.addr) else {
                 continue;
             };
             let ours = addrs_of.get(&port.name).unwrap_or(&none);
@@ -656,8 +754,10 @@ impl KernelPath {
         if self.flags & (maps::INGRESS | maps::TREES) != 0 {
             let mut managed = BTreeSet::new();
             for (id, n) in &want {
-                let Some(place) = book.get(*id) else { continue };
-                let name = ports[place.port].name.clone();
+                let Some(Some(port)) = book.get(*id).and_then(|place| ports.get(place.port)) else {
+                    continue;
+                };
+                let name = port.name.clone();
                 let addr = Ipv4Addr::from(n.addr_be.to_ne_bytes());
                 if !self.managed.contains(&(name.clone(), addr)) {
                     let a = addr.to_string();
@@ -678,6 +778,7 @@ impl KernelPath {
         // Our own addresses: what the kernel answers for.
         let locals: BTreeSet<u32> = ports
             .iter()
+            .flatten()
             .flat_map(|p| {
                 let index = p.index;
                 addrs_of
@@ -1060,6 +1161,18 @@ fn node_idle(node: &Node) -> Duration {
 mod tests {
     use super::*;
     use crate::ctl::{Doc, Stats};
+
+    /// Decided at start and again whenever an interface comes or goes.
+    #[test]
+    fn checksums_are_finished_only_for_an_ingress_in_the_kernel_with_a_virtual_interface() {
+        assert!(!checksums(false, &["veth0"]).0);
+        let (finish, why) = checksums(true, &[]);
+        assert!(!finish);
+        assert!(why.contains("all physical"), "{why}");
+        let (finish, why) = checksums(true, &["veth0", "br0"]);
+        assert!(finish);
+        assert!(why.contains("veth0, br0 virtual"), "{why}");
+    }
 
     /// The report inside `braid ctl stats --json` reads back into the
     /// typed document (the lab and other clients read it so).

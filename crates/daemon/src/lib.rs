@@ -6,11 +6,11 @@
 //! | [`access`] | access interfaces: the anycast gateway (IPv4, and IPv6 with router advertisements), clients found (ARP, DHCP, neighbor discovery, neighbor table) and probed (ARP, neighbor solicitation), their quality told to the node |
 //! | [`config`] | the TOML config: fields, defaults, located errors |
 //! | [`underlay`] | two UDP sockets per interface: multicast control, unicast data with a small send buffer |
-//! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down |
+//! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down; a configured interface that appears is opened, one that goes away closed |
 //! | [`rtnl`] | route netlink batches split into decoded messages (carrier watch, neighbor tables) |
 //! | [`batch`] | recvmmsg with buffers allocated once; each interface's send queue (sendmmsg) |
 //! | [`clients`] | control-socket and metrics clients, served without blocking the loop |
-//! | [`daemon`] | the loop and what it opened; its data plane (TUN, sockets) and management plane (signals, reload, ctl, metrics, monitors) |
+//! | [`daemon`] | the loop and what it opened; its data plane (TUN, sockets), its interfaces as they come and go (links), and management plane (signals, reload, ctl, metrics, monitors) |
 //! | [`kernel`] | the kernel data path's control plane: what runs in the kernel, its maps kept in step with the node |
 //! | [`neighbors`] | where each neighbor is (interface and address), following the node's events |
 //! | [`counters`] | what the I/O layer counted |

@@ -152,11 +152,22 @@ pub fn prometheus(
     );
     if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(io) {
         for (what, n) in m {
+            // A level, not a count: its own gauge below.
+            if what == "interfaces_missing" {
+                continue;
+            }
             if let Some(n) = n.as_f64() {
                 f.sample(&[me(), ("what", what)], n);
             }
         }
     }
+    let mut f = family(
+        &mut out,
+        "braid_interfaces_missing",
+        "gauge",
+        "Configured interfaces that do not exist now (waited for: opened when the kernel says they appeared).",
+    );
+    f.sample(&[me()], io.interfaces_missing as f64);
 
     let mut f = family(
         &mut out,

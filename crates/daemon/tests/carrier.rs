@@ -1,6 +1,7 @@
 //! An interface going down, seen the two ways the daemon looks: the
 //! interface's flags before a send (`Port::usable`) and the kernel's link
-//! notifications (`CarrierWatch`). Runs in a network namespace of its own
+//! notifications (`CarrierWatch`); and the interface list as `rescan`
+//! reads it when notifications were lost. Runs in a network namespace of its own
 //! (a thread that unshares one), on a veth pair; needs root. A harness of
 //! its own (libtest-mimic), so that without root the runner's output
 //! lists the test as ignored, and why.
@@ -100,6 +101,34 @@ fn an_interface_going_down_is_seen_before_a_send_and_by_notification() {
             "the interface list agrees"
         );
         assert_eq!(braid_daemon::carrier::usable_now("braidt9"), None);
+        // Looking at the configured interfaces without notifications: the
+        // one open is there and usable; one missing is not said; one
+        // whose index changed under braid is said removed, then there.
+        use braid_daemon::carrier::{rescan, LinkState};
+        let names = ["braidt0".to_string(), "braidt9".to_string()];
+        let now = LinkState {
+            index: port.index,
+            name: Some("braidt0".into()),
+            usable: true,
+            removed: false,
+        };
+        assert_eq!(
+            rescan(&[Some(port.index), None], &names),
+            std::slice::from_ref(&now)
+        );
+        let stale = port.index + 100;
+        assert_eq!(
+            rescan(&[Some(stale), None], &names),
+            [
+                LinkState {
+                    index: stale,
+                    name: None,
+                    usable: false,
+                    removed: true
+                },
+                now
+            ]
+        );
         // The namespace goes with the thread (nothing else holds it).
     })
     .join()

@@ -577,9 +577,9 @@ impl ControlPlane {
     fn handle_inner(&mut self, now: Instant, datagram: &[u8]) -> Result<Option<NodeId>, Refused> {
         let msg = parse_any(datagram)?;
         let (m, challenge) = match msg {
-            // Data, and path reports (which travel inside data packets from
-            // egress to ingress), are not for the link-local control plane.
-            Message::Data(_) | Message::PathReport(..) => {
+            // Data, and path reports and echoes (which travel inside data
+            // packets end to end), are not for the link-local control plane.
+            Message::Data(_) | Message::PathReport(..) | Message::Echo(..) => {
                 let found = braid_wire::peek(datagram).map_or(0, |t| t as u8);
                 return Err(WireError::WrongType {
                     expected: braid_wire::MessageType::Lsa as u8,
@@ -615,7 +615,10 @@ impl ControlPlane {
             }
         }
         match msg {
-            Message::Data(_) | Message::PathReport(..) | Message::Challenge(..) => Ok(None),
+            Message::Data(_)
+            | Message::PathReport(..)
+            | Message::Echo(..)
+            | Message::Challenge(..) => Ok(None),
             Message::Probe(m, probe) => {
                 self.counters.rx_probes += 1;
                 let sender = m.header.sender;

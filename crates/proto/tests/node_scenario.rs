@@ -534,3 +534,40 @@ fn a_path_found_after_the_first_joins_at_once_behind_the_primary() {
     let later = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
     assert_eq!(later, vec![vec![NodeId(3)], vec![NodeId(2)]]);
 }
+
+#[test]
+fn an_echo_crosses_the_mesh_and_comes_back_with_its_number_and_stamp() {
+    use braid_proto::node::NodeEvent;
+    let mut net = Net::diamond(Mode::Single, 0.0, 21);
+    net.run_until(secs(10));
+    // From node 1 to node 5, two hops away through 2, 3 or 4; and to a
+    // transit router, which serves no prefix.
+    for (target, seq) in [(NodeId(5), 7), (NodeId(3), 8)] {
+        assert!(net.nodes[0].send_echo(net.now, target, seq, 0xfeed_0000 + u64::from(seq)));
+        net.flush();
+        let t = Instant(net.now.0 + 100_000);
+        net.run_until(t);
+        let replies: Vec<NodeEvent> = std::iter::from_fn(|| net.nodes[0].poll_event())
+            .filter(|e| matches!(e, NodeEvent::EchoReply { .. }))
+            .collect();
+        assert_eq!(
+            replies,
+            vec![NodeEvent::EchoReply {
+                from: target,
+                seq,
+                stamp: 0xfeed_0000 + u64::from(seq),
+            }],
+            "one reply from {target:?}"
+        );
+        let t = net.index(target);
+        assert_eq!(
+            net.nodes[t].counters().echoes_answered,
+            1,
+            "{target:?} answered once"
+        );
+        // Nothing reaches a host: echoes are the routers' own.
+        assert!(net.nodes[t].poll_deliver().is_none());
+    }
+    // No path to a router nobody knows: refused at once.
+    assert!(!net.nodes[0].send_echo(net.now, NodeId(99), 1, 0));
+}

@@ -38,9 +38,9 @@ pub mod data;
 mod error;
 
 pub use control::{
-    split_mac, Challenge, ChallengeKind, ControlFlags, ControlHeader, ControlMessage, Lsa,
-    LsaBundle, LsaEntry, LsaLink, PathCount, PathReport, Prefix, Probe, ProbeKind, ProbeReport,
-    CLIENT_QUALITY_MAX, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
+    split_mac, Challenge, ChallengeKind, ControlFlags, ControlHeader, ControlMessage, Echo,
+    EchoKind, Lsa, LsaBundle, LsaEntry, LsaLink, PathCount, PathReport, Prefix, Probe, ProbeKind,
+    ProbeReport, CLIENT_QUALITY_MAX, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
 };
 pub use data::{
     DataFlags, DataHeader, DataPacket, Group, RedundancyMode, Route, DATA_HEADER_LEN, MAX_DEPTH,
@@ -85,6 +85,8 @@ pub enum MessageType {
     PathReport = 4,
     /// A challenge request or reply (authentication's restart check).
     Challenge = 5,
+    /// An echo request or reply, end to end ([`Echo`]: `braid ctl ping`).
+    Echo = 6,
 }
 
 impl MessageType {
@@ -96,6 +98,7 @@ impl MessageType {
             3 => MessageType::Lsa,
             4 => MessageType::PathReport,
             5 => MessageType::Challenge,
+            6 => MessageType::Echo,
             other => return Err(WireError::UnknownType(other)),
         })
     }
@@ -131,6 +134,8 @@ pub enum Message<'a> {
     PathReport(ControlMessage<'a>, PathReport<'a>),
     /// A challenge request or reply.
     Challenge(ControlMessage<'a>, Challenge),
+    /// An echo request or reply.
+    Echo(ControlMessage<'a>, Echo),
 }
 
 /// Parses whatever message `buf` holds. The one entry point for bytes that
@@ -153,6 +158,10 @@ pub fn parse_any(buf: &[u8]) -> Result<Message<'_>, WireError> {
         MessageType::Challenge => {
             let msg = ControlMessage::parse(buf)?;
             Ok(Message::Challenge(msg, Challenge::parse(&msg)?))
+        }
+        MessageType::Echo => {
+            let msg = ControlMessage::parse(buf)?;
+            Ok(Message::Echo(msg, Echo::parse(&msg)?))
         }
     }
 }

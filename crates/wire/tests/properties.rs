@@ -229,7 +229,32 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
             buf.truncate(n);
             buf
         });
-    prop_oneof![data, probe, lsa, report, challenge]
+    let echo = (
+        control_header(MessageType::Echo),
+        any::<bool>(),
+        node(),
+        any::<u32>(),
+        any::<u64>(),
+    )
+        .prop_map(|(h, request, target, seq, stamp)| {
+            let kind = if request {
+                EchoKind::Request
+            } else {
+                EchoKind::Reply
+            };
+            let e = Echo {
+                kind,
+                target,
+                seq,
+                stamp,
+            };
+            let mut buf = vec![0u8; 512];
+            let n = e.emit(&h, &mut buf).unwrap();
+            assert_eq!(n, Echo::encoded_len(h.mac_len as usize));
+            buf.truncate(n);
+            buf
+        });
+    prop_oneof![data, probe, lsa, report, challenge, echo]
 }
 
 /// Re-emits a parsed message; parsing that again must give the same value.
@@ -282,6 +307,7 @@ fn re_emit(msg: &Message<'_>) -> Vec<u8> {
             PathReport::emit(&m.header, r.ingress, r.class, &counts, &mut buf).unwrap()
         }
         Message::Challenge(m, c) => c.emit(&m.header, &mut buf).unwrap(),
+        Message::Echo(m, e) => e.emit(&m.header, &mut buf).unwrap(),
     };
     buf.truncate(n);
     buf
@@ -311,6 +337,7 @@ fn same_value(a: &Message<'_>, b: &Message<'_>) -> bool {
                 && x.counts().eq(y.counts())
         }
         (Message::Challenge(mx, x), Message::Challenge(my, y)) => mx.header == my.header && x == y,
+        (Message::Echo(mx, x), Message::Echo(my, y)) => mx.header == my.header && x == y,
         _ => false,
     }
 }

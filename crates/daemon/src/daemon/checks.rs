@@ -6,8 +6,9 @@
 //! whose control plane is not authenticated: anyone in radio range can
 //! change its tables. And the interfaces and addresses braid is given:
 //! a listed interface that is down or has no address hears no neighbor,
-//! and a router whose own TUN address no router serves cannot reach the
-//! hosts of the mesh itself.
+//! one that does not exist (yet) is waited for, and a router whose own
+//! TUN address no router serves cannot reach the hosts of the mesh
+//! itself.
 
 use std::net::Ipv4Addr;
 
@@ -88,7 +89,8 @@ pub fn interface_warnings(config: &Config, facts: &dyn Fn(&str) -> InterfaceFact
     for name in &config.interfaces {
         let f = facts(name);
         if !f.exists {
-            // Said by the start itself (no such interface): refused.
+            // Said by the start itself (`missing_interface_messages`):
+            // waited for.
             continue;
         }
         if !f.up {
@@ -103,6 +105,32 @@ pub fn interface_warnings(config: &Config, facts: &dyn Fn(&str) -> InterfaceFact
         }
     }
     out
+}
+
+/// What the start says of the configured interfaces that do not exist
+/// (`missing`, of `configured` in all): a warning for each (the daemon
+/// opens it when the kernel says it appeared), and an error when none of
+/// them exists (the daemon runs all the same, reaching no neighbor until
+/// one appears: a radio plugged in late, or a typo in the config).
+pub fn missing_interface_messages(
+    missing: &[String],
+    configured: usize,
+) -> (Vec<String>, Option<String>) {
+    let warnings = missing
+        .iter()
+        .map(|name| {
+            format!(
+                "interface {name} does not exist (yet): braid will use it when it appears (if it should be there, check the name: ip link)"
+            )
+        })
+        .collect();
+    let none = (!missing.is_empty() && missing.len() == configured).then(|| {
+        format!(
+            "none of the configured interfaces exists ({}): this router reaches no neighbor until one of them appears",
+            missing.join(", ")
+        )
+    });
+    (warnings, none)
 }
 
 /// Whether `a` lies in a served IPv4 prefix.
@@ -248,6 +276,25 @@ mod tests {
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].starts_with("interface a has no IPv4 address"), "{w:?}");
         assert!(w[1].starts_with("interface b is down"), "{w:?}");
+    }
+
+    #[test]
+    fn missing_interfaces_are_named_once_each_and_none_at_all_loudly() {
+        let (w, none) = missing_interface_messages(&[], 2);
+        assert!(w.is_empty() && none.is_none());
+        let (w, none) = missing_interface_messages(&["wlan1".into()], 2);
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with(
+                "interface wlan1 does not exist (yet): braid will use it when it appears"
+            ),
+            "{w:?}"
+        );
+        assert_eq!(none, None, "one of two is there");
+        let (w, none) = missing_interface_messages(&["wlan1".into(), "wlan2".into()], 2);
+        assert_eq!(w.len(), 2);
+        let none = none.expect("none exists: said");
+        assert!(none.contains("(wlan1, wlan2)"), "{none}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The daemon's data plane: the TUN device and the interfaces' sockets on
 //! one side, the node on the other. Reads a batch, hands it to the node,
-//! sends what the node has ready (one sendmmsg per interface), writes what
-//! it delivers, and follows the kernel's word on each interface's carrier.
+//! sends what the node has ready (one sendmmsg per interface), and writes
+//! what it delivers. (The kernel's word on each interface, its carrier,
+//! its coming and going, is `links.rs`'s.)
 
 use std::io::ErrorKind;
 
@@ -51,7 +52,7 @@ impl Daemon {
     /// port.
     pub(super) fn read_port(&mut self, i: usize) {
         use std::os::fd::AsRawFd;
-        let Some(port) = self.ports.get(i) else {
+        let Some(Some(port)) = self.ports.get(i) else {
             return;
         };
         let fd = port.socket.as_raw_fd();
@@ -61,7 +62,7 @@ impl Daemon {
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    debug!(error = %e, interface = %self.ports[i].name, "receive failed");
+                    debug!(error = %e, interface = %self.config.interfaces[i], "receive failed");
                     break;
                 }
             };
@@ -87,7 +88,7 @@ impl Daemon {
                 if let Some(id) = sender {
                     match self.book.note(id, place) {
                         Noted::Moved => {
-                            info!(neighbor = id.0, interface = %self.ports[i].name, %from, "neighbor moved");
+                            info!(neighbor = id.0, interface = %self.config.interfaces[i], %from, "neighbor moved");
                             self.touch_kernel();
                         }
                         Noted::New => self.touch_kernel(),
@@ -99,52 +100,6 @@ impl Daemon {
             if n < crate::batch::BATCH {
                 break;
             }
-        }
-    }
-
-    /// Reads the kernel's link notifications: an interface of ours that is
-    /// down or without carrier takes its neighbors down now, and brings
-    /// nobody back until the kernel says it is up again.
-    pub(super) fn read_carrier(&mut self) {
-        let Some(watch) = &mut self.carrier else {
-            return;
-        };
-        let mut states = Vec::new();
-        let r = watch.read(|s| states.push(s));
-        self.counters.carrier_malformed += r.malformed;
-        // The last word about each of our interfaces.
-        let mut usable: Vec<Option<bool>> = vec![None; self.ports.len()];
-        for s in states {
-            if let Some(i) = self.ports.iter().position(|p| p.index == s.index) {
-                usable[i] = Some(s.usable);
-            }
-        }
-        if r.overrun {
-            // Notifications were lost: ask for every interface's state.
-            for (i, p) in self.ports.iter().enumerate() {
-                usable[i] = Some(crate::carrier::usable_now(&p.name) == Some(true));
-            }
-        }
-        let now = self.now();
-        for (i, u) in usable.into_iter().enumerate() {
-            match u {
-                Some(false) => {
-                    let gone = self
-                        .node
-                        .interface_down(now, Interface(i as u16), &mut self.rng);
-                    self.note_interface_down(i, gone, "carrier lost");
-                }
-                Some(true) => self.node.interface_up(Interface(i as u16)),
-                None => {}
-            }
-        }
-    }
-
-    /// Counts and logs an interface that took `gone` neighbors down.
-    fn note_interface_down(&mut self, i: usize, gone: usize, why: &str) {
-        if gone > 0 {
-            self.counters.carrier_lost += 1;
-            info!(interface = %self.ports[i].name, why, neighbors = gone, "interface down");
         }
     }
 
@@ -163,7 +118,7 @@ impl Daemon {
             while let Some(t) = self.node.poll_transmit(now) {
                 match t.dest {
                     Dest::AllNeighbors => {
-                        for p in &self.ports {
+                        for p in self.ports.iter().flatten() {
                             match p.send_all(&t.bytes) {
                                 Ok(_) => self.counters.udp_tx += 1,
                                 Err(_) => self.counters.udp_tx_errors += 1,
@@ -208,6 +163,14 @@ impl Daemon {
                 if batch.is_empty() || batch.is_blocked() {
                     continue;
                 }
+                // Its interface went away (closed, its neighbors taken
+                // down): what was queued for it meanwhile is dropped.
+                let Some(p) = p else {
+                    let n = batch.fail_all(left);
+                    self.counters.udp_tx_errors += n;
+                    taken += n;
+                    continue;
+                };
                 if look && !p.usable() {
                     let n = batch.fail_all(left);
                     self.counters.udp_tx_errors += n;

@@ -119,6 +119,7 @@ impl Daemon {
                     );
                 }
                 NodeEvent::Refused { reason } => debug!(reason, "datagram refused"),
+                NodeEvent::EchoReply { from, seq, .. } => self.echo_reply(now, from, seq),
                 NodeEvent::DuplicateId { sign, interface } => {
                     let name = self.interface_name(interface.0 as usize);
                     let quiet = self
@@ -154,10 +155,7 @@ impl Daemon {
     }
 
     fn interface_name(&self, i: usize) -> String {
-        self.ports
-            .get(i)
-            .map(|p| p.name.clone())
-            .unwrap_or_default()
+        self.config.interfaces.get(i).cloned().unwrap_or_default()
     }
 
     /// SIGHUP: reads the config again. An invalid file is refused and the
@@ -362,6 +360,19 @@ impl Daemon {
                         self.add_monitor(stream);
                     }
                     return;
+                }
+                Service::Ctl if super::echo::is_echo_request(line) => {
+                    // Answered when the replies are in (echo.rs): the
+                    // client waits in its slot, the loop does not.
+                    self.counters.ctl_requests += 1;
+                    match self.start_echo(slot, line.trim()) {
+                        Ok(()) => Step::Wait,
+                        Err(doc) => {
+                            let mut reply = doc.to_string().into_bytes();
+                            reply.push(b'\n');
+                            client.answer(reply, now)
+                        }
+                    }
                 }
                 Service::Ctl => {
                     let reply = self.ctl_reply(line.trim());

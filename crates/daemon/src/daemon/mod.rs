@@ -14,9 +14,17 @@
 //! the kernel does, and (without late binding) the ingress of the
 //! sessions lent to it never reach this loop; the loop keeps the kernel's
 //! maps in step after every round.
+//!
+//! Interfaces come and go (`links.rs`): a configured interface that does
+//! not exist at start is waited for, and opened when the kernel's link
+//! notifications say it appeared; one that goes away is closed, its
+//! neighbors down, until it comes back. Each keeps its place in
+//! `ports` (its position in the config, the node's `Interface(i)`).
 
 pub(crate) mod checks;
 mod dataplane;
+mod echo;
+mod links;
 mod management;
 
 use std::io::{self, ErrorKind};
@@ -34,7 +42,7 @@ use mio::{Events, Interest, Poll, Token};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use thiserror::Error;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use crate::access::{AccessError, AccessPort};
 use crate::batch::{RecvBatch, SendBatch};
@@ -108,10 +116,19 @@ pub struct Daemon {
     clock: std::time::Instant,
     started: Instant,
     tun: tun_rs::SyncDevice,
-    ports: Vec<Port>,
-    /// The kernel's link notifications (`None`: unavailable, then only
-    /// failed sends and silence take neighbors down).
+    /// Each configured interface's sockets, by its position in the config
+    /// (the node's `Interface(i)`, poll tokens `PORT_BASE + 2i`): `None`
+    /// while the interface does not exist.
+    ports: Vec<Option<Port>>,
+    /// Why a configured interface that exists could not be opened, as
+    /// last logged (said once per reason).
+    open_errors: Vec<Option<String>>,
+    /// The kernel's link notifications (`None`: unavailable, then failed
+    /// sends and silence take neighbors down, and interfaces are looked
+    /// at every `links::RESCAN_EVERY`).
     carrier: Option<CarrierWatch>,
+    /// Without link notifications: when the interfaces are next looked at.
+    next_rescan: Instant,
     /// Received datagrams, a batch at a time, and what waits to be sent
     /// on each port.
     recv: RecvBatch,
@@ -140,6 +157,10 @@ pub struct Daemon {
     last_reload: Option<(f64, bool)>,
     /// The last monitor events, for the dashboard (bounded).
     recent_events: std::collections::VecDeque<String>,
+    /// Pings and traceroutes waiting for their replies (`echo.rs`).
+    echoes: Vec<echo::Waiting>,
+    /// The last echo sequence number used.
+    echo_seq: u32,
 }
 
 /// Seconds since the Unix epoch (for metrics' timestamps).
@@ -170,20 +191,19 @@ impl Daemon {
         let node = Node::new(config.node, nc, now, &mut rng)?;
 
         let tun = open_tun(&config)?;
-        let ports = config
-            .interfaces
-            .iter()
-            .map(|name| Port::open(name, config.port, config.group, config.send_buffer))
-            .collect::<Result<Vec<_>, _>>()?;
+        // Listening before the interfaces are opened: one that appears
+        // meanwhile is either opened now or notified.
+        let carrier = CarrierWatch::open()
+            .inspect_err(|e| warn!(error = %e, "no link notifications: carrier loss is seen only by failed sends and silence, and missing interfaces are looked for every 5 s"))
+            .ok();
+        let ports = open_ports(&config)?;
+        let missing = ports.iter().filter(|p| p.is_none()).count() as u64;
         let kernel = KernelPath::start(&config, &ports)?;
         let access = config
             .access
             .iter()
             .map(|a| AccessPort::open(a, now))
             .collect::<Result<Vec<_>, _>>()?;
-        let carrier = CarrierWatch::open()
-            .inspect_err(|e| warn!(error = %e, "no link notifications: carrier loss is seen only by failed sends and silence"))
-            .ok();
         let ctl = open_ctl(&config.control_socket)?;
         share_ctl(&config.control_socket, config.control_group.as_deref())?;
         let metrics = config
@@ -205,8 +225,10 @@ impl Daemon {
             tun,
             recv: RecvBatch::new(recv_slot),
             outgoing: (0..ports.len()).map(|_| SendBatch::default()).collect(),
+            open_errors: vec![None; ports.len()],
             ports,
             carrier,
+            next_rescan: now + links::RESCAN_EVERY,
             book: AddressBook::new(max_neighbors),
             ctl,
             metrics,
@@ -215,12 +237,17 @@ impl Daemon {
             started_unix: unix_now(),
             last_reload: None,
             recent_events: Default::default(),
+            echoes: Vec::new(),
+            echo_seq: 0,
             clients: (0..crate::clients::MAX_CLIENTS).map(|_| None).collect(),
             signals,
             reload_wanted: reload,
             stop_wanted: stop,
             poll,
-            counters: IoCounters::default(),
+            counters: IoCounters {
+                interfaces_missing: missing,
+                ..IoCounters::default()
+            },
             kernel,
             access,
         };
@@ -260,16 +287,9 @@ impl Daemon {
             }
         }
         for (i, p) in self.ports.iter_mut().enumerate() {
-            r.register(&mut p.socket, Token(PORT_BASE + 2 * i), Interest::READABLE)
-                .map_err(io_err("poll socket"))?;
-            // Edge-triggered: an event each time the kernel's queue for
-            // this interface frees room after a send found it full.
-            r.register(
-                &mut p.data,
-                Token(PORT_BASE + 2 * i + 1),
-                Interest::WRITABLE,
-            )
-            .map_err(io_err("poll socket"))?;
+            if let Some(p) = p {
+                register_port(r, i, p).map_err(io_err("poll socket"))?;
+            }
         }
         Ok(())
     }
@@ -289,6 +309,7 @@ impl Daemon {
                 .access
                 .iter()
                 .map(AccessPort::next_probe)
+                .chain(self.echo_timeout())
                 .fold(self.node.poll_timeout(), Instant::min);
             let timeout =
                 Duration::from_micros(wake.0.saturating_sub(now.0)).min(Duration::from_secs(1));
@@ -340,8 +361,15 @@ impl Daemon {
                 self.node.handle_timeout(now, &mut self.rng);
             }
             self.drop_idle_clients(now);
+            if self.carrier.is_none() && now >= self.next_rescan {
+                self.next_rescan = now + links::RESCAN_EVERY;
+                self.rescan_links();
+            }
             self.flush(now);
             self.take_events(now);
+            if !self.echoes.is_empty() {
+                self.advance_echoes(now);
+            }
             if let Some(k) = &mut self.kernel {
                 k.sync(now, &mut self.node, &self.book, &self.ports);
             }
@@ -368,6 +396,44 @@ impl Daemon {
         // The TUN device goes when its descriptor closes (on drop), and
         // the kernel removes the routes through it with it.
     }
+}
+
+/// Opens every configured interface that exists (`None` for one that
+/// does not: said, and waited for); any other failure to open one refuses
+/// the start.
+fn open_ports(config: &Config) -> Result<Vec<Option<Port>>, DaemonError> {
+    let mut ports = Vec::with_capacity(config.interfaces.len());
+    let mut missing = Vec::new();
+    for name in &config.interfaces {
+        match Port::open(name, config.port, config.group, config.send_buffer) {
+            Ok(p) => ports.push(Some(p)),
+            Err(UnderlayError::NoInterface { .. }) => {
+                missing.push(name.clone());
+                ports.push(None);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let (warnings, none) = checks::missing_interface_messages(&missing, ports.len());
+    for w in warnings {
+        warn!("{w}");
+    }
+    if let Some(e) = none {
+        error!("{e}");
+    }
+    Ok(ports)
+}
+
+/// Registers port `i`'s sockets with the loop, under its tokens.
+fn register_port(r: &mio::Registry, i: usize, p: &mut Port) -> io::Result<()> {
+    r.register(&mut p.socket, Token(PORT_BASE + 2 * i), Interest::READABLE)?;
+    // Edge-triggered: an event each time the kernel's queue for this
+    // interface frees room after a send found it full.
+    r.register(
+        &mut p.data,
+        Token(PORT_BASE + 2 * i + 1),
+        Interest::WRITABLE,
+    )
 }
 
 fn open_tun(config: &Config) -> Result<tun_rs::SyncDevice, DaemonError> {

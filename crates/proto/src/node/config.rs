@@ -177,6 +177,10 @@ pub struct NodeCounters {
     pub path_reports_sent: u64,
     /// Path reports this node received as an ingress.
     pub path_reports_received: u64,
+    /// Echo requests this node answered (`braid ctl ping` from another
+    /// router).
+    #[serde(default)]
+    pub echoes_answered: u64,
     /// Times the paths toward some egress changed.
     pub route_changes: u64,
     /// Link-layer failures the driver reported.

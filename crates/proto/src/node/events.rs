@@ -88,6 +88,16 @@ pub enum NodeEvent {
         /// The counter it was counted under.
         reason: &'static str,
     },
+    /// An echo reply came back (`Node::send_echo`): from `from`, with the
+    /// request's sequence number and stamp.
+    EchoReply {
+        /// The router that answered.
+        from: NodeId,
+        /// The request's sequence number.
+        seq: u32,
+        /// The request's stamp, as the requester wrote it.
+        stamp: u64,
+    },
     /// Another router uses this node's id (see [`crate::control::DuplicateSign`]):
     /// the two fight over the link-state database until one is renumbered.
     DuplicateId {
@@ -109,6 +119,7 @@ impl NodeEvent {
             NodeEvent::ModeChange { .. } => "mode_change",
             NodeEvent::Refused { .. } => "refused",
             NodeEvent::DuplicateId { .. } => "duplicate_id",
+            NodeEvent::EchoReply { .. } => "echo_reply",
         }
     }
 }

@@ -2,9 +2,12 @@
 //! its ingress how many packets arrived on each path, inside a data
 //! packet of the control class; the ingress turns two reports and what it
 //! sent in between into each path's loss (what the adaptive mode and the
-//! operator's per-path counters read).
+//! operator's per-path counters read). And echoes (`braid ctl ping`):
+//! the same end-to-end carriage, signed and checked the same way.
 
-use braid_wire::{ControlHeader, ControlMessage, MessageType, NodeId, PathCount, PathReport};
+use braid_wire::{
+    ControlHeader, ControlMessage, Echo, EchoKind, MessageType, NodeId, PathCount, PathReport,
+};
 
 use super::binding::FlowKey;
 use super::Node;
@@ -100,8 +103,12 @@ impl Node {
     }
 
     /// A message of the control class delivered here: a path report for
-    /// one of our ingress sessions.
+    /// one of our ingress sessions, or an echo.
     pub(super) fn on_node_message(&mut self, now: Instant, bytes: &[u8]) {
+        if braid_wire::peek(bytes) == Ok(MessageType::Echo) {
+            self.on_echo(now, bytes);
+            return;
+        }
         let report =
             ControlMessage::parse(bytes).and_then(|msg| Ok((msg, PathReport::parse(&msg)?)));
         let (msg, report) = match report {
@@ -131,5 +138,99 @@ impl Node {
         self.emit_all(&mut out, &[], FlowKey::default());
         self.scratch = out;
         self.note_mode_changes();
+    }
+
+    /// Sends an echo request to `target` through the mesh, on the paths
+    /// user traffic to it takes (the control class's session), to be
+    /// answered with an [`NodeEvent::EchoReply`](super::NodeEvent::EchoReply)
+    /// carrying `seq` and `stamp`. False when there is no path to it.
+    pub fn send_echo(&mut self, now: Instant, target: NodeId, seq: u32, stamp: u64) -> bool {
+        let echo = Echo {
+            kind: EchoKind::Request,
+            target,
+            seq,
+            stamp,
+        };
+        self.send_end_to_end(now, target, &echo)
+    }
+
+    /// Signs `echo` and sends it to `to` in the control class.
+    fn send_end_to_end(&mut self, now: Instant, to: NodeId, echo: &Echo) -> bool {
+        let (key_id, mac_len) = self.control.mac_fields();
+        let header = ControlHeader {
+            key_id,
+            mac_len,
+            ..ControlHeader::new(MessageType::Echo, self.id)
+        };
+        let mut buf = vec![0u8; Echo::encoded_len(mac_len as usize)];
+        let Ok(n) = echo.emit(&header, &mut buf) else {
+            return false;
+        };
+        buf.truncate(n);
+        self.control.sign(&mut buf);
+        if to == self.id || !self.ensure_routes(now, to) {
+            return false;
+        }
+        let c = Classified {
+            class: CLASS_CONTROL,
+            urgent: true,
+            flow_hash: 0,
+        };
+        let mut out = std::mem::take(&mut self.scratch);
+        let sent = self
+            .ingress
+            .send_classified(now, to, c, &buf, false, &mut out)
+            .is_ok();
+        let key = FlowKey {
+            hash: 0,
+            urgent: true,
+        };
+        self.emit_all(&mut out, &buf, key);
+        self.scratch = out;
+        sent
+    }
+
+    /// An echo delivered here: a request for us is answered at once (no
+    /// state kept: an answer per authenticated request), a reply for us
+    /// becomes an event.
+    fn on_echo(&mut self, now: Instant, bytes: &[u8]) {
+        let echo = ControlMessage::parse(bytes).and_then(|msg| Ok((msg, Echo::parse(&msg)?)));
+        let (msg, echo) = match echo {
+            Ok(e) => e,
+            Err(e) => {
+                self.counters.malformed += 1;
+                self.refuse(e.kind());
+                return;
+            }
+        };
+        if let Err(r) = self.control.auth().check_mac(&msg) {
+            self.counters.unauthenticated += 1;
+            self.refuse(r.kind());
+            return;
+        }
+        let from = msg.header.sender;
+        match echo.kind {
+            EchoKind::Request if echo.target == self.id => {
+                let reply = Echo {
+                    kind: EchoKind::Reply,
+                    target: from,
+                    ..echo
+                };
+                if self.send_end_to_end(now, from, &reply) {
+                    self.counters.echoes_answered += 1;
+                }
+            }
+            EchoKind::Reply if echo.target == self.id => {
+                self.events.push(super::NodeEvent::EchoReply {
+                    from,
+                    seq: echo.seq,
+                    stamp: echo.stamp,
+                });
+            }
+            _ => {
+                self.counters.malformed += 1;
+                self.refuse("not_our_echo");
+            }
+        }
     }
 }

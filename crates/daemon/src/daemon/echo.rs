@@ -1,0 +1,323 @@
+//! `braid ctl ping` and `braid ctl traceroute`: echo requests sent end to
+//! end through the mesh (`Node::send_echo`), on the paths user traffic
+//! takes, and the control client that asked kept waiting (never the
+//! loop) until the replies are in or the last one is a second late.
+//! Traceroute asks each router of the primary path toward the target in
+//! turn, so each hop's round trip is that router's own.
+//!
+//! Bounded: at most [`MAX_WAITING`] requests wait at once, at most
+//! [`MAX_PROBES`] echoes each; a request waits at most about three
+//! seconds, within the control clients' idle limit.
+
+use std::time::Duration;
+
+use braid_proto::time::Instant;
+use braid_wire::NodeId;
+use serde_json::{json, Value};
+
+use super::Daemon;
+use crate::clients::Step;
+use crate::ctl;
+
+/// Requests that may wait for replies at once.
+pub const MAX_WAITING: usize = 4;
+/// Echoes per request (a ping's count; the hops of a traceroute).
+pub const MAX_PROBES: usize = 10;
+/// Between two echoes of one request.
+const SPACING: Duration = Duration::from_millis(200);
+/// How long after an echo its reply may come.
+const WAIT: Duration = Duration::from_secs(1);
+
+/// What was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Ping,
+    Traceroute,
+}
+
+/// One echo of a request.
+#[derive(Debug, Clone)]
+struct Probe {
+    target: NodeId,
+    seq: u32,
+    /// When it was sent (`None`: not yet; or no path, then `unreachable`).
+    sent: Option<Instant>,
+    unreachable: bool,
+    rtt: Option<Duration>,
+}
+
+/// A request waiting for its replies: its control client's slot.
+#[derive(Debug)]
+pub(super) struct Waiting {
+    slot: usize,
+    kind: Kind,
+    target: NodeId,
+    /// The routers of the primary path (traceroute).
+    path: Vec<NodeId>,
+    probes: Vec<Probe>,
+    next_send: Instant,
+}
+
+/// Reads `ping NODE [COUNT]` or `traceroute NODE`; `None` for any other
+/// command, else the request's parts or the error to answer with.
+fn parse(line: &str) -> Option<Result<(Kind, NodeId, usize), String>> {
+    let mut words = line.split_whitespace();
+    let kind = match words.next()? {
+        "ping" => Kind::Ping,
+        "traceroute" => Kind::Traceroute,
+        _ => return None,
+    };
+    let node = match words.next().map(str::parse::<u16>) {
+        Some(Ok(n)) if (1..u16::MAX).contains(&n) => NodeId(n),
+        _ => {
+            return Some(Err(
+                "give a node id (1-65534): ping NODE [COUNT], traceroute NODE".into(),
+            ))
+        }
+    };
+    let count = match (kind, words.next().map(str::parse::<usize>)) {
+        (Kind::Ping, None) => 3,
+        (Kind::Ping, Some(Ok(c))) if (1..=MAX_PROBES).contains(&c) => c,
+        (Kind::Ping, Some(_)) => {
+            return Some(Err(format!("a ping's count is 1 to {MAX_PROBES}")));
+        }
+        (Kind::Traceroute, None) => 0,
+        (Kind::Traceroute, Some(_)) => return Some(Err("traceroute takes a node id only".into())),
+    };
+    if words.next().is_some() {
+        return Some(Err(
+            "too many words: ping NODE [COUNT], traceroute NODE".into()
+        ));
+    }
+    Some(Ok((kind, node, count)))
+}
+
+/// Whether a ctl line is an echo request (answered later, not at once).
+pub(super) fn is_echo_request(line: &str) -> bool {
+    parse(line).is_some()
+}
+
+impl Daemon {
+    /// Starts a ping or traceroute for the client in `slot`; an error is
+    /// the document to answer at once.
+    pub(super) fn start_echo(&mut self, slot: usize, line: &str) -> Result<(), Value> {
+        let (kind, target, count) = match parse(line) {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => return Err(ctl::error_doc(&e)),
+            None => return Err(ctl::error_doc("not an echo request")),
+        };
+        if self.echoes.len() >= MAX_WAITING {
+            return Err(ctl::error_doc(&format!(
+                "{MAX_WAITING} pings or traceroutes already wait for replies; try again in a few seconds"
+            )));
+        }
+        if target == self.node.id() {
+            return Err(ctl::error_doc("that is this router"));
+        }
+        if self.node.control().lsdb().get(target).is_none() {
+            return Err(ctl::error_doc(&format!(
+                "router {} is not in the link-state database (braid ctl topology lists those known)",
+                target.0
+            )));
+        }
+        // Traceroute: each router of the path traffic to the target takes.
+        let path: Vec<NodeId> = match kind {
+            Kind::Ping => Vec::new(),
+            Kind::Traceroute => {
+                let transit = self
+                    .node
+                    .paths_to(target)
+                    .and_then(|p| p.first().cloned())
+                    .or_else(|| {
+                        self.node
+                            .candidate_paths(target)
+                            .first()
+                            .map(|(t, _)| t.clone())
+                    });
+                match transit {
+                    Some(t) => t.into_iter().chain([target]).take(MAX_PROBES).collect(),
+                    None => {
+                        return Err(ctl::error_doc(&format!(
+                            "no path to router {} now",
+                            target.0
+                        )))
+                    }
+                }
+            }
+        };
+        let targets: Vec<NodeId> = match kind {
+            Kind::Ping => vec![target; count],
+            Kind::Traceroute => path.clone(),
+        };
+        let probes = targets
+            .into_iter()
+            .map(|t| {
+                self.echo_seq = self.echo_seq.wrapping_add(1);
+                Probe {
+                    target: t,
+                    seq: self.echo_seq,
+                    sent: None,
+                    unreachable: false,
+                    rtt: None,
+                }
+            })
+            .collect();
+        self.echoes.push(Waiting {
+            slot,
+            kind,
+            target,
+            path,
+            probes,
+            next_send: self.now(),
+        });
+        Ok(())
+    }
+
+    /// An echo reply: its round trip goes to the probe that sent it.
+    pub(super) fn echo_reply(&mut self, now: Instant, from: NodeId, seq: u32) {
+        for w in &mut self.echoes {
+            if let Some(p) = w
+                .probes
+                .iter_mut()
+                .find(|p| p.seq == seq && p.target == from && p.rtt.is_none())
+            {
+                if let Some(sent) = p.sent {
+                    p.rtt = Some(Duration::from_micros(now.since(sent).as_micros() as u64));
+                }
+                return;
+            }
+        }
+    }
+
+    /// When the next echo is due or a request's wait ends.
+    pub(super) fn echo_timeout(&self) -> Option<Instant> {
+        self.echoes
+            .iter()
+            .map(|w| match w.probes.iter().find(|p| p.sent.is_none()) {
+                Some(_) => w.next_send,
+                None => {
+                    w.probes
+                        .iter()
+                        .filter_map(|p| p.sent)
+                        .max()
+                        .unwrap_or(w.next_send)
+                        + WAIT
+                }
+            })
+            .min()
+    }
+
+    /// Sends the echoes that are due, and answers the requests that are
+    /// done: every reply in, or the last echo a second old.
+    pub(super) fn advance_echoes(&mut self, now: Instant) {
+        let mut done = Vec::new();
+        for (i, w) in self.echoes.iter_mut().enumerate() {
+            // Ping: one echo per spacing; traceroute: all at once.
+            while let Some(p) = w
+                .probes
+                .iter_mut()
+                .find(|p| p.sent.is_none() && !p.unreachable)
+            {
+                if w.next_send > now {
+                    break;
+                }
+                if self.node.send_echo(now, p.target, p.seq, now.0) {
+                    p.sent = Some(now);
+                } else {
+                    p.unreachable = true;
+                }
+                if w.kind == Kind::Ping {
+                    w.next_send = now + SPACING;
+                }
+            }
+            let all_sent = w.probes.iter().all(|p| p.sent.is_some() || p.unreachable);
+            let last = w.probes.iter().filter_map(|p| p.sent).max();
+            let answered = w.probes.iter().all(|p| p.rtt.is_some() || p.unreachable);
+            if all_sent && (answered || last.is_none_or(|t| now >= t + WAIT)) {
+                done.push(i);
+            }
+        }
+        for i in done.into_iter().rev() {
+            let w = self.echoes.swap_remove(i);
+            let doc = self.echo_doc(&w);
+            self.answer_slot(w.slot, doc, now);
+        }
+        self.flush(now);
+    }
+
+    fn echo_doc(&self, w: &Waiting) -> Value {
+        let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
+        let body = match w.kind {
+            Kind::Ping => json!({
+                "target": w.target.0,
+                "sent": w.probes.iter().filter(|p| p.sent.is_some()).count(),
+                "received": w.probes.iter().filter(|p| p.rtt.is_some()).count(),
+                "probes": w.probes.iter().map(|p| json!({
+                    "seq": p.seq,
+                    "rtt_ms": ms(p.rtt),
+                    "unreachable": p.unreachable,
+                })).collect::<Vec<_>>(),
+            }),
+            Kind::Traceroute => json!({
+                "target": w.target.0,
+                "path": std::iter::once(self.node.id().0)
+                    .chain(w.path.iter().map(|n| n.0))
+                    .collect::<Vec<_>>(),
+                "hops": w.probes.iter().enumerate().map(|(k, p)| json!({
+                    "hop": k + 1,
+                    "node": p.target.0,
+                    "rtt_ms": ms(p.rtt),
+                    "unreachable": p.unreachable,
+                })).collect::<Vec<_>>(),
+            }),
+        };
+        let mut doc = json!({ "version": ctl::CTL_VERSION, "node": self.node.id().0 });
+        if let (Value::Object(d), Value::Object(b)) = (&mut doc, body) {
+            d.extend(b);
+        }
+        doc
+    }
+
+    /// Answers the control client in `slot` (if it is still there).
+    pub(super) fn answer_slot(&mut self, slot: usize, doc: Value, now: Instant) {
+        let Some(mut client) = self.clients.get_mut(slot).and_then(Option::take) else {
+            return;
+        };
+        let mut reply = doc.to_string().into_bytes();
+        reply.push(b'\n');
+        match client.answer(reply, now) {
+            Step::Close { .. } => {
+                let _ = self.poll.registry().deregister(&mut client.stream);
+            }
+            _ => self.clients[slot] = Some(client),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echo_requests_are_read_and_bad_ones_named() {
+        assert_eq!(parse("status"), None);
+        assert_eq!(parse("ping 4"), Some(Ok((Kind::Ping, NodeId(4), 3))));
+        assert_eq!(parse("ping 4 10"), Some(Ok((Kind::Ping, NodeId(4), 10))));
+        assert_eq!(
+            parse("traceroute 7"),
+            Some(Ok((Kind::Traceroute, NodeId(7), 0)))
+        );
+        for bad in [
+            "ping",
+            "ping x",
+            "ping 0",
+            "ping 65535",
+            "ping 4 0",
+            "ping 4 11",
+            "ping 4 2 1",
+            "traceroute 4 2",
+        ] {
+            assert!(matches!(parse(bad), Some(Err(_))), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,399 @@
+//! Interfaces that come and go under a running daemon. Daemon A is
+//! configured with `hpx0` (there) and `hp0` (not yet): it starts, says
+//! `hp0` does not exist, and counts it missing. Then `hp0` appears (a veth
+//! to daemon B's namespace): A opens it on the kernel's link notification
+//! and finds B through it. The veth is deleted: A's neighbor goes down at
+//! once (the neighbor timeout here is 10 s), and the interface counts as
+//! missing again. It is made again, and B is back through it. It is
+//! renamed (no braid interface any more: closed) and named back (opened
+//! again). Where braid was built with its eBPF objects, A runs the kernel
+//! data path, and `braid_rx` is on `hp0` each time it appears, once, and
+//! off the interface renamed away.
+//!
+//! Two named network namespaces (deleted also when the test fails), the
+//! daemons on threads inside them, stopped by SIGTERM; addresses from
+//! 198.18.0.0/15; needs root. A harness of its own (libtest-mimic), so
+//! that without root the runner's output lists the test as ignored, and
+//! why.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use braid_bpf::{Datapath, Program};
+use braid_daemon::ctl::{self, Neighbors, Stats, Status};
+use braid_daemon::daemon::Daemon;
+use serde_json::Value;
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("ip runs");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A named network namespace, deleted when dropped (also when the test
+/// fails).
+struct Netns(String);
+
+impl Netns {
+    fn new(role: &str) -> Netns {
+        let name = format!("braid-hp{role}-{}", std::process::id());
+        let _ = Command::new("ip").args(["netns", "del", &name]).output();
+        ip(&["netns", "add", &name]);
+        ip(&["-n", &name, "link", "set", "lo", "up"]);
+        Netns(name)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
+    }
+}
+
+/// Runs `f` on a thread inside the named namespace `name`, and what that
+/// thread starts too.
+fn spawn_in<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let path = format!("/run/netns/{name}");
+    std::thread::spawn(move || {
+        let ns = std::fs::File::open(&path).expect("the namespace");
+        nix::sched::setns(ns, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns (root)");
+        f()
+    })
+}
+
+/// Everything the daemons log, kept to look for lines in (and shown
+/// when the test fails).
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<u8>>>);
+
+impl Log {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+
+    fn count(&self, needle: &str) -> usize {
+        self.text().matches(needle).count()
+    }
+}
+
+impl Write for Log {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The daemons running, stopped (SIGTERM: each daemon's handler takes it)
+/// when dropped; the log is shown if the test failed.
+struct Daemons {
+    threads: Vec<std::thread::JoinHandle<()>>,
+    /// Whether any daemon started (registered its SIGTERM handler:
+    /// without one, SIGTERM would end the test).
+    started: bool,
+    log: Log,
+    dir: PathBuf,
+}
+
+impl Daemons {
+    /// Starts a daemon with `config` in namespace `ns`; returns its
+    /// control socket once it answers.
+    fn start(&mut self, ns: &str, name: &str, config: String) -> PathBuf {
+        let path = self.dir.join(format!("{name}.toml"));
+        let socket = self.dir.join(format!("{name}.sock"));
+        let config = format!("control_socket = \"{}\"\n{config}", socket.display());
+        std::fs::write(&path, config).unwrap();
+        let (started, ok) = mpsc::channel();
+        self.threads.push(spawn_in(ns, move || {
+            let d = match Daemon::start(&path) {
+                Ok(d) => d,
+                Err(e) => {
+                    let _ = started.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            let _ = started.send(Ok(()));
+            d.run().expect("the daemon runs until stopped");
+        }));
+        ok.recv_timeout(Duration::from_secs(30))
+            .expect("the daemon starts within 30 s")
+            .unwrap_or_else(|e| panic!("daemon {name} refused to start: {e}"));
+        self.started = true;
+        socket
+    }
+}
+
+impl Drop for Daemons {
+    fn drop(&mut self) {
+        if self.started {
+            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            for t in self.threads.drain(..) {
+                while !t.is_finished() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if t.is_finished() {
+                    let _ = t.join();
+                }
+            }
+        }
+        if std::thread::panicking() {
+            eprintln!("--- what the daemons logged:\n{}", self.log.text());
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Waits (at most `within`) until `what` holds, asking again every 50 ms.
+fn wait_for(what: &str, within: Duration, mut f: impl FnMut() -> bool) -> Duration {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < within, "{what} within {within:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    t0.elapsed()
+}
+
+/// Where A has `neighbor` up: its interface's name.
+fn neighbor_interface(socket: &Path, neighbor: u16) -> Option<String> {
+    let doc = ctl::query::<Neighbors>(socket, "neighbors").expect("neighbors");
+    doc.body
+        .neighbors
+        .into_iter()
+        .find(|n| n.id == neighbor)
+        .map(|n| n.interface)
+}
+
+fn io(socket: &Path) -> braid_daemon::counters::IoCounters {
+    ctl::query::<Stats>(socket, "stats")
+        .expect("stats")
+        .body
+        .stats
+        .io
+}
+
+/// The veth `hp0` between the two namespaces, with addresses, up.
+fn make_hp0(a: &str, b: &str) {
+    ip(&[
+        "link", "add", "hp0", "netns", a, "type", "veth", "peer", "name", "hp0", "netns", b,
+    ]);
+    ip(&["-n", a, "addr", "add", "198.18.77.1/24", "dev", "hp0"]);
+    ip(&["-n", b, "addr", "add", "198.18.77.2/24", "dev", "hp0"]);
+    ip(&["-n", a, "link", "set", "hp0", "up"]);
+    ip(&["-n", b, "link", "set", "hp0", "up"]);
+}
+
+/// The programs attached on `dev`'s receive side in namespace `ns`.
+fn attached_on(ns: &str, dev: &'static str) -> Vec<String> {
+    spawn_in(ns, move || {
+        Datapath::attached(Program::Rx, dev).expect("query")
+    })
+    .join()
+    .expect("the query's thread")
+}
+
+fn main() -> std::process::ExitCode {
+    common::run_as_root(
+        "an_interface_missing_at_start_is_used_when_it_appears_and_again_after_it_went",
+        "network namespaces, veth and daemons",
+        an_interface_missing_at_start_is_used_when_it_appears_and_again_after_it_went,
+    )
+}
+
+fn an_interface_missing_at_start_is_used_when_it_appears_and_again_after_it_went() {
+    let log = Log::default();
+    let writer = log.clone();
+    tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .init();
+    let a = Netns::new("a");
+    let b = Netns::new("b");
+    let dir = std::env::temp_dir().join(format!("braid-hotplug-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut daemons = Daemons {
+        threads: Vec::new(),
+        started: false,
+        log: log.clone(),
+        dir,
+    };
+    // The kernel data path where braid carries its programs.
+    let kernel = braid_bpf::missing().is_none();
+    if !kernel {
+        eprintln!("the kernel data path's part skipped: braid was built without its eBPF objects");
+    }
+    // Probes every 100 ms; a neighbor unheard for 10 s is down: what
+    // takes it down sooner is the interface going.
+    let probes = "[probes]\nsmall_interval = \"100ms\"\nbig_interval = \"1s\"\ndead_after = 100\n";
+    // hpx0: there from the start, to nobody (a veth pair inside A).
+    ip(&[
+        "-n", &a.0, "link", "add", "hpx0", "type", "veth", "peer", "name", "hpx1",
+    ]);
+    ip(&["-n", &a.0, "link", "set", "hpx0", "up"]);
+    let sock_a = daemons.start(
+        &a.0,
+        "a",
+        format!(
+            "node = 1\ndatapath = \"{}\"\n[tun]\nname = \"braidhp\"\n{probes}\
+             [[interface]]\nname = \"hpx0\"\n[[interface]]\nname = \"hp0\"\n",
+            if kernel { "kernel" } else { "user" }
+        ),
+    );
+
+    // A runs with what it has, says what it waits for, and counts it.
+    let warning = "interface hp0 does not exist (yet): braid will use it when it appears";
+    assert_eq!(log.count(warning), 1, "said once: {}", log.text());
+    let status = ctl::query::<Status>(&sock_a, "status").expect("status");
+    assert_eq!(status.body.interfaces, ["hpx0", "hp0"], "both listed");
+    let c = io(&sock_a);
+    assert_eq!((c.interfaces_missing, c.interfaces_appeared), (1, 0));
+
+    // hp0 appears, and B behind it.
+    make_hp0(&a.0, &b.0);
+    let sock_b = daemons.start(
+        &b.0,
+        "b",
+        format!(
+            "node = 2\ndatapath = \"user\"\n[tun]\nname = \"braidhp\"\n{probes}\
+             [[interface]]\nname = \"hp0\"\n"
+        ),
+    );
+    // A monitor on A from here on: the events it tells.
+    let (events, heard) = mpsc::channel::<Value>();
+    let sock = sock_a.clone();
+    std::thread::spawn(move || {
+        let _ = ctl::monitor(&sock, |line| {
+            serde_json::from_str(line).is_ok_and(|v| events.send(v).is_ok())
+        });
+    });
+    let took = wait_for("B up at A through hp0", Duration::from_secs(20), || {
+        neighbor_interface(&sock_a, 2).as_deref() == Some("hp0")
+    });
+    eprintln!("B up at A through hp0 {took:?} after B started");
+    assert_eq!(neighbor_interface(&sock_b, 1).as_deref(), Some("hp0"));
+    let c = io(&sock_a);
+    assert_eq!((c.interfaces_missing, c.interfaces_appeared), (0, 1));
+    assert_eq!(log.count(warning), 1, "not said again");
+    assert_eq!(log.count("interface hp0 appeared: braid uses it now"), 1);
+    if kernel {
+        assert_eq!(
+            attached_on(&a.0, "hp0"),
+            ["braid_rx"],
+            "braid_rx on hp0, once"
+        );
+    }
+
+    // hp0 goes (both ends): B goes down at A at once, for that reason.
+    ip(&["-n", &a.0, "link", "del", "hp0"]);
+    let took = wait_for("B down at A", Duration::from_secs(3), || {
+        neighbor_interface(&sock_a, 2).is_none()
+    });
+    eprintln!("B down at A {took:?} after hp0 was deleted");
+    let down = std::iter::from_fn(|| heard.recv_timeout(Duration::from_secs(3)).ok())
+        .find(|e| e["event"] == "neighbor_down")
+        .expect("a neighbor_down event");
+    assert_eq!(down["neighbor"], 2, "{down}");
+    assert_eq!(down["why"], "interface down", "{down}");
+    let c = io(&sock_a);
+    assert_eq!((c.interfaces_missing, c.interfaces_gone), (1, 1));
+    wait_for("A down at B", Duration::from_secs(3), || {
+        neighbor_interface(&sock_b, 1).is_none()
+    });
+    assert!(
+        log.count("interface hp0 is gone (removed or renamed)") >= 2,
+        "both daemons said it: {}",
+        log.text()
+    );
+    // Still answering, still listing what it is configured with.
+    let status = ctl::query::<Status>(&sock_a, "status").expect("status");
+    assert_eq!(status.body.interfaces, ["hpx0", "hp0"]);
+
+    // hp0 comes back: so does B, through it, on both sides.
+    make_hp0(&a.0, &b.0);
+    let took = wait_for("B back at A through hp0", Duration::from_secs(20), || {
+        neighbor_interface(&sock_a, 2).as_deref() == Some("hp0")
+    });
+    eprintln!("B back at A {took:?} after hp0 was made again");
+    wait_for("A back at B", Duration::from_secs(20), || {
+        neighbor_interface(&sock_b, 1).is_some()
+    });
+    let up = std::iter::from_fn(|| heard.recv_timeout(Duration::from_secs(3)).ok())
+        .find(|e| e["event"] == "neighbor_up")
+        .expect("a neighbor_up event");
+    assert_eq!(up["neighbor"], 2, "{up}");
+    assert_eq!(up["interface"], "hp0", "{up}");
+    let c = io(&sock_a);
+    assert_eq!(
+        (
+            c.interfaces_missing,
+            c.interfaces_appeared,
+            c.interfaces_gone
+        ),
+        (0, 2, 1)
+    );
+    let c = io(&sock_b);
+    assert_eq!(
+        (
+            c.interfaces_missing,
+            c.interfaces_appeared,
+            c.interfaces_gone
+        ),
+        (0, 1, 1),
+        "B's own hp0 went and came back too"
+    );
+    if kernel {
+        assert_eq!(
+            attached_on(&a.0, "hp0"),
+            ["braid_rx"],
+            "on the new hp0, once"
+        );
+    }
+
+    // Renamed: not the configured interface any more, closed (and the
+    // kernel's program comes off it); named back: opened again.
+    ip(&["-n", &a.0, "link", "set", "hp0", "down"]);
+    ip(&["-n", &a.0, "link", "set", "hp0", "name", "hpz"]);
+    wait_for("hp0 closed at A", Duration::from_secs(3), || {
+        io(&sock_a).interfaces_gone == 2
+    });
+    assert_eq!(neighbor_interface(&sock_a, 2), None);
+    assert_eq!(io(&sock_a).interfaces_missing, 1);
+    if kernel {
+        assert_eq!(attached_on(&a.0, "hpz"), Vec::<String>::new(), "off hpz");
+    }
+    ip(&["-n", &a.0, "link", "set", "hpz", "name", "hp0"]);
+    ip(&["-n", &a.0, "link", "set", "hp0", "up"]);
+    wait_for(
+        "B back at A after the rename",
+        Duration::from_secs(20),
+        || neighbor_interface(&sock_a, 2).as_deref() == Some("hp0"),
+    );
+    let c = io(&sock_a);
+    assert_eq!(
+        (
+            c.interfaces_missing,
+            c.interfaces_appeared,
+            c.interfaces_gone
+        ),
+        (0, 3, 2)
+    );
+    if kernel {
+        assert_eq!(attached_on(&a.0, "hp0"), ["braid_rx"], "on hp0 again, once");
+    }
+    drop(daemons);
+    drop((a, b));
+}
