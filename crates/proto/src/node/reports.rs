@@ -60,30 +60,37 @@ impl Node {
             buf.truncate(n);
             // End to end: signed by the egress, checked by the ingress
             // (no replay state: the report only says what arrived).
-            self.control.sign(&mut buf);
-            if !self.ensure_routes(now, ingress) {
-                continue;
-            }
-            let c = Classified {
-                class: CLASS_CONTROL,
-                urgent: true,
-                flow_hash: 0,
-            };
-            let mut out = std::mem::take(&mut self.scratch);
-            if self
-                .ingress
-                .send_classified(now, ingress, c, &buf, false, &mut out)
-                .is_ok()
-            {
+            if self.send_in_control_class(now, ingress, buf) {
                 self.counters.path_reports_sent += 1;
             }
-            let key = FlowKey {
-                hash: 0,
-                urgent: true,
-            };
-            self.emit_all(&mut out, &buf, key);
-            self.scratch = out;
         }
+    }
+
+    /// Signs a node message (a path report, an echo) and sends it to `to`
+    /// inside a data packet of the control class, urgent; false when
+    /// there is no path to it.
+    fn send_in_control_class(&mut self, now: Instant, to: NodeId, mut buf: Vec<u8>) -> bool {
+        self.control.sign(&mut buf);
+        if to == self.id || !self.ensure_routes(now, to) {
+            return false;
+        }
+        let c = Classified {
+            class: CLASS_CONTROL,
+            urgent: true,
+            flow_hash: 0,
+        };
+        let mut out = std::mem::take(&mut self.scratch);
+        let sent = self
+            .ingress
+            .send_classified(now, to, c, &buf, false, &mut out)
+            .is_ok();
+        let key = FlowKey {
+            hash: 0,
+            urgent: true,
+        };
+        self.emit_all(&mut out, &buf, key);
+        self.scratch = out;
+        sent
     }
 
     /// What another decoder of this node's egress sessions (the kernel
@@ -154,7 +161,7 @@ impl Node {
         self.send_end_to_end(now, target, &echo)
     }
 
-    /// Signs `echo` and sends it to `to` in the control class.
+    /// Writes `echo` and sends it to `to` in the control class.
     fn send_end_to_end(&mut self, now: Instant, to: NodeId, echo: &Echo) -> bool {
         let (key_id, mac_len) = self.control.mac_fields();
         let header = ControlHeader {
@@ -167,27 +174,7 @@ impl Node {
             return false;
         };
         buf.truncate(n);
-        self.control.sign(&mut buf);
-        if to == self.id || !self.ensure_routes(now, to) {
-            return false;
-        }
-        let c = Classified {
-            class: CLASS_CONTROL,
-            urgent: true,
-            flow_hash: 0,
-        };
-        let mut out = std::mem::take(&mut self.scratch);
-        let sent = self
-            .ingress
-            .send_classified(now, to, c, &buf, false, &mut out)
-            .is_ok();
-        let key = FlowKey {
-            hash: 0,
-            urgent: true,
-        };
-        self.emit_all(&mut out, &buf, key);
-        self.scratch = out;
-        sent
+        self.send_in_control_class(now, to, buf)
     }
 
     /// An echo delivered here: a request for us is answered at once (no
