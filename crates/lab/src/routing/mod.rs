@@ -313,8 +313,18 @@ pub fn first_link_of(lab: &Lab, f: &LabFlow) -> anyhow::Result<usize> {
 /// daemon, else the kernel's routes.
 fn route_text(lab: &Lab, i: usize) -> String {
     if let Some(r) = braid_routes(lab, i) {
+        // The paths in use only: costs move with every probe, and the
+        // routes toward routers without traffic are shown, not used.
         return r
-            .map(|r| serde_json::to_string(&r.routes).unwrap_or_default())
+            .map(|r| {
+                let used: Vec<_> = r
+                    .routes
+                    .iter()
+                    .filter(|x| x.in_use)
+                    .map(|x| (x.egress, &x.paths))
+                    .collect();
+                serde_json::to_string(&used).unwrap_or_default()
+            })
             .unwrap_or_default();
     }
     Command::new("ip")
