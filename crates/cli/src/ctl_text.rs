@@ -269,10 +269,7 @@ fn in_use(r: &Value) -> bool {
 fn routes(doc: &Value) -> String {
     let routes = list(doc, "routes");
     if routes.is_empty() {
-        return format!(
-            "no other router known yet ({} in the link-state database): see `braid ctl neighbors`\n",
-            list(doc, "origins").len()
-        );
+        return routes_empty(doc);
     }
     let mut out =
         String::from("prefixes                   egress  next hop  cost    paths  state\n");

@@ -144,9 +144,7 @@ impl<'a> Source<'a> {
     /// table that line is in (`probes.dead_after`), or the table itself
     /// when the span is a table header.
     fn key_at(&self, span: Option<Range<usize>>) -> Option<String> {
-        let start = span?.start.min(self.text.len());
-        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line = self.text[line_start..].lines().next().unwrap_or("").trim();
+        let (line_start, line) = self.line_at(span?);
         if let Some(header) = table_header(line) {
             return Some(header);
         }
@@ -159,7 +157,7 @@ impl<'a> Source<'a> {
         if !plain {
             return None;
         }
-        Some(match self.table_at(Some(start..start)) {
+        Some(match self.table_at(Some(line_start..line_start)) {
             Some(t) => format!("{t}.{key}"),
             None => key.to_string(),
         })
@@ -167,18 +165,21 @@ impl<'a> Source<'a> {
 
     /// Whether the line a span starts on is a table header.
     fn header_at(&self, span: Option<Range<usize>>) -> bool {
-        let Some(span) = span else { return false };
+        span.is_some_and(|span| table_header(self.line_at(span).1).is_some())
+    }
+
+    /// Where the line a span starts on begins, and that line, trimmed.
+    fn line_at(&self, span: Range<usize>) -> (usize, &str) {
         let start = span.start.min(self.text.len());
         let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line = self.text[line_start..].lines().next().unwrap_or("");
-        table_header(line.trim()).is_some()
+        let line = self.text[line_start..].lines().next().unwrap_or("").trim();
+        (line_start, line)
     }
 
     /// The table (`[probes]`, `[[interface]]`) the text at a span is in;
     /// None at the top level.
     fn table_at(&self, span: Option<Range<usize>>) -> Option<String> {
-        let start = span?.start.min(self.text.len());
-        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let (line_start, _) = self.line_at(span?);
         self.text[..line_start]
             .lines()
             .rev()

@@ -332,6 +332,13 @@ pub fn answer(command: &str, v: &View<'_>) -> Option<Value> {
     Some(doc(body))
 }
 
+/// A document as the socket carries it: one line.
+pub fn line(doc: &Value) -> Vec<u8> {
+    let mut reply = doc.to_string().into_bytes();
+    reply.push(b'\n');
+    reply
+}
+
 /// The document for a request the daemon cannot answer.
 pub fn error_doc(message: &str) -> Value {
     serde_json::to_value(ErrorDoc {

@@ -283,9 +283,7 @@ impl Daemon {
         let Some(mut client) = self.clients.get_mut(slot).and_then(Option::take) else {
             return;
         };
-        let mut reply = doc.to_string().into_bytes();
-        reply.push(b'\n');
-        match client.answer(reply, now) {
+        match client.answer(ctl::line(&doc), now) {
             Step::Close { .. } => {
                 let _ = self.poll.registry().deregister(&mut client.stream);
             }

@@ -367,11 +367,7 @@ impl Daemon {
                     self.counters.ctl_requests += 1;
                     match self.start_echo(slot, line.trim()) {
                         Ok(()) => Step::Wait,
-                        Err(doc) => {
-                            let mut reply = doc.to_string().into_bytes();
-                            reply.push(b'\n');
-                            client.answer(reply, now)
-                        }
+                        Err(doc) => client.answer(ctl::line(&doc), now),
                     }
                 }
                 Service::Ctl => {
@@ -437,8 +433,8 @@ impl Daemon {
 
     fn ctl_reply(&mut self, command: &str) -> Vec<u8> {
         self.counters.ctl_requests += 1;
-        let doc = match ctl::answer(command, &self.view()) {
-            _ if command == "reload" => match self.reload() {
+        let doc = if command == "reload" {
+            match self.reload() {
                 Ok(restart) => serde_json::json!({
                     "version": ctl::CTL_VERSION,
                     "node": self.config.node.0,
@@ -446,19 +442,20 @@ impl Daemon {
                     "restart_needed": restart,
                 }),
                 Err(e) => ctl::error_doc(&format!("reload refused, the running config kept: {e}")),
-            },
-            Some(doc) => doc,
-            None => {
-                self.counters.ctl_bad_requests += 1;
-                ctl::error_doc(&format!(
-                    "unknown command \"{command}\"; commands: {}",
-                    ctl::COMMANDS.join(", ")
-                ))
+            }
+        } else {
+            match ctl::answer(command, &self.view()) {
+                Some(doc) => doc,
+                None => {
+                    self.counters.ctl_bad_requests += 1;
+                    ctl::error_doc(&format!(
+                        "unknown command \"{command}\"; commands: {}",
+                        ctl::COMMANDS.join(", ")
+                    ))
+                }
             }
         };
-        let mut reply = doc.to_string().into_bytes();
-        reply.push(b'\n');
-        reply
+        ctl::line(&doc)
     }
 
     /// The answer to an HTTP request line on the metrics port: `/metrics`

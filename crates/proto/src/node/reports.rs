@@ -15,6 +15,12 @@ use crate::classify::Classified;
 use crate::redundancy::CLASS_CONTROL;
 use crate::time::Instant;
 
+/// A node message's body, parsed.
+enum NodeMessage<'a> {
+    Report(PathReport<'a>),
+    Echo(Echo),
+}
+
 impl Node {
     /// Sends each egress session's report to its ingress.
     pub(super) fn send_path_reports(&mut self, now: Instant) {
@@ -110,15 +116,18 @@ impl Node {
     }
 
     /// A message of the control class delivered here: a path report for
-    /// one of our ingress sessions, or an echo.
+    /// one of our ingress sessions, or an echo. Parsed, then its MAC
+    /// checked, once for both.
     pub(super) fn on_node_message(&mut self, now: Instant, bytes: &[u8]) {
-        if braid_wire::peek(bytes) == Ok(MessageType::Echo) {
-            self.on_echo(now, bytes);
-            return;
-        }
-        let report =
-            ControlMessage::parse(bytes).and_then(|msg| Ok((msg, PathReport::parse(&msg)?)));
-        let (msg, report) = match report {
+        let parsed = ControlMessage::parse(bytes).and_then(|msg| {
+            let body = if msg.header.msg_type == MessageType::Echo {
+                NodeMessage::Echo(Echo::parse(&msg)?)
+            } else {
+                NodeMessage::Report(PathReport::parse(&msg)?)
+            };
+            Ok((msg, body))
+        });
+        let (msg, body) = match parsed {
             Ok(r) => r,
             Err(e) => {
                 self.counters.malformed += 1;
@@ -131,7 +140,14 @@ impl Node {
             self.refuse(r.kind());
             return;
         }
-        let sender = msg.header.sender;
+        match body {
+            NodeMessage::Report(report) => self.on_path_report(now, msg.header.sender, &report),
+            NodeMessage::Echo(echo) => self.on_echo(now, msg.header.sender, echo),
+        }
+    }
+
+    /// An authenticated path report from `sender`.
+    fn on_path_report(&mut self, now: Instant, sender: NodeId, report: &PathReport<'_>) {
         if report.ingress != self.id {
             self.counters.malformed += 1;
             self.refuse("not_our_report");
@@ -180,22 +196,7 @@ impl Node {
     /// An echo delivered here: a request for us is answered at once (no
     /// state kept: an answer per authenticated request), a reply for us
     /// becomes an event.
-    fn on_echo(&mut self, now: Instant, bytes: &[u8]) {
-        let echo = ControlMessage::parse(bytes).and_then(|msg| Ok((msg, Echo::parse(&msg)?)));
-        let (msg, echo) = match echo {
-            Ok(e) => e,
-            Err(e) => {
-                self.counters.malformed += 1;
-                self.refuse(e.kind());
-                return;
-            }
-        };
-        if let Err(r) = self.control.auth().check_mac(&msg) {
-            self.counters.unauthenticated += 1;
-            self.refuse(r.kind());
-            return;
-        }
-        let from = msg.header.sender;
+    fn on_echo(&mut self, now: Instant, from: NodeId, echo: Echo) {
         match echo.kind {
             EchoKind::Request if echo.target == self.id => {
                 let reply = Echo {
