@@ -1988,14 +1988,22 @@ fn lab_capture_with_authentication_decodes_completely() {
     // interfaces (the links come up after), as pcap, from then on.
     let ns = format!("braid-{LAB_NAME}-a");
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !Path::new("/run/netns").join(&ns).exists() {
+    // Usable, not just named: `ip netns add` makes the file before it
+    // mounts the namespace on it, and entering it in between fails.
+    let usable = |ns: &str| {
+        Command::new("ip")
+            .args(["netns", "exec", ns, "true"])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    while !usable(&ns) {
         assert!(
             !matches!(run.lab.try_wait(), Ok(Some(_))),
             "the lab ended before its namespaces: {}",
             std::fs::read_to_string(&log).unwrap_or_default()
         );
         assert!(Instant::now() < deadline, "no namespace {ns} after 60 s");
-        std::thread::sleep(Duration::from_millis(5));
     }
     let mut dumpcap = Command::new("ip")
         .args([
