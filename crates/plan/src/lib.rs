@@ -1,0 +1,34 @@
+//! WISPR's planning analysis on an operator's own network (seed 002,
+//! sections 2.3-2.5): how much capacity each edge site has to the gateway
+//! (min cuts), how many paths and disjoint paths it has today and after
+//! adding links, what radios cost against their throughput, and which
+//! links to add or replace for the least cost at a capacity or the most
+//! capacity at a budget, within spectrum and site limits.
+//!
+//! Pure functions over the input; no clocks or files. `braid plan` (the
+//! command line) reads the files, shows progress and writes the report.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`network`] | the input: sites, pairs, radios, constraints (NetJSON) |
+//! | [`prices`] | the price table (CSV) |
+//! | [`flow`] | max flow and min cut (Dinic), node-disjoint path counts |
+//! | [`design`] | equipment choices per pair, designs, their cost, cuts and limits |
+//! | [`paths`] | path counts per edge site, and their growth as links are added (figure 8) |
+//! | [`fit`] | the price/throughput fit (figure 6) and the cost of parallel links (figure 7) |
+//! | [`optimize`] | least cost at a capacity, most capacity at a budget (table 2) |
+//! | [`synth`] | the synthetic WISP shipped in scenarios/ |
+//! | [`report`] | the HTML report and the proposed topology |
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod design;
+pub mod fit;
+pub mod flow;
+pub mod network;
+pub mod optimize;
+pub mod paths;
+pub mod prices;
+pub mod report;
+pub mod synth;
