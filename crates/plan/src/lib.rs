@@ -26,6 +26,7 @@
 pub mod design;
 pub mod fit;
 pub mod flow;
+pub mod instances;
 pub mod network;
 pub mod optimize;
 pub mod paths;
