@@ -313,7 +313,7 @@ impl<'a> Problem<'a> {
         let net = self.net;
         for (p, (cs, ns)) in self.choices.iter().zip(&d.counts).enumerate() {
             let pair = &net.pairs[p];
-            let name = || format!("{}", net.sites[pair.a].id);
+            let name = || net.sites[pair.a].id.clone();
             for (c, &k) in cs.iter().zip(ns) {
                 if k > c.max_count {
                     return Some(ProblemError::OverLimit {
