@@ -244,6 +244,7 @@ fn lost_over_time(report: &ScenarioReport, title: &str) -> String {
                     .map(|(t, &l)| (f.start_s + t as f64, l))
                     .collect(),
                 dashed: false,
+                scatter: false,
                 color: i,
                 spread: Vec::new(),
             }

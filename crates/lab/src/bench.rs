@@ -305,6 +305,7 @@ fn html(lab: &Lab, rows: &[BenchRow], voip: &[VoipPoint]) -> String {
                     .map(|p| (p.offered_pps as f64, f(p)))
                     .collect(),
                 dashed: false,
+                scatter: false,
                 color: i,
                 spread: Vec::new(),
             })

@@ -132,6 +132,7 @@ pub fn write_report(
                 points,
                 color: k,
                 dashed: false,
+                scatter: false,
                 spread: Vec::new(),
             })
             .collect()

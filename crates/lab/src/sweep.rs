@@ -368,6 +368,7 @@ fn page(lab: &Lab, burst: f64, runs: usize, points: &[SweepPoint]) -> String {
             points: pts.iter().map(|(x, s)| (*x, s.mean)).collect(),
             spread: pts.iter().map(|(_, s)| (s.min, s.max)).collect(),
             dashed: false,
+            scatter: false,
             color: ci,
         });
     }
@@ -378,6 +379,7 @@ fn page(lab: &Lab, burst: f64, runs: usize, points: &[SweepPoint]) -> String {
             points: pts,
             spread: Vec::new(),
             dashed: true,
+            scatter: false,
             color,
         })
     };

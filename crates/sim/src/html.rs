@@ -15,6 +15,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Drawn dashed (theory) instead of solid with markers (measured).
     pub dashed: bool,
+    /// Markers only, no line between them (a scatter of observations).
+    pub scatter: bool,
     /// Index into the palette; a measured series and its theory share one.
     pub color: usize,
     /// Per point, the lowest and highest of the runs it is the mean of
@@ -115,11 +117,13 @@ pub fn line_chart(
         } else {
             ""
         };
-        let _ = write!(
-            s,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
-            pts.join(" ")
-        );
+        if !ser.scatter {
+            let _ = write!(
+                s,
+                r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
+                pts.join(" ")
+            );
+        }
         if !ser.dashed {
             // A marker shape per series as well as a colour: a line that
             // lies on another still shows its own markers.
@@ -140,6 +144,17 @@ pub fn line_chart(
             );
         }
         let ly = top + 14.0 + 16.0 * i as f64;
+        if ser.scatter {
+            let _ = write!(
+                s,
+                r#"{}<text x="{:.1}" y="{:.1}">{}</text>"#,
+                marker(ser.color, left + pw + 24.0, ly, color),
+                left + pw + 42.0,
+                ly + 4.0,
+                escape(&ser.label)
+            );
+            continue;
+        }
         let _ = write!(
             s,
             r#"<line x1="{:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"{dash}/><text x="{:.1}" y="{:.1}">{}</text>"#,
@@ -305,6 +320,7 @@ fn sweep_chart(
             label: label.clone(),
             points: measured,
             dashed: false,
+            scatter: false,
             color: ci,
             spread: runs_spread,
         });
@@ -313,6 +329,7 @@ fn sweep_chart(
                 label: format!("{label} theory"),
                 points: theory,
                 dashed: true,
+                scatter: false,
                 color: ci,
                 spread: Vec::new(),
             });
@@ -503,6 +520,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_scatter_series_has_markers_and_no_line() {
+        let series = |scatter| Series {
+            label: "prices".into(),
+            points: vec![(1.0, 2.0), (2.0, 5.0), (3.0, 4.0)],
+            dashed: false,
+            scatter,
+            color: 0,
+            spread: Vec::new(),
+        };
+        let line = line_chart("t", "x", "y", (0.0, 4.0), (0.0, 6.0), &[series(false)]);
+        let dots = line_chart("t", "x", "y", (0.0, 4.0), (0.0, 6.0), &[series(true)]);
+        assert_eq!(line.matches("<polyline").count(), 1);
+        assert_eq!(dots.matches("<polyline").count(), 0);
+        // Three markers and one in the legend.
+        assert_eq!(dots.matches("<circle").count(), 4, "{dots}");
+    }
+
+    #[test]
     fn bar_chart_has_one_bar_per_value_scaled_to_the_largest() {
         let svg = bar_chart(
             "t<",
@@ -548,6 +583,7 @@ mod tests {
                 label: "mirror:2 <measured>".into(),
                 points: vec![(0.0, 1.0), (0.3, 0.9)],
                 dashed: false,
+                scatter: false,
                 color: 0,
                 spread: Vec::new(),
             },
@@ -555,6 +591,7 @@ mod tests {
                 label: "theory".into(),
                 points: vec![(0.0, 1.0), (0.3, 0.91)],
                 dashed: true,
+                scatter: false,
                 color: 0,
                 spread: Vec::new(),
             },
@@ -608,6 +645,7 @@ mod tests {
                 (30.0, 3.1),
             ],
             dashed: false,
+            scatter: false,
             color: 0,
             spread: Vec::new(),
         }];
