@@ -11,6 +11,7 @@ mod demo;
 mod generate;
 mod lab;
 mod paths;
+mod plan;
 mod sim;
 
 /// Resilient multipath routing for wireless mesh networks and WISP backhaul.
@@ -29,6 +30,8 @@ enum Command {
     Sim(sim::SimArgs),
     /// Run the default experiments and write an HTML report.
     Demo(demo::DemoArgs),
+    /// Plan a WISP's links for least cost or most capacity (WISPR's analysis): report, proposed topology, rain fade.
+    Plan(plan::PlanArgs),
     /// Run the braid daemon on this router (TUN, UDP underlay, control socket).
     Daemon(daemon::DaemonArgs),
     /// A lab of real daemons in network namespaces: up, run, down, soak, sweep, bench.
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Command::Paths(args) => paths::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Demo(args) => demo::run_demo(args),
+        Command::Plan(args) => plan::run(args),
         Command::Daemon(args) => daemon::run_daemon(args),
         Command::Ctl(args) => daemon::run_ctl(args),
         Command::Keygen(args) => daemon::run_keygen(args),

@@ -6,12 +6,13 @@ use std::path::PathBuf;
 
 /// Each crate and the braid crates it may depend on (normal dependencies;
 /// tests and benchmarks may use more).
-const ALLOWED: [(&str, &[&str]); 8] = [
+const ALLOWED: [(&str, &[&str]); 9] = [
     ("wire", &[]),
     ("conf", &[]),
     ("proto", &["braid-wire"]),
     ("bpf", &["braid-proto", "braid-wire"]),
     ("sim", &["braid-proto", "braid-wire", "braid-conf"]),
+    ("plan", &["braid-sim"]),
     (
         "daemon",
         &["braid-proto", "braid-wire", "braid-conf", "braid-bpf"],
@@ -36,6 +37,7 @@ const ALLOWED: [(&str, &[&str]); 8] = [
             "braid-daemon",
             "braid-conf",
             "braid-lab",
+            "braid-plan",
         ],
     ),
 ];

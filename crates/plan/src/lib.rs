@@ -19,12 +19,15 @@
 //! | [`instances`] | seeded random small planning instances (tests, the optimiser's gap, benchmarks) |
 //! | [`optimize`] | least cost at a capacity, most capacity at a budget (table 2) |
 //! | [`synth`] | the synthetic WISP shipped in scenarios/ |
-//! | [`report`] | the HTML report and the proposed topology |
+//! | [`export`] | a design as NetJSON (for plan, sim and paths) and its rain-fade scenario |
+//! | [`report`] | the HTML report and the text summary |
+//! | [`units`] | dollars and Mbit/s as people read them |
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod design;
+pub mod export;
 pub mod fit;
 pub mod flow;
 pub mod instances;
@@ -34,3 +37,4 @@ pub mod paths;
 pub mod prices;
 pub mod report;
 pub mod synth;
+pub mod units;
