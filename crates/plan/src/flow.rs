@@ -143,23 +143,65 @@ impl Dinic {
 /// joined to each by an unbounded arc) over undirected `edges` on nodes
 /// `0..n`, and a minimum cut that achieves it.
 pub fn max_flow(n: usize, edges: &[Edge], s: usize, sinks: &[usize]) -> Cut {
-    let t = n;
-    let mut d = Dinic::new(n + 1);
-    for &(a, b, c) in edges {
-        let c = kbps(c);
-        d.add(a, b, c, c);
-    }
-    for &k in sinks {
-        if k != s {
-            d.add(k, t, UNBOUNDED, 0);
+    FlowGraph::new(n, edges, sinks).max_flow(s, sinks)
+}
+
+/// One graph asked for many max flows (from different sources, to
+/// different sink sets among those it was built with) without being
+/// built again: what checking every edge site of one design needs.
+pub struct FlowGraph {
+    dinic: Dinic,
+    n: usize,
+    /// Each arc's capacity before any flow.
+    base: Vec<u64>,
+    /// Per node, its arc to the super-sink, if it may be a sink.
+    to_sink: Vec<Option<usize>>,
+}
+
+impl FlowGraph {
+    /// The graph of `edges` on nodes `0..n`; any of `sinks` may later be
+    /// asked for as a sink.
+    pub fn new(n: usize, edges: &[Edge], sinks: &[usize]) -> Self {
+        let mut dinic = Dinic::new(n + 1);
+        for &(a, b, c) in edges {
+            let c = kbps(c);
+            dinic.add(a, b, c, c);
+        }
+        let mut to_sink = vec![None; n];
+        for &k in sinks {
+            if k < n && to_sink[k].is_none() {
+                to_sink[k] = Some(dinic.to.len());
+                dinic.add(k, n, 0, 0);
+            }
+        }
+        FlowGraph {
+            base: dinic.cap.clone(),
+            dinic,
+            n,
+            to_sink,
         }
     }
-    let flow = d.run(s, t);
-    let mut source_side = d.reachable(s);
-    source_side.truncate(n);
-    Cut {
-        value_mbps: flow as f64 / 1000.0,
-        source_side,
+
+    /// The maximum flow from `s` to all of `sinks` at once (each must be
+    /// one the graph was built with; others are ignored), and a minimum
+    /// cut.
+    pub fn max_flow(&mut self, s: usize, sinks: &[usize]) -> Cut {
+        let d = &mut self.dinic;
+        d.cap.copy_from_slice(&self.base);
+        for &k in sinks {
+            if k != s {
+                if let Some(Some(arc)) = self.to_sink.get(k) {
+                    d.cap[*arc] = UNBOUNDED;
+                }
+            }
+        }
+        let flow = d.run(s, self.n);
+        let mut source_side = d.reachable(s);
+        source_side.truncate(self.n);
+        Cut {
+            value_mbps: flow as f64 / 1000.0,
+            source_side,
+        }
     }
 }
 
@@ -207,6 +249,26 @@ mod tests {
         ];
         assert_eq!(max_flow(5, &edges, 0, &[3, 4]).value_mbps, 350.0);
         assert_eq!(max_flow(5, &edges, 0, &[4]).value_mbps, 150.0);
+    }
+
+    #[test]
+    fn one_graph_answers_for_each_sink_set_as_a_new_one_would() {
+        let edges = [
+            (0, 1, 300.0),
+            (1, 3, 200.0),
+            (0, 2, 100.0),
+            (2, 4, 500.0),
+            (1, 2, 50.0),
+        ];
+        let mut g = FlowGraph::new(5, &edges, &[3, 4]);
+        for sinks in [&[3, 4][..], &[4], &[3], &[4], &[]] {
+            assert_eq!(
+                g.max_flow(0, sinks),
+                max_flow(5, &edges, 0, sinks),
+                "{sinks:?}"
+            );
+        }
+        assert_eq!(g.max_flow(0, &[3, 4]).value_mbps, 350.0);
     }
 
     #[test]

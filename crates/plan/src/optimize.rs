@@ -99,7 +99,7 @@ use thiserror::Error;
 use crate::units::{mbps, money};
 
 use crate::design::{Design, Equipment, Evaluation, Problem};
-use crate::flow::{self, Cut};
+use crate::flow::{self, Cut, FlowGraph};
 
 /// What to optimise.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1070,6 +1070,16 @@ impl<'p, 'a> Search<'p, 'a> {
         flow::max_flow(self.n, edges, self.g, sinks)
     }
 
+    /// A design's graph, for several max flows from the gateway.
+    fn graph(&self, d: &Design) -> FlowGraph {
+        FlowGraph::new(self.n, &self.pb.edges(d), &self.sinks)
+    }
+
+    fn flow_in(&mut self, graph: &mut FlowGraph, sinks: &[usize]) -> Cut {
+        self.flows += 1;
+        graph.max_flow(self.g, sinks)
+    }
+
     fn network(&mut self, d: &Design) -> Cut {
         let edges = self.pb.edges(d);
         let sinks = self.sinks.clone();
@@ -1079,13 +1089,13 @@ impl<'p, 'a> Search<'p, 'a> {
     /// Shortfalls: which constraints are short (None: the network), by
     /// how much in total, and their cuts.
     fn shortfall(&mut self, d: &Design, target: f64) -> (f64, Vec<Option<usize>>, Vec<Vec<bool>>) {
-        let edges = self.pb.edges(d);
+        let mut graph = self.graph(d);
         let mut total = 0.0;
         let mut which = Vec::new();
         let mut cuts = Vec::new();
         for i in 0..self.pb.required.len() {
             let (k, need) = self.pb.required[i];
-            let cut = self.flow(&edges, &[k]);
+            let cut = self.flow_in(&mut graph, &[k]);
             if cut.value_mbps + EPS_MBPS < need {
                 total += need - cut.value_mbps;
                 which.push(Some(i));
@@ -1094,7 +1104,7 @@ impl<'p, 'a> Search<'p, 'a> {
         }
         if target > EPS_MBPS {
             let sinks = self.sinks.clone();
-            let cut = self.flow(&edges, &sinks);
+            let cut = self.flow_in(&mut graph, &sinks);
             if cut.value_mbps + EPS_MBPS < target {
                 total += target - cut.value_mbps;
                 which.push(None);
@@ -1106,33 +1116,40 @@ impl<'p, 'a> Search<'p, 'a> {
 
     /// The shortfall over the given constraints only.
     fn shortfall_of(&mut self, d: &Design, target: f64, which: &[Option<usize>]) -> f64 {
-        let edges = self.pb.edges(d);
+        let mut graph = self.graph(d);
         let mut total = 0.0;
         for w in which {
             let (sinks, need) = match *w {
                 Some(i) => (vec![self.pb.required[i].0], self.pb.required[i].1),
                 None => (self.sinks.clone(), target),
             };
-            let v = self.flow(&edges, &sinks).value_mbps;
+            let v = self.flow_in(&mut graph, &sinks).value_mbps;
             total += (need - v).max(0.0);
         }
         total
     }
 
-    fn fits(&mut self, d: &Design, target: f64) -> bool {
-        if self.pb.violation(d).is_some() {
+    /// True when `d` keeps every limit and every capacity; `changed`: the
+    /// one pair changed since `d` was last known to keep the limits (only
+    /// the limits near it are checked), None: check them all.
+    fn fits(&mut self, d: &Design, target: f64, changed: Option<usize>) -> bool {
+        let within = match changed {
+            Some(p) => self.pb.keeps_limits_near(d, &[p]),
+            None => self.pb.violation(d).is_none(),
+        };
+        if !within {
             return false;
         }
-        let edges = self.pb.edges(d);
+        let mut graph = self.graph(d);
         if target > EPS_MBPS {
             let sinks = self.sinks.clone();
-            if self.flow(&edges, &sinks).value_mbps + EPS_MBPS < target {
+            if self.flow_in(&mut graph, &sinks).value_mbps + EPS_MBPS < target {
                 return false;
             }
         }
         for i in 0..self.pb.required.len() {
             let (k, need) = self.pb.required[i];
-            if self.flow(&edges, &[k]).value_mbps + EPS_MBPS < need {
+            if self.flow_in(&mut graph, &[k]).value_mbps + EPS_MBPS < need {
                 return false;
             }
         }
@@ -1154,18 +1171,13 @@ impl<'p, 'a> Search<'p, 'a> {
             }
             let cs = &self.pb.choices[p];
             let now = &d.counts[p];
-            let mut seen: Vec<Vec<u32>> = Vec::new();
-            let mut push = |counts: Vec<u32>, out: &mut Vec<Change>| {
-                if !seen.contains(&counts) {
-                    seen.push(counts.clone());
-                    out.push(Change { pair: p, counts });
-                }
-            };
+            // The one-radio changes are distinct by construction; a
+            // bundle is skipped when it is one of them.
             for c in 0..cs.len() {
                 if now[c] < cs[c].max_count {
                     let mut v = now.clone();
                     v[c] += 1;
-                    push(v, &mut out);
+                    out.push(Change { pair: p, counts: v });
                 }
                 if now[c] > 0 {
                     for to in 0..cs.len() {
@@ -1174,15 +1186,23 @@ impl<'p, 'a> Search<'p, 'a> {
                             let mut v = now.clone();
                             v[c] -= 1;
                             v[to] += 1;
-                            push(v, &mut out);
+                            out.push(Change { pair: p, counts: v });
                         }
                     }
                 }
             }
             let cap = self.pair_cap(p, now);
             for b in &self.frontier[p] {
-                if b.cap > cap + EPS_MBPS {
-                    push(b.counts.clone(), &mut out);
+                let unit = match one_radio_step(now, &b.counts) {
+                    Some((None, _)) => true,
+                    Some((Some(from), to)) => cs[to].capacity_mbps > cs[from].capacity_mbps,
+                    None => false,
+                };
+                if b.cap > cap + EPS_MBPS && !unit {
+                    out.push(Change {
+                        pair: p,
+                        counts: b.counts.clone(),
+                    });
                 }
             }
         }
@@ -1197,14 +1217,14 @@ impl<'p, 'a> Search<'p, 'a> {
         for (p, cs) in self.pb.choices.iter().enumerate() {
             let now = &d.counts[p];
             let cost = self.pair_cost(p, now);
-            let mut seen: Vec<Vec<u32>> = Vec::new();
-            let mut push = |counts: Vec<u32>, out: &mut Vec<(f64, Change)>| {
+            let push = |counts: Vec<u32>, out: &mut Vec<(f64, Change)>| {
                 let saving = cost - self.pair_cost(p, &counts);
-                if saving > EPS_COST && !seen.contains(&counts) {
-                    seen.push(counts.clone());
+                if saving > EPS_COST {
                     out.push((saving, Change { pair: p, counts }));
                 }
             };
+            // The one-radio changes are distinct by construction; a
+            // bundle is skipped when it is one of them.
             for c in 0..cs.len() {
                 if now[c] == 0 {
                     continue;
@@ -1213,7 +1233,7 @@ impl<'p, 'a> Search<'p, 'a> {
                 v[c] -= 1;
                 push(v, &mut out);
                 for to in 0..cs.len() {
-                    if now[to] < cs[to].max_count {
+                    if to != c && now[to] < cs[to].max_count {
                         let mut v = now.clone();
                         v[c] -= 1;
                         v[to] += 1;
@@ -1222,7 +1242,9 @@ impl<'p, 'a> Search<'p, 'a> {
                 }
             }
             for b in &self.frontier[p] {
-                if b.cost + EPS_COST < cost {
+                let unit = matches!(one_radio_step(now, &b.counts), Some((Some(_), _)))
+                    || one_radio_less(now, &b.counts);
+                if b.cost + EPS_COST < cost && !unit {
                     push(b.counts.clone(), &mut out);
                 }
             }
@@ -1328,7 +1350,8 @@ impl<'p, 'a> Search<'p, 'a> {
             }
             let olds: Vec<(usize, Vec<u32>)> =
                 set.iter().map(|ch| (ch.pair, Self::apply(d, ch))).collect();
-            let gain = if self.pb.violation(d).is_none() {
+            let pairs: Vec<usize> = set.iter().map(|ch| ch.pair).collect();
+            let gain = if self.pb.keeps_limits_near(d, &pairs) {
                 Some(self.gain(d, aim))
             } else {
                 None
@@ -1525,7 +1548,8 @@ impl<'p, 'a> Search<'p, 'a> {
             .iter()
             .map(|ch| (ch.pair, Self::apply(scratch, ch)))
             .collect();
-        let ok = self.pb.violation(scratch).is_none();
+        let pairs: Vec<usize> = set.iter().map(|ch| ch.pair).collect();
+        let ok = self.pb.keeps_limits_near(scratch, &pairs);
         for (p, old) in olds.into_iter().rev() {
             scratch.counts[p] = old;
         }
@@ -1547,7 +1571,7 @@ impl<'p, 'a> Search<'p, 'a> {
                 continue;
             }
             let old = Self::apply(scratch, &ch);
-            let ok = self.pb.violation(scratch).is_none();
+            let ok = self.pb.keeps_limits_near(scratch, &[p]);
             scratch.counts[p] = old;
             if ok {
                 let dcap = self.pair_cap(p, &ch.counts) - cap;
@@ -1577,7 +1601,7 @@ impl<'p, 'a> Search<'p, 'a> {
                     continue;
                 }
                 let old = Self::apply(d, &ch);
-                if self.fits(d, target) {
+                if self.fits(d, target, Some(p)) {
                     changed = true;
                     self.improved += 1;
                 } else {
@@ -1609,7 +1633,7 @@ impl<'p, 'a> Search<'p, 'a> {
                 .collect();
             for counts in options {
                 let old = std::mem::replace(&mut d.counts[p], counts);
-                if self.pb.violation(d).is_none() {
+                if self.pb.keeps_limits_near(d, &[p]) {
                     any = true;
                     self.improved += 1;
                     break;
@@ -1640,7 +1664,7 @@ impl<'p, 'a> Search<'p, 'a> {
             let before = (self.added, self.improved);
             let better = self.repair(&mut t, target, cost - EPS_COST, Some(p)) && {
                 self.prune(&mut t, target);
-                self.cost(&t) + EPS_COST < cost && self.fits(&t, target)
+                self.cost(&t) + EPS_COST < cost && self.fits(&t, target, None)
             };
             (self.added, self.improved) = before;
             if better {
@@ -1651,6 +1675,35 @@ impl<'p, 'a> Search<'p, 'a> {
         }
         any
     }
+}
+
+/// When `to` is `from` with one radio added (`(None, c)`) or one radio
+/// of choice `a` swapped for one of `c` (`(Some(a), c)`).
+fn one_radio_step(from: &[u32], to: &[u32]) -> Option<(Option<usize>, usize)> {
+    let mut up = None;
+    let mut down = None;
+    for (c, (&x, &y)) in from.iter().zip(to).enumerate() {
+        match i64::from(y) - i64::from(x) {
+            0 => {}
+            1 if up.is_none() => up = Some(c),
+            -1 if down.is_none() => down = Some(c),
+            _ => return None,
+        }
+    }
+    up.map(|u| (down, u))
+}
+
+/// When `to` is `from` with one radio fewer.
+fn one_radio_less(from: &[u32], to: &[u32]) -> bool {
+    let mut down = 0;
+    for (&x, &y) in from.iter().zip(to) {
+        match i64::from(y) - i64::from(x) {
+            0 => {}
+            -1 => down += 1,
+            _ => return false,
+        }
+    }
+    down == 1
 }
 
 /// The bundles of pair `p` that keep its own limits (counts, parallel
