@@ -132,17 +132,28 @@ fn braid_proto_reads(text: &str) {
     let file = dir.join("t.json");
     std::fs::write(&file, text).unwrap();
     let doc: Value = serde_json::from_str(text).unwrap();
-    let gw = doc["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["properties"]["role"] == "gateway")
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let with_role = |role: &str| {
+        doc["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["properties"]["role"] == role)
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (gw, edge) = (with_role("gateway"), with_role("edge"));
     let o = Command::new(env!("CARGO_BIN_EXE_braid"))
-        .args(["paths", file.to_str().unwrap(), "--from", &gw])
+        .args([
+            "paths",
+            "--topology",
+            file.to_str().unwrap(),
+            "--from",
+            &gw,
+            "--to",
+            &edge,
+        ])
         .output()
         .unwrap();
     assert!(
