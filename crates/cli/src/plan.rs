@@ -131,6 +131,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let today_paths = multiplicity(&net, &edges_today(&net), PATH_CAP);
 
     let mut growth = Vec::new();
+    let mut growth_skipped = Vec::new();
     let mut cross_from_line_of_sight = true;
     for &n in &args.additions {
         for kind in [Addition::Parallel, Addition::Cross, Addition::Both] {
@@ -138,8 +139,16 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
                 started,
                 &format!("paths with {n} {} links added", kind_word(kind)),
             );
-            let grown =
-                add_links(&net, kind, n, args.seed).with_context(|| format!("--additions {n}"))?;
+            // A small network may have fewer free pairs than asked for:
+            // that chart goes without the line, and says so.
+            let grown = match add_links(&net, kind, n, args.seed) {
+                Ok(g) => g,
+                Err(e) => {
+                    step(started, &format!("  skipped: {e}"));
+                    growth_skipped.push(format!("{n} {}: {e}", kind_word(kind)));
+                    continue;
+                }
+            };
             if kind != Addition::Parallel {
                 cross_from_line_of_sight &= grown.cross_from_line_of_sight;
             }
@@ -241,6 +250,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         today,
         today_paths,
         growth,
+        growth_skipped,
         cross_from_line_of_sight,
         path_cap: PATH_CAP,
         fit,

@@ -50,6 +50,8 @@ pub struct Report<'a> {
     pub today_paths: Vec<EdgePaths>,
     /// Paths after random additions (figure 8).
     pub growth: Vec<Growth>,
+    /// Additions that could not be made, and why.
+    pub growth_skipped: Vec<String>,
     /// The cross links came from the line-of-sight pairs (else any pair).
     pub cross_from_line_of_sight: bool,
     /// Bound on the paths counted per edge site.
@@ -601,6 +603,13 @@ pub fn html(r: &Report) -> String {
         },
         growth_charts(r)
     ));
+    if !r.growth_skipped.is_empty() {
+        let last = sections.len() - 1;
+        sections[last] += &format!(
+            "<p class=\"note\">Not drawn: {}.</p>",
+            escape(&r.growth_skipped.join("; "))
+        );
+    }
     sections.push(price_section(r));
     sections.push(fade_section(r));
     html::page(
