@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use braid_plan::instances::{EXAMPLE_NETWORK as SMALL, EXAMPLE_PRICES as PRICES};
 use serde_json::Value;
 
 fn repo() -> PathBuf {
@@ -163,17 +164,6 @@ fn braid_proto_reads(text: &str) {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
-
-const SMALL: &str = r#"{"type":"NetworkGraph","nodes":[
-  {"id":"gw","properties":{"role":"gateway"}},
-  {"id":"r"},
-  {"id":"e1","properties":{"role":"edge"}},
-  {"id":"e2","properties":{"role":"edge"}}],
- "links":[{"source":"gw","target":"r","properties":{"capacity_mbps":400,"distance_m":3000}},
-          {"source":"r","target":"e1","properties":{"capacity_mbps":100,"distance_m":500}},
-          {"source":"r","target":"e2","properties":{"capacity_mbps":100,"distance_m":800}}],
- "plan":{"line_of_sight":[{"source":"gw","target":"e1","distance_m":3200}]}}"#;
-const PRICES: &str = "model,capacity_mbps,price,max_distance_km\nm1,100,150,10\nm4,450,400,20\n";
 
 /// Runs braid plan on a network and price table; returns (exit code,
 /// stderr).

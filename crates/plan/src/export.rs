@@ -235,20 +235,9 @@ pub fn fade_scenario(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::instances::{EXAMPLE_NETWORK as NET, EXAMPLE_PRICES as PRICES};
     use crate::network::parse;
     use crate::prices::parse_csv;
-
-    const NET: &str = r#"{"type":"NetworkGraph","nodes":[
-        {"id":"gw","properties":{"role":"gateway"}},
-        {"id":"r"},
-        {"id":"e1","properties":{"role":"edge"}},
-        {"id":"e2","properties":{"role":"edge"}}],
-      "links":[{"source":"gw","target":"r","properties":{"capacity_mbps":400,"distance_m":3000}},
-               {"source":"r","target":"e1","properties":{"capacity_mbps":100,"distance_m":500}},
-               {"source":"r","target":"e2","properties":{"radios":[{"capacity_mbps":100},{"capacity_mbps":100,"model":"m1"}],"distance_m":800}}],
-      "plan":{"line_of_sight":[{"source":"gw","target":"e1","distance_m":3200}]}}"#;
-    const PRICES: &str =
-        "model,capacity_mbps,price,max_distance_km\nm1,100,150,10\nm4,450,400,20\n";
 
     #[test]
     fn a_design_written_out_reads_back_the_same() {
@@ -262,6 +251,12 @@ mod tests {
             .position(|c| c.equipment == Equipment::Model(1))
             .unwrap();
         design.counts[3][m4] = 1;
+        // And an m1 beside r-e2's radio: two radios listed on one link.
+        let m1 = problem.choices[2]
+            .iter()
+            .position(|c| c.equipment == Equipment::Model(0))
+            .unwrap();
+        design.counts[2][m1] = 1;
         let text = topology_json(&problem, &design, "proposed");
         let again = parse(&text).unwrap();
         assert_eq!(again.sites, net.sites);

@@ -10,6 +10,9 @@
 //! site with probability 0.6 (at least one is). The price table has 2-4
 //! models of 100-1400 Mbit/s, roughly quadratic prices (seed 002, section
 //! 2.3) with some noise, reaches of 3-15 km, 20 or 40 MHz channels.
+//!
+//! Also one fixed four-site example ([`EXAMPLE_NETWORK`]) that tests
+//! share where a hand-checked answer is wanted.
 //! Spectrum is scarce (2-4 channels of 20 MHz, half as many of 40 MHz, at
 //! least what today's radios use), at most 2 parallel radios per pair, and
 //! in half the instances a per-site radio limit a little above today's.
@@ -226,6 +229,23 @@ fn uniform(rng: &mut ChaCha8Rng, lo: f64, hi: f64) -> f64 {
     let unit = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
     lo + (hi - lo) * unit
 }
+
+/// A four-site example for tests: a gateway, a relay and two edge sites
+/// in a tree, and one line-of-sight pair (gw-e1) for a new link.
+pub const EXAMPLE_NETWORK: &str = r#"{"type":"NetworkGraph","nodes":[
+  {"id":"gw","properties":{"role":"gateway"}},
+  {"id":"r"},
+  {"id":"e1","properties":{"role":"edge"}},
+  {"id":"e2","properties":{"role":"edge"}}],
+ "links":[{"source":"gw","target":"r","properties":{"capacity_mbps":400,"distance_m":3000}},
+          {"source":"r","target":"e1","properties":{"capacity_mbps":100,"distance_m":500}},
+          {"source":"r","target":"e2","properties":{"capacity_mbps":100,"distance_m":800}}],
+ "plan":{"line_of_sight":[{"source":"gw","target":"e1","distance_m":3200}]}}"#;
+
+/// The example's price table: a 100 Mbit/s model reaching 10 km and a
+/// 450 Mbit/s one reaching 20 km.
+pub const EXAMPLE_PRICES: &str =
+    "model,capacity_mbps,price,max_distance_km\nm1,100,150,10\nm4,450,400,20\n";
 
 #[cfg(test)]
 mod tests {

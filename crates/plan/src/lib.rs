@@ -16,7 +16,7 @@
 //! | [`design`] | equipment choices per pair, designs, their cost, cuts and limits |
 //! | [`paths`] | path counts per edge site, and their growth as links are added (figure 8) |
 //! | [`fit`] | the price/throughput fit (figure 6) and the cost of parallel links (figure 7) |
-//! | [`instances`] | seeded random small planning instances (tests, the optimiser's gap, benchmarks) |
+//! | [`instances`] | seeded random small planning instances and a fixed example (tests, the optimiser's gap) |
 //! | [`optimize`] | least cost at a capacity, most capacity at a budget (table 2) |
 //! | [`synth`] | the synthetic WISP shipped in scenarios/ |
 //! | [`export`] | a design as NetJSON (for plan, sim and paths) and its rain-fade scenario |

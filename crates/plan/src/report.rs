@@ -629,20 +629,9 @@ pub fn html(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::instances::{EXAMPLE_NETWORK as NET, EXAMPLE_PRICES as PRICES};
     use crate::network::parse;
     use crate::prices::parse_csv;
-
-    const NET: &str = r#"{"type":"NetworkGraph","nodes":[
-        {"id":"gw","properties":{"role":"gateway"}},
-        {"id":"r"},
-        {"id":"e1","properties":{"role":"edge"}},
-        {"id":"e2","properties":{"role":"edge"}}],
-      "links":[{"source":"gw","target":"r","properties":{"capacity_mbps":400,"distance_m":3000}},
-               {"source":"r","target":"e1","properties":{"capacity_mbps":100,"distance_m":500}},
-               {"source":"r","target":"e2","properties":{"capacity_mbps":100,"distance_m":800}}],
-      "plan":{"line_of_sight":[{"source":"gw","target":"e1","distance_m":3200}]}}"#;
-    const PRICES: &str =
-        "model,capacity_mbps,price,max_distance_km\nm1,100,150,10\nm4,450,400,20\n";
 
     #[test]
     fn each_changed_pair_is_named_with_what_it_gets() {
