@@ -237,29 +237,25 @@ mod tests {
         assert_eq!(c.edges(&edges), vec![1]);
     }
 
+    /// gw - a (300) - e1 (200); gw - b (100) - e2 (500); a - b (50).
+    const TWO_BRANCHES: [Edge; 5] = [
+        (0, 1, 300.0),
+        (1, 3, 200.0),
+        (0, 2, 100.0),
+        (2, 4, 500.0),
+        (1, 2, 50.0),
+    ];
+
     #[test]
     fn sinks_together_take_what_the_source_gives() {
-        // gw - a (300) - e1 (200); gw - b (100) - e2 (500); a - b (50)
-        let edges = [
-            (0, 1, 300.0),
-            (1, 3, 200.0),
-            (0, 2, 100.0),
-            (2, 4, 500.0),
-            (1, 2, 50.0),
-        ];
+        let edges = TWO_BRANCHES;
         assert_eq!(max_flow(5, &edges, 0, &[3, 4]).value_mbps, 350.0);
         assert_eq!(max_flow(5, &edges, 0, &[4]).value_mbps, 150.0);
     }
 
     #[test]
     fn one_graph_answers_for_each_sink_set_as_a_new_one_would() {
-        let edges = [
-            (0, 1, 300.0),
-            (1, 3, 200.0),
-            (0, 2, 100.0),
-            (2, 4, 500.0),
-            (1, 2, 50.0),
-        ];
+        let edges = TWO_BRANCHES;
         let mut g = FlowGraph::new(5, &edges, &[3, 4]);
         for sinks in [&[3, 4][..], &[4], &[3], &[4], &[]] {
             assert_eq!(
