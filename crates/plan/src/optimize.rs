@@ -886,8 +886,8 @@ fn exact_from(
                 Ok(r) => Ok((
                     r.design,
                     format!(
-                        "exact (MILP over microlp, {vars} integer variables): {} iterations, {} cuts; proven optimal",
-                        r.iterations,
+                        "exact (MILP over microlp, {vars} integer variables): {} of solving, {} cuts; proven optimal",
+                        rounds(r.iterations),
                         pool.rows.len()
                     ),
                 )),
@@ -956,14 +956,23 @@ fn exact_from(
             Ok((
                 second.design,
                 format!(
-                    "exact (MILP over microlp, {vars} integer variables): {} iterations for the most capacity ({} Mbit/s), {} for its least cost, {} cuts; proven optimal",
-                    first.iterations,
+                    "exact (MILP over microlp, {vars} integer variables): {} for the most capacity ({} Mbit/s), {} for its least cost, {} cuts; proven optimal",
+                    rounds(first.iterations),
                     mbps(reached),
-                    second.iterations,
+                    rounds(second.iterations),
                     pool.rows.len()
                 ),
             ))
         }
+    }
+}
+
+/// "1 round" or "3 rounds" (of solving and adding cuts).
+fn rounds(n: usize) -> String {
+    if n == 1 {
+        "1 round".into()
+    } else {
+        format!("{n} rounds")
     }
 }
 
