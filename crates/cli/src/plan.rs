@@ -29,10 +29,17 @@ pub struct PlanArgs {
     #[arg(long, value_name = "PRICES.csv")]
     prices: PathBuf,
     /// Plan the least cost whose network min cut is at least this, Mbit/s.
-    #[arg(long, value_name = "MBPS", conflicts_with = "budget")]
+    /// Without it or --budget, both are planned: at today's capacity and
+    /// at today's cost.
+    #[arg(
+        long,
+        value_name = "MBPS",
+        conflicts_with = "budget",
+        allow_negative_numbers = true
+    )]
     target_capacity: Option<f64>,
     /// Plan the most capacity costing at most this.
-    #[arg(long, value_name = "DOLLARS")]
+    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true)]
     budget: Option<f64>,
     /// Where the report, the proposed topologies and the scenarios go.
     #[arg(long, default_value = "out/plan", value_name = "DIR")]
@@ -42,7 +49,8 @@ pub struct PlanArgs {
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     method: MethodArg,
     /// Today's radios are already paid for: keeping one costs nothing and
-    /// the budget is what new radios cost.
+    /// the budget is what new radios cost (needs --target-capacity or
+    /// --budget).
     #[arg(long)]
     sunk: bool,
     /// Links added at random for the path-multiplicity charts (each of
@@ -57,8 +65,9 @@ pub struct PlanArgs {
     /// Seed of those random additions.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Runs per mode in the rain-fade simulation (0: no simulation).
-    #[arg(long, default_value_t = 2)]
+    /// Runs per mode in the rain-fade simulation, 0 to 20 (0: no
+    /// simulation).
+    #[arg(long, default_value_t = 2, value_name = "RUNS")]
     fade_runs: u32,
 }
 
@@ -86,14 +95,17 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let catalogue =
         prices::parse_csv(&price_text).with_context(|| args.prices.display().to_string())?;
     if let Some(t) = args.target_capacity {
-        if !(t.is_finite() && t > 0.0) {
-            bail!("--target-capacity {t}: a capacity in Mbit/s above 0");
+        if !(t.is_finite() && t > 0.0 && t <= 1e9) {
+            bail!("--target-capacity {t}: a capacity in Mbit/s above 0 and at most 1,000,000,000");
         }
     }
     if let Some(b) = args.budget {
-        if !(b.is_finite() && b >= 0.0) {
-            bail!("--budget {b}: an amount of 0 or more");
+        if !(b.is_finite() && (0.0..=1e12).contains(&b)) {
+            bail!("--budget {b}: an amount from 0 to 1,000,000,000,000");
         }
+    }
+    if args.fade_runs > 20 {
+        bail!("--fade-runs {}: at most 20 runs per mode", args.fade_runs);
     }
     if args.sunk && args.target_capacity.is_none() && args.budget.is_none() {
         bail!("--sunk needs --target-capacity or --budget: keeping today's network costs nothing, so there is no default to compare with");
@@ -235,11 +247,15 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         )?),
         Some(_) => None,
         None => {
-            step(started, "no rain fade: no link is in every design compared");
+            step(
+                started,
+                "no rain fade: no link of today's network is in every design compared",
+            );
             None
         }
     };
     let written = topologies.len();
+    let faded = the_fade.is_some();
     drop(topologies);
 
     let fit = fit_prices(&catalogue).map_err(|e| e.to_string());
@@ -270,9 +286,13 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     write(&args.out, "summary.json", &summary_json(&r))?;
     print!("{}", report::text(&r));
     println!(
-        "wrote {}: report.html, summary.json, {} topologies and their fade scenarios",
+        "wrote {}: report.html, summary.json, {written} topologies{}",
         args.out.display(),
-        written
+        if faded {
+            " and their fade scenarios"
+        } else {
+            ""
+        }
     );
     Ok(ExitCode::SUCCESS)
 }

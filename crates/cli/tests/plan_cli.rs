@@ -200,7 +200,7 @@ fn a_small_network_plans_and_bad_input_is_refused_in_one_line() {
     let (code, err) = plan_with("ok", SMALL, PRICES, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("skipped: cannot add 5 cross links"), "{err}");
-    let cases: [(&str, String, String, Vec<&str>); 7] = [
+    let cases: [(&str, String, String, Vec<&str>); 8] = [
         (
             "unknown node in a link",
             SMALL.replace(r#""target":"e2""#, r#""target":"e9""#),
@@ -241,7 +241,13 @@ fn a_small_network_plans_and_bad_input_is_refused_in_one_line() {
             "a negative budget",
             SMALL.into(),
             PRICES.into(),
-            vec!["--budget=-5"],
+            vec!["--budget", "-5"],
+        ),
+        (
+            "a model of a channel width the constraints do not count",
+            SMALL.into(),
+            "model,capacity_mbps,price,max_distance_km,channel_mhz\nm1,100,150,10,20\nm4,450,400,20,20\nx,100,100,10,33\n".into(),
+            vec![],
         ),
     ];
     let wants = [
@@ -252,6 +258,7 @@ fn a_small_network_plans_and_bad_input_is_refused_in_one_line() {
         "no model in the price table reaches 50.0 km",
         "longer than any model",
         "--budget -5",
+        "x: channel_mhz 33 has no channel count",
     ];
     for ((what, net, prices, extra), want) in cases.into_iter().zip(wants) {
         let (code, err) = plan_with("bad", &net, &prices, &extra);

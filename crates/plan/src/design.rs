@@ -61,6 +61,16 @@ pub enum ProblemError {
         /// Why.
         message: String,
     },
+    /// A model's channel width has no channel count in the constraints.
+    #[error("price table: {model}: channel_mhz {width} has no channel count in plan.channels (known: {known})")]
+    UnknownWidth {
+        /// The model.
+        model: String,
+        /// Its width, MHz.
+        width: u32,
+        /// The widths the constraints count.
+        known: String,
+    },
     /// Today's network already breaks the constraints.
     #[error("site {site}: {message}")]
     OverLimit {
@@ -168,7 +178,17 @@ impl<'a> Problem<'a> {
             for m in catalogue.reaching(p.distance_m) {
                 let model = &catalogue.models[m];
                 let Some(band_share) = net.band_share(model.channel_mhz) else {
-                    continue;
+                    return Err(ProblemError::UnknownWidth {
+                        model: model.name.clone(),
+                        width: model.channel_mhz,
+                        known: net
+                            .constraints
+                            .channels
+                            .keys()
+                            .map(|w| w.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    });
                 };
                 let by_band = (1.0 / band_share + SHARE_EPS).floor() as u32;
                 here.push(Choice {

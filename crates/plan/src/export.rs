@@ -130,12 +130,7 @@ pub fn fade(problem: &Problem, designs: &[&Design]) -> Option<Fade> {
         .filter(|&p| net.pairs[p].exists() && kept(p))
         .collect();
     let depth = hops_from_gateway(net, None);
-    let mut best = (
-        0usize,
-        usize::MAX,
-        links.first().copied().unwrap_or(0),
-        Vec::new(),
-    );
+    let mut best = (0usize, usize::MAX, *links.first()?, Vec::new());
     for &p in &links {
         let reach = hops_from_gateway(net, Some(p));
         let cut: Vec<usize> = net
@@ -292,5 +287,13 @@ mod tests {
         let f = fade(&problem, &[&today, &rerouted]).unwrap();
         assert_ne!(f.pair, 0);
         assert!(net.pairs[f.pair].exists());
+        // A design with none of today's links: no fade to compare.
+        let mut elsewhere = problem.empty();
+        let m1 = problem.choices[3]
+            .iter()
+            .position(|c| c.equipment == Equipment::Model(0))
+            .unwrap();
+        elsewhere.counts[3][m1] = 1;
+        assert_eq!(fade(&problem, &[&today, &elsewhere]), None);
     }
 }

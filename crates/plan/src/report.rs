@@ -100,7 +100,9 @@ pub fn changes(problem: &Problem, design: &Design) -> Vec<Change> {
     let caps = problem.pair_capacity(design);
     let mut out = Vec::new();
     for (p, pair) in problem.net.pairs.iter().enumerate() {
-        if design.counts[p] == today.counts[p] {
+        if design.counts[p] == today.counts[p]
+            || same_radios(problem, p, &design.counts[p], &today.counts[p])
+        {
             continue;
         }
         let words = |counts: &[u32]| -> String {
@@ -158,8 +160,51 @@ pub fn changes(problem: &Problem, design: &Design) -> Vec<Change> {
     out
 }
 
+/// True when two bundles on pair `p` are the same radios in all but
+/// name: today's radio and the model it is priced as (same capacity,
+/// channel width and price) are one change of paperwork, not of gear.
+fn same_radios(problem: &Problem, p: usize, a: &[u32], b: &[u32]) -> bool {
+    let radios = |counts: &[u32]| {
+        let mut v: Vec<(u64, u32, u64)> = problem.choices[p]
+            .iter()
+            .zip(counts)
+            .flat_map(|(c, &k)| {
+                std::iter::repeat_n(
+                    (
+                        (c.capacity_mbps * 1000.0).round() as u64,
+                        c.channel_mhz,
+                        (c.list_price * 100.0).round() as u64,
+                    ),
+                    k as usize,
+                )
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    radios(a) == radios(b)
+}
+
+/// The sites a design leaves with no radio (relays no edge site needs).
+pub fn unlinked_sites(problem: &Problem, design: &Design) -> Vec<String> {
+    (0..problem.net.sites.len())
+        .filter(|&s| problem.radios_at(design, s) == 0)
+        .map(|s| problem.net.sites[s].id.clone())
+        .collect()
+}
+
 fn mbps(x: f64) -> String {
     format!("{} Mbit/s", units::mbps(x))
+}
+
+/// A change as a signed percentage, with no "-0.0".
+fn signed_percent(x: f64, of: &str) -> String {
+    let p = (x * 1000.0).round() / 10.0;
+    if p == 0.0 {
+        format!("0.0% {of}")
+    } else {
+        format!("{p:+.1}% {of}")
+    }
 }
 
 /// Table 2's rows for this network, beside the paper's: description,
@@ -200,14 +245,14 @@ pub fn table_2(r: &Report) -> (Vec<&'static str>, Vec<Vec<String>>) {
             if r.problem.sunk {
                 format!("{} spent", money(plan.eval.cost))
             } else {
-                format!("{:+.1}% cost", -saving * 100.0)
+                signed_percent(-saving, "cost")
             },
             format!(
                 "{}, {}",
                 mbps(PAPER_TABLE_2[1].1),
                 money(PAPER_TABLE_2[1].2)
             ),
-            format!("{:+.1}% cost", -paper_saving * 100.0),
+            signed_percent(-paper_saving, "cost"),
         ]);
     }
     if let Some((budget, plan)) = &r.most_capacity {
@@ -262,7 +307,8 @@ pub fn text(r: &Report) -> String {
     ] {
         if let Some(plan) = plan {
             let n = changes(r.problem, &plan.design).len();
-            let _ = writeln!(s, "{what}: {n} pairs changed; {}", plan.note);
+            let pairs = if n == 1 { "pair" } else { "pairs" };
+            let _ = writeln!(s, "{what}: {n} {pairs} changed; {}", plan.note);
         }
     }
     s
@@ -292,6 +338,13 @@ fn plan_section(r: &Report, title: &str, plan: &Plan) -> String {
             ]
         })
         .collect();
+    let alone = unlinked_sites(r.problem, &plan.design);
+    if !alone.is_empty() {
+        s += &format!(
+            "<p class=\"note\">Left with no links (no edge site needs them): {}.</p>",
+            escape(&alone.join(", "))
+        );
+    }
     if rows.is_empty() {
         s += "<p>No change: today's network is already the answer.</p>";
     } else {
