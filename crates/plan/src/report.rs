@@ -10,7 +10,7 @@ use std::fmt::Write;
 use braid_sim::html::{self, escape, Series};
 
 use crate::design::{Design, Equipment, Evaluation, Problem};
-use crate::fit::{parallel_cost, QuadraticFit};
+use crate::fit::{parallel_table, QuadraticFit};
 use crate::optimize::Plan;
 use crate::paths::{cdf, Addition, EdgePaths};
 use crate::units::{self, money, thousands};
@@ -552,19 +552,28 @@ fn price_section(r: &Report) -> String {
             },
         ],
     );
-    let series: Vec<Series> = (1..=5)
-        .map(|g| {
-            let target = f64::from(g) * 1000.0;
-            Series {
-                label: format!("{g} Gbit/s"),
-                points: (1..=8)
-                    .map(|k| (f64::from(k), parallel_cost(fit, target, k)))
-                    .collect(),
-                dashed: false,
-                scatter: false,
-                color: g as usize - 1,
-                spread: Vec::new(),
-            }
+    let table = parallel_table(fit);
+    let series: Vec<Series> = table
+        .targets_mbps
+        .iter()
+        .zip(&table.cost)
+        .enumerate()
+        .map(|(i, (&target, costs))| Series {
+            label: format!(
+                "{} Gbit/s, least at {}",
+                target / 1000.0,
+                table.best_links[i]
+            ),
+            points: table
+                .links
+                .iter()
+                .zip(costs)
+                .map(|(&k, &c)| (f64::from(k), c))
+                .collect(),
+            dashed: false,
+            scatter: false,
+            color: i,
+            spread: Vec::new(),
         })
         .collect();
     let most = series
@@ -575,7 +584,7 @@ fn price_section(r: &Report) -> String {
         "Cost of a capacity built from parallel links (from the fit)",
         "parallel component links",
         "cost ($)",
-        (1.0, 8.0),
+        (1.0, f64::from(table.links.last().copied().unwrap_or(1))),
         (0.0, most),
         &series,
     );
