@@ -306,13 +306,14 @@ impl<'a> Problem<'a> {
                 radios += k;
             }
         }
+        let mut graph = flow::FlowGraph::new(n, &edges, &edge_sites);
         Evaluation {
             cost,
             list_cost,
-            network_mbps: flow::max_flow(n, &edges, g, &edge_sites).value_mbps,
+            network_mbps: graph.max_flow(g, &edge_sites).value_mbps,
             per_edge_mbps: edge_sites
                 .iter()
-                .map(|&k| flow::max_flow(n, &edges, g, &[k]).value_mbps)
+                .map(|&k| graph.max_flow(g, &[k]).value_mbps)
                 .collect(),
             radios,
         }
