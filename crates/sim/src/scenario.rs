@@ -15,9 +15,6 @@ use braid_proto::linkest::MetricKind;
 use crate::link::{LinkSpec, LossModel};
 use crate::radio::{RadioSpec, RateControl};
 
-/// Late binding's default bound per next hop (the seed's 2).
-pub const LATE_BINDING_BOUND: usize = 2;
-
 /// Why a scenario cannot run.
 /// A problem in a scenario file, where it is.
 pub type ScenarioError = braid_conf::LocatedError;
@@ -1515,7 +1512,9 @@ impl Scenario {
             ignore_tx_failures: node.ignore_tx_failures.unwrap_or(true),
             rate_control: node.rate_control.unwrap_or_default(),
             persistence: node.persistence.unwrap_or(1),
-            bound: node.bound.unwrap_or(Some(LATE_BINDING_BOUND)),
+            bound: node
+                .bound
+                .unwrap_or(Some(braid_proto::node::LateBinding::DEFAULT_BOUND)),
             clients: node.clients.clone().unwrap_or_default(),
             radio,
             node_variants,

@@ -73,10 +73,16 @@ pub struct LateBinding {
     pub scheduler: SchedulerConfig,
 }
 
+impl LateBinding {
+    /// The default datagrams per next hop below the binding point (the
+    /// seed's 2).
+    pub const DEFAULT_BOUND: usize = 2;
+}
+
 impl Default for LateBinding {
     fn default() -> Self {
         LateBinding {
-            bound: 2,
+            bound: Self::DEFAULT_BOUND,
             scheduler: SchedulerConfig {
                 // The scheduler's own binding holds one packet per path;
                 // the bound toward the driver is `bound`.
