@@ -90,30 +90,28 @@ fn stat(dp: &Datapath, name: &str) -> u64 {
         .1
 }
 
+/// The Internet checksum of `bytes` (smoltcp's, braid's one): what to
+/// write in a header whose checksum field is zero, or zero over a header
+/// whose checksum is right.
 fn checksum(bytes: &[u8]) -> u16 {
-    let mut sum: u32 = bytes
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
+    !smoltcp::wire::checksum::data(bytes)
 }
 
-/// An IPv4 header of `total` bytes, checksum filled.
+/// An IPv4 header of `total` bytes (don't fragment, time to live 64),
+/// checksum filled.
 fn ipv4_header(src: [u8; 4], dst: [u8; 4], protocol: u8, dscp: u8, total: usize) -> Vec<u8> {
     let mut h = vec![0u8; 20];
-    h[0] = 0x45;
-    h[1] = dscp << 2;
-    h[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    h[6] = 0x40;
-    h[8] = 64;
-    h[9] = protocol;
-    h[12..16].copy_from_slice(&src);
-    h[16..20].copy_from_slice(&dst);
-    let c = checksum(&h);
-    h[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut ip = smoltcp::wire::Ipv4Packet::new_unchecked(&mut h);
+    ip.set_version(4);
+    ip.set_header_len(20);
+    ip.set_dscp(dscp);
+    ip.set_total_len(total as u16);
+    ip.set_dont_frag(true);
+    ip.set_hop_limit(64);
+    ip.set_next_header(protocol.into());
+    ip.set_src_addr(src.into());
+    ip.set_dst_addr(dst.into());
+    ip.fill_checksum();
     h
 }
 
