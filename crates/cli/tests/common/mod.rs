@@ -32,3 +32,6 @@ pub fn trial(
         None => trial,
     }
 }
+
+/// The Wireshark dissector test's support (tests/dissector.rs).
+pub mod wireshark;
