@@ -342,7 +342,7 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
     mirror.route_ptr = 5;
     mirror.hop_limit = 1;
     let entries = [
-        LsaEntry::new(NodeId(1), 3, 10, &links, &prefixes),
+        LsaEntry::new(NodeId(1), 3, 10, links, prefixes),
         LsaEntry::new(NodeId(7), u16::MAX, 11, &[], &[]),
     ];
     vec![
@@ -351,21 +351,21 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
             data(
                 header(RedundancyMode::Single, Group::NONE, none),
                 &[],
-                &user4,
+                user4,
             ),
         ),
-        ("stripe, route, IPv6", data(stripe, &[4, 5], &user6)),
+        ("stripe, route, IPv6", data(stripe, &[4, 5], user6)),
         (
             "mirror, route used up",
-            data(mirror, &[4, 5, 6, 7, 8], &user4),
+            data(mirror, &[4, 5, 6, 7, 8], user4),
         ),
-        ("tree", data(tree, &[], &user4)),
+        ("tree", data(tree, &[], user4)),
         (
             "parity data",
             data(
                 header(RedundancyMode::Parity, grp(2, 1, 1, 1), none),
                 &[4],
-                &user4,
+                user4,
             ),
         ),
         (
@@ -393,7 +393,7 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
             data(
                 header(RedundancyMode::Erasure, grp(4, 2, 2, 4), none),
                 &[],
-                &user6,
+                user6,
             ),
         ),
         (
@@ -406,7 +406,7 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
         ),
         (
             "path report in a data packet",
-            data(control_class, &[4], &report),
+            data(control_class, &[4], report),
         ),
         (
             "echo request in a data packet",
@@ -416,10 +416,7 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
             "echo reply in a data packet",
             data(control_class, &[4], &echo(s, EchoKind::Reply)),
         ),
-        (
-            "small probe",
-            probe(MessageType::ProbeSmall, s, &reports, 0),
-        ),
+        ("small probe", probe(MessageType::ProbeSmall, s, reports, 0)),
         (
             "big probe",
             probe(MessageType::ProbeBig, s, &reports[1..], 300),
@@ -465,10 +462,10 @@ fn malformed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<u8
     let single = data(
         header(RedundancyMode::Single, Group::NONE, none),
         &[4],
-        &user4,
+        user4,
     );
-    let small = probe(MessageType::ProbeSmall, None, &reports, 0);
-    let lsa = lsa_message(None, &[LsaEntry::new(NodeId(1), 3, 10, &links, &v4_only)]);
+    let small = probe(MessageType::ProbeSmall, None, reports, 0);
+    let lsa = lsa_message(None, &[LsaEntry::new(NodeId(1), 3, 10, links, &v4_only)]);
     let client = lsa_message(None, &[LsaEntry::new(NodeId(1), 3, 10, &[], &client_only)]);
     let at_prefix = 16 + 16 + 12 * links.len();
     let edit = |m: &[u8], at: usize, v: u8| {
@@ -476,18 +473,18 @@ fn malformed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<u8
         m[at] = v;
         m
     };
-    let mut bad_mac = probe(MessageType::ProbeSmall, s, &reports, 0);
+    let mut bad_mac = probe(MessageType::ProbeSmall, s, reports, 0);
     let last = bad_mac.len() - 1;
     bad_mac[last] ^= 1;
-    let mut mac_cut = probe(MessageType::ProbeSmall, s, &reports, 0);
+    let mut mac_cut = probe(MessageType::ProbeSmall, s, reports, 0);
     mac_cut.truncate(mac_cut.len() - 5);
     let mut long_challenge = challenge(None, ChallengeKind::Request);
     long_challenge.push(0);
-    let mut long_report = path_report(None, &counts);
+    let mut long_report = path_report(None, counts);
     long_report.push(0);
     let mut long_probe = small.clone();
     long_probe.push(0);
-    let mut short_report = path_report(None, &counts);
+    let mut short_report = path_report(None, counts);
     short_report.truncate(short_report.len() - 3);
     // An LSA message with no LSA: a challenge's header, retyped, alone.
     let mut empty_lsa = challenge(None, ChallengeKind::Request);
@@ -551,7 +548,7 @@ fn malformed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<u8
         ),
         (
             "path index 16",
-            edit(&path_report(None, &counts), 16 + 4, 16),
+            edit(&path_report(None, counts), 16 + 4, 16),
             "invalid_field",
         ),
         (
@@ -569,7 +566,7 @@ fn malformed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<u8
         ("MAC", bad_mac, "bad_mac"),
         (
             "tree mode with a route",
-            data(tree, &[4], &user4),
+            data(tree, &[4], user4),
             "tree_with_route",
         ),
     ]
