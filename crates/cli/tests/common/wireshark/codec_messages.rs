@@ -318,20 +318,6 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
         index,
         depth,
     };
-    let Parts {
-        user4,
-        user6,
-        report,
-        control_class,
-        tree,
-        links,
-        prefixes,
-        reports,
-        ..
-    } = parts;
-    let (control_class, tree) = (*control_class, *tree);
-    let (links, prefixes, reports): (&[LsaLink], &[Prefix], &[ProbeReport]) =
-        (links, prefixes, reports);
     let mut stripe = header(
         RedundancyMode::Stripe,
         Group::NONE,
@@ -342,7 +328,7 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
     mirror.route_ptr = 5;
     mirror.hop_limit = 1;
     let entries = [
-        LsaEntry::new(NodeId(1), 3, 10, links, prefixes),
+        LsaEntry::new(NodeId(1), 3, 10, &parts.links, &parts.prefixes),
         LsaEntry::new(NodeId(7), u16::MAX, 11, &[], &[]),
     ];
     vec![
@@ -351,21 +337,21 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
             data(
                 header(RedundancyMode::Single, Group::NONE, none),
                 &[],
-                user4,
+                &parts.user4,
             ),
         ),
-        ("stripe, route, IPv6", data(stripe, &[4, 5], user6)),
+        ("stripe, route, IPv6", data(stripe, &[4, 5], &parts.user6)),
         (
             "mirror, route used up",
-            data(mirror, &[4, 5, 6, 7, 8], user4),
+            data(mirror, &[4, 5, 6, 7, 8], &parts.user4),
         ),
-        ("tree", data(tree, &[], user4)),
+        ("tree", data(parts.tree, &[], &parts.user4)),
         (
             "parity data",
             data(
                 header(RedundancyMode::Parity, grp(2, 1, 1, 1), none),
                 &[4],
-                user4,
+                &parts.user4,
             ),
         ),
         (
@@ -393,7 +379,7 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
             data(
                 header(RedundancyMode::Erasure, grp(4, 2, 2, 4), none),
                 &[],
-                user6,
+                &parts.user6,
             ),
         ),
         (
@@ -406,20 +392,23 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
         ),
         (
             "path report in a data packet",
-            data(control_class, &[4], report),
+            data(parts.control_class, &[4], &parts.report),
         ),
         (
             "echo request in a data packet",
-            data(control_class, &[4], &echo(s, EchoKind::Request)),
+            data(parts.control_class, &[4], &echo(s, EchoKind::Request)),
         ),
         (
             "echo reply in a data packet",
-            data(control_class, &[4], &echo(s, EchoKind::Reply)),
+            data(parts.control_class, &[4], &echo(s, EchoKind::Reply)),
         ),
-        ("small probe", probe(MessageType::ProbeSmall, s, reports, 0)),
+        (
+            "small probe",
+            probe(MessageType::ProbeSmall, s, &parts.reports, 0),
+        ),
         (
             "big probe",
-            probe(MessageType::ProbeBig, s, &reports[1..], 300),
+            probe(MessageType::ProbeBig, s, &parts.reports[1..], 300),
         ),
         (
             "unsigned probe",
@@ -427,7 +416,12 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
         ),
         (
             "probe, another key",
-            probe(MessageType::ProbeSmall, Some(&stranger), &reports[..1], 0),
+            probe(
+                MessageType::ProbeSmall,
+                Some(&stranger),
+                &parts.reports[..1],
+                0,
+            ),
         ),
         ("LSA bundle, flush", lsa_message(s, &entries)),
         ("challenge request", challenge(s, ChallengeKind::Request)),
@@ -441,50 +435,37 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
 fn malformed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<u8>, &'static str)> {
     let s = Some(signer);
     let none = DataFlags::empty();
-    let Parts {
-        user4,
-        counts,
-        report,
-        control_class,
-        tree,
-        links,
-        prefixes,
-        reports,
-        ..
-    } = parts;
-    let (control_class, tree) = (*control_class, *tree);
-    let (links, counts, reports): (&[LsaLink], &[PathCount], &[ProbeReport]) =
-        (links, counts, reports);
-    let v4_only = [prefixes[0]];
-    let client_only = [prefixes[2]];
-    // Malformed: what the dissector must say, named as the codec's error
-    // kind (or, for a message the wire accepts, the receiver's refusal).
+    let v4_only = [parts.prefixes[0]];
+    let client_only = [parts.prefixes[2]];
     let single = data(
         header(RedundancyMode::Single, Group::NONE, none),
         &[4],
-        user4,
+        &parts.user4,
     );
-    let small = probe(MessageType::ProbeSmall, None, reports, 0);
-    let lsa = lsa_message(None, &[LsaEntry::new(NodeId(1), 3, 10, links, &v4_only)]);
+    let small = probe(MessageType::ProbeSmall, None, &parts.reports, 0);
+    let lsa = lsa_message(
+        None,
+        &[LsaEntry::new(NodeId(1), 3, 10, &parts.links, &v4_only)],
+    );
     let client = lsa_message(None, &[LsaEntry::new(NodeId(1), 3, 10, &[], &client_only)]);
-    let at_prefix = 16 + 16 + 12 * links.len();
+    let at_prefix = 16 + 16 + 12 * parts.links.len();
     let edit = |m: &[u8], at: usize, v: u8| {
         let mut m = m.to_vec();
         m[at] = v;
         m
     };
-    let mut bad_mac = probe(MessageType::ProbeSmall, s, reports, 0);
+    let mut bad_mac = probe(MessageType::ProbeSmall, s, &parts.reports, 0);
     let last = bad_mac.len() - 1;
     bad_mac[last] ^= 1;
-    let mut mac_cut = probe(MessageType::ProbeSmall, s, reports, 0);
+    let mut mac_cut = probe(MessageType::ProbeSmall, s, &parts.reports, 0);
     mac_cut.truncate(mac_cut.len() - 5);
     let mut long_challenge = challenge(None, ChallengeKind::Request);
     long_challenge.push(0);
-    let mut long_report = path_report(None, counts);
+    let mut long_report = path_report(None, &parts.counts);
     long_report.push(0);
     let mut long_probe = small.clone();
     long_probe.push(0);
-    let mut short_report = path_report(None, counts);
+    let mut short_report = path_report(None, &parts.counts);
     short_report.truncate(short_report.len() - 3);
     // An LSA message with no LSA: a challenge's header, retyped, alone.
     let mut empty_lsa = challenge(None, ChallengeKind::Request);
@@ -548,7 +529,7 @@ fn malformed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<u8
         ),
         (
             "path index 16",
-            edit(&path_report(None, counts), 16 + 4, 16),
+            edit(&path_report(None, &parts.counts), 16 + 4, 16),
             "invalid_field",
         ),
         (
@@ -557,16 +538,16 @@ fn malformed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<u8
             "length_mismatch",
         ),
         ("path report cut", fix_body_len(short_report), "truncated"),
-        ("path report on a link", report.clone(), "wrong_type"),
+        ("path report on a link", parts.report.clone(), "wrong_type"),
         (
             "probe inside a data packet",
-            data(control_class, &[4], &small),
+            data(parts.control_class, &[4], &small),
             "wrong_type",
         ),
         ("MAC", bad_mac, "bad_mac"),
         (
             "tree mode with a route",
-            data(tree, &[4], user4),
+            data(parts.tree, &[4], &parts.user4),
             "tree_with_route",
         ),
     ]
