@@ -241,7 +241,7 @@ impl ControlConfig {
 
 /// Why the control plane refused a datagram (each is counted in
 /// `rx_errors` under [`Refused::kind`]; none changed any table).
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 pub enum Refused {
     /// It does not parse, or is not a link-local control message.
     #[error(transparent)]
