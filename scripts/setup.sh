@@ -12,6 +12,10 @@ have() { command -v "$1" >/dev/null 2>&1; }
 # A C toolchain: Rust links with `cc`.
 have cc || need_apt+=(build-essential)
 
+# Python 3 runs scripts/structure.py (import cycles and size limits),
+# which the architecture test runs.
+have python3 || need_apt+=(python3)
+
 # The lab (braid lab, and the lab tests that `make test` runs as root):
 # iproute2 (ip, tc), clang and libbpf headers to compile braid's eBPF loss
 # program when braid is built (without them braid builds without it, and

@@ -1,8 +1,11 @@
-//! The dependency rules of docs/ARCHITECTURE.md, checked: each crate's
-//! manifest names only the braid crates it may depend on.
+//! The rules of docs/ARCHITECTURE.md, checked: each crate's manifest
+//! names only the braid crates it may depend on; no crate has a
+//! file-level import cycle and no file or function is over its size
+//! limit (scripts/structure.py).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::process::Command;
 
 /// Each crate and the braid crates it may depend on (normal dependencies;
 /// tests and benchmarks may use more).
@@ -88,4 +91,37 @@ fn crates_depend_only_on_what_the_architecture_allows() {
 fn the_manifest_reader_sees_dependencies() {
     let m = "[package]\nname = \"x\"\n[dependencies]\nbraid-wire.workspace = true\nserde = \"1\"\n[dev-dependencies]\nbraid-sim.workspace = true\n";
     assert_eq!(braid_dependencies(m), ["braid-wire"]);
+}
+
+/// scripts/structure.py, which anyone can run: it prints each import
+/// cycle and each file or function over its limit, and fails on any.
+#[test]
+fn no_import_cycles_and_nothing_over_the_size_limits() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let run = |what: &str| {
+        Command::new("python3")
+            .arg(root.join("scripts/structure.py"))
+            .arg(what)
+            .output()
+            .expect("python3 runs scripts/structure.py (scripts/setup.sh installs it)")
+    };
+    // The checks find what they look for...
+    let own = run("selftest");
+    assert!(
+        own.status.success(),
+        "{}",
+        String::from_utf8_lossy(&own.stdout)
+    );
+    // ...and find none of it here.
+    let out = run("all");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "scripts/structure.py found problems:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("import cycles: none") && text.contains("sizes: no file over"),
+        "the script checked both: {text}"
+    );
 }

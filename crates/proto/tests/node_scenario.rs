@@ -216,11 +216,10 @@ fn events_tell_the_driver_about_neighbors_routes_and_refusals() {
     // Garbage from a neighbor is refused, with its reason.
     let sender = net.nodes[0].handle_datagram(net.now, Interface(1), None, &[0x13, 0, 0]);
     assert_eq!(sender, None);
-    assert_eq!(
-        net.events(0),
-        vec![NodeEvent::Refused {
-            reason: "truncated"
-        }]
+    let refused = net.events(0);
+    assert!(
+        matches!(refused[..], [NodeEvent::Refused { reason }] if reason.reason() == "truncated"),
+        "{refused:?}"
     );
     // 1 - 2 goes silent: after the timeout, 2 is down at 1 (and 1 at 2).
     net.link(0, 1, 1.0);

@@ -43,7 +43,8 @@ pub use control::{
     ProbeReport, CLIENT_QUALITY_MAX, CONTROL_HEADER_LEN, RATE_SMALL, RATE_UNSPECIFIED,
 };
 pub use data::{
-    DataFlags, DataHeader, DataPacket, Group, RedundancyMode, Route, DATA_HEADER_LEN, MAX_DEPTH,
+    DataFlags, DataHeader, DataPacket, DataView, Group, RedundancyMode, Route, DATA_HEADER_LEN,
+    MAX_DEPTH,
 };
 pub use error::WireError;
 

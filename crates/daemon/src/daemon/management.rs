@@ -118,7 +118,11 @@ impl Daemon {
                         json!({ "egress": egress.0, "class": class, "mode": mode.to_string() }),
                     );
                 }
-                NodeEvent::Refused { reason } => debug!(reason, "datagram refused"),
+                NodeEvent::Refused { reason } => debug!(
+                    reason = reason.reason(),
+                    counter = reason.counter().name(),
+                    "datagram refused"
+                ),
                 NodeEvent::EchoReply { from, seq, .. } => self.echo_reply(now, from, seq),
                 NodeEvent::DuplicateId { sign, interface } => {
                     let name = self.interface_name(interface.0 as usize);
