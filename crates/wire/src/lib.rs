@@ -29,7 +29,6 @@
 //! `control::offset`): the docs' byte diagrams use the same numbers, and
 //! the eBPF programs take them from a C header that `braid-bpf`'s build
 //! script writes from these constants (`braid_wire.h`).
-
 //!
 //! | module | owns |
 //! |---|---|
