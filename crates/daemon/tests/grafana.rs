@@ -400,7 +400,7 @@ fn every_metric_the_dashboard_queries_is_one_the_daemon_serves() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // The fixture is what makes this test mean anything: it must have
     // made every family the daemon has appear, samples included.
-    let source = include_str!("../src/metrics.rs");
+    let source = include_str!("../src/metrics/prometheus.rs");
     for name in page.types.keys() {
         assert!(source.contains(&format!("\"{name}\"")), "{name}");
     }

@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn at_most_bound_datagrams_per_first_hop_go_to_the_driver() {
         let mut b = binder();
-        let paths = vec![vec![NodeId(2)], vec![NodeId(3)]];
+        let paths = [vec![NodeId(2)], vec![NodeId(3)]];
         for seq in 0..6 {
             assert!(b
                 .enqueue(EGRESS, 2, 0, pending(seq, false), FlowKey::default())
@@ -272,7 +272,7 @@ mod tests {
     #[test]
     fn urgent_datagrams_leave_first() {
         let mut b = binder();
-        let paths = vec![vec![]];
+        let paths = [vec![]];
         b.enqueue(
             EGRESS,
             1,
@@ -313,7 +313,7 @@ mod tests {
         b.enqueue(EGRESS, 2, 1, pending(7, false), FlowKey::default());
         // Path 1 is gone: one path left, and the datagram rides it.
         b.renumber(EGRESS, 1);
-        let one = vec![vec![NodeId(2)]];
+        let one = [vec![NodeId(2)]];
         let (p, d) = b.pull(|_| Some(&one[..])).unwrap();
         assert_eq!((p, d.header.seq), (0, 7));
         assert!(b.pull(|_| Some(&one[..])).is_none());
