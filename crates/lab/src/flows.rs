@@ -7,7 +7,6 @@
 //! simulator's [`FlowResult`], so both report the same way.
 
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
-use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -15,19 +14,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context};
 use braid_sim::FlowResult;
 
+use crate::ns::{in_ns, socket_in};
 use crate::scenario::{IperfFlow, Lab, LabFlow, Software, URGENT_ROUNDS};
-
-/// Opens a UDP socket inside network namespace `ns` (the socket stays
-/// there; the thread returns to its own namespace).
-pub fn socket_in(ns: &str, bind: impl Into<SocketAddr>) -> anyhow::Result<UdpSocket> {
-    let here = std::fs::File::open("/proc/thread-self/ns/net")?;
-    let there = std::fs::File::open(format!("/var/run/netns/{ns}"))
-        .with_context(|| format!("namespace {ns}"))?;
-    nix::sched::setns(there.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
-    let socket = UdpSocket::bind(bind.into());
-    nix::sched::setns(here.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
-    Ok(socket?)
-}
 
 /// Hands every datagram of at least `min_len` bytes that `rx` receives
 /// before `end` to `each`.
@@ -561,7 +549,7 @@ pub fn flood_flow(
     let dev = Lab::link_dev(link);
     let stranger = std::net::Ipv4Addr::new(198, 19, link as u8, 99);
     let target = lab.link_addr(link, f.to);
-    crate::exec::in_ns(
+    in_ns(
         &ns,
         &["ip", "addr", "add", &format!("{stranger}/24"), "dev", &dev],
     )?;
@@ -633,7 +621,7 @@ pub fn flood_flow(
             ..FlowResult::default()
         })
     })();
-    let _ = crate::exec::in_ns(
+    let _ = in_ns(
         &ns,
         &["ip", "addr", "del", &format!("{stranger}/24"), "dev", &dev],
     );

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use serde::Serialize;
 
-use crate::flows::{rss_kb, socket_in};
+use crate::flows::rss_kb;
+use crate::ns::socket_in;
 use crate::run::build;
 use crate::scenario::{DaemonLog, FlowKind, Lab};
 
