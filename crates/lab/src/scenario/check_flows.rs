@@ -114,8 +114,10 @@ fn check_flow(
                 "udp, tcp and iperf3-udp flows only (urgent marks IPv4's DSCP)",
             ));
         }
-        let probe = matches!(kind_name, None | Some("udp"));
-        let dscp = p.take(check_dscp(&src, &f.dscp, probe, &field("dscp")));
+        // Only a udp flow takes a DSCP: checked once the kind is.
+        let dscp = kind
+            .as_ref()
+            .and_then(|k| p.take(check_dscp(&src, &f.dscp, *k == FlowKind::Probe, &field("dscp"))));
         Some(LabFlow {
             ipv6,
             dscp: dscp?,
