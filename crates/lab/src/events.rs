@@ -14,9 +14,9 @@ use crate::ns::in_ns;
 use crate::routing;
 use crate::scenario::{EventTarget, Lab, LabEvent, LinkAction};
 
-/// Applies a link event: a blackhole attaches the loss program built to
-/// drop everything, ahead of any other filter, on both ends' ingress; a
-/// restore removes it; down and up set both ends' interfaces.
+/// Applies an event: a port's loss, a client's re-homing (plain routing
+/// only, `plain`), a router's keys or crash, or a link's (see
+/// [`link_event`]).
 ///
 /// `resolved` remembers, per flow, the link its `FirstHopOf` event chose,
 /// so that the restore undoes that link. Returns, for `down`, the packets
@@ -31,29 +31,16 @@ pub fn apply_event(
 ) -> anyhow::Result<Option<u64>> {
     match (e.target, e.action) {
         (EventTarget::Port { segment, ap }, LinkAction::Loss(per_mille)) => {
-            set_port_loss(lab, segment, ap, per_mille)?;
-            return Ok(None);
+            set_port_loss(lab, segment, ap, per_mille)?
         }
         (EventTarget::Client(c), LinkAction::Rehome(ap)) => {
             if plain {
-                eprintln!(
-                    "lab {}: {} re-homed to {}",
-                    lab.name, lab.clients[c].name, lab.routers[ap].name
-                );
-                for (ns, args) in routing::kernel::client_routes(lab, c, ap) {
-                    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-                    in_ns(&ns, &refs)?;
-                }
+                rehome(lab, c, ap)?
             }
-            return Ok(None);
         }
         (EventTarget::Router(r), LinkAction::Keys { first, second }) => {
             let ids: Vec<u8> = std::iter::once(first).chain(second).collect();
-            let routers: Vec<usize> = match r {
-                Some(i) => vec![i],
-                None => (0..lab.routers.len()).collect(),
-            };
-            for i in routers {
+            for i in routers(lab, r) {
                 if routing::braid::rekey(lab, i, &ids)? {
                     eprintln!(
                         "lab {}: {} takes keys {ids:?}",
@@ -61,14 +48,9 @@ pub fn apply_event(
                     );
                 }
             }
-            return Ok(None);
         }
         (EventTarget::Router(r), LinkAction::Crash) => {
-            let routers: Vec<usize> = match r {
-                Some(i) => vec![i],
-                None => (0..lab.routers.len()).collect(),
-            };
-            for i in routers {
+            for i in routers(lab, r) {
                 if routing::braid::crash_and_restart(lab, i)? {
                     eprintln!(
                         "lab {}: {} killed (-9) and started again",
@@ -76,7 +58,6 @@ pub fn apply_event(
                     );
                 }
             }
-            return Ok(None);
         }
         (EventTarget::Port { .. } | EventTarget::Client(_) | EventTarget::Router(_), _)
         | (
@@ -88,8 +69,44 @@ pub fn apply_event(
         ) => {
             bail!("event {:?} on {:?} means nothing", e.action, e.target)
         }
-        _ => {}
+        (EventTarget::Link(_) | EventTarget::FirstHopOf(_), _) => {
+            return link_event(lab, e, resolved)
+        }
     }
+    Ok(None)
+}
+
+/// The routers a router event names: one, or every one.
+fn routers(lab: &Lab, r: Option<usize>) -> Vec<usize> {
+    match r {
+        Some(i) => vec![i],
+        None => (0..lab.routers.len()).collect(),
+    }
+}
+
+/// Plain routing re-homes client `c` to access point `ap` (as a plain
+/// network does when the old one fails).
+fn rehome(lab: &Lab, c: usize, ap: usize) -> anyhow::Result<()> {
+    eprintln!(
+        "lab {}: {} re-homed to {}",
+        lab.name, lab.clients[c].name, lab.routers[ap].name
+    );
+    for (ns, args) in routing::kernel::client_routes(lab, c, ap) {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        in_ns(&ns, &refs)?;
+    }
+    Ok(())
+}
+
+/// A link's event: a blackhole attaches the loss program built to drop
+/// everything, ahead of any other filter, on both ends' ingress; a
+/// restore removes it; down and up set both ends' interfaces (down
+/// returns what the link's queues held).
+fn link_event(
+    lab: &Lab,
+    e: &LabEvent,
+    resolved: &mut BTreeMap<usize, usize>,
+) -> anyhow::Result<Option<u64>> {
     let link = match e.target {
         EventTarget::Link(j) => j,
         EventTarget::FirstHopOf(f) => match (e.action, resolved.get(&f)) {
