@@ -8,8 +8,8 @@
 //! reports in the simulator's format, and everything torn down again, also
 //! after a failure or Ctrl-C.
 //!
-//! The modules, each using only those above it in this table's layers
-//! (no import cycles: `scripts/structure.py cycles`):
+//! The modules, each using only modules above it in this table (no
+//! import cycles: `scripts/structure.py cycles`):
 //!
 //! | module | owns |
 //! |---|---|
@@ -29,9 +29,9 @@
 //! | [`sweep`] | runs at each of several loss ratios |
 //! | [`bench`] | the forwarding benchmark |
 //! | [`soak`] | long runs at a fixed load: memory over time, bounded |
+//! | [`tap`] | raw sockets on an interface (the emulator's, the flooder's) |
 //! | [`delay`] | the delay and jitter emulator process |
 //! | [`flood`] | the hostile stranger process (garbage, forgeries, replays) |
-//! | [`tap`] | raw sockets on an interface (the emulator's, the flooder's) |
 
 pub mod bench;
 pub mod delay;

@@ -1,6 +1,7 @@
 //! The names and addresses a checked lab derives: namespaces, interfaces,
 //! IPv4 and IPv6 addresses and subnets, the lab's directory and its
-//! daemons' control sockets. Addresses (all from the benchmarking range
+//! daemons' control sockets; and which flow end is a client, which
+//! segments a router serves, a client's home. Addresses (all from the benchmarking range
 //! 198.18.0.0/15): router i (from 1) serves 198.18.i.0/24, its host is
 //! 198.18.i.2 behind 198.18.i.1; link j (from 0) is 198.19.j.1/24 -
 //! 198.19.j.2/24; segment s is 198.18.(200+s).0/24. IPv6 (RFC 5180's
