@@ -1253,7 +1253,7 @@ fn a_stranger_flooding_a_router_changes_nothing_costs_little_and_is_counted() {
             .map(|(_, n)| n.as_u64().unwrap())
             .sum::<u64>()
             + r2["node"]["unauthenticated"].as_u64().unwrap()
-            + kernel_counter(&r, v, "rx_stranger");
+            + kernel_counter(&r, v, "rx_unauthenticated");
         let total =
             f["garbage"].as_u64().unwrap() + sent("forged") + sent("replayed") + sent("data");
         let drops = flood["udp_receive_buffer_drops"].as_u64().unwrap();
