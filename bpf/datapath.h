@@ -209,7 +209,7 @@ enum braid_stat {
 	BRAID_PASS_CONTROL,       /* control message: to user space */
 	BRAID_PASS_MALFORMED,     /* header does not parse: to user space */
 	BRAID_PASS_NOT_ON_ROUTE,  /* to user space (which counts it) */
-	BRAID_PASS_HOP_LIMIT,     /* to user space (which counts it) */
+	BRAID_PASS_HOP_LIMIT_EXCEEDED,     /* to user space (which counts it) */
 	BRAID_PASS_NO_NEIGHBOR,   /* next hop unknown here: to user space */
 	BRAID_PASS_USER_MODE,     /* egress: a mode the kernel leaves to user space */
 	/* braid_tx: user packets leaving the host into the mesh */
@@ -234,8 +234,8 @@ enum braid_stat {
 	BRAID_PASS_FRAGMENT,      /* entry: a fragment, never marked: to user space */
 	BRAID_PASS_TREE_TTL,      /* TTL ran out: mark cleared, to the stack (ICMP) */
 	/* authentication (BRAID_AUTHENTICATED) */
-	BRAID_RX_STRANGER,        /* data from no authenticated neighbor: dropped */
-	BRAID_RX_WRONG_HOP,       /* route names another node before us: dropped */
+	BRAID_RX_UNAUTHENTICATED,        /* data from no authenticated neighbor: dropped */
+	BRAID_RX_WRONG_PREVIOUS_HOP,       /* route names another node before us: dropped */
 	BRAID_STATS
 };
 

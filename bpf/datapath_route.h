@@ -29,7 +29,7 @@ static __always_inline int sent_as_routed(struct __sk_buff *skb, const struct ip
 	struct braid_sender_key sk = {.ifindex = skb->ifindex, .addr_be = ip->saddr};
 	struct braid_sender *from = bpf_map_lookup_elem(&senders, &sk);
 	if (!from) {
-		count(BRAID_RX_STRANGER);
+		count(BRAID_RX_UNAUTHENTICATED);
 		return TC_ACT_SHOT;
 	}
 	int on_route;
@@ -52,7 +52,7 @@ static __always_inline int sent_as_routed(struct __sk_buff *skb, const struct ip
 		if (on_route && at >= 1 && !route_entry(b, end, at - 1, &before))
 			return TC_ACT_UNSPEC;
 		if (!on_route || before != from->id) {
-			count(BRAID_RX_WRONG_HOP);
+			count(BRAID_RX_WRONG_PREVIOUS_HOP);
 			return TC_ACT_SHOT;
 		}
 	}
@@ -76,7 +76,7 @@ static __always_inline int forward(struct __sk_buff *skb, const struct iphdr *ip
 		return TC_ACT_UNSPEC;
 	}
 	if (h->hop == 0) {
-		count(BRAID_PASS_HOP_LIMIT);
+		count(BRAID_PASS_HOP_LIMIT_EXCEEDED);
 		return TC_ACT_UNSPEC;
 	}
 	__u16 next = h->egress;

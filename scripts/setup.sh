@@ -32,6 +32,9 @@ have clang || lab_apt+=(clang)
 have iperf3 || lab_apt+=(iperf3)
 have babeld || lab_apt+=(babeld)
 have ethtool || lab_apt+=(ethtool)
+# ping: the getting-started walk-through (docs/operations.md) pings across
+# the mesh.
+have ping || lab_apt+=(iputils-ping)
 have mptcpize || lab_apt+=(mptcpd)
 # Headless Chromium: the dashboard test loads the daemon's page in it.
 have chromium || lab_apt+=(chromium)

@@ -4,6 +4,8 @@
 //! The flags, limits and map sizes are [`crate::constants`]' (re-exported
 //! here, where the layouts use them).
 
+use braid_proto::node::Counter;
+
 pub use crate::constants::{
     AUTHENTICATED, EGRESS, FINISH_CHECKSUMS, INGRESS, KPATHS, KTRANSIT, MAX_SENDERS, MAX_TREES,
     MAX_WINDOW, PATH_INDICES, ROUTE_DELIVERED, RULES, RULE_PORTS, RULE_PREFIXES, STRIPE_SLOTS,
@@ -247,7 +249,7 @@ pub const STATS: [&str; 38] = [
     "pass_control",
     "pass_malformed",
     "pass_not_on_route",
-    "pass_hop_limit",
+    "pass_hop_limit_exceeded",
     "pass_no_neighbor",
     "pass_user_mode",
     "tx_packets",
@@ -269,14 +271,27 @@ pub const STATS: [&str; 38] = [
     "pass_not_on_tree",
     "pass_fragment",
     "pass_tree_ttl",
-    "rx_stranger",
-    "rx_wrong_hop",
+    "rx_unauthenticated",
+    "rx_wrong_previous_hop",
 ];
 
 /// Index of the counter named `name` in [`STATS`].
 pub fn stat(name: &str) -> Option<usize> {
     STATS.iter().position(|s| *s == name)
 }
+
+/// The kernel's counters of the refusals the node counts too: each is
+/// named for the node's counter ([`Counter::name`]) after `rx_` (dropped
+/// in the kernel) or `pass_` (handed to the node, which refuses it and
+/// counts it there as well).
+pub const REFUSAL_STATS: [(&str, Counter); 6] = [
+    ("pass_malformed", Counter::Malformed),
+    ("pass_not_on_route", Counter::NotOnRoute),
+    ("pass_hop_limit_exceeded", Counter::HopLimitExceeded),
+    ("pass_not_on_tree", Counter::NotOnTree),
+    ("rx_unauthenticated", Counter::Unauthenticated),
+    ("rx_wrong_previous_hop", Counter::WrongPreviousHop),
+];
 
 // SAFETY: every type above is `repr(C)`, `Copy`, made of integers and
 // arrays of integers only, with explicit padding fields: any bit pattern
@@ -302,6 +317,18 @@ mod tests {
     use crate::constants::{MAX_LOCALS, MAX_NEIGHBORS, MAX_PREFIXES, MAX_SESSIONS, SETTINGS_SLOTS};
     use crate::objects::{missing, DATAPATH};
     use std::mem::size_of;
+
+    #[test]
+    fn refusal_counters_carry_the_nodes_names() {
+        for (name, counter) in REFUSAL_STATS {
+            assert!(stat(name).is_some(), "{name} is a kernel counter");
+            let suffix = name
+                .strip_prefix("rx_")
+                .or_else(|| name.strip_prefix("pass_"))
+                .unwrap_or(name);
+            assert_eq!(suffix, counter.name(), "{name}");
+        }
+    }
 
     /// Every map's key and value size in the object, against the Rust
     /// mirror: a change to datapath.h without maps.rs fails here.

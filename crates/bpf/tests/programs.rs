@@ -224,7 +224,7 @@ fn transit_passes_up_what_user_space_refuses() {
             forward_in_place(&mut b, NodeId(1)).unwrap();
             b
         }),
-        ("pass_hop_limit", {
+        ("pass_hop_limit_exceeded", {
             let mut h = header(RedundancyMode::Single, 1, 9, 1);
             h.hop_limit = 1;
             arriving(h, &[ME, 6], b"x")
@@ -276,19 +276,19 @@ fn only_authenticated_neighbors_data_is_taken_and_only_as_routed() {
     assert_eq!(stat(&dp, "rx_forwarded"), 1);
     // The same from an address no authenticated neighbor uses.
     assert_eq!(from(&mut dp, [198, 18, 0, 99], &transit), TC_ACT_SHOT);
-    assert_eq!(stat(&dp, "rx_stranger"), 1);
+    assert_eq!(stat(&dp, "rx_unauthenticated"), 1);
     // From neighbor 6, which the route does not put before us.
     assert_eq!(from(&mut dp, [198, 18, 0, 6], &transit), TC_ACT_SHOT);
-    assert_eq!(stat(&dp, "rx_wrong_hop"), 1);
+    assert_eq!(stat(&dp, "rx_wrong_previous_hop"), 1);
     // A route that has 2 before us, sent by node 1.
     let via2 = arriving(header(RedundancyMode::Single, 1, 9, 1), &[2, ME, 6], b"x");
     assert_eq!(from(&mut dp, [198, 18, 0, 1], &via2), TC_ACT_SHOT);
-    assert_eq!(stat(&dp, "rx_wrong_hop"), 2);
+    assert_eq!(stat(&dp, "rx_wrong_previous_hop"), 2);
     // At the egress: from 6, as the route says, delivered; from 1, not.
     let (frame, _) = to_me(RedundancyMode::Single, 1, 5, 3);
     let braid = &frame[RX..];
     assert_eq!(from(&mut dp, [198, 18, 0, 1], braid), TC_ACT_SHOT);
-    assert_eq!(stat(&dp, "rx_wrong_hop"), 3);
+    assert_eq!(stat(&dp, "rx_wrong_previous_hop"), 3);
     assert_eq!(stat(&dp, "rx_delivered"), 0, "refused before the window");
     assert_eq!(from(&mut dp, [198, 18, 0, 6], braid), TC_ACT_REDIRECT);
     assert_eq!(stat(&dp, "rx_delivered"), 1);
@@ -297,13 +297,13 @@ fn only_authenticated_neighbors_data_is_taken_and_only_as_routed() {
     let mut h = header(RedundancyMode::Tree, 2, ME, 9);
     h.class = 0;
     let tree = datagram(h, &[], b"x");
-    let wrong_hops = stat(&dp, "rx_wrong_hop");
+    let wrong_hops = stat(&dp, "rx_wrong_previous_hop");
     assert_eq!(from(&mut dp, [198, 18, 0, 6], &tree), PASS);
-    assert_eq!(stat(&dp, "rx_wrong_hop"), wrong_hops);
+    assert_eq!(stat(&dp, "rx_wrong_previous_hop"), wrong_hops);
     // Once the neighbor's place is forgotten, its data is refused.
     dp.remove_sender(node1).unwrap();
     assert_eq!(from(&mut dp, [198, 18, 0, 1], &transit), TC_ACT_SHOT);
-    assert_eq!(stat(&dp, "rx_stranger"), 2);
+    assert_eq!(stat(&dp, "rx_unauthenticated"), 2);
     // Without authentication the same stranger's packet is forwarded.
     let mut open = fresh(maps::TRANSIT | maps::EGRESS);
     assert_eq!(from(&mut open, [198, 18, 0, 99], &transit), TC_ACT_REDIRECT);
