@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::tshark::have;
+use crate::common::lab::namespaces_of;
 
 /// Runs the lab `lab_name` of `file` to its end (`braid lab run`, its
 /// log in `log`) while dumpcap captures every interface of router
@@ -19,9 +20,9 @@ pub fn run_captured(lab_name: &str, file: &Path, router: &str, pcap: &Path, log:
         .arg(file)
         .output();
     assert!(
-        lab_namespaces(lab_name).is_empty(),
+        namespaces_of(lab_name).is_empty(),
         "{:?} left from before",
-        lab_namespaces(lab_name)
+        namespaces_of(lab_name)
     );
     let lab = Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(["lab", "run", "--json"])
@@ -103,21 +104,10 @@ pub fn run_captured(lab_name: &str, file: &Path, router: &str, pcap: &Path, log:
     );
     drop(run);
     assert!(
-        lab_namespaces(lab_name).is_empty(),
+        namespaces_of(lab_name).is_empty(),
         "namespaces left: {:?}",
-        lab_namespaces(lab_name)
+        namespaces_of(lab_name)
     );
-}
-
-/// The namespaces of lab `lab_name` that exist.
-pub fn lab_namespaces(lab_name: &str) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&format!("braid-{lab_name}-")))
-        .map(String::from)
-        .collect()
 }
 
 /// Sends `sig` (as kill(1) takes it) to `child`.
