@@ -8,7 +8,8 @@
 //! | [`event`] | the event queue, ordered by (time, insertion) |
 //! | [`html`] | the self-contained HTML report: tables and inline SVG charts |
 //! | [`link`] | link models: loss (Bernoulli, netem Gilbert-Elliott, time-based), delay, jitter, rate and queue, down intervals |
-//! | [`scenario`] | scenario files (TOML) and their errors (file:line: field) |
+//! | [`scenario`] | scenario files (TOML): the checked scenario, its checks, and its errors (every problem, each file:line: field) |
+//! | [`topology`] | the topologies a scenario names, and each run's nodes and links |
 //! | [`tcp`] | real TCP ends (smoltcp) in simulated time |
 //! | [`world`] | one run: topology, nodes, hosts sending CBR UDP or TCP |
 //! | [`results`] | what a run measured: per flow and per link (the lab fills the same types) |
@@ -28,6 +29,7 @@ pub mod results;
 pub mod scenario;
 pub mod stranger;
 pub mod tcp;
+pub mod topology;
 pub mod world;
 
 pub use report::{
