@@ -1,7 +1,7 @@
 //! Maximum flow and minimum cut on an undirected multigraph (Dinic's
 //! algorithm), in whole kbit/s so that cuts are exact: the one max-flow
 //! every planning analysis and the optimiser's feasibility check use.
-//! Also the flow on each edge ([`flows_on`], Edmonds-Karp), where the
+//! Also the flow on each edge (`flows_on`, Edmonds-Karp), where the
 //! optimiser's heuristic opens paths on top of the current flow.
 
 /// An undirected edge: two site indices and a capacity (Mbit/s).

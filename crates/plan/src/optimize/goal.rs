@@ -17,7 +17,7 @@ pub enum Goal {
     /// The most network capacity for at most this cost (then the least
     /// cost at that capacity).
     MaxCapacity {
-        /// What may be spent (with [`Problem::sunk`] pricing).
+        /// What may be spent (with [`crate::design::Problem::sunk`] pricing).
         budget: f64,
     },
 }

@@ -9,7 +9,7 @@
 //!
 //! Two methods, each in its own module: [`exact`] (a MILP with lazily
 //! generated cuts) and [`heuristic`] (the paper's min-cut bridging, then
-//! pruning). [`goal`] holds what both are asked and answer, [`bounds`]
+//! pruning). `goal` holds what both are asked and answer, `bounds`
 //! what the problem allows before any search.
 //!
 //! # Auto
@@ -23,9 +23,9 @@
 //! may come out exact on one run and from the heuristic on another.
 
 mod bounds;
-mod exact;
+pub mod exact;
 mod goal;
-mod heuristic;
+pub mod heuristic;
 
 use crate::design::{Design, Problem};
 use crate::units::{mbps, money};
