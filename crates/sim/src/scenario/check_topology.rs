@@ -98,16 +98,17 @@ pub(super) fn check_topology(
 
 /// Every count is bounded, and so is the grid's and the parallel paths'
 /// product: a simulated mesh of at most [`MAX_SIM_NODES`] nodes. False
-/// (recorded) when one is over.
+/// (recorded) when one is over; a product only when its factors are not.
 fn check_bounds(ck: &mut Checker, t: &RawTopology) -> bool {
-    let mut over: Vec<&str> = Vec::new();
-    for (v, f) in [
+    let counts = [
         (t.nodes, "nodes"),
         (t.width, "width"),
         (t.height, "height"),
         (t.paths, "paths"),
         (t.hops, "hops"),
         (t.edges, "edges"),
+    ];
+    let products = [
         (
             t.width.zip(t.height).map(|(w, h)| w.saturating_mul(h)),
             "width",
@@ -116,17 +117,31 @@ fn check_bounds(ck: &mut Checker, t: &RawTopology) -> bool {
             t.paths.zip(t.hops).map(|(p, h)| p.saturating_mul(h)),
             "hops",
         ),
-    ] {
-        if v.is_some_and(|n| n > MAX_SIM_NODES) && !over.contains(&f) {
-            ck.refuse(
-                Some(t.kind.span()),
-                &format!("topology.{f}"),
-                format!("at most {MAX_SIM_NODES} nodes in a simulated topology"),
-            );
-            over.push(f);
+    ];
+    let mut within = true;
+    for (v, f) in counts {
+        if v.is_some_and(|n| n > MAX_SIM_NODES) {
+            within = false;
+            over_limit(ck, t, f);
         }
     }
-    over.is_empty()
+    if within {
+        for (v, f) in products {
+            if v.is_some_and(|n| n > MAX_SIM_NODES) {
+                within = false;
+                over_limit(ck, t, f);
+            }
+        }
+    }
+    within
+}
+
+fn over_limit(ck: &mut Checker, t: &RawTopology, f: &str) {
+    ck.refuse(
+        Some(t.kind.span()),
+        &format!("topology.{f}"),
+        format!("at most {MAX_SIM_NODES} nodes in a simulated topology"),
+    );
 }
 
 /// A count this kind of topology needs, positive; None (recorded) when
