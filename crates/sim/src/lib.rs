@@ -11,10 +11,11 @@
 //! | [`scenario`] | scenario files (TOML): the checked scenario, its checks, and its errors (every problem, each file:line: field) |
 //! | [`topology`] | the topologies a scenario names, and each run's nodes and links |
 //! | [`tcp`] | real TCP ends (smoltcp) in simulated time |
-//! | [`world`] | one run: topology, nodes, hosts sending CBR UDP or TCP |
+//! | [`world`] | one run: nodes over links and radios, hosts sending CBR UDP or TCP, the event loop |
 //! | [`results`] | what a run measured: per flow and per link (the lab fills the same types) |
 //! | [`radio`] | radios: bit-rates with per-rate loss, retries, one transmitter per node, a shared medium |
 //! | [`pcap`] | captures of a simulated link for tcpdump and Wireshark |
+//! | [`stranger`] | hostile strangers near some nodes: garbage, forged and replayed datagrams |
 //! | [`report`] | a scenario's variants and runs, summarized (with theory for sweeps) |
 
 #![forbid(unsafe_code)]
