@@ -9,42 +9,18 @@
 #define BRAID_DATAPATH_H
 
 #include <linux/types.h>
+#include <linux/bpf.h>
 
-/* Limits of what a kernel session carries; a session beyond them stays
- * on the user-space path (the daemon decides). */
-#define BRAID_KPATHS 4          /* paths per kernel session */
-#define BRAID_KTRANSIT 15       /* transit nodes per path */
-#define BRAID_STRIPE_SLOTS 64   /* stripe's weighted round-robin table */
-#define BRAID_RULES 16          /* classifier rules */
-#define BRAID_RULE_PREFIXES 4
-#define BRAID_RULE_PORTS 4
-/* The dedup window: up to 8192 numbers, in words of 64 tagged with the
- * block (seq / 64) they hold; a window of W numbers touches at most
- * W/64 + 1 blocks, so with that many words no two blocks in the window
- * share one, and a word holding another block is clear: the window
- * slides without clearing anything. */
-#define BRAID_WINDOW_WORDS 129
-#define BRAID_MAX_PATH_INDEX 16 /* the header's path field: 4 bits */
+/* The flags of `settings` (BRAID_TRANSIT, BRAID_EGRESS, BRAID_INGRESS,
+ * BRAID_FINISH_CHECKSUMS, BRAID_ROUTE_DELIVERED, BRAID_TREES,
+ * BRAID_TREE_ENTRY, BRAID_AUTHENTICATED), the limits of what a kernel
+ * session carries (a session beyond them stays on the user-space path:
+ * the daemon decides) and the maps' sizes are generated when braid is
+ * built from crates/bpf/src/constants.rs, where each is explained. */
+#include "braid_limits.h"
 
-/* settings.flags */
-#define BRAID_TRANSIT (1u << 0) /* forward transit data packets */
-#define BRAID_EGRESS (1u << 1)  /* dedup and deliver at the egress */
-#define BRAID_INGRESS (1u << 2) /* encapsulate the sessions in `sessions` */
-#define BRAID_FINISH_CHECKSUMS (1u << 3) /* a braid interface passes partial checksums on */
-#define BRAID_ROUTE_DELIVERED (1u << 4) /* egress: route IPv4 to its next hop here */
-#define BRAID_TREES (1u << 5)   /* tree mode: forward marked packets by their entry point's tree */
-#define BRAID_TREE_ENTRY (1u << 6) /* tree mode: mark and send what enters the mesh here */
-#define BRAID_AUTHENTICATED (1u << 7) /* data only from `senders`, as their route says */
-
-/* Tree mode in the kernel adds no byte (seed 000): inside the mesh a
- * packet is the user's own IPv4 packet, its identification field holding
- * the entry point's node id and the reserved flag bit (RFC 791: "must be
- * zero"; docs/protocol.md says why not the TOS cost bit) set. The access
- * point clears the bit before the packet leaves the mesh. */
-#define BRAID_TREE_MARK 0x8000
-#define BRAID_TREE_HOPS 8       /* next hops per tree entry */
-
-/* One entry, key 0: replaced whole by the daemon (atomic). */
+/* Two slots, keys 0 and 1 (double-buffered): the daemon writes the slot
+ * not in use, then names it in `settings_slot` (see datapath_maps.h). */
 struct braid_settings {
 	__u32 flags;
 	__u32 window_mask;        /* dedup window size - 1 (63 ... 8191) */
@@ -158,6 +134,13 @@ struct braid_seq {
 	__u64 sent[BRAID_KPATHS];
 };
 
+/* Tree mode in the kernel adds no byte (seed 000): inside the mesh a
+ * packet is the user's own IPv4 packet, its identification field holding
+ * the entry point's node id and the reserved flag bit (RFC 791: "must be
+ * zero"; docs/protocol.md says why not the TOS cost bit) set. The access
+ * point clears the bit before the packet leaves the mesh (BRAID_TREE_MARK;
+ * BRAID_TREE_HOPS next hops per tree entry). */
+
 /* trees: (entry point, destination client) -> this router's part of the
  * entry point's tree: a copy to each next hop, and whether this router
  * serves the client (delivers a copy to it). Replaced whole. */
@@ -181,7 +164,12 @@ struct braid_window_key {
 };
 
 /* windows: (ingress, class) -> the egress's dedup state, the same
- * semantics as braid_proto::redundancy::dedup and egress (epochs). */
+ * semantics as braid_proto::redundancy::dedup and egress (epochs). Up to
+ * BRAID_MAX_WINDOW numbers, in words of 64 tagged with the block (seq /
+ * 64) they hold; a window of W numbers touches at most W/64 + 1 blocks,
+ * so with BRAID_WINDOW_WORDS = that many words no two blocks in the
+ * window share one, and a word holding another block is clear: the
+ * window slides without clearing anything. */
 struct braid_window {
 	struct bpf_spin_lock lock;
 	__u32 epoch;
@@ -221,7 +209,7 @@ enum braid_stat {
 	BRAID_PASS_CONTROL,       /* control message: to user space */
 	BRAID_PASS_MALFORMED,     /* header does not parse: to user space */
 	BRAID_PASS_NOT_ON_ROUTE,  /* to user space (which counts it) */
-	BRAID_PASS_HOP_LIMIT,     /* to user space (which counts it) */
+	BRAID_PASS_HOP_LIMIT_EXCEEDED,     /* to user space (which counts it) */
 	BRAID_PASS_NO_NEIGHBOR,   /* next hop unknown here: to user space */
 	BRAID_PASS_USER_MODE,     /* egress: a mode the kernel leaves to user space */
 	/* braid_tx: user packets leaving the host into the mesh */
@@ -246,8 +234,8 @@ enum braid_stat {
 	BRAID_PASS_FRAGMENT,      /* entry: a fragment, never marked: to user space */
 	BRAID_PASS_TREE_TTL,      /* TTL ran out: mark cleared, to the stack (ICMP) */
 	/* authentication (BRAID_AUTHENTICATED) */
-	BRAID_RX_STRANGER,        /* data from no authenticated neighbor: dropped */
-	BRAID_RX_WRONG_HOP,       /* route names another node before us: dropped */
+	BRAID_RX_UNAUTHENTICATED,        /* data from no authenticated neighbor: dropped */
+	BRAID_RX_WRONG_PREVIOUS_HOP,       /* route names another node before us: dropped */
 	BRAID_STATS
 };
 

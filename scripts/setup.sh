@@ -12,6 +12,10 @@ have() { command -v "$1" >/dev/null 2>&1; }
 # A C toolchain: Rust links with `cc`.
 have cc || need_apt+=(build-essential)
 
+# Python 3 runs scripts/structure.py (import cycles and size limits),
+# which the architecture test runs.
+have python3 || need_apt+=(python3)
+
 # The lab (braid lab, and the lab tests that `make test` runs as root):
 # iproute2 (ip, tc), clang and libbpf headers to compile braid's eBPF loss
 # program when braid is built (without them braid builds without it, and
@@ -28,6 +32,9 @@ have clang || lab_apt+=(clang)
 have iperf3 || lab_apt+=(iperf3)
 have babeld || lab_apt+=(babeld)
 have ethtool || lab_apt+=(ethtool)
+# ping: the getting-started walk-through (docs/operations.md) pings across
+# the mesh.
+have ping || lab_apt+=(iputils-ping)
 have mptcpize || lab_apt+=(mptcpd)
 # Headless Chromium: the dashboard test loads the daemon's page in it.
 have chromium || lab_apt+=(chromium)

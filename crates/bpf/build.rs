@@ -1,9 +1,18 @@
 //! Compiles braid's eBPF programs (bpf/*.c at the repository's root) once,
 //! when braid is built, into OUT_DIR; the crate carries the objects as
-//! bytes and nothing is ever compiled at run time. Needs clang and the
-//! libbpf headers (Debian: clang, libbpf-dev; `scripts/setup.sh` installs
-//! them as root). Without them the build goes on with empty objects, says
-//! so, and the programs' users refuse to load them with the same reason.
+//! bytes and nothing is ever compiled at run time. First it writes the C
+//! headers of numbers the programs share with Rust (`headers`: the data
+//! header's offsets from `braid-wire`, the flags, limits and map sizes
+//! from `src/constants.rs`) into OUT_DIR, on the programs' include path.
+//! Needs clang and the libbpf headers (Debian: clang, libbpf-dev;
+//! `scripts/setup.sh` installs them as root). Without them the build goes
+//! on with empty objects, says so, and the programs' users refuse to load
+//! them with the same reason.
+
+#[path = "src/constants.rs"]
+mod constants;
+#[path = "build/headers.rs"]
+mod headers;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -17,6 +26,7 @@ fn main() {
     let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"))
         .join("../../bpf");
     println!("cargo:rerun-if-changed={}", dir.display());
+    headers::write(&out).expect("OUT_DIR is writable");
     // The kernel's user-space headers (asm/types.h) live in the host's
     // multiarch directory; ask the compiler for it rather than assume one.
     let multiarch = Command::new("clang")
@@ -40,6 +50,7 @@ fn main() {
                     cmd.arg(format!("-I/usr/include/{multiarch}"));
                 }
                 cmd.arg(format!("-I{}", dir.display()));
+                cmd.arg(format!("-I{}", out.display()));
                 cmd.arg("-c").arg(&src).arg("-o").arg(&obj);
                 match cmd.output() {
                     Ok(o) if o.status.success() => Ok(()),

@@ -15,8 +15,10 @@ fuzz_target!(|data: &[u8]| {
         {
             assert!(!e.field.is_empty() || !e.message.is_empty());
         }
-        if let Err(e) = braid_lab::Lab::parse("fuzz.toml", text) {
-            assert!(!e.field.is_empty() || !e.message.is_empty());
+        if let Err(errors) = braid_lab::Lab::parse("fuzz.toml", text) {
+            for e in errors.all() {
+                assert!(!e.field.is_empty() || !e.message.is_empty());
+            }
         }
     }
 });

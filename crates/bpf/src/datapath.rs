@@ -15,6 +15,7 @@ use crate::maps::{
     Neighbor, Prefix, PrefixAddr, Ruleset, Sender, SenderKey, Seq, Session, SessionKey, Settings,
     Tree, TreeKey, Window, WindowKey, STATS,
 };
+use crate::objects;
 
 /// One of the data path's programs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +99,7 @@ fn not_found(e: &MapError) -> bool {
 /// The loaded data path.
 pub struct Datapath {
     ebpf: Ebpf,
-    /// Double-buffered (see datapath.c): `settings_slot` names the slot
+    /// Double-buffered (see bpf/datapath_maps.h): `settings_slot` names the slot
     /// in use, `active` mirrors it.
     settings: Array<MapData, Settings>,
     settings_slot: Array<MapData, u32>,
@@ -147,7 +148,7 @@ impl Datapath {
         max_sessions: u32,
         max_neighbors: u32,
     ) -> Result<Datapath, DatapathError> {
-        if let Some(why) = crate::missing() {
+        if let Some(why) = objects::missing() {
             return Err(DatapathError::NotBuilt(why));
         }
         let max_sessions = max_sessions.max(1);
@@ -158,7 +159,7 @@ impl Datapath {
             .map_max_entries("seqs", max_sessions)
             .map_max_entries("windows", max_sessions)
             .map_max_entries("neighbors", max_neighbors.max(1))
-            .load(crate::DATAPATH)?;
+            .load(objects::DATAPATH)?;
         let mut dp = Datapath {
             settings: take!(ebpf, "settings"),
             settings_slot: take!(ebpf, "settings_slot"),
@@ -417,11 +418,6 @@ impl Datapath {
         let seq = self.seq(key)?;
         remove(&mut self.seqs, &key, "seqs")?;
         Ok(seq)
-    }
-
-    /// The sessions the kernel encodes now.
-    pub fn session_keys(&self) -> Vec<SessionKey> {
-        self.sessions.keys().filter_map(Result::ok).collect()
     }
 
     /// Every egress window with its state (read under its lock).

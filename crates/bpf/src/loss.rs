@@ -24,7 +24,7 @@ impl Loss {
     /// Loads the program with `globals` (each an 8-byte parameter of
     /// loss.c by name); nothing is attached yet.
     pub fn load(globals: &[(&str, u64)]) -> Result<Loss, DatapathError> {
-        if let Some(why) = crate::missing() {
+        if let Some(why) = crate::objects::missing() {
             return Err(DatapathError::NotBuilt(why));
         }
         let mut loader = EbpfLoader::new();
@@ -32,7 +32,7 @@ impl Loss {
             loader.override_global(name, value, true);
         }
         let mut loss = Loss {
-            ebpf: loader.load(crate::LOSS)?,
+            ebpf: loader.load(crate::objects::LOSS)?,
         };
         loss.program()?.load().map_err(err("verifying"))?;
         Ok(loss)

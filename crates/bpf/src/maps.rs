@@ -1,52 +1,16 @@
 //! The kernel data path's map layouts, byte for byte as `bpf/datapath.h`
 //! declares them (the tests check every size against the object's own
 //! map definitions). Plain data: what each field means is said there.
+//! The flags, limits and map sizes are [`crate::constants`]' (re-exported
+//! here, where the layouts use them).
 
-/// Forward transit data packets in the kernel.
-pub const TRANSIT: u32 = 1 << 0;
-/// Deduplicate and deliver at the egress in the kernel.
-pub const EGRESS: u32 = 1 << 1;
-/// Encode the sessions in `sessions` in the kernel.
-pub const INGRESS: u32 = 1 << 2;
-/// Finish checksums a sender left to the device before encoding (a braid
-/// interface is virtual: it passes them on unfinished).
-pub const FINISH_CHECKSUMS: u32 = 1 << 3;
-/// At the egress, route a delivered IPv4 packet to its next hop from
-/// `braid_rx` (the kernel's FIB) instead of through the TUN device.
-pub const ROUTE_DELIVERED: u32 = 1 << 4;
-/// Tree mode: forward marked packets by their entry point's tree, deliver
-/// to the clients this router serves.
-pub const TREES: u32 = 1 << 5;
-/// Tree mode: mark what enters the mesh here and send it on this router's
-/// tree (`braid_tree_tx`).
-pub const TREE_ENTRY: u32 = 1 << 6;
-/// The IPv4 reserved flag bit (in the host-order fragment field) that
-/// marks a tree-mode packet inside the mesh.
-pub const TREE_MARK: u16 = 0x8000;
-/// Take data only from the (interface, address) pairs in `senders`, and
-/// only as their route says (authentication is on).
-pub const AUTHENTICATED: u32 = 1 << 7;
-/// Entries of `senders`.
-pub const MAX_SENDERS: usize = 4096;
-/// Next hops per tree entry at most.
-pub const TREE_HOPS: usize = 8;
+use braid_proto::node::Counter;
 
-/// Paths a kernel session uses at most.
-pub const KPATHS: usize = 4;
-/// Transit nodes per path of a kernel session at most.
-pub const KTRANSIT: usize = 15;
-/// Entries of stripe's weighted round-robin table.
-pub const STRIPE_SLOTS: usize = 64;
-/// Classifier rules the kernel evaluates at most.
-pub const RULES: usize = 16;
-/// Destination prefixes per rule at most.
-pub const RULE_PREFIXES: usize = 4;
-/// Port ranges per list per rule at most.
-pub const RULE_PORTS: usize = 4;
-/// The largest dedup window the kernel keeps (numbers).
-pub const MAX_WINDOW: u32 = 8192;
-/// Words of a kernel dedup window (see datapath.h).
-pub const WINDOW_WORDS: usize = 129;
+pub use crate::constants::{
+    AUTHENTICATED, EGRESS, FINISH_CHECKSUMS, INGRESS, KPATHS, KTRANSIT, MAX_SENDERS, MAX_TREES,
+    MAX_WINDOW, PATH_INDICES, ROUTE_DELIVERED, RULES, RULE_PORTS, RULE_PREFIXES, STRIPE_SLOTS,
+    TRANSIT, TREES, TREE_ENTRY, TREE_HOPS, TREE_MARK, WINDOW_WORDS,
+};
 
 /// `settings`, the slot `settings_slot` names (0 or 1).
 #[repr(C)]
@@ -264,7 +228,7 @@ pub struct Window {
     pub too_far_ahead: u64,
     pub old_epoch: u64,
     pub epoch_changes: u64,
-    pub received: [u32; 16],
+    pub received: [u32; PATH_INDICES],
     pub tags: [u32; WINDOW_WORDS + 1],
     pub bits: [u64; WINDOW_WORDS],
 }
@@ -285,7 +249,7 @@ pub const STATS: [&str; 38] = [
     "pass_control",
     "pass_malformed",
     "pass_not_on_route",
-    "pass_hop_limit",
+    "pass_hop_limit_exceeded",
     "pass_no_neighbor",
     "pass_user_mode",
     "tx_packets",
@@ -307,14 +271,27 @@ pub const STATS: [&str; 38] = [
     "pass_not_on_tree",
     "pass_fragment",
     "pass_tree_ttl",
-    "rx_stranger",
-    "rx_wrong_hop",
+    "rx_unauthenticated",
+    "rx_wrong_previous_hop",
 ];
 
 /// Index of the counter named `name` in [`STATS`].
 pub fn stat(name: &str) -> Option<usize> {
     STATS.iter().position(|s| *s == name)
 }
+
+/// The kernel's counters of the refusals the node counts too: each is
+/// named for the node's counter ([`Counter::name`]) after `rx_` (dropped
+/// in the kernel) or `pass_` (handed to the node, which refuses it and
+/// counts it there as well).
+pub const REFUSAL_STATS: [(&str, Counter); 6] = [
+    ("pass_malformed", Counter::Malformed),
+    ("pass_not_on_route", Counter::NotOnRoute),
+    ("pass_hop_limit_exceeded", Counter::HopLimitExceeded),
+    ("pass_not_on_tree", Counter::NotOnTree),
+    ("rx_unauthenticated", Counter::Unauthenticated),
+    ("rx_wrong_previous_hop", Counter::WrongPreviousHop),
+];
 
 // SAFETY: every type above is `repr(C)`, `Copy`, made of integers and
 // arrays of integers only, with explicit padding fields: any bit pattern
@@ -333,3 +310,89 @@ unsafe impl aya::Pod for WindowKey {}
 unsafe impl aya::Pod for Window {}
 unsafe impl aya::Pod for TreeKey {}
 unsafe impl aya::Pod for Tree {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::constants::{MAX_LOCALS, MAX_NEIGHBORS, MAX_PREFIXES, MAX_SESSIONS, SETTINGS_SLOTS};
+    use crate::objects::{missing, DATAPATH};
+    use std::mem::size_of;
+
+    #[test]
+    fn refusal_counters_carry_the_nodes_names() {
+        for (name, counter) in REFUSAL_STATS {
+            assert!(stat(name).is_some(), "{name} is a kernel counter");
+            let suffix = name
+                .strip_prefix("rx_")
+                .or_else(|| name.strip_prefix("pass_"))
+                .unwrap_or(name);
+            assert_eq!(suffix, counter.name(), "{name}");
+        }
+    }
+
+    /// Every map's key and value size in the object, against the Rust
+    /// mirror: a change to datapath.h without maps.rs fails here.
+    #[test]
+    fn map_layouts_match_the_object() {
+        if missing().is_some() {
+            eprintln!("skipped: braid was built without its eBPF objects");
+            return;
+        }
+        let obj = aya_obj::Object::parse(DATAPATH).expect("the object parses");
+        let size = |name: &str| {
+            let m = obj.maps.get(name).unwrap_or_else(|| panic!("map {name}"));
+            (m.key_size() as usize, m.value_size() as usize)
+        };
+        assert_eq!(size("settings"), (4, size_of::<Settings>()));
+        assert_eq!(size("settings_slot"), (4, 4));
+        assert_eq!(size("neighbors"), (2, size_of::<Neighbor>()));
+        assert_eq!(size("locals"), (4, 4));
+        assert_eq!(
+            size("prefixes"),
+            (4 + size_of::<PrefixAddr>(), size_of::<Prefix>())
+        );
+        assert_eq!(size("ruleset"), (4, size_of::<Ruleset>()));
+        assert_eq!(
+            size("sessions"),
+            (size_of::<SessionKey>(), size_of::<Session>())
+        );
+        assert_eq!(size("seqs"), (size_of::<SessionKey>(), size_of::<Seq>()));
+        assert_eq!(
+            size("windows"),
+            (size_of::<WindowKey>(), size_of::<Window>())
+        );
+        assert_eq!(size("trees"), (size_of::<TreeKey>(), size_of::<Tree>()));
+        assert_eq!(
+            size("senders"),
+            (size_of::<SenderKey>(), size_of::<Sender>())
+        );
+        let stats = obj.maps.get("stats").expect("stats map");
+        assert_eq!(stats.max_entries() as usize, STATS.len());
+    }
+
+    /// Every map's number of entries in the object is the constant the
+    /// daemon reads (the C maps take them from the generated header).
+    #[test]
+    fn map_sizes_are_the_constants() {
+        if missing().is_some() {
+            eprintln!("skipped: braid was built without its eBPF objects");
+            return;
+        }
+        let obj = aya_obj::Object::parse(DATAPATH).expect("the object parses");
+        let entries = |name: &str| {
+            let m = obj.maps.get(name).unwrap_or_else(|| panic!("map {name}"));
+            m.max_entries() as usize
+        };
+        assert_eq!(entries("settings"), SETTINGS_SLOTS);
+        assert_eq!(entries("settings_slot"), 1);
+        assert_eq!(entries("neighbors"), MAX_NEIGHBORS);
+        assert_eq!(entries("locals"), MAX_LOCALS);
+        assert_eq!(entries("senders"), MAX_SENDERS);
+        assert_eq!(entries("prefixes"), MAX_PREFIXES);
+        assert_eq!(entries("ruleset"), 1);
+        for map in ["sessions", "seqs", "windows"] {
+            assert_eq!(entries(map), MAX_SESSIONS, "{map}");
+        }
+        assert_eq!(entries("trees"), MAX_TREES);
+    }
+}

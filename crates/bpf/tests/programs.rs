@@ -90,30 +90,28 @@ fn stat(dp: &Datapath, name: &str) -> u64 {
         .1
 }
 
+/// The Internet checksum of `bytes` (smoltcp's, braid's one): what to
+/// write in a header whose checksum field is zero, or zero over a header
+/// whose checksum is right.
 fn checksum(bytes: &[u8]) -> u16 {
-    let mut sum: u32 = bytes
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
+    !smoltcp::wire::checksum::data(bytes)
 }
 
-/// An IPv4 header of `total` bytes, checksum filled.
+/// An IPv4 header of `total` bytes (don't fragment, time to live 64),
+/// checksum filled.
 fn ipv4_header(src: [u8; 4], dst: [u8; 4], protocol: u8, dscp: u8, total: usize) -> Vec<u8> {
     let mut h = vec![0u8; 20];
-    h[0] = 0x45;
-    h[1] = dscp << 2;
-    h[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    h[6] = 0x40;
-    h[8] = 64;
-    h[9] = protocol;
-    h[12..16].copy_from_slice(&src);
-    h[16..20].copy_from_slice(&dst);
-    let c = checksum(&h);
-    h[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut ip = smoltcp::wire::Ipv4Packet::new_unchecked(&mut h);
+    ip.set_version(4);
+    ip.set_header_len(20);
+    ip.set_dscp(dscp);
+    ip.set_total_len(total as u16);
+    ip.set_dont_frag(true);
+    ip.set_hop_limit(64);
+    ip.set_next_header(protocol.into());
+    ip.set_src_addr(src.into());
+    ip.set_dst_addr(dst.into());
+    ip.fill_checksum();
     h
 }
 
@@ -226,7 +224,7 @@ fn transit_passes_up_what_user_space_refuses() {
             forward_in_place(&mut b, NodeId(1)).unwrap();
             b
         }),
-        ("pass_hop_limit", {
+        ("pass_hop_limit_exceeded", {
             let mut h = header(RedundancyMode::Single, 1, 9, 1);
             h.hop_limit = 1;
             arriving(h, &[ME, 6], b"x")
@@ -278,19 +276,19 @@ fn only_authenticated_neighbors_data_is_taken_and_only_as_routed() {
     assert_eq!(stat(&dp, "rx_forwarded"), 1);
     // The same from an address no authenticated neighbor uses.
     assert_eq!(from(&mut dp, [198, 18, 0, 99], &transit), TC_ACT_SHOT);
-    assert_eq!(stat(&dp, "rx_stranger"), 1);
+    assert_eq!(stat(&dp, "rx_unauthenticated"), 1);
     // From neighbor 6, which the route does not put before us.
     assert_eq!(from(&mut dp, [198, 18, 0, 6], &transit), TC_ACT_SHOT);
-    assert_eq!(stat(&dp, "rx_wrong_hop"), 1);
+    assert_eq!(stat(&dp, "rx_wrong_previous_hop"), 1);
     // A route that has 2 before us, sent by node 1.
     let via2 = arriving(header(RedundancyMode::Single, 1, 9, 1), &[2, ME, 6], b"x");
     assert_eq!(from(&mut dp, [198, 18, 0, 1], &via2), TC_ACT_SHOT);
-    assert_eq!(stat(&dp, "rx_wrong_hop"), 2);
+    assert_eq!(stat(&dp, "rx_wrong_previous_hop"), 2);
     // At the egress: from 6, as the route says, delivered; from 1, not.
     let (frame, _) = to_me(RedundancyMode::Single, 1, 5, 3);
     let braid = &frame[RX..];
     assert_eq!(from(&mut dp, [198, 18, 0, 1], braid), TC_ACT_SHOT);
-    assert_eq!(stat(&dp, "rx_wrong_hop"), 3);
+    assert_eq!(stat(&dp, "rx_wrong_previous_hop"), 3);
     assert_eq!(stat(&dp, "rx_delivered"), 0, "refused before the window");
     assert_eq!(from(&mut dp, [198, 18, 0, 6], braid), TC_ACT_REDIRECT);
     assert_eq!(stat(&dp, "rx_delivered"), 1);
@@ -299,13 +297,13 @@ fn only_authenticated_neighbors_data_is_taken_and_only_as_routed() {
     let mut h = header(RedundancyMode::Tree, 2, ME, 9);
     h.class = 0;
     let tree = datagram(h, &[], b"x");
-    let wrong_hops = stat(&dp, "rx_wrong_hop");
+    let wrong_hops = stat(&dp, "rx_wrong_previous_hop");
     assert_eq!(from(&mut dp, [198, 18, 0, 6], &tree), PASS);
-    assert_eq!(stat(&dp, "rx_wrong_hop"), wrong_hops);
+    assert_eq!(stat(&dp, "rx_wrong_previous_hop"), wrong_hops);
     // Once the neighbor's place is forgotten, its data is refused.
     dp.remove_sender(node1).unwrap();
     assert_eq!(from(&mut dp, [198, 18, 0, 1], &transit), TC_ACT_SHOT);
-    assert_eq!(stat(&dp, "rx_stranger"), 2);
+    assert_eq!(stat(&dp, "rx_unauthenticated"), 2);
     // Without authentication the same stranger's packet is forwarded.
     let mut open = fresh(maps::TRANSIT | maps::EGRESS);
     assert_eq!(from(&mut open, [198, 18, 0, 99], &transit), TC_ACT_REDIRECT);

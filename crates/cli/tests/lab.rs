@@ -4,7 +4,13 @@
 //! namespaces (CI has both). A harness of its own (libtest-mimic) so that
 //! where something is missing, the runner's own output says so: each lab
 //! test that cannot run is listed as ignored, with the reason as its kind
-//! (`test [skipped: not root] ... ignored`).
+//! (`test [skipped: not root] ... ignored`). Kept larger than 1,000 lines
+//! as one file: the lab's tests are one suite (`cargo test -p braid-cli
+//! --test lab`, as docs/performance.md runs it) under one lock that runs
+//! them one at a time (they share this machine's cores with every daemon they start,
+//! and would measure each other, or collide, under a runner that runs test
+//! binaries in parallel). What the tests share is in `common/lab.rs`; here
+//! are the tests, their scenarios and their named steps.
 
 mod common;
 
@@ -12,60 +18,15 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-fn braid(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_braid"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-/// Why this machine cannot run the lab, if it cannot.
-fn missing_capability() -> Option<String> {
-    if !common::is_root() {
-        return Some("not root".into());
-    }
-    let probe = format!(
-        "braid-captest-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    )
-    .replace(['(', ')'], "");
-    let probe = probe.as_str();
-    let ok = Command::new("ip")
-        .args(["netns", "add", probe])
-        .status()
-        .is_ok_and(|s| s.success());
-    let _ = Command::new("ip").args(["netns", "del", probe]).status();
-    if !ok {
-        return Some("cannot create network namespaces".into());
-    }
-    if Command::new("tc").arg("-V").output().is_err() {
-        return Some("tc is not installed (run scripts/setup.sh)".into());
-    }
-    braid_lab::link::loss_program_missing().map(|why| format!("no eBPF loss program: {why}"))
-}
+use common::lab::{
+    assert_never_stalls, braid, control_refusals, in_ns, kernel_counter, missing_capability,
+    namespaces_of, node_counter, path_of_stand_ins, pids_of_lab, processes_mentioning,
+    remove_lab_file, run_lab, running, write_lab,
+};
 
 /// Lab tests run one at a time: they share this machine's two cores with
 /// every daemon they start, and parallel labs would measure each other.
 static LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn write_lab(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("braid-lab-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-fn namespaces_of(lab: &str) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&format!("braid-{lab}-")))
-        .map(String::from)
-        .collect()
-}
 
 fn diamond(name: &str, mode: &str, loss: f64, count: u32) -> String {
     format!(
@@ -76,35 +37,6 @@ fn diamond(name: &str, mode: &str, loss: f64, count: u32) -> String {
          [[link]]\na = \"a\"\nb = \"c\"\nloss = {loss}\n[[link]]\na = \"c\"\nb = \"d\"\n\
          [[flow]]\nname = \"probe\"\nfrom = \"a\"\nto = \"d\"\ncount = {count}\ninterval = \"5ms\"\nsize = 200\n"
     )
-}
-
-/// Runs a lab with `--json` and `--out`: the printed report, checked
-/// against the report.json and report.html written beside it.
-fn run_lab(path: &std::path::Path) -> serde_json::Value {
-    let out_dir = path.with_extension("out");
-    let out = braid(&[
-        "lab",
-        "run",
-        "--json",
-        "--log",
-        "info",
-        "--out",
-        out_dir.to_str().unwrap(),
-        path.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "lab run failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
-    let written: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
-            .unwrap();
-    assert_eq!(printed, written);
-    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
-    assert!(html.contains("<svg") && html.contains("<table>"), "{html}");
-    printed
 }
 
 fn udp_crosses_real_daemons_and_mirroring_hides_the_loss_that_single_path_shows() {
@@ -411,15 +343,8 @@ fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
     }
 }
 
-/// Runs `args` inside a lab namespace.
-fn in_ns(ns: &str, args: &[&str]) -> Output {
-    Command::new("ip")
-        .args(["netns", "exec", ns])
-        .args(args)
-        .output()
-        .expect("ip netns exec runs")
-}
-
+/// The operators' tools on a running diamond lab (`stripe`, host a sending
+/// to host d throughout): each step below checks one tool.
 fn operators_tools_on_a_running_lab() {
     let path = write_lab("tops.toml", &diamond("tops", "stripe", 0.0, 10));
     let p = path.to_str().unwrap();
@@ -441,307 +366,13 @@ fn operators_tools_on_a_running_lab() {
             .spawn()
             .unwrap();
     let result = std::panic::catch_unwind(|| {
-        // A transit router with no traffic of its own still shows where
-        // it would send: every known router, idle.
-        // (Once it knows all four routers: the lab waits for the hosts'
-        // routers only.)
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let text = loop {
-            let out = braid(&["ctl", "--socket", transit.to_str().unwrap(), "routes"]);
-            assert!(out.status.success());
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            if text.lines().count() == 4 && !text.contains("   1      idle")
-                || std::time::Instant::now() > deadline
-            {
-                break text;
-            }
-            std::thread::yield_now();
-        };
-        assert!(
-            text.contains("198.18.4.0/24") && text.contains("idle (no traffic yet)"),
-            "{text}"
-        );
-        assert_eq!(
-            text.lines().count(),
-            4,
-            "a header and three routers: {text}"
-        );
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let sessions = loop {
-            let out = braid(&["ctl", "--json", "--socket", s, "sessions"]);
-            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            let reported =
-                doc["ingress"].as_array().unwrap().iter().any(|i| {
-                    i["class"] == 0 && i["paths"].as_array().is_some_and(|p| p.len() == 2)
-                });
-            if reported || std::time::Instant::now() > deadline {
-                break doc;
-            }
-            std::thread::yield_now();
-        };
-        assert!(
-            sessions["ingress"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|i| i["egress"] == 4 && i["paths"].as_array().unwrap().len() == 2),
-            "no session to d with two reported paths: {sessions}"
-        );
-        let table = braid(&["ctl", "--socket", s, "paths"]);
-        let table = String::from_utf8_lossy(&table.stdout);
-        assert!(
-            table.contains("primary  cost 2.000")
-                && table.contains("1>2>4")
-                && table.contains("1>3>4"),
-            "{table}"
-        );
-        // ping and traceroute through the mesh, as batctl's: each echo
-        // answered by the router asked, along the path traffic takes.
-        let out = braid(&["ctl", "--json", "--socket", s, "ping", "4", "3"]);
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(
-            (doc["sent"].as_u64(), doc["received"].as_u64()),
-            (Some(3), Some(3)),
-            "{doc}"
-        );
-        assert!(
-            doc["probes"].as_array().unwrap().iter().all(|p| p["rtt_ms"]
-                .as_f64()
-                .is_some_and(|ms| ms > 0.0 && ms < 1000.0)),
-            "{doc}"
-        );
-        let out = braid(&["ctl", "--json", "--socket", s, "traceroute", "4"]);
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let hops: Vec<u64> = doc["hops"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["node"].as_u64().unwrap())
-            .collect();
-        assert!(hops == [2, 4] || hops == [3, 4], "{doc}");
-        assert!(
-            doc["hops"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|h| h["rtt_ms"].as_f64().is_some()),
-            "{doc}"
-        );
-        let text = braid(&["ctl", "--socket", s, "ping", "4", "2"]);
-        let text = String::from_utf8_lossy(&text.stdout);
-        assert!(
-            text.contains("2 sent, 2 received, round trip min/avg/max"),
-            "{text}"
-        );
-        let unknown = braid(&["ctl", "--socket", s, "ping", "9"]);
-        assert_eq!(unknown.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&unknown.stderr)
-            .contains("router 9 is not in the link-state database"));
-        // --json errors are JSON documents too.
-        let bad = braid(&[
-            "ctl",
-            "--json",
-            "--socket",
-            "/nonexistent/braid.sock",
-            "status",
-        ]);
-        assert_eq!(bad.status.code(), Some(1));
-        let doc: serde_json::Value = serde_json::from_slice(&bad.stdout).unwrap();
-        assert!(
-            doc["error"]
-                .as_str()
-                .unwrap()
-                .contains("cannot reach a braid daemon"),
-            "{doc}"
-        );
-        // reload through the socket, as SIGHUP.
-        let out = braid(&["ctl", "--json", "--socket", s, "reload"]);
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(doc["reloaded"], true, "{doc}");
-        // The HTTP port: build info and reload status, labels, 405.
-        let http = |method: &str, path: &str| {
-            let out = in_ns(
-                "braid-tops-a",
-                &["python3", "-c", &format!(
-                    "import http.client\nc=http.client.HTTPConnection('127.0.0.1',9468)\nc.request('{method}','{path}')\nr=c.getresponse()\nprint(r.status)\nprint(r.read().decode())"
-                )],
-            );
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8(out.stdout).unwrap()
-        };
-        let metrics = http("GET", "/metrics");
-        assert!(metrics.starts_with("200"), "{metrics}");
-        assert!(
-            metrics.contains("braid_build_info{node=\"1\",version=\""),
-            "{metrics}"
-        );
-        assert!(
-            metrics.contains("braid_config_last_reload_successful{node=\"1\"} 1"),
-            "{metrics}"
-        );
-        assert!(
-            metrics.contains("braid_io_total{node=\"1\",what=\"ctl_requests\"}"),
-            "{metrics}"
-        );
-        assert!(http("POST", "/metrics").starts_with("405"));
-        let topo = http("GET", "/topology");
-        assert!(topo.contains("\"label\":\"d\""), "{topo}");
-        // The dashboard in headless Chromium: the topology (four routers
-        // by name, four links) and the session to d are drawn.
-        let shot = dir.join("dashboard.png");
-        let chromium = |extra: &str| {
-            in_ns(
-                "braid-tops-a",
-                &[
-                    "chromium",
-                    "--headless=new",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--virtual-time-budget=4000",
-                    "--window-size=1300,900",
-                    extra,
-                    "http://127.0.0.1:9468/",
-                ],
-            )
-        };
-        let dom = chromium("--dump-dom");
-        assert!(
-            dom.status.success(),
-            "{}",
-            String::from_utf8_lossy(&dom.stderr)
-        );
-        let dom = String::from_utf8_lossy(&dom.stdout);
-        for id in 1..=4 {
-            assert!(
-                dom.contains(&format!("<g class=\"node\" data-id=\"{id}\">")),
-                "router {id} not drawn"
-            );
-        }
-        for label in ["a", "b", "c", "d"] {
-            assert!(
-                dom.contains(&format!(">{label}</text></g>")),
-                "label {label}"
-            );
-        }
-        // (The page's script holds the same markup with placeholders.)
-        let links = dom
-            .split("<line class=\"link\" data-pair=\"")
-            .skip(1)
-            .filter(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
-            .count();
-        assert_eq!(links, 4, "four links");
-        assert!(
-            dom.contains("<tr class=\"session\" data-egress=\"4\">"),
-            "no session drawn"
-        );
-        assert!(
-            dom.contains("data-path=\"1\""),
-            "the session's second path is not drawn"
-        );
-        let out = chromium(&format!("--screenshot={}", shot.display()));
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let png = std::fs::read(&shot).unwrap();
-        assert!(
-            png.starts_with(b"\x89PNG") && png.len() > 20_000,
-            "{} bytes",
-            png.len()
-        );
-        // Kernel TCP as fast as it goes, both ways through the daemons,
-        // on lossless links: the per-path loss they report is none
-        // (packets in flight or overtaken are not lost).
-        let mut server = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                "braid-tops-dh",
-                "iperf3",
-                "-s",
-                "-1",
-                "-B",
-                "198.18.4.2",
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Until the server listens (the event: its socket in the table).
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while in_ns("braid-tops-dh", &["ss", "-Hltn", "sport = :5201"])
-            .stdout
-            .is_empty()
-        {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "iperf3 -s never listened"
-            );
-            std::thread::yield_now();
-        }
-        let client = in_ns(
-            "braid-tops-ah",
-            &["iperf3", "-c", "198.18.4.2", "-t", "3", "-J"],
-        );
-        let report: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
-        let bits = report["end"]["sum_received"]["bits_per_second"]
-            .as_f64()
-            .unwrap_or_else(|| panic!("no goodput in iperf3's report: {report}"));
-        assert!(bits > 1e6, "TCP crossed: {bits} bit/s");
-        for sock in [&sock, &dir.join("d.sock")] {
-            let out = braid(&[
-                "ctl",
-                "--json",
-                "--socket",
-                sock.to_str().unwrap(),
-                "sessions",
-            ]);
-            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            for i in doc["ingress"].as_array().unwrap() {
-                let sent: u64 = i["counters"]["sent_per_path"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_u64().unwrap())
-                    .sum();
-                let lost: Vec<u64> = i["counters"]["lost_per_path"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_u64().unwrap())
-                    .collect();
-                assert!(
-                    lost.iter().all(|&l| l == 0),
-                    "{sent} sent, lost per path {lost:?} on lossless links: {i}"
-                );
-            }
-        }
-        let metrics = http("GET", "/metrics");
-        let lost_lines: Vec<&str> = metrics
-            .lines()
-            .filter(|l| l.starts_with("braid_path_lost_total{"))
-            .collect();
-        assert!(!lost_lines.is_empty(), "{metrics}");
-        // Each path is named by its route as well as its slot: the name
-        // stays with the physical path when the slots are re-ordered.
-        for route in ["1>2>4", "1>3>4"] {
-            assert!(
-                lost_lines
-                    .iter()
-                    .any(|l| l.contains(&format!("route=\"{route}\""))),
-                "{lost_lines:?}"
-            );
-        }
-        assert!(
-            lost_lines.iter().all(|l| l.ends_with(" 0")),
-            "{lost_lines:?}"
-        );
-        let _ = server.kill();
-        let _ = server.wait();
+        a_transit_router_shows_every_router_idle(transit.to_str().unwrap());
+        the_ingress_reports_its_session_on_both_paths(s);
+        ping_and_traceroute_cross_the_mesh(s);
+        ctl_errors_say_what_is_wrong_and_reload_is_taken(s);
+        the_http_port_serves_build_info_labels_and_refuses_post();
+        the_dashboard_draws_the_topology_and_the_session(&dir);
+        kernel_tcp_crosses_both_ways_and_the_paths_report_no_loss(&sock, &dir);
     });
     let _ = sender.kill();
     let _ = sender.wait();
@@ -751,6 +382,338 @@ fn operators_tools_on_a_running_lab() {
     if let Err(e) = result {
         std::panic::resume_unwind(e);
     }
+}
+
+/// A transit router with no traffic of its own still shows where it
+/// would send: every known router, idle. (Once it knows all four
+/// routers: the lab waits for the hosts' routers only.)
+fn a_transit_router_shows_every_router_idle(transit: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let text = loop {
+        let out = braid(&["ctl", "--socket", transit, "routes"]);
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if text.lines().count() == 4 && !text.contains("   1      idle")
+            || std::time::Instant::now() > deadline
+        {
+            break text;
+        }
+        std::thread::yield_now();
+    };
+    assert!(
+        text.contains("198.18.4.0/24") && text.contains("idle (no traffic yet)"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().count(),
+        4,
+        "a header and three routers: {text}"
+    );
+}
+
+/// The ingress (socket `s`) reports its session to d on both paths, and
+/// `paths` shows them.
+fn the_ingress_reports_its_session_on_both_paths(s: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let sessions = loop {
+        let out = braid(&["ctl", "--json", "--socket", s, "sessions"]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let reported = doc["ingress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["class"] == 0 && i["paths"].as_array().is_some_and(|p| p.len() == 2));
+        if reported || std::time::Instant::now() > deadline {
+            break doc;
+        }
+        std::thread::yield_now();
+    };
+    assert!(
+        sessions["ingress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["egress"] == 4 && i["paths"].as_array().unwrap().len() == 2),
+        "no session to d with two reported paths: {sessions}"
+    );
+    let table = braid(&["ctl", "--socket", s, "paths"]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("primary  cost 2.000") && table.contains("1>2>4") && table.contains("1>3>4"),
+        "{table}"
+    );
+}
+
+/// ping and traceroute through the mesh, as batctl's: each echo answered
+/// by the router asked, along the path traffic takes.
+fn ping_and_traceroute_cross_the_mesh(s: &str) {
+    let out = braid(&["ctl", "--json", "--socket", s, "ping", "4", "3"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (doc["sent"].as_u64(), doc["received"].as_u64()),
+        (Some(3), Some(3)),
+        "{doc}"
+    );
+    assert!(
+        doc["probes"].as_array().unwrap().iter().all(|p| p["rtt_ms"]
+            .as_f64()
+            .is_some_and(|ms| ms > 0.0 && ms < 1000.0)),
+        "{doc}"
+    );
+    let out = braid(&["ctl", "--json", "--socket", s, "traceroute", "4"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hops: Vec<u64> = doc["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["node"].as_u64().unwrap())
+        .collect();
+    assert!(hops == [2, 4] || hops == [3, 4], "{doc}");
+    assert!(
+        doc["hops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["rtt_ms"].as_f64().is_some()),
+        "{doc}"
+    );
+    let text = braid(&["ctl", "--socket", s, "ping", "4", "2"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("2 sent, 2 received, round trip min/avg/max"),
+        "{text}"
+    );
+}
+
+/// An unknown router and an unreachable daemon are errors that say so
+/// (in JSON with `--json`); a reload through the socket is taken.
+fn ctl_errors_say_what_is_wrong_and_reload_is_taken(s: &str) {
+    let unknown = braid(&["ctl", "--socket", s, "ping", "9"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr)
+        .contains("router 9 is not in the link-state database"));
+    // --json errors are JSON documents too.
+    let bad = braid(&[
+        "ctl",
+        "--json",
+        "--socket",
+        "/nonexistent/braid.sock",
+        "status",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&bad.stdout).unwrap();
+    assert!(
+        doc["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot reach a braid daemon"),
+        "{doc}"
+    );
+    // reload through the socket, as SIGHUP.
+    let out = braid(&["ctl", "--json", "--socket", s, "reload"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["reloaded"], true, "{doc}");
+}
+
+/// Router a's daemon's HTTP port (in its namespace): the status line and
+/// body of `method path`.
+fn http(method: &str, path: &str) -> String {
+    let out = in_ns(
+        "braid-tops-a",
+        &["python3", "-c", &format!(
+            "import http.client\nc=http.client.HTTPConnection('127.0.0.1',9468)\nc.request('{method}','{path}')\nr=c.getresponse()\nprint(r.status)\nprint(r.read().decode())"
+        )],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The HTTP port: build info and reload status, labels, 405.
+fn the_http_port_serves_build_info_labels_and_refuses_post() {
+    let metrics = http("GET", "/metrics");
+    assert!(metrics.starts_with("200"), "{metrics}");
+    assert!(
+        metrics.contains("braid_build_info{node=\"1\",version=\""),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("braid_config_last_reload_successful{node=\"1\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("braid_io_total{node=\"1\",what=\"ctl_requests\"}"),
+        "{metrics}"
+    );
+    assert!(http("POST", "/metrics").starts_with("405"));
+    let topo = http("GET", "/topology");
+    assert!(topo.contains("\"label\":\"d\""), "{topo}");
+}
+
+/// The dashboard in headless Chromium: the topology (four routers by
+/// name, four links) and the session to d are drawn; a screenshot is
+/// taken into the lab's directory `dir`.
+fn the_dashboard_draws_the_topology_and_the_session(dir: &std::path::Path) {
+    let shot = dir.join("dashboard.png");
+    let chromium = |extra: &str| {
+        in_ns(
+            "braid-tops-a",
+            &[
+                "chromium",
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--virtual-time-budget=4000",
+                "--window-size=1300,900",
+                extra,
+                "http://127.0.0.1:9468/",
+            ],
+        )
+    };
+    let dom = chromium("--dump-dom");
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    for id in 1..=4 {
+        assert!(
+            dom.contains(&format!("<g class=\"node\" data-id=\"{id}\">")),
+            "router {id} not drawn"
+        );
+    }
+    for label in ["a", "b", "c", "d"] {
+        assert!(
+            dom.contains(&format!(">{label}</text></g>")),
+            "label {label}"
+        );
+    }
+    // (The page's script holds the same markup with placeholders.)
+    let links = dom
+        .split("<line class=\"link\" data-pair=\"")
+        .skip(1)
+        .filter(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        .count();
+    assert_eq!(links, 4, "four links");
+    assert!(
+        dom.contains("<tr class=\"session\" data-egress=\"4\">"),
+        "no session drawn"
+    );
+    assert!(
+        dom.contains("data-path=\"1\""),
+        "the session's second path is not drawn"
+    );
+    let out = chromium(&format!("--screenshot={}", shot.display()));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "{} bytes",
+        png.len()
+    );
+}
+
+/// Kernel TCP as fast as it goes, both ways through the daemons, on
+/// lossless links: the per-path loss they report (ctl at the ingress
+/// `sock` and at d, metrics) is none (packets in flight or overtaken are
+/// not lost).
+fn kernel_tcp_crosses_both_ways_and_the_paths_report_no_loss(
+    sock: &std::path::Path,
+    dir: &std::path::Path,
+) {
+    let mut server = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            "braid-tops-dh",
+            "iperf3",
+            "-s",
+            "-1",
+            "-B",
+            "198.18.4.2",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until the server listens (the event: its socket in the table).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while in_ns("braid-tops-dh", &["ss", "-Hltn", "sport = :5201"])
+        .stdout
+        .is_empty()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "iperf3 -s never listened"
+        );
+        std::thread::yield_now();
+    }
+    let client = in_ns(
+        "braid-tops-ah",
+        &["iperf3", "-c", "198.18.4.2", "-t", "3", "-J"],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    let bits = report["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no goodput in iperf3's report: {report}"));
+    assert!(bits > 1e6, "TCP crossed: {bits} bit/s");
+    for sock in [sock, &dir.join("d.sock")] {
+        let out = braid(&[
+            "ctl",
+            "--json",
+            "--socket",
+            sock.to_str().unwrap(),
+            "sessions",
+        ]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for i in doc["ingress"].as_array().unwrap() {
+            let sent: u64 = i["counters"]["sent_per_path"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .sum();
+            let lost: Vec<u64> = i["counters"]["lost_per_path"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .collect();
+            assert!(
+                lost.iter().all(|&l| l == 0),
+                "{sent} sent, lost per path {lost:?} on lossless links: {i}"
+            );
+        }
+    }
+    let metrics = http("GET", "/metrics");
+    let lost_lines: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("braid_path_lost_total{"))
+        .collect();
+    assert!(!lost_lines.is_empty(), "{metrics}");
+    // Each path is named by its route as well as its slot: the name
+    // stays with the physical path when the slots are re-ordered.
+    for route in ["1>2>4", "1>3>4"] {
+        assert!(
+            lost_lines
+                .iter()
+                .any(|l| l.contains(&format!("route=\"{route}\""))),
+            "{lost_lines:?}"
+        );
+    }
+    assert!(
+        lost_lines.iter().all(|l| l.ends_with(" 0")),
+        "{lost_lines:?}"
+    );
+    let _ = server.kill();
+    let _ = server.wait();
 }
 
 /// The shell blocks of docs/operations.md's walk-through marked
@@ -903,41 +866,6 @@ fn a_bad_config_is_refused_with_file_line_and_field() {
     );
 }
 
-/// The repository's scenario `name`, with each (from, to) replaced.
-/// The kernel data path's counter `name`, summed over every daemon of
-/// variant `v` of a report.
-fn kernel_counter(r: &serde_json::Value, v: usize, name: &str) -> u64 {
-    r["variants"][v]["daemons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["stats"]["kernel"]["programs"][name].as_u64().unwrap_or(0))
-        .sum()
-}
-
-/// A TCP flow moved more than 1 Mbit/s in each of at least `seconds`
-/// seconds (it never stalled).
-fn assert_never_stalls(flow: &serde_json::Value, seconds: usize) {
-    let secs: Vec<f64> = flow["goodput_series_mbps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect();
-    assert!(secs.len() >= seconds, "{secs:?}");
-    assert!(secs.iter().all(|&g| g > 1.0), "a stall: {secs:?}");
-}
-
-/// The user-space node's counter `name`, summed over variant `v`'s daemons.
-fn node_counter(r: &serde_json::Value, v: usize, name: &str) -> u64 {
-    r["variants"][v]["daemons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["stats"]["node"][name].as_u64().unwrap_or(0))
-        .sum()
-}
-
 /// Variants of the kernel data path at every router, the ingress too;
 /// the second's egress routes what it delivers itself, and its ingress
 /// encodes at the host's port (`lan_interfaces`).
@@ -1071,6 +999,7 @@ fn kernel_and_user_routers_mix_in_one_mesh() {
     assert!(namespaces_of("tkmix").is_empty());
 }
 
+/// The repository's scenario `name`, with each (from, to) replaced.
 fn scenario_with(name: &str, edits: &[(&str, &str)]) -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/lab/");
     let mut text = std::fs::read_to_string(format!("{path}{name}")).unwrap();
@@ -1223,19 +1152,6 @@ fn an_unmodified_ipv6_client_takes_its_address_from_the_access_points_and_roams_
     assert!(namespaces_of("troam6").is_empty());
 }
 
-fn control_refusals(r: &serde_json::Value, kind: &str) -> u64 {
-    r["variants"][0]["daemons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            d["stats"]["control"]["rx_errors"][kind]
-                .as_u64()
-                .unwrap_or(0)
-        })
-        .sum()
-}
-
 fn a_key_rotated_one_router_at_a_time_loses_nothing_and_a_router_that_skips_a_step_is_cut_off() {
     // scenarios/lab/rekey.toml as shipped: nine reloads, one router at a
     // time, VoIP flowing throughout.
@@ -1337,7 +1253,7 @@ fn a_stranger_flooding_a_router_changes_nothing_costs_little_and_is_counted() {
             .map(|(_, n)| n.as_u64().unwrap())
             .sum::<u64>()
             + r2["node"]["unauthenticated"].as_u64().unwrap()
-            + kernel_counter(&r, v, "rx_stranger");
+            + kernel_counter(&r, v, "rx_unauthenticated");
         let total =
             f["garbage"].as_u64().unwrap() + sent("forged") + sent("replayed") + sent("data");
         let drops = flood["udp_receive_buffer_drops"].as_u64().unwrap();
@@ -1593,21 +1509,6 @@ fn lab_help_lists_every_subcommand_with_a_one_line_description() {
     }
 }
 
-/// A directory for `PATH` holding, for each of `names`, a stand-in that
-/// fails if run.
-fn path_of_stand_ins(names: &[&str]) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = std::env::temp_dir().join(format!("braid-lab-test-path-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for n in names {
-        let p = dir.join(n);
-        std::fs::write(&p, "#!/bin/sh\nexit 1\n").unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    dir
-}
-
 fn a_scenario_whose_programs_are_missing_fails_before_building_and_names_them() {
     // A tcp flow, under babeld and under MPTCP (iperf3 runs under
     // mptcpize). On a PATH with stand-ins for iproute2, sysctl and iperf3
@@ -1645,54 +1546,6 @@ fn a_scenario_whose_programs_are_missing_fails_before_building_and_names_them() 
     assert!(!std::env::temp_dir().join("braid-lab-tmiss").exists());
     std::fs::remove_dir_all(&bin).unwrap();
     remove_lab_file(&path);
-}
-
-/// Removes a scenario file `write_lab` wrote and the report directory
-/// `run_lab` wrote beside it (their directory stays: other tests, which
-/// may run at the same time, write theirs there).
-fn remove_lab_file(path: &std::path::Path) {
-    let _ = std::fs::remove_file(path);
-    let _ = std::fs::remove_dir_all(path.with_extension("out"));
-}
-
-/// The pids the lab's pid files name.
-fn pids_of_lab(dir: &std::path::Path) -> Vec<(String, i32)> {
-    let mut pids: Vec<(String, i32)> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "pid"))
-        .map(|p| {
-            let pid = std::fs::read_to_string(&p).unwrap().trim().parse().unwrap();
-            (p.file_name().unwrap().to_string_lossy().into_owned(), pid)
-        })
-        .collect();
-    pids.sort();
-    pids
-}
-
-/// Whether process `pid` is running (not gone, not a zombie).
-fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .is_some_and(|r| r.trim_start().starts_with('Z'))
-    })
-}
-
-/// Running processes whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| running(pid))
-        .filter_map(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            cmd.contains(needle).then(|| format!("{pid}: {cmd}"))
-        })
-        .collect()
 }
 
 fn down_waits_for_every_process_then_removes_the_namespaces_and_the_files() {

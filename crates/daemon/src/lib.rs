@@ -4,7 +4,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`access`] | access interfaces: the anycast gateway (IPv4, and IPv6 with router advertisements), clients found (ARP, DHCP, neighbor discovery, neighbor table) and probed (ARP, neighbor solicitation), their quality told to the node |
-//! | [`config`] | the TOML config: fields, defaults, located errors |
+//! | [`config`] | the TOML config: its schema, the checked config and its defaults, the checks (every problem at once, each located), access interfaces, keys |
 //! | [`underlay`] | two UDP sockets per interface: multicast control, unicast data with a small send buffer |
 //! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down; a configured interface that appears is opened, one that goes away closed |
 //! | [`rtnl`] | route netlink batches split into decoded messages (carrier watch, neighbor tables) |

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use braid_daemon::counters::IoCounters;
 use braid_daemon::kernel::KernelReport;
 use braid_daemon::metrics::{self, ProcessFacts};
-use braid_proto::node::{Dest, Interface, Node, NodeConfig};
+use braid_proto::node::{Interface, Node, NodeConfig};
 use braid_proto::redundancy::reorder::ReorderConfig;
 use braid_proto::redundancy::{Mode, Policy};
 use braid_proto::time::Instant;
@@ -27,134 +27,58 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 
+/// The node tests' harnesses (one per kind of driver), shared with them.
+#[path = "../../proto/tests/common/mod.rs"]
+mod proto_common;
+
+use proto_common::mesh::{host_packet, Driver, Mesh};
+
 const DASHBOARD: &str = include_str!("../../../dist/grafana/braid.json");
 
 /// 1 reaches 4 through 2 or 3 (a diamond, no loss); 1 and 4 serve
 /// 198.18.1.0/24 and 198.18.4.0/24; every node mirrors on two paths and
 /// re-orders at the egress.
-struct Net {
-    nodes: Vec<Node>,
-    links: BTreeSet<(usize, usize)>,
-    rng: ChaCha8Rng,
-    now: Instant,
-}
-
-impl Net {
-    fn diamond() -> Net {
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let nodes = (1..=4u16)
-            .map(|id| {
-                let mut config = NodeConfig {
-                    policy: Policy {
-                        default: Mode::Mirror(2),
-                        ..Default::default()
-                    },
-                    seed: 7 ^ u64::from(id),
-                    ..NodeConfig::default()
-                };
-                config.egress.reorder = Some(ReorderConfig::default());
-                if id == 1 || id == 4 {
-                    config.control.prefixes = vec![Prefix::V4 {
-                        addr: [198, 18, id as u8, 0],
-                        len: 24,
-                    }];
-                }
-                Node::new(NodeId(id), config, Instant::ZERO, &mut rng).unwrap()
-            })
-            .collect();
-        let mut links = BTreeSet::new();
-        for (a, b) in [(0, 1), (1, 3), (0, 2), (2, 3)] {
-            links.insert((a, b));
-            links.insert((b, a));
-        }
-        Net {
-            nodes,
-            links,
-            rng,
-            now: Instant::ZERO,
-        }
-    }
-
-    fn flush(&mut self) {
-        loop {
-            let mut sent = false;
-            for from in 0..self.nodes.len() {
-                while let Some(t) = self.nodes[from].poll_transmit(self.now) {
-                    sent = true;
-                    let targets: Vec<usize> = match t.dest {
-                        Dest::AllNeighbors => self
-                            .links
-                            .iter()
-                            .filter(|(a, _)| *a == from)
-                            .map(|&(_, b)| b)
-                            .collect(),
-                        Dest::Neighbor(n) => {
-                            self.nodes[from].on_sent(n);
-                            vec![n.0 as usize - 1]
-                        }
-                    };
-                    for to in targets {
-                        if self.links.contains(&(from, to)) {
-                            self.nodes[to].handle_datagram(
-                                self.now,
-                                Interface(from as u16),
-                                Some(NodeId(from as u16 + 1)),
-                                &t.bytes,
-                            );
-                        }
-                    }
-                }
-            }
-            if !sent {
-                return;
-            }
-        }
-    }
-
-    fn run_until(&mut self, until: Instant) {
-        loop {
-            let Some((i, t)) = self
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (i, n.poll_timeout()))
-                .min_by_key(|&(i, t)| (t, i))
-            else {
-                return;
+fn diamond() -> Mesh {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let nodes = (1..=4u16)
+        .map(|id| {
+            let mut config = NodeConfig {
+                policy: Policy {
+                    default: Mode::Mirror(2),
+                    ..Default::default()
+                },
+                seed: 7 ^ u64::from(id),
+                ..NodeConfig::default()
             };
-            if t > until {
-                self.now = until;
-                return;
+            config.egress.reorder = Some(ReorderConfig::default());
+            if id == 1 || id == 4 {
+                config.control.prefixes = vec![Prefix::V4 {
+                    addr: [198, 18, id as u8, 0],
+                    len: 24,
+                }];
             }
-            self.now = self.now.max(t);
-            self.nodes[i].handle_timeout(self.now, &mut self.rng);
-            self.flush();
-            while self.nodes[i].poll_deliver().is_some() {}
-        }
+            Node::new(NodeId(id), config, Instant::ZERO, &mut rng).unwrap()
+        })
+        .collect();
+    let driver = Driver {
+        take_deliveries: true,
+        ..Driver::default()
+    };
+    let mut mesh = Mesh::new(nodes, rng, driver);
+    for (a, b) in [(0, 1), (1, 3), (0, 2), (2, 3)] {
+        mesh.link(a, b, 0.0);
     }
-}
-
-/// A UDP packet from 198.18.1.10 to 198.18.4.9.
-fn packet(i: u32) -> Vec<u8> {
-    let mut p = vec![0u8; 60];
-    p[0] = 0x45;
-    p[9] = 17;
-    p[12..16].copy_from_slice(&[198, 18, 1, 10]);
-    p[16..20].copy_from_slice(&[198, 18, 4, 9]);
-    p[20..22].copy_from_slice(&4000u16.to_be_bytes());
-    p[22..24].copy_from_slice(&5000u16.to_be_bytes());
-    p[28..32].copy_from_slice(&i.to_be_bytes());
-    p
+    mesh
 }
 
 /// Every node's `/metrics` page after the diamond carried a stream.
 fn pages() -> Vec<String> {
-    let mut net = Net::diamond();
+    let mut net = diamond();
     net.run_until(Instant::from_millis(30_000));
     for i in 0..400 {
         let at = Instant(net.now.0 + 20_000);
         net.run_until(at);
-        net.nodes[0].send(net.now, &packet(i));
+        net.nodes[0].send(net.now, &host_packet([198, 18, 4, 9], i));
         net.flush();
     }
     net.run_until(Instant(net.now.0 + 3_000_000));
@@ -400,7 +324,7 @@ fn every_metric_the_dashboard_queries_is_one_the_daemon_serves() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // The fixture is what makes this test mean anything: it must have
     // made every family the daemon has appear, samples included.
-    let source = include_str!("../src/metrics.rs");
+    let source = include_str!("../src/metrics/prometheus.rs");
     for name in page.types.keys() {
         assert!(source.contains(&format!("\"{name}\"")), "{name}");
     }

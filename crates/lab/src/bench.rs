@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 
-use crate::exec::in_ns;
 use crate::flows::probe_flow;
+use crate::ns::in_ns;
 use crate::run::build;
 use crate::scenario::{Lab, LabFlow};
 

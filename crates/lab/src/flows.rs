@@ -7,27 +7,15 @@
 //! simulator's [`FlowResult`], so both report the same way.
 
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
-use std::os::fd::AsFd;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 use braid_sim::FlowResult;
 
+use crate::ns::{in_ns, socket_in};
 use crate::scenario::{IperfFlow, Lab, LabFlow, Software, URGENT_ROUNDS};
-
-/// Opens a UDP socket inside network namespace `ns` (the socket stays
-/// there; the thread returns to its own namespace).
-pub fn socket_in(ns: &str, bind: impl Into<SocketAddr>) -> anyhow::Result<UdpSocket> {
-    let here = std::fs::File::open("/proc/thread-self/ns/net")?;
-    let there = std::fs::File::open(format!("/var/run/netns/{ns}"))
-        .with_context(|| format!("namespace {ns}"))?;
-    nix::sched::setns(there.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
-    let socket = UdpSocket::bind(bind.into());
-    nix::sched::setns(here.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
-    Ok(socket?)
-}
 
 /// Hands every datagram of at least `min_len` bytes that `rx` receives
 /// before `end` to `each`.
@@ -283,10 +271,55 @@ pub fn iperf_flow(
     } else {
         &["iperf3"]
     };
+    let mut server = iperf_server(&lab.end_ns(f.to), wrap, &dst, &port)?;
+    let args = iperf_client_args(f, test, &dst, &port, mptcp);
+    // Retransmissions from the sending host's kernel (every subflow of
+    // an MPTCP connection included); one TCP flow per sending host keeps
+    // the count the flow's own.
+    let retrans_before = tcp_retransmissions(&lab.end_ns(f.from))?;
+    // The counter around the first event: (when to read it, value).
+    let mut marks: Vec<(Instant, Option<u64>)> = lab
+        .events
+        .first()
+        .map(|e| {
+            let at = origin + e.at;
+            vec![(at, None), (at + Duration::from_secs(2), None)]
+        })
+        .unwrap_or_default();
+    // The client is given its duration and 20 s more (a connection cut
+    // by a link event can leave iperf3 unable to finish), then stopped.
+    let deadline = Instant::now() + test.duration + Duration::from_secs(20);
+    let out = iperf_client(&lab.end_ns(f.from), wrap, &args, deadline, &mut marks);
+    let _ = server.kill();
+    let _ = server.wait();
+    let out = out?;
+    let retransmits = tcp_retransmissions(&lab.end_ns(f.from))?.saturating_sub(retrans_before);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("iperf3 output: {}", String::from_utf8_lossy(&out.stderr)))?;
+    if let Some(e) = doc.get("error") {
+        bail!("iperf3: {e}");
+    }
+    let mut result = if test.udp {
+        iperf_udp_result(&doc)
+    } else {
+        let retransmits_after_event = match marks.as_slice() {
+            [(_, Some(a)), (_, Some(b))] => Some(b.saturating_sub(*a)),
+            _ => None,
+        };
+        iperf_tcp_result(&doc, retransmits, retransmits_after_event)
+    };
+    result.name = f.name.clone();
+    result.mode = mode.to_string();
+    Ok(result)
+}
+
+/// Starts iperf3's server in namespace `ns` on `dst`:`port` and waits (at
+/// most 5 s) until it says it listens.
+fn iperf_server(ns: &str, wrap: &[&str], dst: &str, port: &str) -> anyhow::Result<Child> {
     let mut server = Command::new("ip")
-        .args(["netns", "exec", &lab.end_ns(f.to)])
+        .args(["netns", "exec", ns])
         .args(wrap)
-        .args(["-s", "-B", &dst, "-p", &port, "--forceflush"])
+        .args(["-s", "-B", dst, "-p", port, "--forceflush"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -311,144 +344,146 @@ pub fn iperf_flow(
         let _ = server.kill();
         let _ = server.wait();
         match exited {
-            Some(status) => bail!(
-                "iperf3 server in {} exited ({status}) before listening",
-                lab.end_ns(f.to)
-            ),
-            None => bail!(
-                "iperf3 server did not start listening in {}",
-                lab.end_ns(f.to)
-            ),
+            Some(status) => bail!("iperf3 server in {ns} exited ({status}) before listening"),
+            None => bail!("iperf3 server did not start listening in {ns}"),
         }
     }
+    Ok(server)
+}
+
+/// The iperf3 client's arguments for flow `f` to `dst`:`port`.
+fn iperf_client_args(
+    f: &LabFlow,
+    test: IperfFlow,
+    dst: &str,
+    port: &str,
+    mptcp: bool,
+) -> Vec<String> {
     let secs = format!("{}", test.duration.as_secs_f64());
-    // A ceiling is kept by the sender's kernel pacing the socket
-    // (SO_MAX_PACING_RATE), not by iperf3 writing 128 KB blocks at line
-    // rate when behind (`-b`): those bursts overflow the links' queues.
-    // 0: no ceiling.
-    let bitrate = test.bitrate.unwrap_or(0).to_string();
-    let bind = Lab::subflow_addr(f.from, 0).to_string();
-    let mut args = vec![
+    let mut args: Vec<String> = [
         "-c",
-        &dst,
+        dst,
         "-p",
-        &port,
+        port,
         "-t",
         &secs,
         "-J",
         "--get-server-output",
-    ];
-    let (udp_rate, udp_len) = (
-        test.bitrate.unwrap_or(1_000_000).to_string(),
-        f.size.to_string(),
-    );
+    ]
+    .map(String::from)
+    .to_vec();
     if test.udp {
-        args.extend(["-u", "-b", &udp_rate, "-l", &udp_len]);
+        let rate = test.bitrate.unwrap_or(1_000_000).to_string();
+        args.extend([
+            "-u".into(),
+            "-b".into(),
+            rate,
+            "-l".into(),
+            f.size.to_string(),
+        ]);
     } else {
-        args.extend(["--fq-rate", &bitrate, "-C", test.congestion.as_str()]);
+        // A ceiling is kept by the sender's kernel pacing the socket
+        // (SO_MAX_PACING_RATE), not by iperf3 writing 128 KB blocks at
+        // line rate when behind (`-b`): those bursts overflow the links'
+        // queues. 0: no ceiling.
+        let bitrate = test.bitrate.unwrap_or(0).to_string();
+        args.extend([
+            "--fq-rate".into(),
+            bitrate,
+            "-C".into(),
+            test.congestion.as_str().into(),
+        ]);
     }
     if mptcp {
-        args.extend(["-B", bind.as_str()]);
+        args.extend(["-B".into(), Lab::subflow_addr(f.from, 0).to_string()]);
     }
-    // Retransmissions from the sending host's kernel (every subflow of
-    // an MPTCP connection included); one TCP flow per sending host keeps
-    // the count the flow's own.
-    let retrans_before = tcp_retransmissions(&lab.end_ns(f.from))?;
-    // The counter around the first event: (when to read it, value).
-    let mut marks: Vec<(Instant, Option<u64>)> = lab
-        .events
-        .first()
-        .map(|e| {
-            let at = origin + e.at;
-            vec![(at, None), (at + Duration::from_secs(2), None)]
-        })
-        .unwrap_or_default();
-    // The client is given its duration and 20 s more (a connection cut
-    // by a link event can leave iperf3 unable to finish), then stopped.
-    let deadline = Instant::now() + test.duration + Duration::from_secs(20);
-    let out = Command::new("ip")
-        .args(["netns", "exec", &lab.end_ns(f.from)])
+    args
+}
+
+/// Runs iperf3's client in namespace `ns` until it ends, or kills it at
+/// `deadline`; meanwhile reads its kernel's retransmission counter at
+/// each of `marks`' times that has come.
+fn iperf_client(
+    ns: &str,
+    wrap: &[&str],
+    args: &[String],
+    deadline: Instant,
+    marks: &mut [(Instant, Option<u64>)],
+) -> anyhow::Result<std::process::Output> {
+    let child = Command::new("ip")
+        .args(["netns", "exec", ns])
         .args(wrap)
-        .args(&args)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .context("running iperf3")
-        .and_then(|child| {
-            let pid = child.id();
-            let snmp = format!("/proc/{pid}/net/snmp");
-            let (tx, rx) = std::sync::mpsc::channel();
-            std::thread::spawn(move || tx.send(child.wait_with_output()));
-            loop {
-                match rx.recv_timeout(Duration::from_millis(100)) {
-                    Ok(out) => break out.context("running iperf3"),
-                    Err(_) if Instant::now() > deadline => {
-                        let _ = nix::sys::signal::kill(
-                            nix::unistd::Pid::from_raw(pid as i32),
-                            nix::sys::signal::Signal::SIGKILL,
-                        );
-                        bail!("iperf3 did not finish by its deadline (duration + 20 s)")
-                    }
-                    Err(_) => {
-                        let now = Instant::now();
-                        for (at, value) in &mut marks {
-                            if value.is_none() && now >= *at {
-                                *value = std::fs::read_to_string(&snmp)
-                                    .ok()
-                                    .and_then(|t| retrans_segs(&t));
-                            }
-                        }
+        .context("running iperf3")?;
+    let pid = child.id();
+    let snmp = format!("/proc/{pid}/net/snmp");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(out) => return out.context("running iperf3"),
+            Err(_) if Instant::now() > deadline => {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                bail!("iperf3 did not finish by its deadline (duration + 20 s)")
+            }
+            Err(_) => {
+                let now = Instant::now();
+                for (at, value) in marks.iter_mut() {
+                    if value.is_none() && now >= *at {
+                        *value = std::fs::read_to_string(&snmp)
+                            .ok()
+                            .and_then(|t| retrans_segs(&t));
                     }
                 }
             }
-        });
-    let _ = server.kill();
-    let _ = server.wait();
-    let out = out?;
-    let retransmits = tcp_retransmissions(&lab.end_ns(f.from))?.saturating_sub(retrans_before);
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .with_context(|| format!("iperf3 output: {}", String::from_utf8_lossy(&out.stderr)))?;
-    if let Some(e) = doc.get("error") {
-        bail!("iperf3: {e}");
+        }
     }
-    let end = &doc["end"];
-    if test.udp {
-        // The receiver's count, as the server reported it back.
-        let sum = &end["sum"];
-        let sent = sum["packets"].as_u64().unwrap_or(0);
-        let lost = sum["lost_packets"].as_u64().unwrap_or(0).min(sent);
-        return Ok(FlowResult {
-            name: f.name.clone(),
-            mode: mode.to_string(),
-            sent,
-            delivered: sent - lost,
-            lost,
-            loss_ratio: lost as f64 / sent.max(1) as f64,
-            goodput_mbps: sum["bits_per_second"].as_f64().unwrap_or(0.0) / 1e6
-                * (1.0 - lost as f64 / sent.max(1) as f64),
-            ..FlowResult::default()
-        });
+}
+
+/// An iperf3 UDP test's result: the receiver's count, as the server
+/// reported it back.
+fn iperf_udp_result(doc: &serde_json::Value) -> FlowResult {
+    let sum = &doc["end"]["sum"];
+    let sent = sum["packets"].as_u64().unwrap_or(0);
+    let lost = sum["lost_packets"].as_u64().unwrap_or(0).min(sent);
+    FlowResult {
+        sent,
+        delivered: sent - lost,
+        lost,
+        loss_ratio: lost as f64 / sent.max(1) as f64,
+        goodput_mbps: sum["bits_per_second"].as_f64().unwrap_or(0.0) / 1e6
+            * (1.0 - lost as f64 / sent.max(1) as f64),
+        ..FlowResult::default()
     }
-    let retransmits_after_event = match marks.as_slice() {
-        [(_, Some(a)), (_, Some(b))] => Some(b.saturating_sub(*a)),
-        _ => None,
-    };
-    Ok(FlowResult {
-        name: f.name.clone(),
-        mode: mode.to_string(),
-        goodput_mbps: end["sum_received"]["bits_per_second"]
+}
+
+/// An iperf3 TCP test's result: the receiver's goodput (in all and per
+/// second), the sender's retransmissions and mean RTT.
+fn iperf_tcp_result(
+    doc: &serde_json::Value,
+    retransmits: u64,
+    retransmits_after_event: Option<u64>,
+) -> FlowResult {
+    FlowResult {
+        goodput_mbps: doc["end"]["sum_received"]["bits_per_second"]
             .as_f64()
             .unwrap_or(0.0)
             / 1e6,
         retransmits,
         retransmits_after_event,
-        goodput_series_mbps: receiver_series(&doc),
+        goodput_series_mbps: receiver_series(doc),
         rtt_ms: doc["end"]["streams"][0]["sender"]["mean_rtt"]
             .as_f64()
             .map(|us| us / 1000.0),
         ..FlowResult::default()
-    })
+    }
 }
 
 /// The receiver's goodput in each interval (a second) of an iperf3 test,
@@ -561,7 +596,7 @@ pub fn flood_flow(
     let dev = Lab::link_dev(link);
     let stranger = std::net::Ipv4Addr::new(198, 19, link as u8, 99);
     let target = lab.link_addr(link, f.to);
-    crate::exec::in_ns(
+    in_ns(
         &ns,
         &["ip", "addr", "add", &format!("{stranger}/24"), "dev", &dev],
     )?;
@@ -633,7 +668,7 @@ pub fn flood_flow(
             ..FlowResult::default()
         })
     })();
-    let _ = crate::exec::in_ns(
+    let _ = in_ns(
         &ns,
         &["ip", "addr", "del", &format!("{stranger}/24"), "dev", &dev],
     );

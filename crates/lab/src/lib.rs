@@ -1,22 +1,28 @@
 //! `braid lab`: a lab scenario's topology built on this machine as network
-//! namespaces joined by veth pairs, routed by braid daemons, babeld, plain
-//! kernel routes or Linux MPTCP, with plain end hosts behind the routers,
-//! impaired links (loss from braid's eBPF program on the receiving side,
-//! rate from tbf, delay from `braid lab-delay`), the scenario's flows with
-//! real kernel sockets (UDP probes, urgent bursts, iperf3 TCP and UDP) and
-//! link events, reports in the simulator's format, and everything torn
-//! down again, also after a failure or Ctrl-C.
+//! namespaces joined by veth pairs, routed by braid daemons, babeld, FRR's
+//! OSPF (with BFD), plain kernel routes or Linux MPTCP, with plain end
+//! hosts and unmodified clients behind the routers, impaired links (loss
+//! from braid's eBPF program on the receiving side, rate from tbf, delay
+//! from `braid lab-delay`), the scenario's flows with real kernel sockets
+//! (UDP probes, urgent bursts, iperf3 TCP and UDP, floods) and events,
+//! reports in the simulator's format, and everything torn down again, also
+//! after a failure or Ctrl-C.
+//!
+//! The modules, each using only modules above it in this table (no
+//! import cycles: `scripts/structure.py cycles`):
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`scenario`] | lab files: the schema, its checks, the names and addresses a lab derives |
+//! | [`scenario`] | lab files: the schema, its checks, the checked lab, the names and addresses it derives |
+//! | [`ns`] | running a command and opening a socket inside a namespace |
+//! | [`link`] | a link's loss: the embedded eBPF program, its parameters, attached and replaced |
+//! | [`step`] | the plan's vocabulary: one thing to set up |
+//! | [`routing`] | braid, babeld, FRR (OSPF, BFD), kernel and MPTCP routing as steps (a module each); asking routers, convergence |
 //! | [`plan`] | what a scenario needs built, as steps (pure: testable without root) |
+//! | [`teardown`] | stopping a lab's processes, deleting its namespaces and files |
+//! | [`exec`] | carrying a plan out on this machine; what it built, torn down when dropped |
+//! | [`events`] | link, port, client and router events while the flows run |
 //! | [`programs`] | the programs a scenario runs besides braid, checked before building |
-//! | [`exec`] | carrying a plan out on this machine, and tearing it down |
-//! | [`routing`] | braid, babeld, kernel and MPTCP routing (a module each); convergence |
-//! | [`link`] | loss (the embedded eBPF program, its parameters) and link events |
-//! | [`delay`] | the delay and jitter emulator process |
-//! | [`flood`] | the hostile stranger process (garbage, forgeries, replays) |
 //! | [`flows`] | UDP probes, urgent bursts, iperf3, floods, the kernel's counters |
 //! | [`report`] | tables, JSON and the HTML report |
 //! | [`run`] | the commands: up, run, down |
@@ -24,13 +30,17 @@
 //! | [`bench`] | the forwarding benchmark |
 //! | [`soak`] | long runs at a fixed load: memory over time, bounded |
 //! | [`tap`] | raw sockets on an interface (the emulator's, the flooder's) |
+//! | [`delay`] | the delay and jitter emulator process |
+//! | [`flood`] | the hostile stranger process (garbage, forgeries, replays) |
 
 pub mod bench;
 pub mod delay;
+pub mod events;
 pub mod exec;
 pub mod flood;
 pub mod flows;
 pub mod link;
+pub mod ns;
 pub mod plan;
 pub mod programs;
 pub mod report;
@@ -38,7 +48,9 @@ pub mod routing;
 pub mod run;
 pub mod scenario;
 pub mod soak;
+pub mod step;
 pub mod sweep;
 pub mod tap;
+pub mod teardown;
 
-pub use scenario::{DaemonLog, Lab};
+pub use scenario::{DaemonLog, Lab, LabFileErrors};

@@ -1,8 +1,10 @@
-//! Link emulation for kernels without netem: loss from braid's eBPF
-//! program on a link's receiving side (Bernoulli or netem's
-//! Gilbert-Elliott), and the link events a scenario applies while its
-//! flows run (a silent blackhole, carrier down and up). Rate is tbf (a
-//! plan step); delay is the emulator process (`delay.rs`).
+//! Link loss for kernels without netem: braid's eBPF loss program on a
+//! link's receiving side (Bernoulli or netem's Gilbert-Elliott), its
+//! parameters, and the programs this process holds attached (a link's
+//! own, a blackhole's ahead of it, a roaming client's distance), attached,
+//! replaced and detached. Rate is tbf (a plan step); delay is the emulator
+//! process (`delay.rs`); the events that use these programs while flows
+//! run are `events.rs`'s.
 //!
 //! The eBPF program is compiled once, when braid is built (`braid-bpf`),
 //! and carried in the binary. Its four probabilities are read-only
@@ -11,15 +13,11 @@
 //! programs there, so that what a link loses never reaches the router.
 //! Nothing is compiled at run time.
 
-use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::Mutex;
 
 use anyhow::{anyhow, bail, Context};
 
-use crate::exec::in_ns;
-use crate::routing;
-use crate::scenario::{EventTarget, Lab, LabEvent, LinkAction};
+use crate::scenario::Lab;
 
 /// Why this braid carries no loss program (built without clang), if so.
 pub fn loss_program_missing() -> Option<&'static str> {
@@ -198,147 +196,6 @@ pub fn detach_all_in(ns: &str) {
     if let Ok(mut a) = ATTACHED.lock() {
         a.retain(|(n, _, _, _)| n != ns);
     }
-}
-
-/// Applies a link event: a blackhole attaches the loss program built to
-/// drop everything, ahead of any other filter, on both ends' ingress; a
-/// restore removes it; down and up set both ends' interfaces.
-///
-/// `resolved` remembers, per flow, the link its `FirstHopOf` event chose,
-/// so that the restore undoes that link. Returns, for `down`, the packets
-/// the link's queues (the qdiscs at both ends) held the moment before:
-/// what the kernel drops with the carrier, the packets below the binding
-/// point that a handoff loses.
-pub fn apply_event(
-    lab: &Lab,
-    e: &LabEvent,
-    resolved: &mut BTreeMap<usize, usize>,
-    plain: bool,
-) -> anyhow::Result<Option<u64>> {
-    match (e.target, e.action) {
-        (EventTarget::Port { segment, ap }, LinkAction::Loss(per_mille)) => {
-            set_port_loss(lab, segment, ap, per_mille)?;
-            return Ok(None);
-        }
-        (EventTarget::Client(c), LinkAction::Rehome(ap)) => {
-            if plain {
-                eprintln!(
-                    "lab {}: {} re-homed to {}",
-                    lab.name, lab.clients[c].name, lab.routers[ap].name
-                );
-                for (ns, args) in routing::kernel::client_routes(lab, c, ap) {
-                    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-                    in_ns(&ns, &refs)?;
-                }
-            }
-            return Ok(None);
-        }
-        (EventTarget::Router(r), LinkAction::Keys { first, second }) => {
-            let ids: Vec<u8> = std::iter::once(first).chain(second).collect();
-            let routers: Vec<usize> = match r {
-                Some(i) => vec![i],
-                None => (0..lab.routers.len()).collect(),
-            };
-            for i in routers {
-                if routing::braid::rekey(lab, i, &ids)? {
-                    eprintln!(
-                        "lab {}: {} takes keys {ids:?}",
-                        lab.name, lab.routers[i].name
-                    );
-                }
-            }
-            return Ok(None);
-        }
-        (EventTarget::Router(r), LinkAction::Crash) => {
-            let routers: Vec<usize> = match r {
-                Some(i) => vec![i],
-                None => (0..lab.routers.len()).collect(),
-            };
-            for i in routers {
-                if routing::braid::crash_and_restart(lab, i)? {
-                    eprintln!(
-                        "lab {}: {} killed (-9) and started again",
-                        lab.name, lab.routers[i].name
-                    );
-                }
-            }
-            return Ok(None);
-        }
-        (EventTarget::Port { .. } | EventTarget::Client(_) | EventTarget::Router(_), _)
-        | (
-            _,
-            LinkAction::Loss(_)
-            | LinkAction::Rehome(_)
-            | LinkAction::Keys { .. }
-            | LinkAction::Crash,
-        ) => {
-            bail!("event {:?} on {:?} means nothing", e.action, e.target)
-        }
-        _ => {}
-    }
-    let link = match e.target {
-        EventTarget::Link(j) => j,
-        EventTarget::FirstHopOf(f) => match (e.action, resolved.get(&f)) {
-            (LinkAction::Restore | LinkAction::Up, Some(&j)) => j,
-            _ => {
-                let j = routing::first_link_of(lab, &lab.flows[f])?;
-                resolved.insert(f, j);
-                j
-            }
-        },
-        EventTarget::Port { .. } | EventTarget::Client(_) | EventTarget::Router(_) => {
-            bail!("event {:?} on {:?} is not a link's", e.action, e.target)
-        }
-    };
-    eprintln!("lab {}: {:?} link bl{link}", lab.name, e.action);
-    let l = &lab.links[link];
-    let dev = Lab::link_dev(link);
-    for ns in [lab.ns(l.a), lab.ns(l.b)] {
-        match e.action {
-            LinkAction::Blackhole => {
-                // Ahead of any loss program already there (a lossy link).
-                attach_loss(&ns, &dev, LossParams::blackhole(), LossSlot::Blackhole)?
-            }
-            LinkAction::Restore => detach_loss(&ns, &dev, LossSlot::Blackhole),
-            LinkAction::Down => {}
-            LinkAction::Up => in_ns(&ns, &["ip", "link", "set", &dev, "up"])?,
-            LinkAction::Loss(_)
-            | LinkAction::Rehome(_)
-            | LinkAction::Keys { .. }
-            | LinkAction::Crash => {}
-        }
-    }
-    if e.action != LinkAction::Down {
-        return Ok(None);
-    }
-    let mut queued = 0;
-    for ns in [lab.ns(l.a), lab.ns(l.b)] {
-        queued += qdisc_backlog(&ns, &dev);
-        in_ns(&ns, &["ip", "link", "set", &dev, "down"])?;
-    }
-    eprintln!(
-        "lab {}: {queued} packets were queued for bl{link} when it went down",
-        lab.name
-    );
-    Ok(Some(queued))
-}
-
-/// Packets waiting in `dev`'s qdiscs in namespace `ns` (`tc -s qdisc`'s
-/// backlog of the root qdisc; 0 when it has none).
-fn qdisc_backlog(ns: &str, dev: &str) -> u64 {
-    let out = Command::new("ip")
-        .args([
-            "netns", "exec", ns, "tc", "-s", "qdisc", "show", "dev", dev, "root",
-        ])
-        .output();
-    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
-    text.ok()
-        .and_then(|t| {
-            let words: Vec<&str> = t.split_whitespace().collect();
-            let at = words.iter().position(|w| *w == "backlog")?;
-            words.get(at + 2)?.strip_suffix('p')?.parse().ok()
-        })
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

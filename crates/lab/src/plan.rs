@@ -4,123 +4,12 @@
 //! check the shipped scenarios' plans without root); `exec.rs` carries one
 //! out and owns tearing it down.
 
-use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 use crate::link::LossParams;
 use crate::routing;
 use crate::scenario::{Lab, LabVariant, Software};
-
-/// One thing to set up. Names of namespaces and interfaces are the lab's
-/// (`Lab::ns`, `Lab::link_dev`, ...); files are relative to the lab's
-/// directory.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Step {
-    /// A network namespace, with its loopback up.
-    Namespace { ns: String },
-    /// A sysctl inside a namespace.
-    Sysctl {
-        ns: String,
-        key: String,
-        value: String,
-    },
-    /// A veth pair: `a.1` in namespace `a.0`, `b.1` in namespace `b.0`.
-    Veth {
-        a: (String, String),
-        b: (String, String),
-    },
-    /// An interface up.
-    Up { ns: String, dev: String },
-    /// An address on an interface.
-    Addr {
-        ns: String,
-        dev: String,
-        addr: Ipv4Addr,
-        len: u8,
-    },
-    /// A route: `dst/len via via`, with a metric, or in a table.
-    Route {
-        ns: String,
-        dst: (Ipv4Addr, u8),
-        via: Ipv4Addr,
-        metric: Option<u32>,
-        table: Option<u32>,
-    },
-    /// The default route of a host.
-    DefaultRoute { ns: String, via: Ipv4Addr },
-    /// A policy rule: traffic from `from` looks up `table`.
-    Rule {
-        ns: String,
-        from: Ipv4Addr,
-        table: u32,
-    },
-    /// Segmentation and checksum offloads off (frames that cross the
-    /// delay emulator are copied raw: they must be whole and checksummed).
-    OffloadsOff { ns: String, dev: String },
-    /// braid's eBPF loss program on an interface's ingress (the receiving
-    /// side: a loss the sender's stack never learns of).
-    Loss {
-        ns: String,
-        dev: String,
-        params: LossParams,
-    },
-    /// A rate limit (tbf) on an interface's egress: `queue` full-size
-    /// packets, or 100 ms at the rate.
-    Rate {
-        ns: String,
-        dev: String,
-        bps: u64,
-        queue: Option<u32>,
-    },
-    /// The delay emulator between interfaces `a` and `b` of namespace
-    /// `ns` (`braid lab-delay`), its log in `log`.
-    Emulator {
-        ns: String,
-        a: String,
-        b: String,
-        delay: Duration,
-        jitter: Duration,
-        log: String,
-    },
-    /// A file in the lab's directory (a daemon's config).
-    File { name: String, contents: String },
-    /// A file in the lab's directory removed, if it is there.
-    Remove { name: String },
-    /// A router's routing daemon in its namespace; its log and pid file
-    /// are named after the router.
-    Daemon {
-        router: usize,
-        program: PathBuf,
-        args: Vec<String>,
-    },
-    /// Linux MPTCP's subflow limits in a host.
-    MptcpLimits { ns: String },
-    /// An MPTCP endpoint (another subflow's address) in a host.
-    MptcpEndpoint {
-        ns: String,
-        addr: Ipv4Addr,
-        dev: String,
-    },
-    /// A bridge (no spanning tree) in a namespace.
-    Bridge { ns: String, dev: String },
-    /// A command inside a namespace (`ip ...`, `sysctl ...`).
-    Command { ns: String, args: Vec<String> },
-    /// Access point `ap`'s port on segment `segment` loses `per_mille` of
-    /// the frames each way (braid's eBPF loss program at both ends).
-    PortLoss {
-        segment: usize,
-        ap: usize,
-        per_mille: u16,
-    },
-}
-
-fn command(ns: &str, args: &[&str]) -> Step {
-    Step::Command {
-        ns: ns.to_string(),
-        args: args.iter().map(|a| a.to_string()).collect(),
-    }
-}
+use crate::step::Step;
 
 /// The shared segments: a bridge per segment that floods every frame to
 /// every port (learning off: as a radio, every access point in range
@@ -155,11 +44,11 @@ fn segments(lab: &Lab, steps: &mut Vec<Step>) {
                 a: (ns.clone(), dev.clone()),
                 b: (sns.clone(), port.clone()),
             });
-            steps.push(command(
+            steps.push(Step::command(
                 &sns,
                 &["ip", "link", "set", &port, "master", "hub"],
             ));
-            steps.push(command(
+            steps.push(Step::command(
                 &sns,
                 &[
                     "ip",
@@ -188,7 +77,7 @@ fn segments(lab: &Lab, steps: &mut Vec<Step>) {
                     .map(|b| format!("{b:02x}"))
                     .collect::<Vec<_>>()
                     .join(":");
-                steps.push(command(
+                steps.push(Step::command(
                     &cns,
                     &["ip", "link", "set", "eth0", "address", &mac],
                 ));
@@ -226,7 +115,10 @@ fn plain_access(lab: &Lab, steps: &mut Vec<Step>) {
     for (s, seg) in lab.segments.iter().enumerate() {
         for &ap in &seg.access_points {
             let (ns, dev) = (lab.ns(ap), Lab::access_dev(s));
-            steps.push(command(&ns, &["ip", "link", "set", &dev, "address", &mac]));
+            steps.push(Step::command(
+                &ns,
+                &["ip", "link", "set", &dev, "address", &mac],
+            ));
             steps.push(Step::Addr {
                 ns: ns.clone(),
                 dev: dev.clone(),
@@ -263,7 +155,7 @@ fn ipv6(lab: &Lab, steps: &mut Vec<Step>) {
         if lab.routers[i].host {
             let h = lab.host_ns(i);
             let gw = Lab::gateway_addr6(i).to_string();
-            steps.push(command(
+            steps.push(Step::command(
                 &ns,
                 &[
                     "ip",
@@ -277,11 +169,11 @@ fn ipv6(lab: &Lab, steps: &mut Vec<Step>) {
                 ],
             ));
             let own = format!("{}/64", Lab::host_addr6(i));
-            steps.push(command(
+            steps.push(Step::command(
                 &h,
                 &["ip", "-6", "addr", "add", &own, "dev", "eth0", "nodad"],
             ));
-            steps.push(command(
+            steps.push(Step::command(
                 &h,
                 &[
                     "ip", "-6", "route", "add", "default", "via", &gw, "dev", "eth0",
@@ -296,113 +188,10 @@ fn ipv6(lab: &Lab, steps: &mut Vec<Step>) {
 pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<Step>> {
     let mut steps = Vec::new();
     for i in 0..lab.routers.len() {
-        let ns = lab.ns(i);
-        steps.push(Step::Namespace { ns: ns.clone() });
-        steps.push(Step::Sysctl {
-            ns: ns.clone(),
-            key: "net.ipv4.ip_forward".into(),
-            value: "1".into(),
-        });
-        if lab.routers[i].host {
-            let h = lab.host_ns(i);
-            steps.push(Step::Namespace { ns: h.clone() });
-            steps.push(Step::Veth {
-                a: (ns.clone(), "host0".into()),
-                b: (h.clone(), "eth0".into()),
-            });
-            steps.push(Step::Addr {
-                ns: ns.clone(),
-                dev: "host0".into(),
-                addr: Lab::gateway_addr(i),
-                len: 24,
-            });
-            steps.push(Step::Up {
-                ns: ns.clone(),
-                dev: "host0".into(),
-            });
-            steps.push(Step::Addr {
-                ns: h.clone(),
-                dev: "eth0".into(),
-                addr: Lab::host_addr(i),
-                len: 24,
-            });
-            steps.push(Step::Up {
-                ns: h.clone(),
-                dev: "eth0".into(),
-            });
-            steps.push(Step::DefaultRoute {
-                ns: h,
-                via: Lab::gateway_addr(i),
-            });
-        }
+        router(lab, i, &mut steps);
     }
-    for (j, l) in lab.links.iter().enumerate() {
-        let dev = Lab::link_dev(j);
-        let (na, nb) = (lab.ns(l.a), lab.ns(l.b));
-        if l.delay.is_zero() && l.jitter.is_zero() {
-            steps.push(Step::Veth {
-                a: (na.clone(), dev.clone()),
-                b: (nb.clone(), dev.clone()),
-            });
-        } else {
-            // Each router's end joins the emulator's namespace, which
-            // passes frames between its two interfaces after the delay.
-            let ne = lab.emulator_ns(j);
-            steps.push(Step::Namespace { ns: ne.clone() });
-            for (ns, side) in [(&na, "ea"), (&nb, "eb")] {
-                steps.push(Step::Veth {
-                    a: (ns.clone(), dev.clone()),
-                    b: (ne.clone(), side.into()),
-                });
-                steps.push(Step::Up {
-                    ns: ne.clone(),
-                    dev: side.into(),
-                });
-                steps.push(Step::OffloadsOff {
-                    ns: ns.clone(),
-                    dev: dev.clone(),
-                });
-                steps.push(Step::OffloadsOff {
-                    ns: ne.clone(),
-                    dev: side.into(),
-                });
-            }
-            steps.push(Step::Emulator {
-                ns: ne,
-                a: "ea".into(),
-                b: "eb".into(),
-                delay: l.delay,
-                jitter: l.jitter,
-                log: format!("d{j}"),
-            });
-        }
-        for (ns, router) in [(&na, l.a), (&nb, l.b)] {
-            steps.push(Step::Addr {
-                ns: ns.clone(),
-                dev: dev.clone(),
-                addr: lab.link_addr(j, router),
-                len: 24,
-            });
-            steps.push(Step::Up {
-                ns: ns.clone(),
-                dev: dev.clone(),
-            });
-            if l.loss > 0.0 {
-                steps.push(Step::Loss {
-                    ns: ns.clone(),
-                    dev: dev.clone(),
-                    params: LossParams::gilbert_elliott(l.loss, l.burst).sparing_arp(),
-                });
-            }
-            if let Some(bps) = l.rate_bps {
-                steps.push(Step::Rate {
-                    ns: ns.clone(),
-                    dev: dev.clone(),
-                    bps,
-                    queue: l.queue,
-                });
-            }
-        }
+    for j in 0..lab.links.len() {
+        link(lab, j, &mut steps);
     }
     segments(lab, &mut steps);
     match &variant.software {
@@ -419,6 +208,143 @@ pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<S
         }
         ipv6(lab, &mut steps);
     }
+    software(lab, variant, exe, &mut steps)?;
+    Ok(steps)
+}
+
+/// Router `i`'s namespace, forwarding on, and its host (a namespace
+/// behind it on a veth pair, with its address and default route).
+fn router(lab: &Lab, i: usize, steps: &mut Vec<Step>) {
+    let ns = lab.ns(i);
+    steps.push(Step::Namespace { ns: ns.clone() });
+    steps.push(Step::Sysctl {
+        ns: ns.clone(),
+        key: "net.ipv4.ip_forward".into(),
+        value: "1".into(),
+    });
+    if !lab.routers[i].host {
+        return;
+    }
+    let h = lab.host_ns(i);
+    steps.push(Step::Namespace { ns: h.clone() });
+    steps.push(Step::Veth {
+        a: (ns.clone(), "host0".into()),
+        b: (h.clone(), "eth0".into()),
+    });
+    steps.push(Step::Addr {
+        ns: ns.clone(),
+        dev: "host0".into(),
+        addr: Lab::gateway_addr(i),
+        len: 24,
+    });
+    steps.push(Step::Up {
+        ns,
+        dev: "host0".into(),
+    });
+    steps.push(Step::Addr {
+        ns: h.clone(),
+        dev: "eth0".into(),
+        addr: Lab::host_addr(i),
+        len: 24,
+    });
+    steps.push(Step::Up {
+        ns: h.clone(),
+        dev: "eth0".into(),
+    });
+    steps.push(Step::DefaultRoute {
+        ns: h,
+        via: Lab::gateway_addr(i),
+    });
+}
+
+/// Link `j`: a veth pair, or two joined by the delay emulator's
+/// namespace; its addresses, and its loss and rate at both ends.
+fn link(lab: &Lab, j: usize, steps: &mut Vec<Step>) {
+    let l = &lab.links[j];
+    let dev = Lab::link_dev(j);
+    let (na, nb) = (lab.ns(l.a), lab.ns(l.b));
+    if l.delay.is_zero() && l.jitter.is_zero() {
+        steps.push(Step::Veth {
+            a: (na.clone(), dev.clone()),
+            b: (nb.clone(), dev.clone()),
+        });
+    } else {
+        emulated(lab, j, (&na, &nb), steps);
+    }
+    for (ns, router) in [(&na, l.a), (&nb, l.b)] {
+        steps.push(Step::Addr {
+            ns: ns.clone(),
+            dev: dev.clone(),
+            addr: lab.link_addr(j, router),
+            len: 24,
+        });
+        steps.push(Step::Up {
+            ns: ns.clone(),
+            dev: dev.clone(),
+        });
+        if l.loss > 0.0 {
+            steps.push(Step::Loss {
+                ns: ns.clone(),
+                dev: dev.clone(),
+                params: LossParams::gilbert_elliott(l.loss, l.burst).sparing_arp(),
+            });
+        }
+        if let Some(bps) = l.rate_bps {
+            steps.push(Step::Rate {
+                ns: ns.clone(),
+                dev: dev.clone(),
+                bps,
+                queue: l.queue,
+            });
+        }
+    }
+}
+
+/// A delayed link `j` between namespaces `na` and `nb`: each router's
+/// end joins the emulator's namespace, which passes frames between its
+/// two interfaces after the delay.
+fn emulated(lab: &Lab, j: usize, (na, nb): (&String, &String), steps: &mut Vec<Step>) {
+    let l = &lab.links[j];
+    let dev = Lab::link_dev(j);
+    let ne = lab.emulator_ns(j);
+    steps.push(Step::Namespace { ns: ne.clone() });
+    for (ns, side) in [(na, "ea"), (nb, "eb")] {
+        steps.push(Step::Veth {
+            a: (ns.clone(), dev.clone()),
+            b: (ne.clone(), side.into()),
+        });
+        steps.push(Step::Up {
+            ns: ne.clone(),
+            dev: side.into(),
+        });
+        steps.push(Step::OffloadsOff {
+            ns: ns.clone(),
+            dev: dev.clone(),
+        });
+        steps.push(Step::OffloadsOff {
+            ns: ne.clone(),
+            dev: side.into(),
+        });
+    }
+    steps.push(Step::Emulator {
+        ns: ne,
+        a: "ea".into(),
+        b: "eb".into(),
+        delay: l.delay,
+        jitter: l.jitter,
+        log: format!("d{j}"),
+    });
+}
+
+/// The variant's routing: each router's daemon (braid, babeld, FRR), or
+/// static kernel routes (with plain access points, or MPTCP's subflow
+/// paths).
+fn software(
+    lab: &Lab,
+    variant: &LabVariant,
+    exe: &Path,
+    steps: &mut Vec<Step>,
+) -> anyhow::Result<()> {
     match &variant.software {
         Software::Braid { mode, datapath } => {
             for i in 0..lab.routers.len() {
@@ -440,28 +366,22 @@ pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<S
         }
         Software::Kernel => {
             steps.extend(routing::kernel::static_routes(lab));
-            plain_access(lab, &mut steps);
+            plain_access(lab, steps);
         }
         Software::Mptcp => {
             steps.extend(routing::kernel::static_routes(lab));
             steps.extend(routing::mptcp::subflow_paths(lab)?);
         }
     }
-    Ok(steps)
-}
-
-/// The namespaces a plan makes, in order.
-pub fn namespaces(steps: &[Step]) -> impl Iterator<Item = &str> {
-    steps.iter().filter_map(|s| match s {
-        Step::Namespace { ns } => Some(ns.as_str()),
-        _ => None,
-    })
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::step::namespaces;
     use std::collections::BTreeSet;
+    use std::time::Duration;
 
     fn shipped(name: &str) -> Lab {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -163,7 +163,8 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{plan, Step};
+    use crate::plan::plan;
+    use crate::step::Step;
 
     const BASE: &str = "name = \"t\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\nhost = true\n\
          [[link]]\na = \"a\"\nb = \"b\"\n";

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use braid_daemon::ctl::{Doc, Stats};
-use braid_sim::FlowResult;
+use braid_sim::{html, FlowResult};
 
 use crate::scenario::Lab;
 
@@ -26,10 +26,32 @@ pub fn write_report(
     doc: &serde_json::Value,
     dir: &Path,
 ) -> anyhow::Result<()> {
-    use braid_sim::html;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(dir.join("report.json"), serde_json::to_string_pretty(doc)?)?;
-    let label = |r: &VariantRun, f: &FlowResult| format!("{} / {}", r.variant, f.name);
+    let mut sections = vec![flows_table(reports)];
+    sections.extend(bar_charts(reports));
+    sections.extend(delay_cdf(reports));
+    sections.extend(goodput_over_time(reports));
+    let intro = format!(
+        "{} routers, {} links; {}. Real daemons and kernel sockets in network namespaces (braid lab).",
+        lab.routers.len(),
+        lab.links.len(),
+        html::escape(&lab.description)
+    );
+    std::fs::write(
+        dir.join("report.html"),
+        html::page(&format!("lab {}", lab.name), &intro, &sections),
+    )?;
+    Ok(())
+}
+
+/// A flow's name in the charts: its variant's and its own.
+fn label(r: &VariantRun, f: &FlowResult) -> String {
+    format!("{} / {}", r.variant, f.name)
+}
+
+/// The report's table: a row per variant and flow.
+fn flows_table(reports: &[VariantRun]) -> String {
     let rows: Vec<Vec<String>> = reports
         .iter()
         .flat_map(|r| {
@@ -51,7 +73,7 @@ pub fn write_report(
             })
         })
         .collect();
-    let mut sections = vec![html::table(
+    html::table(
         &[
             "variant",
             "flow",
@@ -67,7 +89,12 @@ pub fn write_report(
             "retx in 2 s after the first event",
         ],
         &rows,
-    )];
+    )
+}
+
+/// Bar charts of the udp flows' losses, delays and gaps and the TCP
+/// flows' goodput and retransmissions (a chart where some flow has a bar).
+fn bar_charts(reports: &[VariantRun]) -> Vec<String> {
     let bars = |value: &dyn Fn(&FlowResult) -> f64, udp: bool| -> Vec<html::Bar> {
         reports
             .iter()
@@ -76,6 +103,7 @@ pub fn write_report(
             .map(|(r, f)| html::Bar::new(label(r, f), value(f)))
             .collect()
     };
+    let mut sections = Vec::new();
     for (title, unit, v, udp) in [
         (
             "Packets lost",
@@ -117,90 +145,93 @@ pub fn write_report(
             ));
         }
     }
-    // One-way delay CDFs of the constant-rate flows (seed 000's figure
-    // 10 shape): a line per variant and flow.
-    // A line per variant and flow that has points.
-    let lines = |points: &dyn Fn(&FlowResult) -> Vec<(f64, f64)>| -> Vec<html::Series> {
-        reports
-            .iter()
-            .flat_map(|r| r.flows.iter().map(move |f| (r, f)))
-            .map(|(r, f)| (label(r, f), points(f)))
-            .filter(|(_, p)| !p.is_empty())
-            .enumerate()
-            .map(|(k, (label, points))| html::Series {
-                label,
-                points,
-                color: k,
-                dashed: false,
-                scatter: false,
-                spread: Vec::new(),
-            })
-            .collect()
-    };
-    let cdf = lines(&|f| {
+    sections
+}
+
+/// A line per variant and flow that has points.
+fn lines(
+    reports: &[VariantRun],
+    points: &dyn Fn(&FlowResult) -> Vec<(f64, f64)>,
+) -> Vec<html::Series> {
+    reports
+        .iter()
+        .flat_map(|r| r.flows.iter().map(move |f| (r, f)))
+        .map(|(r, f)| (label(r, f), points(f)))
+        .filter(|(_, p)| !p.is_empty())
+        .enumerate()
+        .map(|(k, (label, points))| html::Series {
+            label,
+            points,
+            color: k,
+            dashed: false,
+            scatter: false,
+            spread: Vec::new(),
+        })
+        .collect()
+}
+
+/// The largest x (or y) of any point: where an axis ends.
+fn largest(series: &[html::Series], axis: fn(&(f64, f64)) -> f64) -> f64 {
+    series
+        .iter()
+        .flat_map(|s| s.points.iter().map(axis))
+        .fold(0.0, f64::max)
+        .max(1e-3)
+}
+
+/// One-way delay CDFs of the constant-rate flows (seed 000's figure 10
+/// shape): a line per variant and flow.
+fn delay_cdf(reports: &[VariantRun]) -> Option<String> {
+    let cdf = lines(reports, &|f| {
         f.delay_cdf_ms
             .iter()
             .zip(braid_sim::CDF_QUANTILES)
             .map(|(&ms, q)| (ms, q * 100.0))
             .collect()
     });
-    // The largest x (or y) of any point: where an axis ends.
-    let largest = |series: &[html::Series], axis: fn(&(f64, f64)) -> f64| {
-        series
-            .iter()
-            .flat_map(|s| s.points.iter().map(axis))
-            .fold(0.0, f64::max)
-            .max(1e-3)
-    };
-    if !cdf.is_empty() {
-        let top = largest(&cdf, |p| p.0);
-        sections.push(format!(
-            "<h2>One-way delay (CDF)</h2>{}",
-            html::line_chart(
-                "One-way delay of the constant-rate flows",
-                "ms",
-                "% of packets delivered within",
-                (0.0, top * 1.05),
-                (0.0, 100.0),
-                &cdf
-            )
-        ));
+    if cdf.is_empty() {
+        return None;
     }
-    // TCP goodput over time: a line per variant and flow (a stall is a
-    // dip to zero).
-    let series = lines(&|f| {
+    let top = largest(&cdf, |p| p.0);
+    Some(format!(
+        "<h2>One-way delay (CDF)</h2>{}",
+        html::line_chart(
+            "One-way delay of the constant-rate flows",
+            "ms",
+            "% of packets delivered within",
+            (0.0, top * 1.05),
+            (0.0, 100.0),
+            &cdf
+        )
+    ))
+}
+
+/// TCP goodput over time: a line per variant and flow (a stall is a dip
+/// to zero).
+fn goodput_over_time(reports: &[VariantRun]) -> Option<String> {
+    let series = lines(reports, &|f| {
         f.goodput_series_mbps
             .iter()
             .enumerate()
             .map(|(s, &g)| (s as f64 + 1.0, g))
             .collect()
     });
-    if !series.is_empty() {
-        let secs = series.iter().map(|s| s.points.len()).max().unwrap_or(1) as f64;
-        let top = largest(&series, |p| p.1);
-        sections.push(format!(
-            "<h2>TCP goodput over time</h2>{}",
-            html::line_chart(
-                "TCP goodput over time",
-                "second of the flow",
-                "Mbit/s",
-                (1.0, secs.max(2.0)),
-                (0.0, top * 1.1),
-                &series
-            )
-        ));
+    if series.is_empty() {
+        return None;
     }
-    let intro = format!(
-        "{} routers, {} links; {}. Real daemons and kernel sockets in network namespaces (braid lab).",
-        lab.routers.len(),
-        lab.links.len(),
-        html::escape(&lab.description)
-    );
-    std::fs::write(
-        dir.join("report.html"),
-        html::page(&format!("lab {}", lab.name), &intro, &sections),
-    )?;
-    Ok(())
+    let secs = series.iter().map(|s| s.points.len()).max().unwrap_or(1) as f64;
+    let top = largest(&series, |p| p.1);
+    Some(format!(
+        "<h2>TCP goodput over time</h2>{}",
+        html::line_chart(
+            "TCP goodput over time",
+            "second of the flow",
+            "Mbit/s",
+            (1.0, secs.max(2.0)),
+            (0.0, top * 1.1),
+            &series
+        )
+    ))
 }
 
 /// One variant's results: the flows, and every braid daemon's `stats`.

@@ -20,7 +20,7 @@ use crate::exec::{self, Built};
 use crate::flows::{flood_flow, iperf_flow, probe_flow, urgent_flow};
 use crate::report::{print_table, write_report, VariantRun};
 use crate::scenario::{DaemonLog, FlowKind, Lab, LabVariant, Software};
-use crate::{link, plan, programs, routing};
+use crate::{events, plan, programs, routing, teardown};
 
 /// Builds `variant` of `lab` and, when it runs routing daemons, waits
 /// until they have converged. The programs it needs are checked first.
@@ -33,7 +33,7 @@ pub fn build(lab: &Lab, variant: &LabVariant) -> anyhow::Result<Built> {
         variant.software,
         Software::Braid { .. } | Software::Babeld { .. } | Software::Ospf(_)
     ) {
-        routing::wait_converged(lab, &mut built)?;
+        routing::wait_converged(lab, &mut built.daemons)?;
     }
     routing::wait_clients(lab)?;
     Ok(built)
@@ -64,7 +64,7 @@ pub fn up(scenario: &Path, log: DaemonLog) -> anyhow::Result<ExitCode> {
 pub fn down(scenario: &Path, keep: bool) -> anyhow::Result<ExitCode> {
     let lab = Lab::load(scenario)?;
     exec::check_capabilities()?;
-    exec::teardown(&lab, keep)?;
+    teardown::teardown(&lab, keep)?;
     if keep && lab.dir().exists() {
         println!(
             "lab {} is down; its files are kept in {}",
@@ -183,7 +183,7 @@ pub fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Resu
                     break;
                 }
                 let plain = matches!(v.software, Software::Kernel);
-                let queued = link::apply_event(lab, e, &mut resolved, plain)?;
+                let queued = events::apply_event(lab, e, &mut resolved, plain)?;
                 first_down = first_down.or(queued);
             }
             Ok(first_down)

@@ -7,16 +7,18 @@
 //! working size). Progress is printed every minute.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use serde::Serialize;
 
-use crate::flows::{rss_kb, socket_in};
+use crate::flows::rss_kb;
+use crate::ns::socket_in;
 use crate::run::build;
 use crate::scenario::{DaemonLog, FlowKind, Lab};
 
@@ -131,33 +133,7 @@ pub fn soak(
     let start = Instant::now();
     let end = start + duration;
     let drain = Duration::from_secs(2);
-    let receiver = {
-        let (per_minute, received) = (per_minute.clone(), received.clone());
-        let interval = f.interval;
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 2048];
-            loop {
-                let left = (end + drain).saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return;
-                }
-                let _ = rx.set_read_timeout(Some(left));
-                match rx.recv(&mut buf) {
-                    Ok(n) if n >= 8 => {
-                        let seq = u64::from_be_bytes(buf[..8].try_into().unwrap_or_default());
-                        // The minute it was sent in.
-                        let m = (interval.as_secs_f64() * seq as f64 / 60.0) as usize;
-                        if let Some(c) = per_minute.get(m) {
-                            c.fetch_add(1, Ordering::Relaxed);
-                        }
-                        received.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Ok(_) => {}
-                    Err(_) => return,
-                }
-            }
-        })
-    };
+    let receiver = receive(rx, end + drain, f.interval, &per_minute, &received);
     let mut samples = Vec::new();
     let mut sent = 0u64;
     let mut sent_per_minute = vec![0u64; minutes];
@@ -168,13 +144,7 @@ pub fn soak(
         let now = Instant::now();
         if now >= next_sample {
             next_sample += SAMPLE_EVERY;
-            let rss_kb: BTreeMap<String, u64> = (0..lab.routers.len())
-                .filter_map(|i| Some((lab.routers[i].name.clone(), rss_kb(&lab, i)?)))
-                .collect();
-            samples.push(Sample {
-                t_s: now.duration_since(start).as_secs_f64(),
-                rss_kb,
-            });
+            samples.push(sample(&lab, now.duration_since(start)));
         }
         if now >= next_report {
             next_report += Duration::from_secs(60);
@@ -235,6 +205,52 @@ pub fn soak(
         },
         ok,
     ))
+}
+
+/// Every braid daemon's memory now, `since` the load began.
+fn sample(lab: &Lab, since: Duration) -> Sample {
+    Sample {
+        t_s: since.as_secs_f64(),
+        rss_kb: (0..lab.routers.len())
+            .filter_map(|i| Some((lab.routers[i].name.clone(), rss_kb(lab, i)?)))
+            .collect(),
+    }
+}
+
+/// The receiving end of the load until `end`: counts each datagram in
+/// `received` and in the minute it was sent (from its sequence number
+/// and the flow's `interval`).
+fn receive(
+    rx: UdpSocket,
+    end: Instant,
+    interval: Duration,
+    per_minute: &Arc<Vec<AtomicU64>>,
+    received: &Arc<AtomicU64>,
+) -> JoinHandle<()> {
+    let (per_minute, received) = (per_minute.clone(), received.clone());
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let _ = rx.set_read_timeout(Some(left));
+            match rx.recv(&mut buf) {
+                Ok(n) if n >= 8 => {
+                    let seq = u64::from_be_bytes(buf[..8].try_into().unwrap_or_default());
+                    // The minute it was sent in.
+                    let m = (interval.as_secs_f64() * seq as f64 / 60.0) as usize;
+                    if let Some(c) = per_minute.get(m) {
+                        c.fetch_add(1, Ordering::Relaxed);
+                    }
+                    received.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    })
 }
 
 #[cfg(test)]

@@ -9,9 +9,8 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use braid_proto::node::{Dest, Interface, Node};
 use braid_proto::redundancy::Mode;
-use braid_proto::time::Instant;
+use common::mesh::{Driver, Mesh};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
@@ -48,93 +47,36 @@ fn allocations() -> u64 {
     ALLOCATIONS.with(|c| c.get())
 }
 
-/// 1 reaches 4 by 2 or by 3.
-const LINKS: [(usize, usize); 4] = [(0, 1), (1, 3), (0, 2), (2, 3)];
+/// Links without loss or queue; each node's delivered packets taken at
+/// once and every buffer given back to the node it came from.
+const RECYCLING: Driver = Driver {
+    lossy: false,
+    record_control: false,
+    take_deliveries: true,
+};
 
-struct Net {
-    nodes: Vec<Node>,
-    now: Instant,
-    rng: ChaCha8Rng,
-    delivered: u64,
+/// 1 reaches 4 by 2 or by 3.
+fn mesh(mode: Mode) -> Mesh {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let nodes = common::nodes(4, mode, 0, &mut rng);
+    let mut net = Mesh::new(nodes, rng, RECYCLING);
+    for (a, b) in [(0, 1), (1, 3), (0, 2), (2, 3)] {
+        net.link(a, b, 0.0);
+    }
+    net
 }
 
-impl Net {
-    fn new(mode: Mode) -> Net {
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let nodes = common::nodes(4, mode, 0, &mut rng);
-        Net {
-            nodes,
-            now: Instant::ZERO,
-            rng,
-            delivered: 0,
-        }
-    }
-
-    /// Moves every datagram to its neighbor (links without loss or
-    /// queue) and gives each buffer back to the node that sent it.
-    fn flush(&mut self) {
-        loop {
-            let mut moved = false;
-            for from in 0..self.nodes.len() {
-                while let Some(t) = self.nodes[from].poll_transmit(self.now) {
-                    moved = true;
-                    for &(a, b) in &LINKS {
-                        let to = match (a == from, b == from) {
-                            (true, _) => b,
-                            (_, true) => a,
-                            _ => continue,
-                        };
-                        let wanted = match t.dest {
-                            Dest::AllNeighbors => true,
-                            Dest::Neighbor(n) => n.0 as usize == to + 1,
-                        };
-                        if wanted {
-                            self.nodes[to].handle_datagram(
-                                self.now,
-                                Interface(from as u16),
-                                Some(braid_wire::NodeId(from as u16 + 1)),
-                                &t.bytes,
-                            );
-                        }
-                    }
-                    if let Dest::Neighbor(n) = t.dest {
-                        self.nodes[from].on_sent(n);
-                    }
-                    self.nodes[from].recycle(t.bytes);
-                }
-                while let Some(p) = self.nodes[from].poll_deliver() {
-                    self.delivered += 1;
-                    self.nodes[from].recycle(p);
-                }
-            }
-            if !moved {
-                return;
-            }
-        }
-    }
-
-    fn run_for(&mut self, d: Duration) {
-        let until = self.now + d;
-        while let Some(i) =
-            common::next_due(&self.nodes, &mut self.now, until, |n| n.poll_timeout())
-        {
-            self.nodes[i].handle_timeout(self.now, &mut self.rng);
-            self.flush();
-        }
-    }
-
-    /// `count` UDP packets from 198.18.1.10 to 198.18.4.9, each moved
-    /// through the mesh before the next (time stands still: no timers).
-    fn send(&mut self, count: u32, packet: &mut [u8]) {
-        for i in 0..count {
-            packet[28..32].copy_from_slice(&i.to_be_bytes());
-            let a0 = allocations();
-            self.nodes[0].send(self.now, packet);
-            let a1 = allocations();
-            self.flush();
-            if std::env::var_os("ALLOC_DEBUG").is_some() && i == count - 1 {
-                eprintln!("send {} flush {}", a1 - a0, allocations() - a1);
-            }
+/// `count` UDP packets from 198.18.1.10 to 198.18.4.9, each moved
+/// through the mesh before the next (time stands still: no timers).
+fn send(net: &mut Mesh, count: u32, packet: &mut [u8]) {
+    for i in 0..count {
+        packet[28..32].copy_from_slice(&i.to_be_bytes());
+        let a0 = allocations();
+        net.nodes[0].send(net.now, packet);
+        let a1 = allocations();
+        net.flush();
+        if std::env::var_os("ALLOC_DEBUG").is_some() && i == count - 1 {
+            eprintln!("send {} flush {}", a1 - a0, allocations() - a1);
         }
     }
 }
@@ -155,12 +97,12 @@ fn udp_packet() -> Vec<u8> {
 #[test]
 fn forwarding_mirrored_packets_allocates_nothing_once_warm() {
     for mode in [Mode::Single, Mode::Mirror(2)] {
-        let mut net = Net::new(mode);
+        let mut net = mesh(mode);
         net.run_for(Duration::from_secs(30));
         let mut packet = udp_packet();
-        net.send(2_000, &mut packet);
+        send(&mut net, 2_000, &mut packet);
         let (before, delivered) = (allocations(), net.delivered);
-        net.send(10_000, &mut packet);
+        send(&mut net, 10_000, &mut packet);
         let (spent, got) = (allocations() - before, net.delivered - delivered);
         eprintln!("{mode}: {spent} allocations for {got} packets delivered");
         assert_eq!(got, 10_000, "{mode}: every packet arrived once");

@@ -7,123 +7,39 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use braid_proto::node::{Dest, Interface, Node};
-use braid_proto::random::unit_f64;
 use braid_proto::redundancy::Mode;
 use braid_proto::time::Instant;
 use braid_wire::NodeId;
+use common::mesh::{host_packet, Driver, Mesh, DIAMOND};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-struct Net {
-    nodes: Vec<Node>,
-    /// Loss per directed link (both ends' indexes).
-    links: BTreeMap<(usize, usize), f64>,
-    rng: ChaCha8Rng,
-    now: Instant,
+/// 1 (serves 198.18.1.0/24) reaches 5 (serves 198.18.5.0/24) through 2,
+/// 3 or 4; every link loses `loss` of its frames.
+fn diamond(mode: Mode, loss: f64, seed: u64) -> Mesh {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let nodes = common::nodes(5, mode, seed, &mut rng);
+    let mut net = Mesh::new(nodes, rng, LOSSY);
+    for (a, b) in DIAMOND {
+        net.link(a, b, loss);
+    }
+    net
 }
 
-fn ip(dst: [u8; 4], i: u32) -> Vec<u8> {
-    let mut p = vec![0u8; 60];
-    p[0] = 0x45;
-    p[9] = 17;
-    p[12..16].copy_from_slice(&[198, 18, 1, 10]);
-    p[16..20].copy_from_slice(&dst);
-    p[20..22].copy_from_slice(&4000u16.to_be_bytes());
-    p[22..24].copy_from_slice(&5000u16.to_be_bytes());
-    p[28..32].copy_from_slice(&i.to_be_bytes());
-    p
-}
+/// Links that lose what they are set to lose.
+const LOSSY: Driver = Driver {
+    lossy: true,
+    record_control: false,
+    take_deliveries: false,
+};
 
-impl Net {
-    /// 1 (serves 198.18.1.0/24) reaches 5 (serves 198.18.5.0/24) through
-    /// 2, 3 or 4; every link loses `loss` of its frames.
-    fn diamond(mode: Mode, loss: f64, seed: u64) -> Net {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let nodes = common::nodes(5, mode, seed, &mut rng);
-        let mut links = BTreeMap::new();
-        for (a, b) in [(0, 1), (1, 4), (0, 2), (2, 4), (0, 3), (3, 4)] {
-            links.insert((a, b), loss);
-            links.insert((b, a), loss);
-        }
-        Net {
-            nodes,
-            links,
-            rng,
-            now: Instant::ZERO,
-        }
-    }
-
-    fn index(&self, id: NodeId) -> usize {
-        id.0 as usize - 1
-    }
-
-    fn flush(&mut self) {
-        loop {
-            let mut sent = false;
-            for from in 0..self.nodes.len() {
-                while let Some(t) = self.nodes[from].poll_transmit(self.now) {
-                    sent = true;
-                    // Links without a queue: every datagram leaves at once.
-                    if let Dest::Neighbor(n) = t.dest {
-                        self.nodes[from].on_sent(n);
-                    }
-                    let targets: Vec<usize> = match t.dest {
-                        Dest::AllNeighbors => self
-                            .links
-                            .keys()
-                            .filter(|(a, _)| *a == from)
-                            .map(|&(_, b)| b)
-                            .collect(),
-                        Dest::Neighbor(n) => vec![self.index(n)],
-                    };
-                    for to in targets {
-                        let Some(&loss) = self.links.get(&(from, to)) else {
-                            continue;
-                        };
-                        if unit_f64(&mut self.rng) >= loss {
-                            self.nodes[to].handle_datagram(
-                                self.now,
-                                Interface(from as u16),
-                                Some(NodeId(from as u16 + 1)),
-                                &t.bytes,
-                            );
-                        }
-                    }
-                }
-            }
-            if !sent {
-                return;
-            }
-        }
-    }
-
-    fn run_until(&mut self, until: Instant) {
-        while let Some(i) =
-            common::next_due(&self.nodes, &mut self.now, until, |n| n.poll_timeout())
-        {
-            self.nodes[i].handle_timeout(self.now, &mut self.rng);
-            self.flush();
-        }
-    }
-
-    /// Sends `count` packets from node 1's host to 198.18.5.9, one every
-    /// 20 ms, and returns how many the far host got.
-    fn stream(&mut self, count: u32) -> usize {
-        for i in 0..count {
-            let at = Instant(self.now.0 + 20_000);
-            self.run_until(at);
-            self.nodes[0].send(self.now, &ip([198, 18, 5, 9], i));
-            self.flush();
-        }
-        self.run_until(Instant(self.now.0 + 2_000_000));
-        let mut got = std::collections::BTreeSet::new();
-        while let Some(p) = self.nodes[4].poll_deliver() {
-            assert!(got.insert(p[28..32].to_vec()), "delivered twice");
-        }
-        got.len()
-    }
+/// Sends `count` packets from node 1's host to 198.18.5.9, one every
+/// 20 ms, and returns how many the far host got.
+fn stream(net: &mut Mesh, count: u32) -> usize {
+    net.stream(0, count, Duration::from_secs(2)).len()
 }
 
 fn secs(s: u64) -> Instant {
@@ -132,7 +48,7 @@ fn secs(s: u64) -> Instant {
 
 #[test]
 fn mirror_over_disjoint_paths_saves_what_single_path_loses() {
-    let mut single = Net::diamond(Mode::Single, 0.1, 1);
+    let mut single = diamond(Mode::Single, 0.1, 1);
     single.run_until(secs(30));
     let paths = single.nodes[0]
         .paths_to(NodeId(5))
@@ -142,7 +58,7 @@ fn mirror_over_disjoint_paths_saves_what_single_path_loses() {
         paths.is_empty(),
         "no route is computed before traffic needs one"
     );
-    let got_single = single.stream(1000);
+    let got_single = stream(&mut single, 1000);
     eprintln!("single delivered {got_single}");
     // Two hops of 10% loss: about 81% arrive.
     assert!(
@@ -155,9 +71,9 @@ fn mirror_over_disjoint_paths_saves_what_single_path_loses() {
         "three disjoint paths known"
     );
 
-    let mut mirror = Net::diamond(Mode::Mirror(3), 0.1, 1);
+    let mut mirror = diamond(Mode::Mirror(3), 0.1, 1);
     mirror.run_until(secs(30));
-    let got_mirror = mirror.stream(1000);
+    let got_mirror = stream(&mut mirror, 1000);
     eprintln!("mirror delivered {got_mirror}");
     // 1 - 0.19^3 = 99.3%.
     assert!(got_mirror >= 980, "mirror:3 delivered {got_mirror}");
@@ -179,9 +95,9 @@ fn mirror_over_disjoint_paths_saves_what_single_path_loses() {
 #[test]
 fn parity_rebuilds_and_runs_are_deterministic() {
     let run = |seed| {
-        let mut n = Net::diamond(Mode::Parity(3), 0.05, seed);
+        let mut n = diamond(Mode::Parity(3), 0.05, seed);
         n.run_until(secs(30));
-        let got = n.stream(600);
+        let got = stream(&mut n, 600);
         let rebuilt: u64 = n.nodes[4]
             .egress()
             .sessions()
@@ -201,13 +117,13 @@ fn parity_rebuilds_and_runs_are_deterministic() {
 /// everything still above the binding point leaves by another path.
 #[test]
 fn late_binding_strands_only_what_the_driver_holds() {
-    let mut net = Net::diamond(Mode::Single, 0.0, 5);
+    let mut net = diamond(Mode::Single, 0.0, 5);
     net.run_until(secs(30));
-    assert_eq!(net.stream(5), 5);
+    assert_eq!(stream(&mut net, 5), 5);
     let first = net.nodes[0].paths_to(NodeId(5)).unwrap()[0][0];
     let now = net.now;
     for i in 0..20 {
-        net.nodes[0].send(now, &ip([198, 18, 5, 9], 100 + i));
+        net.nodes[0].send(now, &host_packet([198, 18, 5, 9], 100 + i));
     }
     // The driver holds everything it is given (no `on_sent` yet).
     let mut to: BTreeMap<NodeId, usize> = BTreeMap::new();
@@ -260,8 +176,7 @@ fn late_binding_strands_only_what_the_driver_holds() {
 #[test]
 fn events_tell_the_driver_about_neighbors_routes_and_refusals() {
     use braid_proto::node::{DownReason, NodeEvent};
-    use std::time::Duration;
-    let mut net = Net::diamond(Mode::Single, 0.0, 9);
+    let mut net = diamond(Mode::Single, 0.0, 9);
     let timeout = Duration::from_secs(3);
     for n in &mut net.nodes {
         *n = {
@@ -279,11 +194,9 @@ fn events_tell_the_driver_about_neighbors_routes_and_refusals() {
             Node::new(id, config, Instant::ZERO, &mut net.rng).unwrap()
         };
     }
-    let drain = |net: &mut Net, i: usize| -> Vec<NodeEvent> {
-        std::iter::from_fn(|| net.nodes[i].poll_event()).collect()
-    };
     net.run_until(secs(10));
-    let ups: Vec<NodeId> = drain(&mut net, 0)
+    let ups: Vec<NodeId> = net
+        .events(0)
         .into_iter()
         .filter_map(|e| match e {
             NodeEvent::NeighborUp { neighbor, .. } => Some(neighbor),
@@ -296,23 +209,24 @@ fn events_tell_the_driver_about_neighbors_routes_and_refusals() {
         "each neighbor once"
     );
     assert_eq!(net.nodes[0].neighbors().len(), 3);
-    net.stream(3);
-    assert!(drain(&mut net, 0).contains(&NodeEvent::RouteChange { egress: NodeId(5) }));
+    stream(&mut net, 3);
+    assert!(net
+        .events(0)
+        .contains(&NodeEvent::RouteChange { egress: NodeId(5) }));
     // Garbage from a neighbor is refused, with its reason.
     let sender = net.nodes[0].handle_datagram(net.now, Interface(1), None, &[0x13, 0, 0]);
     assert_eq!(sender, None);
-    assert_eq!(
-        drain(&mut net, 0),
-        vec![NodeEvent::Refused {
-            reason: "truncated"
-        }]
+    let refused = net.events(0);
+    assert!(
+        matches!(refused[..], [NodeEvent::Refused { reason }] if reason.reason() == "truncated"),
+        "{refused:?}"
     );
     // 1 - 2 goes silent: after the timeout, 2 is down at 1 (and 1 at 2).
-    net.links.insert((0, 1), 1.0);
-    net.links.insert((1, 0), 1.0);
+    net.link(0, 1, 1.0);
     let cut = net.now;
     net.run_until(cut + timeout + Duration::from_millis(1500));
-    let down: Vec<NodeEvent> = drain(&mut net, 0)
+    let down: Vec<NodeEvent> = net
+        .events(0)
         .into_iter()
         .filter(|e| matches!(e, NodeEvent::NeighborDown { .. }))
         .collect();
@@ -326,7 +240,7 @@ fn events_tell_the_driver_about_neighbors_routes_and_refusals() {
     // Everything 1 heard on interface 2 (node 3) goes with it.
     let now = net.now;
     net.nodes[0].interface_down(now, Interface(2), &mut net.rng);
-    assert!(drain(&mut net, 0).contains(&NodeEvent::NeighborDown {
+    assert!(net.events(0).contains(&NodeEvent::NeighborDown {
         neighbor: NodeId(3),
         why: DownReason::InterfaceDown
     }));
@@ -352,18 +266,17 @@ fn tree_mode_reaches_every_access_point_that_serves_the_client() {
         v4: true,
     };
     let run = |mode: Mode| {
-        let mut net = Net::diamond(mode, 0.0, 11);
+        let mut net = diamond(mode, 0.0, 11);
         net.links.clear();
         for (a, b) in [(0, 1), (1, 2), (2, 3), (2, 4)] {
-            net.links.insert((a, b), 0.0);
-            net.links.insert((b, a), 0.0);
+            net.link(a, b, 0.0);
         }
         net.run_until(secs(10));
         let now = net.now;
         net.nodes[3].client_heard(now, client, 200);
         net.nodes[4].client_heard(now, client, 180);
         net.run_until(secs(13));
-        let send = |net: &mut Net, first: u32, count: u32| {
+        let send = |net: &mut Mesh, first: u32, count: u32| {
             for i in first..first + count {
                 let at = Instant(net.now.0 + 20_000);
                 net.run_until(at);
@@ -373,10 +286,10 @@ fn tree_mode_reaches_every_access_point_that_serves_the_client() {
                     let now = net.now;
                     net.nodes[ap].client_heard(now, client, q);
                 }
-                net.nodes[0].send(net.now, &ip([198, 18, 9, 9], i));
+                net.nodes[0].send(net.now, &host_packet([198, 18, 9, 9], i));
                 net.flush();
             }
-            let got = |net: &mut Net, ap: usize| {
+            let got = |net: &mut Mesh, ap: usize| {
                 std::iter::from_fn(|| net.nodes[ap].poll_deliver()).count()
             };
             (got(net, 3), got(net, 4))
@@ -420,7 +333,6 @@ fn tree_mode_reaches_every_access_point_that_serves_the_client() {
 /// between is lost.
 #[test]
 fn traffic_goes_to_the_nearest_gateway_and_to_the_next_when_it_fails() {
-    use std::time::Duration;
     let timeout = Duration::from_secs(2);
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     let nodes = (1..=6u16)
@@ -443,30 +355,24 @@ fn traffic_goes_to_the_nearest_gateway_and_to_the_next_when_it_fails() {
             Node::new(NodeId(id), config, Instant::ZERO, &mut rng).unwrap()
         })
         .collect();
-    let mut net = Net {
-        nodes,
-        links: BTreeMap::new(),
-        rng,
-        now: Instant::ZERO,
-    };
+    let mut net = Mesh::new(nodes, rng, LOSSY);
     // 1 - 2 - 4, and 1 - 3 - 6 - 5.
     for (a, b) in [(0, 1), (1, 3), (0, 2), (2, 5), (5, 4)] {
-        net.links.insert((a, b), 0.0);
-        net.links.insert((b, a), 0.0);
+        net.link(a, b, 0.0);
     }
     net.run_until(secs(10));
-    let send = |net: &mut Net, from: u32, count: u32| -> (usize, usize) {
+    let send = |net: &mut Mesh, from: u32, count: u32| -> (usize, usize) {
         for i in from..from + count {
             let at = Instant(net.now.0 + 20_000);
             net.run_until(at);
             let now = net.now;
-            net.nodes[0].send(now, &ip([203, 0, 113, 9], i));
+            net.nodes[0].send(now, &host_packet([203, 0, 113, 9], i));
             net.flush();
         }
         let at = Instant(net.now.0 + 500_000);
         net.run_until(at);
         let got =
-            |net: &mut Net, g: usize| std::iter::from_fn(|| net.nodes[g].poll_deliver()).count();
+            |net: &mut Mesh, g: usize| std::iter::from_fn(|| net.nodes[g].poll_deliver()).count();
         (got(net, 3), got(net, 4))
     };
     assert_eq!(
@@ -475,8 +381,7 @@ fn traffic_goes_to_the_nearest_gateway_and_to_the_next_when_it_fails() {
         "all to the nearest gateway"
     );
     // Gateway 4 goes silent (a crash: nothing tells anyone).
-    net.links.insert((1, 3), 1.0);
-    net.links.insert((3, 1), 1.0);
+    net.link(1, 3, 1.0);
     let (at4, at5) = send(&mut net, 1000, 250);
     assert_eq!(at4, 0, "4 hears nothing any more");
     let lost = 250 - at5;
@@ -497,24 +402,23 @@ fn a_path_found_after_the_first_joins_at_once_behind_the_primary() {
     // a little cheaper: not by the damping margin) within the damping hold
     // of the first route. Mirror takes the second path as soon as the
     // topology knows it, behind the primary it already rides.
-    let mut net = Net::diamond(Mode::Mirror(2), 0.1, 3);
+    let mut net = diamond(Mode::Mirror(2), 0.1, 3);
     let hidden = [(0, 2), (2, 4), (0, 3), (3, 4)];
     for (a, b) in hidden {
         net.links.remove(&(a, b));
         net.links.remove(&(b, a));
     }
     net.run_until(secs(20));
-    net.stream(5);
+    stream(&mut net, 5);
     let first = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
     assert_eq!(first, vec![vec![NodeId(2)]]);
     let found = net.now;
     for (a, b) in [(0, 2), (2, 4)] {
-        net.links.insert((a, b), 0.0);
-        net.links.insert((b, a), 0.0);
+        net.link(a, b, 0.0);
     }
     let mut joined = None;
     while net.now < Instant(found.0 + 10_000_000) {
-        net.stream(5);
+        stream(&mut net, 5);
         let paths = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
         if paths.len() == 2 {
             joined = Some((net.now, paths));
@@ -530,7 +434,7 @@ fn a_path_found_after_the_first_joins_at_once_behind_the_primary() {
         (at.0 - found.0) / 1000
     );
     // The cheaper path becomes the primary once the hold has passed.
-    net.stream(500);
+    stream(&mut net, 500);
     let later = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
     assert_eq!(later, vec![vec![NodeId(3)], vec![NodeId(2)]]);
 }
@@ -538,7 +442,7 @@ fn a_path_found_after_the_first_joins_at_once_behind_the_primary() {
 #[test]
 fn an_echo_crosses_the_mesh_and_comes_back_with_its_number_and_stamp() {
     use braid_proto::node::NodeEvent;
-    let mut net = Net::diamond(Mode::Single, 0.0, 21);
+    let mut net = diamond(Mode::Single, 0.0, 21);
     net.run_until(secs(10));
     // From node 1 to node 5, two hops away through 2, 3 or 4; and to a
     // transit router, which serves no prefix.

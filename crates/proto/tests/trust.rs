@@ -12,10 +12,11 @@ use std::time::Duration;
 
 use braid_proto::auth::{AuthConfig, AuthKey};
 use braid_proto::control::DuplicateSign;
-use braid_proto::node::{Dest, Interface, Node, NodeConfig, NodeEvent};
+use braid_proto::node::{Interface, Node, NodeConfig, NodeEvent};
 use braid_proto::redundancy::Mode;
 use braid_proto::time::Instant;
 use braid_wire::{ControlHeader, LsaEntry, LsaLink, MessageType, NodeId, Prefix};
+use common::mesh::{host_packet, Driver, Mesh, DIAMOND};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -29,18 +30,6 @@ fn keys(list: &[(u8, &[u8])]) -> AuthConfig {
             .map(|(id, s)| AuthKey::new(*id, s).unwrap())
             .collect(),
     }
-}
-
-/// Nodes on lossless links; each link is an interface numbered by the
-/// node at its other end (by index).
-struct Net {
-    nodes: Vec<Node>,
-    links: BTreeSet<(usize, usize)>,
-    rng: ChaCha8Rng,
-    now: Instant,
-    /// Every control datagram sent, with its sender's index (a stranger
-    /// in range records them to replay).
-    heard: Vec<(usize, Vec<u8>)>,
 }
 
 fn config(id: u16, last: u16, auth: &AuthConfig) -> NodeConfig {
@@ -62,142 +51,53 @@ fn config(id: u16, last: u16, auth: &AuthConfig) -> NodeConfig {
     c
 }
 
-impl Net {
-    /// 1 reaches 5 through 2, 3 or 4 (a diamond), every node keyed with `auth`.
-    fn diamond(auth: &AuthConfig, seed: u64) -> Net {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let nodes = (1..=5)
-            .map(|id| Node::new(NodeId(id), config(id, 5, auth), Instant::ZERO, &mut rng).unwrap())
-            .collect();
-        let mut links = BTreeSet::new();
-        for (a, b) in [(0, 1), (1, 4), (0, 2), (2, 4), (0, 3), (3, 4)] {
-            links.insert((a, b));
-            links.insert((b, a));
-        }
-        Net {
-            nodes,
-            links,
-            rng,
-            now: Instant::ZERO,
-            heard: Vec::new(),
-        }
-    }
+/// Nodes on lossless links, each control datagram kept (for a stranger
+/// in range to replay).
+const RECORDING: Driver = Driver {
+    lossy: false,
+    record_control: true,
+    take_deliveries: false,
+};
 
-    fn link(&mut self, a: usize, b: usize) {
-        self.links.insert((a, b));
-        self.links.insert((b, a));
+/// 1 reaches 5 through 2, 3 or 4 (a diamond), every node keyed with `auth`.
+fn diamond(auth: &AuthConfig, seed: u64) -> Mesh {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let nodes = (1..=5)
+        .map(|id| Node::new(NodeId(id), config(id, 5, auth), Instant::ZERO, &mut rng).unwrap())
+        .collect();
+    let mut net = Mesh::new(nodes, rng, RECORDING);
+    for (a, b) in DIAMOND {
+        net.link(a, b, 0.0);
     }
-
-    fn flush(&mut self) {
-        loop {
-            let mut sent = false;
-            for from in 0..self.nodes.len() {
-                while let Some(t) = self.nodes[from].poll_transmit(self.now) {
-                    sent = true;
-                    if let Dest::Neighbor(n) = t.dest {
-                        self.nodes[from].on_sent(n);
-                    }
-                    if braid_wire::peek(&t.bytes) != Ok(MessageType::Data) {
-                        self.heard.push((from, t.bytes.clone()));
-                    }
-                    let sender = self.nodes[from].id();
-                    let targets: Vec<usize> = self
-                        .links
-                        .iter()
-                        .filter(|&&(a, b)| {
-                            a == from
-                                && match t.dest {
-                                    Dest::AllNeighbors => true,
-                                    Dest::Neighbor(n) => self.nodes[b].id() == n,
-                                }
-                        })
-                        .map(|&(_, b)| b)
-                        .collect();
-                    for to in targets {
-                        let now = self.now;
-                        self.nodes[to].handle_datagram(
-                            now,
-                            Interface(from as u16),
-                            Some(sender),
-                            &t.bytes,
-                        );
-                    }
-                }
-            }
-            if !sent {
-                return;
-            }
-        }
-    }
-
-    fn run_until(&mut self, until: Instant) {
-        while let Some(i) =
-            common::next_due(&self.nodes, &mut self.now, until, |n| n.poll_timeout())
-        {
-            self.nodes[i].handle_timeout(self.now, &mut self.rng);
-            self.flush();
-        }
-    }
-
-    fn run_for(&mut self, d: Duration) {
-        let until = self.now + d;
-        self.run_until(until);
-    }
-
-    /// Sends `count` packets from node 1's host to 198.18.5.9, one every
-    /// 20 ms; returns the sequence numbers node 5 delivered.
-    fn stream(&mut self, first: u32, count: u32) -> BTreeSet<u32> {
-        for i in first..first + count {
-            self.run_for(Duration::from_millis(20));
-            let now = self.now;
-            self.nodes[0].send(now, &ip([198, 18, 5, 9], i));
-            self.flush();
-        }
-        self.run_for(Duration::from_secs(1));
-        let mut got = BTreeSet::new();
-        while let Some(p) = self.nodes[4].poll_deliver() {
-            let n = u32::from_be_bytes([p[28], p[29], p[30], p[31]]);
-            assert!(got.insert(n), "packet {n} delivered twice");
-        }
-        got
-    }
-
-    fn refused(&self, i: usize, kind: &str) -> u64 {
-        self.nodes[i]
-            .control()
-            .counters()
-            .rx_errors
-            .get(kind)
-            .copied()
-            .unwrap_or(0)
-    }
-
-    fn events(&mut self, i: usize) -> Vec<NodeEvent> {
-        std::iter::from_fn(|| self.nodes[i].poll_event()).collect()
-    }
-
-    /// The duplicate-id signs node `i` reported since last asked.
-    fn duplicate_signs(&mut self, i: usize) -> Vec<DuplicateSign> {
-        self.events(i)
-            .into_iter()
-            .filter_map(|e| match e {
-                NodeEvent::DuplicateId { sign, .. } => Some(sign),
-                _ => None,
-            })
-            .collect()
-    }
+    net
 }
 
-fn ip(dst: [u8; 4], i: u32) -> Vec<u8> {
-    let mut p = vec![0u8; 60];
-    p[0] = 0x45;
-    p[9] = 17;
-    p[12..16].copy_from_slice(&[198, 18, 1, 10]);
-    p[16..20].copy_from_slice(&dst);
-    p[20..22].copy_from_slice(&4000u16.to_be_bytes());
-    p[22..24].copy_from_slice(&5000u16.to_be_bytes());
-    p[28..32].copy_from_slice(&i.to_be_bytes());
-    p
+/// Sends `count` packets from node 1's host to 198.18.5.9, one every
+/// 20 ms; returns the sequence numbers node 5 delivered.
+fn stream(net: &mut Mesh, first: u32, count: u32) -> BTreeSet<u32> {
+    net.stream(first, count, Duration::from_secs(1))
+}
+
+/// How many control messages node `i` refused as `kind`.
+fn refused(net: &Mesh, i: usize, kind: &str) -> u64 {
+    net.nodes[i]
+        .control()
+        .counters()
+        .rx_errors
+        .get(kind)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// The duplicate-id signs node `i` reported since last asked.
+fn duplicate_signs(net: &mut Mesh, i: usize) -> Vec<DuplicateSign> {
+    net.events(i)
+        .into_iter()
+        .filter_map(|e| match e {
+            NodeEvent::DuplicateId { sign, .. } => Some(sign),
+            _ => None,
+        })
+        .collect()
 }
 
 /// An LSA from `sender` claiming `origin` has a cheap link to node 1 and
@@ -242,14 +142,14 @@ fn forged_lsa(sender: u16, origin: u16, seq: u32, with: Option<&AuthKey>) -> Vec
 #[test]
 fn a_stranger_without_the_key_changes_no_table_and_delivers_nothing() {
     let auth = keys(&[(1, K1)]);
-    let mut net = Net::diamond(&auth, 3);
+    let mut net = diamond(&auth, 3);
     net.run_until(Instant::from_millis(10_000));
     assert_eq!(
         net.nodes[0].neighbors().len(),
         3,
         "the keyed diamond comes up"
     );
-    assert_eq!(net.stream(0, 100).len(), 100, "and carries traffic");
+    assert_eq!(stream(&mut net, 0, 100).len(), 100, "and carries traffic");
     let paths_before = net.nodes[0].paths_to(NodeId(5)).unwrap().to_vec();
     let origins_before = net.nodes[0].control().lsdb().len();
     let delivered_before = net.nodes[4].counters().delivered;
@@ -271,10 +171,10 @@ fn a_stranger_without_the_key_changes_no_table_and_delivers_nothing() {
     }
     // Replays of everything the network sent so far, from the stranger.
     let heard = std::mem::take(&mut net.heard);
-    let refusals = |net: &Net| {
+    let refusals = |net: &Mesh| {
         ["replayed", "stale_counter", "unverified_index"]
             .iter()
-            .map(|k| net.refused(0, k))
+            .map(|k| refused(net, 0, k))
             .sum::<u64>()
     };
     let refused_before = refusals(&net);
@@ -316,9 +216,9 @@ fn a_stranger_without_the_key_changes_no_table_and_delivers_nothing() {
         epoch: 0xdead_beef,
     };
     let n = h.emit(&[NodeId(3)], &mut data).unwrap();
-    data[n..n + 60].copy_from_slice(&ip([198, 18, 5, 9], 999_999));
+    data[n..n + 60].copy_from_slice(&host_packet([198, 18, 5, 9], 999_999));
     // The egress's sessions before: one, from node 1, class 0.
-    let sessions = |net: &Net| -> Vec<(NodeId, u8, u64, u64, u64)> {
+    let sessions = |net: &Mesh| -> Vec<(NodeId, u8, u64, u64, u64)> {
         net.nodes[4]
             .egress()
             .sessions()
@@ -357,16 +257,16 @@ fn a_stranger_without_the_key_changes_no_table_and_delivers_nothing() {
     );
     assert!(net.nodes[0].control().lsdb().get(NodeId(9)).is_none());
     assert_eq!(net.nodes[0].paths_to(NodeId(5)).unwrap(), &paths_before[..]);
-    assert_eq!(net.refused(0, "unauthenticated"), 1);
-    assert_eq!(net.refused(0, "bad_mac"), 3);
-    let replays = net.refused(0, "replayed") + net.refused(0, "stale_counter");
+    assert_eq!(refused(&net, 0, "unauthenticated"), 1);
+    assert_eq!(refused(&net, 0, "bad_mac"), 3);
+    let replays = refused(&net, 0, "replayed") + refused(&net, 0, "stale_counter");
     assert!(
         replays >= replayed / 2,
         "{replays} of {replayed} refused as replays"
     );
     assert!(challenges > 0);
     // The real session was not moved by the injected far sequence number.
-    let got = net.stream(100, 100);
+    let got = stream(&mut net, 100, 100);
     assert_eq!(got.len(), 100, "traffic after the attack");
     assert!(!got.contains(&999_999));
 }
@@ -374,7 +274,7 @@ fn a_stranger_without_the_key_changes_no_table_and_delivers_nothing() {
 #[test]
 fn a_restarted_neighbor_is_verified_again_within_a_round_trip() {
     let auth = keys(&[(1, K1)]);
-    let mut net = Net::diamond(&auth, 5);
+    let mut net = diamond(&auth, 5);
     net.run_until(Instant::from_millis(10_000));
     assert_eq!(net.nodes[1].neighbors().len(), 2);
     // Node 2 restarts: a new boot index, counters from 1.
@@ -393,20 +293,20 @@ fn a_restarted_neighbor_is_verified_again_within_a_round_trip() {
     assert!(back < Duration::from_secs(2), "back after {back:?}");
     // Node 1 heard the new index, refused it until the challenge, then
     // took it.
-    assert!(net.refused(0, "unverified_index") >= 1);
+    assert!(refused(&net, 0, "unverified_index") >= 1);
     assert!(net.nodes[0].control().counters().senders_verified >= 4);
-    assert_eq!(net.stream(0, 50).len(), 50);
+    assert_eq!(stream(&mut net, 0, 50).len(), 50);
 }
 
 #[test]
 fn a_key_is_rotated_across_the_live_network_without_losing_a_packet() {
     let old = keys(&[(1, K1)]);
-    let mut net = Net::diamond(&old, 7);
+    let mut net = diamond(&old, 7);
     net.run_until(Instant::from_millis(10_000));
     let mut sent = 0;
     let mut got = BTreeSet::new();
-    let mut run = |net: &mut Net, got: &mut BTreeSet<u32>| {
-        got.extend(net.stream(sent, 50));
+    let mut run = |net: &mut Mesh, got: &mut BTreeSet<u32>| {
+        got.extend(stream(net, sent, 50));
         sent += 50;
     };
     run(&mut net, &mut got);
@@ -429,7 +329,7 @@ fn a_key_is_rotated_across_the_live_network_without_losing_a_packet() {
     assert_eq!(got.len() as u32, sent, "packets lost during the rotation");
     for i in 0..5 {
         for kind in ["unknown_key", "bad_mac", "unauthenticated"] {
-            assert_eq!(net.refused(i, kind), 0, "node {} refused {kind}", i + 1);
+            assert_eq!(refused(&net, i, kind), 0, "node {} refused {kind}", i + 1);
         }
         assert_eq!(
             net.nodes[i].neighbors().len(),
@@ -439,14 +339,14 @@ fn a_key_is_rotated_across_the_live_network_without_losing_a_packet() {
     // Skipping step 1 on one router breaks its links: the test can fail.
     net.nodes[2].set_auth(keys(&[(3, K1)])).unwrap();
     net.run_for(Duration::from_secs(5));
-    assert!(net.refused(0, "unknown_key") > 0);
+    assert!(refused(&net, 0, "unknown_key") > 0);
     assert_eq!(net.nodes[0].neighbors().len(), 2, "node 3 is cut off");
 }
 
 #[test]
 fn a_second_router_with_an_existing_id_is_reported_on_both() {
     for auth in [keys(&[(1, K1)]), AuthConfig::default()] {
-        let mut net = Net::diamond(&auth, 11);
+        let mut net = diamond(&auth, 11);
         net.run_until(Instant::from_millis(10_000));
         assert!(net
             .events(2)
@@ -456,11 +356,11 @@ fn a_second_router_with_an_existing_id_is_reported_on_both() {
         let now = net.now;
         let dup = Node::new(NodeId(3), config(3, 5, &auth), now, &mut net.rng).unwrap();
         net.nodes.push(dup);
-        net.link(5, 2);
-        net.link(5, 0);
+        net.link(5, 2, 0.0);
+        net.link(5, 0, 0.0);
         net.run_for(Duration::from_secs(20));
         for i in [2, 5] {
-            let signs = net.duplicate_signs(i);
+            let signs = duplicate_signs(&mut net, i);
             assert!(
                 signs.contains(&DuplicateSign::NeighborWithOurId),
                 "router {i} (auth {}): {signs:?}",
@@ -474,15 +374,15 @@ fn a_second_router_with_an_existing_id_is_reported_on_both() {
 #[test]
 fn a_duplicate_out_of_range_is_found_by_its_advertisements() {
     let auth = keys(&[(1, K1)]);
-    let mut net = Net::diamond(&auth, 13);
+    let mut net = diamond(&auth, 13);
     net.run_until(Instant::from_millis(10_000));
     // Another node 3, heard only by node 5.
     let now = net.now;
     let dup = Node::new(NodeId(3), config(3, 5, &auth), now, &mut net.rng).unwrap();
     net.nodes.push(dup);
-    net.link(5, 4);
+    net.link(5, 4, 0.0);
     net.run_for(Duration::from_secs(30));
-    let signs = net.duplicate_signs(2);
+    let signs = duplicate_signs(&mut net, 2);
     assert!(
         signs.contains(&DuplicateSign::ForeignAdvertisements),
         "{signs:?}"

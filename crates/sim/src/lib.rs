@@ -14,7 +14,7 @@
 //! | [`world`] | one run: nodes over links and radios, hosts sending CBR UDP or TCP, the event loop |
 //! | [`results`] | what a run measured: per flow and per link (the lab fills the same types) |
 //! | [`radio`] | radios: bit-rates with per-rate loss, retries, one transmitter per node, a shared medium |
-//! | [`pcap`] | captures of a simulated link for tcpdump and Wireshark |
+//! | [`pcap`] | captures of a simulated link for tcpdump and Wireshark; braid's one pcap writer and IPv4/UDP framing (smoltcp's), which the tests' captures use too |
 //! | [`stranger`] | hostile strangers near some nodes: garbage, forged and replayed datagrams |
 //! | [`report`] | a scenario's variants and runs, summarized (with theory for sweeps) |
 

@@ -3,19 +3,114 @@
 //! Each braid datagram that crosses the link is written as an Ethernet
 //! frame carrying IPv4 and UDP (port 6868 both ways) between two synthetic
 //! addresses of the benchmarking range (198.19.255.x, x = node index mod
-//! 254 + 1), timestamped with simulated time. The format (libpcap, µs
-//! timestamps, link type 1) is small enough to write here; the `pcap-file`
-//! crate was weighed and would add a dependency for 40 lines.
+//! 254 + 1), timestamped with simulated time. The file (libpcap, µs
+//! timestamps, link type 1) is written by smoltcp's `PcapSink` and the
+//! headers through smoltcp's `wire` views (its checksum): braid's one pcap
+//! writer and one IP checksum, which the tests' captures use too.
+
+use smoltcp::phy::{PcapLinkType, PcapSink};
+use smoltcp::wire::{IpProtocol, Ipv4Packet, UdpPacket};
 
 /// The UDP port braid datagrams appear on in captures.
 pub const BRAID_PORT: u16 = 6868;
+
+/// The snap length a capture declares: no frame braid writes is longer.
+const SNAP_LEN: u32 = 65_535;
+
+/// A libpcap file of Ethernet frames, written in memory.
+#[derive(Debug, Clone)]
+pub struct PcapFile {
+    bytes: Vec<u8>,
+}
+
+impl PcapSink for PcapFile {
+    fn write(&mut self, data: &[u8]) {
+        self.bytes.extend_from_slice(data);
+    }
+
+    fn max_packet_size(&self) -> u32 {
+        SNAP_LEN
+    }
+}
+
+impl Default for PcapFile {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PcapFile {
+    /// An empty capture: the file header alone.
+    pub fn new() -> Self {
+        let mut file = PcapFile { bytes: Vec::new() };
+        file.global_header(PcapLinkType::Ethernet);
+        file
+    }
+
+    /// Appends `frame` (an Ethernet frame) seen at `micros`.
+    pub fn frame(&mut self, micros: u64, frame: &[u8]) {
+        let at = i64::try_from(micros).unwrap_or(i64::MAX);
+        self.packet(smoltcp::time::Instant::from_micros(at), frame);
+    }
+
+    /// The file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// An IPv4 packet carrying UDP from `src` to `dst` between `ports` (time
+/// to live 64, no UDP checksum: IPv4 allows it), its header checksum
+/// filled; `ident` and `flags` (the flags and fragment offset word) as
+/// given.
+pub fn ipv4_udp(
+    src: [u8; 4],
+    dst: [u8; 4],
+    ports: (u16, u16),
+    ident: u16,
+    flags: u16,
+    body: &[u8],
+) -> Vec<u8> {
+    let udp_len = 8 + body.len();
+    let mut packet = vec![0u8; 20 + udp_len];
+    let mut udp = UdpPacket::new_unchecked(&mut packet[20..]);
+    udp.set_src_port(ports.0);
+    udp.set_dst_port(ports.1);
+    udp.set_len(udp_len.min(65_535) as u16);
+    udp.set_checksum(0);
+    packet[28..].copy_from_slice(body);
+    let mut ip = Ipv4Packet::new_unchecked(&mut packet);
+    ip.set_version(4);
+    ip.set_header_len(20);
+    ip.set_total_len((20 + udp_len).min(65_535) as u16);
+    ip.set_ident(ident);
+    ip.set_hop_limit(64);
+    ip.set_next_header(IpProtocol::Udp);
+    ip.set_src_addr(src.into());
+    ip.set_dst_addr(dst.into());
+    // Every flag bit as given, the reserved one too (smoltcp sets only
+    // DF and MF).
+    packet[6..8].copy_from_slice(&flags.to_be_bytes());
+    Ipv4Packet::new_unchecked(&mut packet).fill_checksum();
+    packet
+}
+
+/// An Ethernet frame carrying the IPv4 `packet` from `src` to `dst`.
+pub fn ethernet_ipv4(dst: [u8; 6], src: [u8; 6], packet: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(14 + packet.len());
+    frame.extend_from_slice(&dst);
+    frame.extend_from_slice(&src);
+    frame.extend_from_slice(&0x0800u16.to_be_bytes());
+    frame.extend_from_slice(packet);
+    frame
+}
 
 /// A capture being written in memory.
 #[derive(Debug, Clone)]
 pub struct Capture {
     pub a: u32,
     pub b: u32,
-    bytes: Vec<u8>,
+    file: PcapFile,
     /// Records written.
     pub packets: u64,
 }
@@ -24,32 +119,18 @@ fn addr(node: u32) -> [u8; 4] {
     [198, 19, 255, (node % 254 + 1) as u8]
 }
 
-fn checksum(data: &[u8]) -> u16 {
-    let mut sum = 0u32;
-    for c in data.chunks(2) {
-        sum += u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32;
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
+/// A node's synthetic (locally administered) MAC address.
+fn mac(node: u32) -> [u8; 6] {
+    [0x02, 0, 0, 0, (node >> 8) as u8, node as u8]
 }
 
 impl Capture {
     /// A capture of the link between nodes `a` and `b` (both directions).
     pub fn new(a: u32, b: u32) -> Self {
-        let mut bytes = Vec::new();
-        bytes.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-        bytes.extend_from_slice(&2u16.to_le_bytes());
-        bytes.extend_from_slice(&4u16.to_le_bytes());
-        bytes.extend_from_slice(&0i32.to_le_bytes());
-        bytes.extend_from_slice(&0u32.to_le_bytes());
-        bytes.extend_from_slice(&65_535u32.to_le_bytes());
-        bytes.extend_from_slice(&1u32.to_le_bytes()); // Ethernet
         Capture {
             a,
             b,
-            bytes,
+            file: PcapFile::new(),
             packets: 0,
         }
     }
@@ -61,48 +142,34 @@ impl Capture {
 
     /// Records a datagram from `from` to `to` at `micros` of simulated time.
     pub fn record(&mut self, micros: u64, from: u32, to: u32, datagram: &[u8]) {
-        let udp_len = 8 + datagram.len();
-        let ip_len = 20 + udp_len;
-        let mut frame = Vec::with_capacity(14 + ip_len);
-        frame.extend_from_slice(&[0x02, 0, 0, 0, (to >> 8) as u8, to as u8]);
-        frame.extend_from_slice(&[0x02, 0, 0, 0, (from >> 8) as u8, from as u8]);
-        frame.extend_from_slice(&0x0800u16.to_be_bytes());
-        let mut ip = [0u8; 20];
-        ip[0] = 0x45;
-        ip[2..4].copy_from_slice(&(ip_len.min(65_535) as u16).to_be_bytes());
-        ip[8] = 64;
-        ip[9] = 17;
-        ip[12..16].copy_from_slice(&addr(from));
-        ip[16..20].copy_from_slice(&addr(to));
-        let sum = checksum(&ip);
-        ip[10..12].copy_from_slice(&sum.to_be_bytes());
-        frame.extend_from_slice(&ip);
-        frame.extend_from_slice(&BRAID_PORT.to_be_bytes());
-        frame.extend_from_slice(&BRAID_PORT.to_be_bytes());
-        frame.extend_from_slice(&(udp_len.min(65_535) as u16).to_be_bytes());
-        frame.extend_from_slice(&0u16.to_be_bytes()); // no UDP checksum (IPv4 allows it)
-        frame.extend_from_slice(datagram);
-        self.bytes
-            .extend_from_slice(&((micros / 1_000_000) as u32).to_le_bytes());
-        self.bytes
-            .extend_from_slice(&((micros % 1_000_000) as u32).to_le_bytes());
-        self.bytes
-            .extend_from_slice(&(frame.len() as u32).to_le_bytes());
-        self.bytes
-            .extend_from_slice(&(frame.len() as u32).to_le_bytes());
-        self.bytes.extend_from_slice(&frame);
+        let ip = ipv4_udp(
+            addr(from),
+            addr(to),
+            (BRAID_PORT, BRAID_PORT),
+            0,
+            0,
+            datagram,
+        );
+        self.file
+            .frame(micros, &ethernet_ipv4(mac(to), mac(from), &ip));
         self.packets += 1;
     }
 
     /// The capture file's bytes.
     pub fn bytes(&self) -> &[u8] {
-        &self.bytes
+        self.file.bytes()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ones' complement sum of `data` (zero over a header whose
+    /// checksum is right), by smoltcp.
+    fn checksum(data: &[u8]) -> u16 {
+        !smoltcp::wire::checksum::data(data)
+    }
 
     #[test]
     fn a_record_is_a_valid_ethernet_ipv4_udp_frame() {

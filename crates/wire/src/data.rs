@@ -463,15 +463,20 @@ pub fn previous_hop(pkt: &DataPacket<'_>, me: NodeId) -> Option<NodeId> {
     }
 }
 
-/// Takes the next hop of a data packet held by node `me`, updating the
-/// header in place (route pointer and hop limit). The ingress calls it on
-/// the packet it just emitted, every transit node on the packet it received:
-/// one rule for both.
-pub fn forward_in_place(buf: &mut [u8], me: NodeId) -> Result<Forward, WireError> {
-    let pkt = DataHeader::parse(buf)?;
-    let h = pkt.header;
+/// What node `me` does with a data packet whose header is `h` and whose
+/// source route's transit node `i` is `route(i)`: the forwarding rule, in
+/// one place, with the route pointer the packet leaves with (the hop
+/// limit goes down by one when it is sent on). The ingress applies it to
+/// the header it is about to write, every transit node to the packet it
+/// received ([`forward_in_place`]), and the kernel's programs do the same
+/// (checked against this under `BPF_PROG_TEST_RUN`).
+pub fn forwarding_step(
+    h: &DataHeader,
+    route: impl Fn(usize) -> Option<NodeId>,
+    me: NodeId,
+) -> (Forward, u8) {
     if h.egress == me {
-        return Ok(Forward::Deliver);
+        return (Forward::Deliver, h.route_ptr);
     }
     let ptr = h.route_ptr as usize;
     // The node that should hold the packet now: the ingress before the
@@ -479,21 +484,103 @@ pub fn forward_in_place(buf: &mut [u8], me: NodeId) -> Result<Forward, WireError
     let expected = if ptr == 0 {
         h.ingress
     } else {
-        pkt.route.get(ptr - 1).unwrap_or(NodeId::NONE)
+        route(ptr - 1).unwrap_or(NodeId::NONE)
     };
     if expected != me {
-        return Ok(Forward::NotOnRoute);
+        return (Forward::NotOnRoute, h.route_ptr);
     }
     if h.hop_limit == 0 {
-        return Ok(Forward::HopLimitExceeded);
+        return (Forward::HopLimitExceeded, h.route_ptr);
     }
-    let (next, new_ptr) = match pkt.route.get(ptr) {
-        Some(hop) => (hop, ptr + 1),
-        None => (h.egress, ptr),
-    };
-    buf[offset::RLEN_RPTR] = (buf[offset::RLEN_RPTR] & !ROUTE_FIELD) | new_ptr as u8;
-    buf[offset::HOP_LIMIT] = h.hop_limit - 1;
-    Ok(Forward::To(next))
+    match route(ptr) {
+        Some(hop) => (Forward::To(hop), (ptr + 1) as u8),
+        None => (Forward::To(h.egress), h.route_ptr),
+    }
+}
+
+/// Takes the next hop of a data packet held by node `me`, updating the
+/// header in place (route pointer and hop limit): [`forwarding_step`] on
+/// the parsed packet, written back through a [`DataView`].
+pub fn forward_in_place(buf: &mut [u8], me: NodeId) -> Result<Forward, WireError> {
+    let pkt = DataHeader::parse(buf)?;
+    let (hop_limit, route) = (pkt.header.hop_limit, pkt.route);
+    let (step, route_ptr) = forwarding_step(&pkt.header, |i| route.get(i), me);
+    if let Forward::To(_) = step {
+        let mut view = DataView::new_unchecked(buf);
+        view.set_route_ptr(route_ptr);
+        view.set_hop_limit(hop_limit - 1);
+    }
+    Ok(step)
+}
+
+/// A data packet in a buffer, its fields read and written in place at
+/// their named offsets ([`offset`]), as smoltcp's `Packet<T>`: how code
+/// outside this crate touches the bytes of a packet it already parsed
+/// (a transit node's route pointer and hop limit, a tree copy's hop
+/// limit) without indexing them itself. Reads and writes never panic: a
+/// buffer too short for a field reads as 0 and ignores the write
+/// ([`DataView::new_checked`] guarantees the fixed header is there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataView<T> {
+    buf: T,
+}
+
+impl<T: AsRef<[u8]>> DataView<T> {
+    /// A view of `buf`, unchecked (parse it first, or use
+    /// [`Self::new_checked`]).
+    pub fn new_unchecked(buf: T) -> Self {
+        DataView { buf }
+    }
+
+    /// A view of `buf`, which must hold a data packet that parses.
+    pub fn new_checked(buf: T) -> Result<Self, WireError> {
+        DataHeader::parse(buf.as_ref())?;
+        Ok(DataView { buf })
+    }
+
+    fn byte(&self, at: usize) -> u8 {
+        self.buf.as_ref().get(at).copied().unwrap_or(0)
+    }
+
+    /// The redundancy mode's code (the low nibble of the flags byte).
+    pub fn mode_code(&self) -> u8 {
+        self.byte(offset::FLAGS_MODE) & NIBBLE_MAX
+    }
+
+    /// The route pointer.
+    pub fn route_ptr(&self) -> u8 {
+        self.byte(offset::RLEN_RPTR) & ROUTE_FIELD
+    }
+
+    /// The hop limit.
+    pub fn hop_limit(&self) -> u8 {
+        self.byte(offset::HOP_LIMIT)
+    }
+
+    /// The buffer back.
+    pub fn into_inner(self) -> T {
+        self.buf
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> DataView<T> {
+    fn set_byte(&mut self, at: usize, value: u8) {
+        if let Some(b) = self.buf.as_mut().get_mut(at) {
+            *b = value;
+        }
+    }
+
+    /// Sets the route pointer (the route's length, in the same bytes,
+    /// stays).
+    pub fn set_route_ptr(&mut self, ptr: u8) {
+        let b = self.byte(offset::RLEN_RPTR);
+        self.set_byte(offset::RLEN_RPTR, (b & !ROUTE_FIELD) | (ptr & ROUTE_FIELD));
+    }
+
+    /// Sets the hop limit.
+    pub fn set_hop_limit(&mut self, hop_limit: u8) {
+        self.set_byte(offset::HOP_LIMIT, hop_limit);
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,11 @@
 //! What the `braid` binary's test harnesses share: whether this process
 //! is root, and a test that cannot run here listed by the runner as
 //! skipped, with why (`test NAME [skipped: not root] ... ignored`).
+//! `lab.rs`: what the lab's tests share; `wireshark/`: what the
+//! Wireshark dissector's test stands on (tests/dissector.rs).
+
+pub mod lab;
+pub mod wireshark;
 
 /// Whether this process runs as root (its real uid, from /proc).
 pub fn is_root() -> bool {

@@ -5,6 +5,7 @@
 //! the access socket. Parsing never panics: anything short, malformed or
 //! with a wrong checksum is `None`.
 
+use smoltcp::wire::checksum;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 pub const ETH_P_ARP: u16 = 0x0806;
@@ -187,12 +188,8 @@ pub fn dhcp_frame(
     ip[9] = 17;
     ip[12..16].copy_from_slice(&ciaddr.octets());
     ip[16..20].copy_from_slice(&[255; 4]);
-    let sum = fold(
-        ip.chunks(2)
-            .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
-            .sum(),
-    );
-    ip[10..12].copy_from_slice(&(!sum).to_be_bytes());
+    let sum = !checksum::data(&ip);
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
     f.extend_from_slice(&ip);
     f.extend_from_slice(&sport.to_be_bytes());
     f.extend_from_slice(&dport.to_be_bytes());
@@ -202,30 +199,20 @@ pub fn dhcp_frame(
     f
 }
 
-/// A 32-bit one's complement sum folded to 16 bits.
-fn fold(mut sum: u32) -> u16 {
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    sum as u16
-}
-
 /// The ICMPv6 checksum of `message` (its checksum field zero or not: the
 /// result is what makes the whole sum 0xffff when written there).
 fn icmpv6_checksum(src: &Ipv6Addr, dst: &Ipv6Addr, message: &[u8]) -> u16 {
-    let mut sum: u32 = 0;
-    let mut add = |b: &[u8]| {
-        for w in b.chunks(2) {
-            sum += u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]) as u32;
-        }
-    };
-    add(&src.octets());
-    add(&dst.octets());
-    add(&(message.len() as u32).to_be_bytes());
-    add(&[0, 0, 0, ICMPV6]);
-    add(&message[..2]);
-    add(&message[4..]);
-    !fold(sum)
+    // The pseudo-header (RFC 8200 section 8.1), then the message but its
+    // checksum field.
+    let length = (message.len() as u32).to_be_bytes();
+    !checksum::combine(&[
+        checksum::data(&src.octets()),
+        checksum::data(&dst.octets()),
+        checksum::data(&length),
+        checksum::data(&[0, 0, 0, ICMPV6]),
+        checksum::data(&message[..2]),
+        checksum::data(&message[4..]),
+    ])
 }
 
 /// An IPv6 neighbor-discovery message over Ethernet (hop limit 255, a
@@ -575,6 +562,44 @@ mod tests {
             icmpv6_checksum(&src, &dst, icmp)
         );
         assert_eq!(&ra[..6], &[0x33, 0x33, 0, 0, 0, 1]);
+    }
+
+    /// The one's complement sum of `bytes` as 16-bit words, by hand.
+    fn ones_sum(bytes: &[u8]) -> u32 {
+        let mut sum: u32 = bytes
+            .chunks(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)])))
+            .sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        sum
+    }
+
+    #[test]
+    fn checksums_make_the_whole_sum_all_ones() {
+        let ack = dhcp_frame(
+            DHCP_ACK,
+            MAC,
+            Ipv4Addr::new(198, 18, 0, 9),
+            Ipv4Addr::new(198, 18, 0, 9),
+            None,
+        );
+        assert_eq!(
+            ones_sum(&ack[ETH_HLEN..ETH_HLEN + 20]),
+            0xffff,
+            "IPv4 header"
+        );
+        let a6: Ipv6Addr = "2001:2:0:c8::9".parse().unwrap();
+        let b6: Ipv6Addr = "2001:2:0:c8::2".parse().unwrap();
+        let na = neighbor_advertisement(MAC, [2, 0, 0, 0, 0, 7], a6, b6);
+        let icmp = &na[ETH_HLEN + IPV6_HLEN..];
+        let mut pseudo = Vec::new();
+        pseudo.extend_from_slice(&na[ETH_HLEN + 8..ETH_HLEN + 40]);
+        pseudo.extend_from_slice(&(icmp.len() as u32).to_be_bytes());
+        pseudo.extend_from_slice(&[0, 0, 0, ICMPV6]);
+        pseudo.extend_from_slice(icmp);
+        assert_eq!(ones_sum(&pseudo), 0xffff, "ICMPv6 with its pseudo-header");
     }
 
     proptest::proptest! {

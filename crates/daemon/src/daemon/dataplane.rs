@@ -1,22 +1,93 @@
-//! The daemon's data plane: the TUN device and the interfaces' sockets on
-//! one side, the node on the other. Reads a batch, hands it to the node,
-//! sends what the node has ready (one sendmmsg per interface), and writes
-//! what it delivers. (The kernel's word on each interface, its carrier,
-//! its coming and going, is `links.rs`'s.)
+//! The daemon's data plane ([`DataPlane`]): the node, and what it reaches
+//! the world through: the TUN device and the interfaces' sockets on one
+//! side, the node on the other, with the address book, the access
+//! interfaces and the kernel data path. Reads a batch, hands it to the
+//! node, sends what the node has ready (one sendmmsg per interface), and
+//! writes what it delivers. The loop (`mod.rs`), the interfaces' coming
+//! and going (`links.rs`) and the management plane (`management.rs`)
+//! work on it; it knows none of them.
 
 use std::io::ErrorKind;
 
-use braid_proto::node::{Dest, Interface};
+use braid_proto::node::{Dest, Interface, Node};
 use braid_proto::time::Instant;
+use rand_chacha::ChaCha8Rng;
 use tracing::{debug, info, warn};
 
-use super::Daemon;
-use crate::neighbors::{Noted, Place};
+use crate::access::AccessPort;
+use crate::batch::{RecvBatch, SendBatch};
+use crate::config::Config;
+use crate::counters::IoCounters;
+use crate::ctl::View;
+use crate::kernel::KernelPath;
+use crate::neighbors::{AddressBook, Noted, Place};
+use crate::underlay::Port;
 
-impl Daemon {
+/// The node and its I/O.
+pub(super) struct DataPlane {
+    /// The running config (a reload keeps what needs a restart).
+    pub config: Config,
+    pub node: Node,
+    pub rng: ChaCha8Rng,
+    /// Where the node's clock started.
+    pub clock: std::time::Instant,
+    pub started: Instant,
+    pub tun: tun_rs::SyncDevice,
+    /// Each configured interface's sockets, by its position in the config
+    /// (the node's `Interface(i)`): `None` while the interface does not
+    /// exist.
+    pub ports: Vec<Option<Port>>,
+    /// Received datagrams, a batch at a time, and what waits to be sent
+    /// on each port.
+    pub recv: RecvBatch,
+    pub outgoing: Vec<SendBatch>,
+    /// Where each neighbor up is (the node decides who is up).
+    pub book: AddressBook,
+    pub counters: IoCounters,
+    /// The kernel data path, when it runs (`crate::kernel`).
+    pub kernel: Option<KernelPath>,
+    /// Access interfaces (`crate::access`).
+    pub access: Vec<AccessPort>,
+}
+
+impl DataPlane {
+    /// The node's time now.
+    pub fn now(&self) -> Instant {
+        Instant(self.clock.elapsed().as_micros() as u64)
+    }
+
+    /// What `braid ctl` and the dashboard are answered from.
+    pub fn view(&self) -> View<'_> {
+        View {
+            node: &self.node,
+            now: self.now(),
+            started: self.started,
+            interfaces: &self.config.interfaces,
+            book: &self.book,
+            io: &self.counters,
+            kernel: self.kernel.as_ref(),
+            access: &self.access,
+        }
+    }
+
+    /// Something the kernel data path follows changed.
+    pub fn touch_kernel(&mut self) {
+        if let Some(k) = &mut self.kernel {
+            k.touch();
+        }
+    }
+
+    /// Counts and logs an interface that took `gone` neighbors down.
+    pub fn note_interface_down(&mut self, i: usize, gone: usize, why: &str) {
+        if gone > 0 {
+            self.counters.carrier_lost += 1;
+            info!(interface = %self.config.interfaces[i], why, neighbors = gone, "interface down");
+        }
+    }
+
     /// Reads the TUN device: up to a batch of packets go to the node before
     /// what it sends goes out (one sendmmsg per port for the batch).
-    pub(super) fn read_tun(&mut self, buf: &mut [u8]) {
+    pub fn read_tun(&mut self, buf: &mut [u8]) {
         loop {
             let mut read = 0;
             let now = self.now();
@@ -50,7 +121,7 @@ impl Daemon {
     /// Reads port `i` a batch at a time (recvmmsg): every datagram goes
     /// to the node, then what the node sends goes out in one sendmmsg per
     /// port.
-    pub(super) fn read_port(&mut self, i: usize) {
+    pub fn read_port(&mut self, i: usize) {
         use std::os::fd::AsRawFd;
         let Some(Some(port)) = self.ports.get(i) else {
             return;
@@ -112,7 +183,7 @@ impl Daemon {
     /// holds. So when an interface is slower than the traffic offered,
     /// the queue builds in the node, above the binding point, where a
     /// datagram can still move to another path or jump ahead as urgent.
-    pub(super) fn flush(&mut self, now: Instant) {
+    pub fn flush(&mut self, now: Instant) {
         use std::os::fd::AsRawFd;
         loop {
             while let Some(t) = self.node.poll_transmit(now) {
@@ -225,7 +296,7 @@ impl Daemon {
 /// address, or from the unspecified one), which no other router is meant
 /// to get: not offered to the mesh, so it is not counted as a drop for
 /// want of an egress.
-pub(crate) fn link_local_only(packet: &[u8]) -> bool {
+fn link_local_only(packet: &[u8]) -> bool {
     if packet.len() < 40 || packet[0] >> 4 != 6 {
         return false;
     }

@@ -11,12 +11,11 @@
 
 use std::time::Duration;
 
+use braid_proto::node::Node;
 use braid_proto::time::Instant;
 use braid_wire::NodeId;
 use serde_json::{json, Value};
 
-use super::Daemon;
-use crate::clients::Step;
 use crate::ctl;
 
 /// Requests that may wait for replies at once.
@@ -48,7 +47,7 @@ struct Probe {
 
 /// A request waiting for its replies: its control client's slot.
 #[derive(Debug)]
-pub(super) struct Waiting {
+struct Waiting {
     slot: usize,
     kind: Kind,
     target: NodeId,
@@ -97,24 +96,38 @@ pub(super) fn is_echo_request(line: &str) -> bool {
     parse(line).is_some()
 }
 
-impl Daemon {
+/// The pings and traceroutes waiting for their replies.
+#[derive(Debug, Default)]
+pub(super) struct Echoes {
+    waiting: Vec<Waiting>,
+    /// The last echo sequence number used.
+    seq: u32,
+}
+
+impl Echoes {
     /// Starts a ping or traceroute for the client in `slot`; an error is
     /// the document to answer at once.
-    pub(super) fn start_echo(&mut self, slot: usize, line: &str) -> Result<(), Value> {
+    pub fn start(
+        &mut self,
+        slot: usize,
+        line: &str,
+        node: &Node,
+        now: Instant,
+    ) -> Result<(), Value> {
         let (kind, target, count) = match parse(line) {
             Some(Ok(r)) => r,
             Some(Err(e)) => return Err(ctl::error_doc(&e)),
             None => return Err(ctl::error_doc("not an echo request")),
         };
-        if self.echoes.len() >= MAX_WAITING {
+        if self.waiting.len() >= MAX_WAITING {
             return Err(ctl::error_doc(&format!(
                 "{MAX_WAITING} pings or traceroutes already wait for replies; try again in a few seconds"
             )));
         }
-        if target == self.node.id() {
+        if target == node.id() {
             return Err(ctl::error_doc("that is this router"));
         }
-        if self.node.control().lsdb().get(target).is_none() {
+        if node.control().lsdb().get(target).is_none() {
             return Err(ctl::error_doc(&format!(
                 "router {} is not in the link-state database (braid ctl topology lists those known)",
                 target.0
@@ -123,27 +136,15 @@ impl Daemon {
         // Traceroute: each router of the path traffic to the target takes.
         let path: Vec<NodeId> = match kind {
             Kind::Ping => Vec::new(),
-            Kind::Traceroute => {
-                let transit = self
-                    .node
-                    .paths_to(target)
-                    .and_then(|p| p.first().cloned())
-                    .or_else(|| {
-                        self.node
-                            .candidate_paths(target)
-                            .first()
-                            .map(|(t, _)| t.clone())
-                    });
-                match transit {
-                    Some(t) => t.into_iter().chain([target]).take(MAX_PROBES).collect(),
-                    None => {
-                        return Err(ctl::error_doc(&format!(
-                            "no path to router {} now",
-                            target.0
-                        )))
-                    }
+            Kind::Traceroute => match traceroute_path(node, target) {
+                Some(path) => path,
+                None => {
+                    return Err(ctl::error_doc(&format!(
+                        "no path to router {} now",
+                        target.0
+                    )))
                 }
-            }
+            },
         };
         let targets: Vec<NodeId> = match kind {
             Kind::Ping => vec![target; count],
@@ -152,30 +153,35 @@ impl Daemon {
         let probes = targets
             .into_iter()
             .map(|t| {
-                self.echo_seq = self.echo_seq.wrapping_add(1);
+                self.seq = self.seq.wrapping_add(1);
                 Probe {
                     target: t,
-                    seq: self.echo_seq,
+                    seq: self.seq,
                     sent: None,
                     unreachable: false,
                     rtt: None,
                 }
             })
             .collect();
-        self.echoes.push(Waiting {
+        self.waiting.push(Waiting {
             slot,
             kind,
             target,
             path,
             probes,
-            next_send: self.now(),
+            next_send: now,
         });
         Ok(())
     }
 
+    /// Whether no request waits.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
     /// An echo reply: its round trip goes to the probe that sent it.
-    pub(super) fn echo_reply(&mut self, now: Instant, from: NodeId, seq: u32) {
-        for w in &mut self.echoes {
+    pub fn reply(&mut self, now: Instant, from: NodeId, seq: u32) {
+        for w in &mut self.waiting {
             if let Some(p) = w
                 .probes
                 .iter_mut()
@@ -190,8 +196,8 @@ impl Daemon {
     }
 
     /// When the next echo is due or a request's wait ends.
-    pub(super) fn echo_timeout(&self) -> Option<Instant> {
-        self.echoes
+    pub fn timeout(&self) -> Option<Instant> {
+        self.waiting
             .iter()
             .map(|w| match w.probes.iter().find(|p| p.sent.is_none()) {
                 Some(_) => w.next_send,
@@ -207,11 +213,12 @@ impl Daemon {
             .min()
     }
 
-    /// Sends the echoes that are due, and answers the requests that are
-    /// done: every reply in, or the last echo a second old.
-    pub(super) fn advance_echoes(&mut self, now: Instant) {
+    /// Sends the echoes that are due, and returns the answers of the
+    /// requests that are done (every reply in, or the last echo a second
+    /// old): each client's slot and its document.
+    pub fn advance(&mut self, now: Instant, node: &mut Node) -> Vec<(usize, Value)> {
         let mut done = Vec::new();
-        for (i, w) in self.echoes.iter_mut().enumerate() {
+        for (i, w) in self.waiting.iter_mut().enumerate() {
             // Ping: one echo per spacing; traceroute: all at once.
             while let Some(p) = w
                 .probes
@@ -221,7 +228,7 @@ impl Daemon {
                 if w.next_send > now {
                     break;
                 }
-                if self.node.send_echo(now, p.target, p.seq, now.0) {
+                if node.send_echo(now, p.target, p.seq, now.0) {
                     p.sent = Some(now);
                 } else {
                     p.unreachable = true;
@@ -237,59 +244,63 @@ impl Daemon {
                 done.push(i);
             }
         }
+        let mut answers = Vec::with_capacity(done.len());
         for i in done.into_iter().rev() {
-            let w = self.echoes.swap_remove(i);
-            let doc = self.echo_doc(&w);
-            self.answer_slot(w.slot, doc, now);
+            let w = self.waiting.swap_remove(i);
+            answers.push((w.slot, echo_doc(&w, node.id())));
         }
-        self.flush(now);
+        answers
     }
+}
 
-    fn echo_doc(&self, w: &Waiting) -> Value {
-        let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
-        let body = match w.kind {
-            Kind::Ping => json!({
-                "target": w.target.0,
-                "sent": w.probes.iter().filter(|p| p.sent.is_some()).count(),
-                "received": w.probes.iter().filter(|p| p.rtt.is_some()).count(),
-                "probes": w.probes.iter().map(|p| json!({
-                    "seq": p.seq,
-                    "rtt_ms": ms(p.rtt),
-                    "unreachable": p.unreachable,
-                })).collect::<Vec<_>>(),
-            }),
-            Kind::Traceroute => json!({
-                "target": w.target.0,
-                "path": std::iter::once(self.node.id().0)
-                    .chain(w.path.iter().map(|n| n.0))
-                    .collect::<Vec<_>>(),
-                "hops": w.probes.iter().enumerate().map(|(k, p)| json!({
-                    "hop": k + 1,
-                    "node": p.target.0,
-                    "rtt_ms": ms(p.rtt),
-                    "unreachable": p.unreachable,
-                })).collect::<Vec<_>>(),
-            }),
-        };
-        let mut doc = json!({ "version": ctl::CTL_VERSION, "node": self.node.id().0 });
-        if let (Value::Object(d), Value::Object(b)) = (&mut doc, body) {
-            d.extend(b);
-        }
-        doc
-    }
+/// The routers of the path traffic to `target` takes (the primary path,
+/// else the best candidate), `target` last.
+fn traceroute_path(node: &Node, target: NodeId) -> Option<Vec<NodeId>> {
+    let transit = node
+        .paths_to(target)
+        .and_then(|p| p.first().cloned())
+        .or_else(|| node.candidate_paths(target).first().map(|(t, _)| t.clone()))?;
+    Some(
+        transit
+            .into_iter()
+            .chain([target])
+            .take(MAX_PROBES)
+            .collect(),
+    )
+}
 
-    /// Answers the control client in `slot` (if it is still there).
-    pub(super) fn answer_slot(&mut self, slot: usize, doc: Value, now: Instant) {
-        let Some(mut client) = self.clients.get_mut(slot).and_then(Option::take) else {
-            return;
-        };
-        match client.answer(ctl::line(&doc), now) {
-            Step::Close { .. } => {
-                let _ = self.poll.registry().deregister(&mut client.stream);
-            }
-            _ => self.clients[slot] = Some(client),
-        }
+/// The answer to a request that is done, from router `me`.
+fn echo_doc(w: &Waiting, me: NodeId) -> Value {
+    let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
+    let body = match w.kind {
+        Kind::Ping => json!({
+            "target": w.target.0,
+            "sent": w.probes.iter().filter(|p| p.sent.is_some()).count(),
+            "received": w.probes.iter().filter(|p| p.rtt.is_some()).count(),
+            "probes": w.probes.iter().map(|p| json!({
+                "seq": p.seq,
+                "rtt_ms": ms(p.rtt),
+                "unreachable": p.unreachable,
+            })).collect::<Vec<_>>(),
+        }),
+        Kind::Traceroute => json!({
+            "target": w.target.0,
+            "path": std::iter::once(me.0)
+                .chain(w.path.iter().map(|n| n.0))
+                .collect::<Vec<_>>(),
+            "hops": w.probes.iter().enumerate().map(|(k, p)| json!({
+                "hop": k + 1,
+                "node": p.target.0,
+                "rtt_ms": ms(p.rtt),
+                "unreachable": p.unreachable,
+            })).collect::<Vec<_>>(),
+        }),
+    };
+    let mut doc = json!({ "version": ctl::CTL_VERSION, "node": me.0 });
+    if let (Value::Object(d), Value::Object(b)) = (&mut doc, body) {
+        d.extend(b);
     }
+    doc
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::plan::Step;
 use crate::scenario::Lab;
+use crate::step::Step;
 
 /// Router `i`'s babeld config file and daemon.
 pub fn start(lab: &Lab, i: usize, hello: Duration) -> Vec<Step> {

@@ -10,8 +10,8 @@ use braid_daemon::config::{
     value, AccessFile, AuthFile, ConfigFile, InterfaceFile, KeyFile, ProbesFile, TunFile,
 };
 
-use crate::plan::Step;
 use crate::scenario::{BraidDatapath, Lab};
+use crate::step::Step;
 
 /// The config of router `i`'s daemon for `mode`, its data path as
 /// `datapath` says.

@@ -9,25 +9,12 @@
 //! namespaces never share one.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use crate::plan::Step;
-use crate::scenario::Lab;
+use crate::scenario::{Lab, Ospf};
+use crate::step::Step;
 
 /// FRR's daemons (Debian installs them here).
 pub const FRR_DIR: &str = "/usr/lib/frr";
-
-/// How a FRR variant runs OSPF.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ospf {
-    /// OSPF hello interval (whole seconds: OSPFv2's field).
-    pub hello: Duration,
-    /// Dead interval (whole seconds).
-    pub dead: Duration,
-    /// BFD on every OSPF interface: its transmit and receive interval,
-    /// and detection multiplier.
-    pub bfd: Option<(Duration, u8)>,
-}
 
 /// Whether FRR's daemons are installed.
 pub fn missing() -> Option<String> {

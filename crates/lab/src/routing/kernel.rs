@@ -4,8 +4,8 @@
 
 use std::collections::VecDeque;
 
-use crate::plan::Step;
 use crate::scenario::Lab;
+use crate::step::Step;
 
 /// Every router reaches every host subnet along a fewest-hop path, with a
 /// route of higher metric through every other neighbor no farther from

@@ -10,8 +10,8 @@ use braid_proto::graph::GraphBuilder;
 use braid_proto::metric::Metric;
 use braid_proto::paths::{DisjointPaths, Disjointness};
 
-use crate::plan::Step;
 use crate::scenario::{FlowKind, Lab};
+use crate::step::Step;
 
 /// The subflows' addresses, endpoints, rules and routes.
 pub fn subflow_paths(lab: &Lab) -> anyhow::Result<Vec<Step>> {

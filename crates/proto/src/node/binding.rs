@@ -2,97 +2,114 @@
 //! binding point in its egress's [`Scheduler`], queued by class and flow,
 //! and is bound to one of the egress's paths only when that path's first
 //! hop holds fewer than `bound` datagrams in the driver (the driver tells
-//! the node each departure with [`Node::on_sent`]). When a path breaks,
+//! the node each departure with `Node::on_sent`). When a path breaks,
 //! what waits for it moves to the others; only the at most `bound`
-//! datagrams in the driver can be lost with it. Also here: giving a
-//! datagram its path's source route, which both bindings share.
+//! datagrams in the driver can be lost with it.
+//!
+//! [`Binder`] holds the queues above the binding point, which egresses
+//! have something waiting (the backlog) and how many datagrams each next
+//! hop holds below it. It reads the paths it binds to from its caller
+//! and gives back what it pulls; it sends nothing itself.
 
-use braid_wire::data::{forward_in_place, Forward};
-use braid_wire::{DataFlags, DataHeader, NodeId, RedundancyMode};
+use std::collections::BTreeMap;
 
-use super::config::{Dest, Transmit};
-use super::routes::RouteSet;
-use super::Node;
-use crate::redundancy::{Outgoing, Payload};
+use braid_wire::{DataFlags, DataHeader, NodeId};
+
+use super::config::LateBinding;
 use crate::scheduler::Scheduler;
 
 /// A datagram above the binding point: everything but its path.
 #[derive(Debug)]
-pub(super) struct Pending {
-    pub(super) header: DataHeader,
-    pub(super) body: Vec<u8>,
+pub struct Pending {
+    /// Its header, path and route still to be given.
+    pub header: DataHeader,
+    /// What follows the header.
+    pub body: Vec<u8>,
 }
 
 /// How a datagram from the ingress is to be queued.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct FlowKey {
-    pub(super) hash: u64,
-    pub(super) urgent: bool,
+pub struct FlowKey {
+    /// Its flow (datagrams of one flow keep their order).
+    pub hash: u64,
+    /// Urgent: sent before bulk.
+    pub urgent: bool,
 }
 
-impl Node {
-    /// Turns the ingress's output into datagrams: with late binding, each
-    /// waits above the binding point for its path; otherwise it gets its
-    /// path's source route and goes to the driver now.
-    pub(super) fn emit_all(&mut self, out: &mut Vec<Outgoing>, input: &[u8], key: FlowKey) {
-        for o in out.drain(..) {
-            let body: &[u8] = match &o.payload {
-                Payload::Input => input,
-                Payload::Repair(r) => r,
-            };
-            if o.header.mode == RedundancyMode::Tree {
-                // No path to bind to: a copy per branch of the tree.
-                self.emit_tree(o.header, body);
-                continue;
-            }
-            let Some(late) = self.config.late_binding else {
-                if let Some(t) = self.route_datagram(o.header, o.path as usize, body) {
-                    self.push_out(t);
-                }
-                continue;
-            };
-            let egress = o.header.egress;
-            let Some(set) = self.routes.get_mut(&egress) else {
-                self.counters.no_path += 1;
-                continue;
-            };
-            let paths = set.damping.current().map_or(0, Vec::len);
-            let waiting = set.waiting.get_or_insert_with(|| {
-                let mut s = Scheduler::new(late.scheduler, crate::redundancy::mode::MAX_PATHS);
-                for p in paths..s.paths() {
-                    s.set_path_up(p, false);
-                }
-                s
-            });
-            let urgent = key.urgent || o.header.flags.contains(DataFlags::URGENT);
-            let dropped = waiting.enqueue(
-                Pending {
-                    header: o.header,
-                    body: self.pool.copy_of(body),
-                },
-                body.len(),
-                key.hash ^ o.header.class as u64,
-                urgent,
-                1 << o.path,
-            );
-            self.counters.binding_overflow += dropped.len() as u64;
-            for d in dropped {
-                self.pool.give(d.body);
-            }
-            if let Err(at) = self.backlog.binary_search(&egress) {
-                self.backlog.insert(at, egress);
-            }
+/// The queues above the binding point and the counts below it.
+#[derive(Debug)]
+pub struct Binder {
+    late: Option<LateBinding>,
+    /// Per egress: what waits for one of its paths.
+    waiting: BTreeMap<NodeId, Scheduler<Pending>>,
+    /// Egresses with datagrams above the binding point, sorted (a vector
+    /// keeps its room when it empties: no allocation per packet, as a
+    /// set's node would be).
+    backlog: Vec<NodeId>,
+    /// Unicast datagrams in the driver, per next hop.
+    in_driver: BTreeMap<NodeId, usize>,
+    /// Datagrams dropped above the binding point to stay within bounds.
+    overflow: u64,
+}
+
+impl Binder {
+    /// A binder with nothing queued; `None`: late binding is off (every
+    /// datagram is bound as it is made, and nothing is counted).
+    pub fn new(late: Option<LateBinding>) -> Self {
+        Binder {
+            late,
+            waiting: BTreeMap::new(),
+            backlog: Vec::new(),
+            in_driver: BTreeMap::new(),
+            overflow: 0,
         }
+    }
+
+    /// Whether late binding is on.
+    pub fn is_on(&self) -> bool {
+        self.late.is_some()
+    }
+
+    /// Datagrams dropped above the binding point so far.
+    pub fn overflow(&self) -> u64 {
+        self.overflow
+    }
+
+    /// Queues `pending` for path `path` of `egress` (which has `paths`
+    /// paths now), in flow `key`. Returns what the queue's bounds
+    /// dropped (counted), for the caller to recycle.
+    pub fn enqueue(
+        &mut self,
+        egress: NodeId,
+        paths: usize,
+        path: u8,
+        pending: Pending,
+        key: FlowKey,
+    ) -> Vec<Pending> {
+        let Some(late) = self.late else {
+            return vec![pending];
+        };
+        let waiting = self.waiting.entry(egress).or_insert_with(|| {
+            let mut s = Scheduler::new(late.scheduler, crate::redundancy::mode::MAX_PATHS);
+            for p in paths..s.paths() {
+                s.set_path_up(p, false);
+            }
+            s
+        });
+        let urgent = key.urgent || pending.header.flags.contains(DataFlags::URGENT);
+        let (len, flow) = (pending.body.len(), key.hash ^ pending.header.class as u64);
+        let dropped = waiting.enqueue(pending, len, flow, urgent, 1 << path);
+        self.overflow += dropped.len() as u64;
+        if let Err(at) = self.backlog.binary_search(&egress) {
+            self.backlog.insert(at, egress);
+        }
+        dropped
     }
 
     /// The paths toward `egress` were renumbered (`count` of them now):
     /// what was bound to one goes back above the binding point.
-    pub(super) fn renumber_waiting(&mut self, egress: NodeId, count: usize) {
-        let Some(waiting) = self
-            .routes
-            .get_mut(&egress)
-            .and_then(|s| s.waiting.as_mut())
-        else {
+    pub fn renumber(&mut self, egress: NodeId, count: usize) {
+        let Some(waiting) = self.waiting.get_mut(&egress) else {
             return;
         };
         for p in 0..waiting.paths() {
@@ -101,7 +118,7 @@ impl Node {
                 let urgent = pending.header.flags.contains(DataFlags::URGENT);
                 let class = pending.header.class as u64;
                 let dropped = waiting.enqueue(pending, len, class, urgent, 1 << p);
-                self.counters.binding_overflow += dropped.len() as u64;
+                self.overflow += dropped.len() as u64;
             }
         }
         for p in 0..count.min(waiting.paths()) {
@@ -109,61 +126,24 @@ impl Node {
         }
     }
 
-    /// Gives a datagram its path's source route and sends it to the first
-    /// hop. Returns the first hop, or `None` when the path is gone.
-    fn route_datagram(
+    /// The next datagram whose path's first hop has room in the driver,
+    /// with the index of that path. `paths_of` gives the transit nodes of
+    /// each path toward an egress (`None`: the node keeps no routes
+    /// toward it). An egress with nothing left leaves the backlog.
+    pub fn pull<'a>(
         &mut self,
-        mut header: DataHeader,
-        path: usize,
-        body: &[u8],
-    ) -> Option<Transmit> {
-        let paths = self
-            .routes
-            .get(&header.egress)
-            .and_then(|r| r.damping.current());
-        let Some(route) = paths.and_then(|p| p.get(path)) else {
-            self.counters.no_path += 1;
-            return None;
-        };
-        header.path = path as u8;
-        let mut buf = self.pool.take();
-        buf.resize(DataHeader::encoded_len(route.len()) + body.len(), 0);
-        let Ok(n) = header.emit(route, &mut buf) else {
-            self.counters.malformed += 1;
-            self.pool.give(buf);
-            return None;
-        };
-        buf[n..].copy_from_slice(body);
-        match forward_in_place(&mut buf, self.id) {
-            Ok(Forward::To(next)) => Some(Transmit {
-                dest: Dest::Neighbor(next),
-                bytes: buf,
-                rate: None,
-            }),
-            _ => {
-                self.counters.not_on_route += 1;
-                self.pool.give(buf);
-                None
-            }
-        }
-    }
-
-    /// Late binding: the next datagram whose path's first hop has room in
-    /// the driver.
-    pub(super) fn pull_bound(&mut self) -> Option<Transmit> {
-        let bound = self.config.late_binding?.bound.max(1);
+        paths_of: impl Fn(NodeId) -> Option<&'a [Vec<NodeId>]>,
+    ) -> Option<(usize, Pending)> {
+        let bound = self.late?.bound.max(1);
         let mut after: Option<NodeId> = None;
         loop {
             let next = after.map_or(0, |e| self.backlog.partition_point(|&x| x <= e));
             let egress = self.backlog.get(next).copied()?;
             after = Some(egress);
-            let (pulled, idle) = match self.routes.get_mut(&egress) {
-                Some(RouteSet {
-                    damping,
-                    waiting: Some(waiting),
-                }) => {
+            let (pulled, idle) = match (paths_of(egress), self.waiting.get_mut(&egress)) {
+                (Some(paths), Some(waiting)) => {
                     let mut pulled = None;
-                    for (p, transit) in damping.current().into_iter().flatten().enumerate() {
+                    for (p, transit) in paths.iter().enumerate() {
                         let hop = transit.first().copied().unwrap_or(egress);
                         if self.in_driver.get(&hop).copied().unwrap_or(0) >= bound {
                             continue;
@@ -185,41 +165,196 @@ impl Node {
                     self.backlog.remove(at);
                 }
             }
-            if let Some((p, pending)) = pulled {
-                let t = self.route_datagram(pending.header, p, &pending.body);
-                self.pool.give(pending.body);
-                if let Some(t) = t {
-                    return Some(t);
-                }
-                // Counted by `route_datagram`; try this egress again.
-                after = None;
+            if pulled.is_some() {
+                return pulled;
             }
         }
     }
 
-    /// Whether traffic waits above the binding point (late binding): the
-    /// driver then hands the node's datagrams to the kernel only as fast
-    /// as the kernel takes them, and anything the kernel takes but drops
-    /// (an interface losing its carrier) drains what waits.
+    /// Whether traffic waits above the binding point.
     pub fn holds_backlog(&self) -> bool {
         !self.backlog.is_empty()
     }
 
-    /// The driver's report that a unicast datagram to `neighbor` left its
-    /// queue (sent, or dropped): room for the next one (late binding).
+    /// Whether anything for `egress` waits above the binding point.
+    pub fn holds_for(&self, egress: NodeId) -> bool {
+        self.waiting.get(&egress).is_some_and(|w| w.queued() > 0)
+            || self.backlog.binary_search(&egress).is_ok()
+    }
+
+    /// Forgets `egress`'s queue (the node no longer routes to it; nothing
+    /// waits in it).
+    pub fn forget(&mut self, egress: NodeId) {
+        self.waiting.remove(&egress);
+    }
+
+    /// A unicast datagram to `neighbor` went to the driver.
+    pub fn handed_to_driver(&mut self, neighbor: NodeId) {
+        if self.late.is_some() {
+            *self.in_driver.entry(neighbor).or_default() += 1;
+        }
+    }
+
+    /// A unicast datagram to `neighbor` left the driver's queue (sent, or
+    /// dropped): room for the next one.
     pub fn on_sent(&mut self, neighbor: NodeId) {
         // Entries stay at zero (one per next hop in use; gone ones are
-        // dropped with idle routes) so that the hot path does not
+        // dropped by `forget_hops`) so that the hot path does not
         // allocate.
         if let Some(n) = self.in_driver.get_mut(&neighbor) {
             *n = n.saturating_sub(1);
         }
     }
 
-    /// Counts a unicast datagram handed to the driver (late binding).
-    pub(super) fn count_in_driver(&mut self, t: &Transmit) {
-        if let (Some(_), Dest::Neighbor(n)) = (self.config.late_binding, t.dest) {
-            *self.in_driver.entry(n).or_default() += 1;
+    /// Forgets the next hops `keep` says no to and that hold nothing in
+    /// the driver.
+    pub fn forget_hops(&mut self, mut keep: impl FnMut(NodeId) -> bool) {
+        self.in_driver.retain(|&n, held| *held > 0 || keep(n));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braid_wire::{Group, RedundancyMode};
+
+    const EGRESS: NodeId = NodeId(9);
+
+    fn pending(seq: u32, urgent: bool) -> Pending {
+        let mut flags = DataFlags::empty();
+        if urgent {
+            flags.insert(DataFlags::URGENT);
         }
+        Pending {
+            header: DataHeader {
+                flags,
+                mode: RedundancyMode::Single,
+                path: 0,
+                route_ptr: 0,
+                ingress: NodeId(1),
+                egress: EGRESS,
+                seq,
+                group: Group::NONE,
+                hop_limit: 16,
+                class: 0,
+                epoch: 1,
+            },
+            body: vec![0; 100],
+        }
+    }
+
+    fn binder() -> Binder {
+        Binder::new(Some(LateBinding::default()))
+    }
+
+    #[test]
+    fn at_most_bound_datagrams_per_first_hop_go_to_the_driver() {
+        let mut b = binder();
+        let paths = [vec![NodeId(2)], vec![NodeId(3)]];
+        for seq in 0..6 {
+            assert!(b
+                .enqueue(EGRESS, 2, 0, pending(seq, false), FlowKey::default())
+                .is_empty());
+        }
+        let mut sent = Vec::new();
+        while let Some((p, d)) = b.pull(|_| Some(&paths[..])) {
+            let hop = paths[p][0];
+            b.handed_to_driver(hop);
+            sent.push(d.header.seq);
+        }
+        assert_eq!(sent, vec![0, 1], "the bound is 2 per next hop");
+        assert!(b.holds_backlog() && b.holds_for(EGRESS));
+        b.on_sent(NodeId(2));
+        let (p, d) = b.pull(|_| Some(&paths[..])).unwrap();
+        assert_eq!((p, d.header.seq), (0, 2));
+    }
+
+    #[test]
+    fn urgent_datagrams_leave_first() {
+        let mut b = binder();
+        let paths = [vec![]];
+        b.enqueue(
+            EGRESS,
+            1,
+            0,
+            pending(0, false),
+            FlowKey {
+                hash: 1,
+                urgent: false,
+            },
+        );
+        b.enqueue(
+            EGRESS,
+            1,
+            0,
+            pending(1, false),
+            FlowKey {
+                hash: 1,
+                urgent: false,
+            },
+        );
+        b.enqueue(
+            EGRESS,
+            1,
+            0,
+            pending(2, true),
+            FlowKey {
+                hash: 2,
+                urgent: true,
+            },
+        );
+        let first = b.pull(|_| Some(&paths[..])).unwrap().1;
+        assert_eq!(first.header.seq, 2);
+    }
+
+    #[test]
+    fn renumbered_paths_take_back_what_waited_for_the_old_ones() {
+        let mut b = binder();
+        b.enqueue(EGRESS, 2, 1, pending(7, false), FlowKey::default());
+        // Path 1 is gone: one path left, and the datagram rides it.
+        b.renumber(EGRESS, 1);
+        let one = [vec![NodeId(2)]];
+        let (p, d) = b.pull(|_| Some(&one[..])).unwrap();
+        assert_eq!((p, d.header.seq), (0, 7));
+        assert!(b.pull(|_| Some(&one[..])).is_none());
+        assert!(
+            !b.holds_backlog(),
+            "an egress with nothing left leaves the backlog"
+        );
+    }
+
+    #[test]
+    fn an_egress_without_routes_leaves_the_backlog() {
+        let mut b = binder();
+        b.enqueue(EGRESS, 1, 0, pending(0, false), FlowKey::default());
+        assert!(b.pull(|_| None).is_none());
+        assert!(!b.holds_backlog());
+    }
+
+    #[test]
+    fn bounds_above_the_binding_point_drop_and_count() {
+        let mut late = LateBinding::default();
+        late.scheduler.max_packets = 3;
+        let mut b = Binder::new(Some(late));
+        let dropped: usize = (0..5)
+            .map(|seq| {
+                b.enqueue(EGRESS, 1, 0, pending(seq, false), FlowKey::default())
+                    .len()
+            })
+            .sum();
+        assert_eq!(dropped, 2);
+        assert_eq!(b.overflow(), 2);
+    }
+
+    #[test]
+    fn without_late_binding_nothing_waits_and_nothing_is_counted() {
+        let mut b = Binder::new(None);
+        assert_eq!(
+            b.enqueue(EGRESS, 1, 0, pending(0, false), FlowKey::default())
+                .len(),
+            1
+        );
+        b.handed_to_driver(NodeId(2));
+        assert!(!b.holds_backlog() && b.pull(|_| None).is_none());
     }
 }

@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 
 use braid_wire::NodeId;
 
+use super::refusal::Refusal;
 use crate::redundancy::Mode;
 
 /// An interface of the driver's, by its own number (the daemon: the
@@ -82,11 +83,11 @@ pub enum NodeEvent {
         /// The mode now in force.
         mode: Mode,
     },
-    /// A datagram was refused; `reason` is the counter it was counted
-    /// under (a wire error's kind, or a node drop reason).
+    /// A datagram was refused, and counted under the counter its reason
+    /// names ([`Refusal::counter`]).
     Refused {
-        /// The counter it was counted under.
-        reason: &'static str,
+        /// Why.
+        reason: Refusal,
     },
     /// An echo reply came back (`Node::send_echo`): from `from`, with the
     /// request's sequence number and stamp.

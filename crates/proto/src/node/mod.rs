@@ -1,43 +1,84 @@
 //! A whole braid node, sans-IO: the one object the simulator and the
-//! daemon drive. It joins the control plane (probes, link state), the
-//! neighbor table, path selection (k disjoint paths per egress, damped),
-//! the ingress (classify, encode), late binding, forwarding (source
-//! routes, and entry-point trees for tree mode), the egress (dedup, rebuild, re-order) and path reports.
+//! daemon drive. It owns the sub-machines and alone orchestrates them:
+//! the control plane (probes, link state), the neighbor table, the
+//! routes (k disjoint paths per egress, damped), the ingress (classify,
+//! encode), late binding, forwarding (source routes, and entry-point
+//! trees for tree mode), the egress (dedup, rebuild, re-order) and node
+//! messages (path reports, echoes). Each sub-machine is a type of its
+//! own that returns what it decided; only this file calls one with what
+//! another returned.
+//!
+//! This file is kept larger than the project's 1,000 lines: it is the
+//! driver's contract (below) and the one place the sub-machines are
+//! joined, and splitting that orchestration across files would spread
+//! the node over fragments again.
 //!
 //! # The driver's contract
 //!
 //! The node does no I/O, reads no clock and draws no randomness of its
 //! own: the driver (the simulator's world, the daemon's loop) passes all
-//! three in and carries out what the node asks.
+//! three in and carries out what the node asks. Every public method
+//! falls in one of these groups.
 //!
-//! **Inputs.**
+//! **Construction.** [`Node::new`] (a router), [`Node::with_lsa_store`]
+//! (nodes of one simulation sharing their link-state records).
+//!
+//! **Inputs** (`handle_*` and the driver's events):
 //! * [`Node::send`]: a user packet from a local host (an IP packet).
 //! * [`Node::handle_datagram`]: a datagram from the underlay, with the
-//!   [`Interface`] it arrived on. It returns the neighbor that sent it when
-//!   it was a control message the node took: the driver keeps that
-//!   neighbor's address (the node knows neighbors by id only).
+//!   [`Interface`] it arrived on and the neighbor the driver knows sent
+//!   it. It returns the neighbor that sent it when it was a control
+//!   message the node took: the driver keeps that neighbor's address
+//!   (the node knows neighbors by id only).
 //! * [`Node::handle_timeout`]: when [`Node::poll_timeout`] says.
-//! * Driver events: [`Node::on_sent`] (a unicast datagram left the
-//!   driver's queue, sent or dropped: the late-binding contract; report
-//!   every one while late binding is on), [`Node::tx_failed`] (a frame
-//!   unacknowledged after every link-layer retry), [`Node::link_down`] /
-//!   [`Node::link_up`] (carrier or association of the link to one
-//!   neighbor), [`Node::interface_down`] / [`Node::interface_up`] (an
-//!   interface lost or regained its carrier).
-//! * Management: [`Node::set_policy`] (a reload), [`Node::leave`] (a clean
-//!   shutdown: the node's advertisement is flushed everywhere).
+//! * [`Node::on_sent`]: a unicast datagram left the driver's queue, sent
+//!   or dropped (the late-binding contract; report every one while late
+//!   binding is on).
+//! * [`Node::tx_failed`]: a frame unacknowledged after every link-layer
+//!   retry.
+//! * [`Node::link_down`] / [`Node::link_up`]: carrier or association of
+//!   the link to one neighbor.
+//! * [`Node::interface_down`] / [`Node::interface_up`]: the kernel says
+//!   an interface lost or regained its carrier; while it is down nothing
+//!   heard on it counts. [`Node::interface_failed`]: a send found an
+//!   interface down before the kernel said so; its neighbors go down but
+//!   come back as soon as they are heard (the interface is not marked
+//!   down).
+//! * [`Node::client_heard`] / [`Node::clients_heard`]: as an access
+//!   point, the quality the driver measured toward unmodified clients.
 //!
-//! **Outputs**, drained until they return `None` after every input:
+//! **Commands** (management):
+//! [`Node::set_policy`] and [`Node::set_auth`] and
+//! [`Node::set_neighbor_timeout`] (a reload), [`Node::leave`] (a clean
+//! shutdown: the node's advertisement is flushed everywhere),
+//! [`Node::send_echo`] (`braid ctl ping`), [`Node::lend_session`] /
+//! [`Node::take_back_session`] (another encoder, the kernel data path,
+//! runs a session for a while), [`Node::set_external_path_counts`] (what
+//! that other decoder received, for the path reports), [`Node::recycle`]
+//! (buffers back).
+//!
+//! **Outputs** (`poll_*`), drained until they return `None` after every
+//! input:
 //! * [`Node::poll_transmit`]: datagrams to send, to every neighbor
 //!   (control messages are link-local broadcasts) or to one;
 //! * [`Node::poll_deliver`]: packets for local hosts;
 //! * [`Node::poll_event`]: what happened ([`NodeEvent`]: neighbors up and
-//!   down, route and mode changes, refused input) for logs and monitors.
+//!   down, route and mode changes, refused input) for logs and monitors;
+//! * [`Node::poll_timeout`]: when to call [`Node::handle_timeout`].
 //!
 //! Draining `poll_transmit` may itself free room below the binding point
 //! (through `on_sent`), so a driver drains until nothing moves. Buffers
 //! the driver is done with go back through [`Node::recycle`] (optional;
 //! with it the data path allocates nothing once warm).
+//!
+//! **Queries** (no effect on the protocol; some fill caches):
+//! [`Node::id`], [`Node::config`], [`Node::control`],
+//! [`Node::neighbors`], [`Node::ingress`], [`Node::egress`],
+//! [`Node::access`], [`Node::counters`], [`Node::paths_to`],
+//! [`Node::routes`], [`Node::candidate_paths`], [`Node::path_cost`],
+//! [`Node::holds_backlog`], and what a driver mirrors into the kernel:
+//! [`Node::choose_egress`], [`Node::nearest_of`],
+//! [`Node::v4_prefix_table`], [`Node::tree_hop`].
 //!
 //! **Time** is an [`Instant`] the driver supplies; it must never go
 //! backwards between calls (the node does not check, and timers would
@@ -51,49 +92,64 @@
 //! without a bound.
 //!
 //! **Panics.** The node does not panic on any input: bad bytes are
-//! counted and refused. A panic is a bug; the node's state is then
-//! unspecified and the driver should start a new one (a restart, which
-//! the protocol recovers from: new boot index, new session epochs).
+//! counted and refused ([`Refusal`]). A panic is a bug; the node's state
+//! is then unspecified and the driver should start a new one (a restart,
+//! which the protocol recovers from: new boot index, new session epochs).
 //!
 //! # Sub-machines
 //!
-//! `neighbors.rs` (who is up, on which interface), `routes.rs` (damped
-//! disjoint paths per egress), `binding.rs` (late binding and source
-//! routing), `tree.rs` (tree mode: copies along the entry point's tree),
-//! `reports.rs` (path reports), `pool.rs` (buffers), `events.rs`
-//! (the event queue), `config.rs` (settings and the types handed out).
+//! | file | type | owns |
+//! |---|---|---|
+//! | `neighbors.rs` | [`NeighborTable`] | who is up, on which interface |
+//! | `routes.rs` | `Routes` | damped disjoint paths per egress and what the ingress knows of each |
+//! | `binding.rs` | `Binder` | late binding: queues above the binding point, counts below it |
+//! | `tree.rs` | `Trees` | tree mode: copies along the entry point's tree |
+//! | `reports.rs` | `Reporter` | node messages: path reports and echoes, written and read |
+//! | `outbox.rs` | `Outbox` | the bounded queues toward the driver |
+//! | `refusal.rs` | [`Refusal`] | why a datagram was refused, and the counter it was counted under |
+//! | `events.rs` | [`NodeEvent`] | what happened, for the driver |
+//! | `pool.rs` | `BufferPool` | buffers reused by the data path |
+//! | `config.rs` | [`NodeConfig`] | settings, and the types handed out |
+//!
+//! A datagram is parsed once per hop ([`DataHeader::parse`] in
+//! `handle_datagram`) and the parsed packet is passed along; a user
+//! packet is inspected once ([`inspect`] in `send`).
 
 mod binding;
 mod config;
 pub mod events;
 mod neighbors;
+mod outbox;
 mod pool;
+mod refusal;
 mod reports;
 mod routes;
 mod tree;
 
-use std::collections::{BTreeMap, VecDeque};
-
-use braid_wire::data::{forward_in_place, Forward};
-use braid_wire::{DataHeader, MessageType, NodeId, RedundancyMode};
+use braid_wire::data::{forwarding_step, previous_hop, Forward};
+use braid_wire::{
+    DataHeader, DataPacket, DataView, MessageType, NodeId, PathCount, RedundancyMode,
+};
 use rand_core::RngCore;
 
 use crate::access::{AccessPoint, ClientAddr};
-use crate::classify::{inspect, Classifier};
+use crate::classify::{inspect, Classified, Classifier};
 use crate::control::{ConfigError, ControlPlane};
-use crate::forward::TreeTables;
+use crate::forward::{TreeDest, TreeHop};
 use crate::lsdb::LsaStore;
-use crate::redundancy::{Egress, Ingress, Outgoing, Policy, CLASS_CONTROL};
+use crate::redundancy::{Egress, Ingress, Mode, Outgoing, Payload, Policy, CLASS_CONTROL};
 use crate::time::Instant;
 
-use binding::FlowKey;
+use binding::{Binder, FlowKey, Pending};
 pub use config::{Dest, LateBinding, NodeConfig, NodeCounters, Transmit};
-use events::EventQueue;
 pub use events::{DownReason, Interface, NodeEvent};
 use neighbors::Heard;
 pub use neighbors::NeighborTable;
-use pool::BufferPool;
-use routes::RouteSet;
+use outbox::Outbox;
+pub use refusal::{Counter, Refusal};
+use reports::{answer_echo, echo_message, read_node_message, EchoAnswer, NodeMessage, Reporter};
+use routes::{RouteChange, RouteSettings, Routes, Unrouted};
+use tree::{Trees, View};
 
 /// A braid node.
 #[derive(Debug)]
@@ -104,42 +160,39 @@ pub struct Node {
     neighbors: NeighborTable,
     ingress: Ingress,
     egress: Egress,
-    routes: BTreeMap<NodeId, RouteSet>,
-    topology_seen: u64,
-    /// When routes are next due for recomputation (the topology changed).
-    routes_due: Option<Instant>,
-    routes_computed: Instant,
-    outbox: VecDeque<Transmit>,
-    delivered: VecDeque<Vec<u8>>,
-    events: EventQueue,
-    next_report: Instant,
+    routes: Routes,
+    /// Route changes not yet handed to the ingress and the binder (reused).
+    route_changes: Vec<RouteChange>,
+    binder: Binder,
+    trees: Trees,
+    /// As an access point: the clients heard and served.
+    access: AccessPoint,
+    reporter: Reporter,
+    out: Outbox,
+    /// What the ingress encoded, before binding (reused).
     scratch: Vec<Outgoing>,
     /// Packets the egress handed over, before delivery (reused).
     got: Vec<Vec<u8>>,
-    /// Buffers the driver gave back, reused for the next datagrams.
-    pool: BufferPool,
-    /// Per-path receive counts of egress sessions another decoder (the
-    /// kernel data path) keeps (see `reports.rs`).
-    external_counts: BTreeMap<(NodeId, u8), Vec<(u8, u32)>>,
     /// Reused for control messages; grows to the largest sent.
     control_buf: Vec<u8>,
-    /// Late binding: unicast datagrams in the driver, per next hop.
-    in_driver: BTreeMap<NodeId, usize>,
-    /// Egresses with datagrams above the binding point, sorted (a vector
-    /// keeps its room when it empties: no allocation per packet, as a
-    /// set's node would be).
-    backlog: Vec<NodeId>,
-    /// Tree mode's per-entry-point tables, and the egress choice among
-    /// origins that serve a destination equally well.
-    trees: TreeTables,
-    /// As an access point: the clients heard and served.
-    access: AccessPoint,
-    /// Next hops of the tree-mode packet at hand (reused).
-    tree_hops: Vec<NodeId>,
     counters: NodeCounters,
 }
 
+/// The link-state view tree lookups read: the database, and its graph
+/// built only when a tree must be computed.
+macro_rules! tree_view {
+    ($control:expr) => {{
+        let control = &$control;
+        View {
+            lsdb: control.lsdb(),
+            graph: &mut || control.graph(),
+        }
+    }};
+}
+
 impl Node {
+    // ---------------------------------------------------------- construction
+
     /// A node with a link-state store of its own (a router).
     pub fn new(
         id: NodeId,
@@ -148,50 +201,6 @@ impl Node {
         rng: &mut dyn RngCore,
     ) -> Result<Self, ConfigError> {
         Self::with_lsa_store(id, config, now, rng, LsaStore::new())
-    }
-
-    /// The origin that serves `dst` (an IPv4 address in the first four
-    /// bytes when `v4`) best as seen from this node: longest prefix, best
-    /// client quality, then the nearest (see [`crate::forward`]).
-    pub fn choose_egress(&mut self, dst: &[u8; 16], v4: bool) -> Option<NodeId> {
-        let control = &self.control;
-        self.trees
-            .egress_for(control.lsdb(), &mut || control.graph(), self.id, dst, v4)
-    }
-
-    /// Every IPv4 prefix and client served, with the origin this node
-    /// sends it to (as [`Self::choose_egress`] decides): the table the
-    /// kernel data path matches destinations against.
-    pub fn v4_prefix_table(&mut self) -> Vec<([u8; 4], u8, NodeId)> {
-        let table = self.control.lsdb().v4_prefix_table(self.id);
-        table
-            .into_iter()
-            .filter_map(|(a, l, origins)| Some((a, l, self.nearest_of(&origins)?)))
-            .collect()
-    }
-
-    /// This node's part of `entry`'s tree toward `dest` (tree mode): the
-    /// next hops it copies to and whether it delivers (the table a driver
-    /// mirrors into the kernel).
-    pub fn tree_hop(
-        &mut self,
-        entry: NodeId,
-        dest: crate::forward::TreeDest,
-    ) -> crate::forward::TreeHop {
-        let control = &self.control;
-        self.trees
-            .hop(control.lsdb(), &mut || control.graph(), entry, dest)
-            .clone()
-    }
-
-    /// Among `origins` (sorted), the one nearest this node (ties to the
-    /// lowest id): how the node breaks a tie between equally good
-    /// origins, for a driver that mirrors its choice (the kernel's prefix
-    /// table).
-    pub fn nearest_of(&mut self, origins: &[NodeId]) -> Option<NodeId> {
-        let control = &self.control;
-        self.trees
-            .nearest(control.lsdb(), &mut || control.graph(), self.id, origins)
     }
 
     /// A node whose link-state records are interned in `store`: nodes of
@@ -205,6 +214,13 @@ impl Node {
         store: LsaStore,
     ) -> Result<Self, ConfigError> {
         let control = ControlPlane::with_lsa_store(id, config.control.clone(), now, rng, store)?;
+        let settings = RouteSettings {
+            max_paths: config.max_paths,
+            disjoint: config.disjoint,
+            damping: config.damping,
+            route_delay: config.route_delay,
+            etx: config.control.metric == crate::linkest::MetricKind::Etx,
+        };
         Ok(Node {
             id,
             neighbors: NeighborTable::new(config.control.links.max_neighbors),
@@ -218,28 +234,22 @@ impl Node {
             ),
             egress: Egress::new(config.egress, config.sessions),
             control,
-            routes: BTreeMap::new(),
-            topology_seen: u64::MAX,
-            routes_due: None,
-            routes_computed: now,
-            outbox: VecDeque::new(),
-            delivered: VecDeque::new(),
-            events: EventQueue::default(),
-            next_report: now + config.path_report_interval,
+            routes: Routes::new(id, settings, now),
+            route_changes: Vec::new(),
+            binder: Binder::new(config.late_binding),
+            trees: Trees::new(id),
+            access: AccessPoint::new(config.access),
+            reporter: Reporter::new(now, config.path_report_interval),
+            out: Outbox::new(config.max_queue),
             scratch: Vec::new(),
             got: Vec::new(),
-            pool: BufferPool::default(),
-            external_counts: BTreeMap::new(),
             control_buf: Vec::new(),
-            in_driver: BTreeMap::new(),
-            backlog: Default::default(),
-            trees: TreeTables::new(id),
-            access: AccessPoint::new(config.access),
-            tree_hops: Vec::new(),
             counters: NodeCounters::default(),
             config,
         })
     }
+
+    // --------------------------------------------------------------- queries
 
     /// This node's id.
     pub fn id(&self) -> NodeId {
@@ -271,54 +281,88 @@ impl Node {
         &self.access
     }
 
-    /// The driver measured `quality` (0: not heard; 255: every probe
-    /// answered) toward `client`, an unmodified host on one of its access
-    /// interfaces. Whether this node serves it is decided at once (see
-    /// [`crate::access`]) and advertised within `lsa_min_interval`.
-    pub fn client_heard(&mut self, now: Instant, client: ClientAddr, quality: u8) {
-        self.clients_heard(now, [(client, quality)]);
-    }
-
-    /// As [`Self::client_heard`] for every client a driver measured in one
-    /// round: all recorded, then decided once (deciding looks at every
-    /// client and the database).
-    pub fn clients_heard(
-        &mut self,
-        now: Instant,
-        measured: impl IntoIterator<Item = (ClientAddr, u8)>,
-    ) {
-        for (client, quality) in measured {
-            self.access.heard(now, client, quality);
-        }
-        self.update_access(now);
-    }
-
-    /// Re-decides which clients this access point serves and gives the
-    /// control plane what to advertise.
-    pub(super) fn update_access(&mut self, now: Instant) {
-        let (me, lsdb) = (self.id, self.control.lsdb());
-        let mut servers = Vec::new();
-        let entries = self.access.update(now, |c| {
-            lsdb.clients_served(&c.addr, c.v4, me, &mut servers);
-            servers
-                .iter()
-                .filter(|&&(o, _)| o != me)
-                .map(|&(_, q)| q)
-                .max()
-        });
-        if let Some(entries) = entries {
-            self.control.set_clients(entries);
-        }
-    }
-
     /// The data path's counters.
     pub fn counters(&self) -> NodeCounters {
         NodeCounters {
-            events_dropped: self.events.dropped(),
+            events_dropped: self.out.events_dropped(),
+            queue_full: self.out.full(),
+            delivered: self.out.delivered(),
             neighbors_refused: self.neighbors.refused(),
+            binding_overflow: self.binder.overflow(),
             ..self.counters
         }
     }
+
+    /// The transit nodes of each path in use toward `egress`.
+    pub fn paths_to(&self, egress: NodeId) -> Option<&Vec<Vec<NodeId>>> {
+        self.routes.paths_to(egress)
+    }
+
+    /// Every egress this node has routes to, with its paths (each from
+    /// this node to the egress).
+    pub fn routes(&self) -> impl Iterator<Item = (NodeId, &Vec<Vec<NodeId>>)> + '_ {
+        self.routes.iter()
+    }
+
+    /// The paths this node would take toward `egress` now, computed on
+    /// the link-state graph without touching the routes in use (which
+    /// exist only toward destinations traffic goes to): transit nodes and
+    /// cost of each, cheapest first. For showing an operator the routes.
+    pub fn candidate_paths(&self, egress: NodeId) -> Vec<(Vec<NodeId>, u64)> {
+        self.routes.candidates(&self.control.graph(), egress)
+    }
+
+    /// The cost of a path (transit nodes toward `egress`) on the current
+    /// link-state graph, in metric units; `None` when a link of it is gone.
+    pub fn path_cost(&self, transit: &[NodeId], egress: NodeId) -> Option<u64> {
+        routes::path_cost(&self.control.graph(), self.id, transit, egress)
+    }
+
+    /// Whether traffic waits above the binding point (late binding): the
+    /// driver then hands the node's datagrams to the kernel only as fast
+    /// as the kernel takes them, and anything the kernel takes but drops
+    /// (an interface losing its carrier) drains what waits.
+    pub fn holds_backlog(&self) -> bool {
+        self.binder.holds_backlog()
+    }
+
+    /// The origin that serves `dst` (an IPv4 address in the first four
+    /// bytes when `v4`) best as seen from this node: longest prefix, best
+    /// client quality, then the nearest (see [`crate::forward`]).
+    pub fn choose_egress(&mut self, dst: &[u8; 16], v4: bool) -> Option<NodeId> {
+        let View { lsdb, graph } = tree_view!(self.control);
+        self.trees.tables.egress_for(lsdb, graph, self.id, dst, v4)
+    }
+
+    /// Among `origins` (sorted), the one nearest this node (ties to the
+    /// lowest id): how the node breaks a tie between equally good
+    /// origins, for a driver that mirrors its choice (the kernel's prefix
+    /// table).
+    pub fn nearest_of(&mut self, origins: &[NodeId]) -> Option<NodeId> {
+        let View { lsdb, graph } = tree_view!(self.control);
+        self.trees.tables.nearest(lsdb, graph, self.id, origins)
+    }
+
+    /// Every IPv4 prefix and client served, with the origin this node
+    /// sends it to (as [`Self::choose_egress`] decides): the table the
+    /// kernel data path matches destinations against.
+    pub fn v4_prefix_table(&mut self) -> Vec<([u8; 4], u8, NodeId)> {
+        let table = self.control.lsdb().v4_prefix_table(self.id);
+        table
+            .into_iter()
+            .filter_map(|(a, l, origins)| Some((a, l, self.nearest_of(&origins)?)))
+            .collect()
+    }
+
+    /// This node's part of `entry`'s tree toward `dest` (tree mode): the
+    /// next hops it copies to and whether it delivers (the table a driver
+    /// mirrors into the kernel).
+    pub fn tree_hop(&mut self, entry: NodeId, dest: TreeDest) -> TreeHop {
+        let View { lsdb, graph } = tree_view!(self.control);
+        self.trees.tables.hop(lsdb, graph, entry, dest).clone()
+    }
+
+    // ---------------------------------------------------------------- inputs
 
     /// A user packet from a local host.
     pub fn send(&mut self, now: Instant, packet: &[u8]) {
@@ -335,11 +379,17 @@ impl Node {
             // A client this access point serves best; in tree mode the
             // others serving it get their copies too (the tree delivers
             // here as well), so the egress becomes one of them.
-            egress = self.other_server_in_tree_mode(&info).unwrap_or(egress);
+            let view = tree_view!(self.control);
+            let (classifier, policy) = (&self.config.classifier, &self.config.policy);
+            egress =
+                tree::other_server_in_tree_mode(view, &mut self.trees, self.id, &info, |o, c| {
+                    policy.mode_for(o, classifier.classify(c).class) == Mode::Tree
+                })
+                .unwrap_or(egress);
         }
         if egress == self.id {
-            let buf = self.pool.copy_of(packet);
-            self.deliver_local(buf);
+            let buf = self.out.pool.copy_of(packet);
+            self.out.deliver(buf);
             return;
         }
         if !self.ensure_routes(now, egress) {
@@ -347,7 +397,11 @@ impl Node {
             return;
         }
         let mut out = std::mem::take(&mut self.scratch);
-        let key = match self.ingress.send(now, egress, packet, false, &mut out) {
+        let paths = self.routes.states(egress);
+        let key = match self
+            .ingress
+            .send_inspected(now, egress, &info, packet, false, paths, &mut out)
+        {
             Ok(c) => FlowKey {
                 hash: c.flow_hash,
                 urgent: c.urgent,
@@ -380,23 +434,24 @@ impl Node {
     ) -> Option<NodeId> {
         if braid_wire::peek(bytes) == Ok(MessageType::Data) {
             if from.is_none() && self.control.auth().enabled() {
-                self.counters.unauthenticated += 1;
-                self.refuse("unauthenticated");
+                self.refuse(Refusal::Unauthenticated);
                 return None;
             }
-            self.handle_data(now, from, bytes);
+            match DataHeader::parse(bytes) {
+                Ok(pkt) => self.handle_data(now, from, &pkt, bytes),
+                Err(e) => self.refuse(Refusal::Malformed(e)),
+            }
             return None;
         }
         let sender = match self.control.handle(now, bytes) {
             Ok(sender) => sender,
             Err(e) => {
-                // Counted by the control plane.
-                self.refuse(e.kind());
+                self.refuse(Refusal::Control(e));
                 None
             }
         };
         if let Some(sign) = self.control.take_duplicate_sign() {
-            self.events.push(NodeEvent::DuplicateId { sign, interface });
+            self.out.event(NodeEvent::DuplicateId { sign, interface });
         }
         self.note_topology(now);
         let sender = sender?;
@@ -404,12 +459,12 @@ impl Node {
             Heard::Up => {
                 // Back after being taken down: its link counts again.
                 self.control.link_restored(sender);
-                self.events.push(NodeEvent::NeighborUp {
+                self.out.event(NodeEvent::NeighborUp {
                     neighbor: sender,
                     interface,
                 });
             }
-            Heard::Moved => self.events.push(NodeEvent::NeighborMoved {
+            Heard::Moved => self.out.event(NodeEvent::NeighborMoved {
                 neighbor: sender,
                 interface,
             }),
@@ -419,135 +474,35 @@ impl Node {
         Some(sender)
     }
 
-    fn handle_data(&mut self, now: Instant, from: Option<NodeId>, bytes: &[u8]) {
-        if bytes
-            .get(braid_wire::data::offset::FLAGS_MODE)
-            .map(|b| b & 0x0f)
-            == Some(RedundancyMode::Tree as u8)
-        {
-            self.handle_tree(now, bytes);
-            return;
+    /// Runs every timer due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant, rng: &mut dyn RngCore) {
+        self.control.handle_timeout(now, rng);
+        if let Some(timeout) = self.config.neighbor_timeout {
+            let gone = self.neighbors.expire(now, timeout);
+            self.retire_all(now, gone, DownReason::Unheard, rng);
         }
-        if let (Some(from), Ok(pkt)) = (from, DataHeader::parse(bytes)) {
-            let before = braid_wire::data::previous_hop(&pkt, self.id);
-            // A transit node the route does not reach is `not_on_route`
-            // below; anything else must name the sender.
-            let off_route = before.is_none() && pkt.header.egress != self.id;
-            if !off_route && before != Some(from) {
-                self.counters.wrong_previous_hop += 1;
-                self.refuse("wrong_previous_hop");
-                return;
-            }
+        let mut out = std::mem::take(&mut self.scratch);
+        self.ingress.handle_timeout(now, &mut out);
+        self.emit_all(&mut out, &[], FlowKey::default());
+        self.scratch = out;
+        self.deliver_from_egress(|egress, deliver| egress.handle_timeout(now, deliver));
+        self.note_topology(now);
+        if self.routes.is_due(now) {
+            self.recompute_routes(now);
         }
-        let mut buf = self.pool.copy_of(bytes);
-        let deliver = match forward_in_place(&mut buf, self.id) {
-            Ok(Forward::Deliver) => true,
-            Ok(Forward::To(next)) => {
-                self.counters.forwarded += 1;
-                self.push_out(Transmit {
-                    dest: Dest::Neighbor(next),
-                    bytes: buf,
-                    rate: None,
-                });
-                return;
-            }
-            Ok(Forward::HopLimitExceeded) => {
-                self.counters.hop_limit_exceeded += 1;
-                self.refuse("hop_limit_exceeded");
-                false
-            }
-            Ok(Forward::NotOnRoute) => {
-                self.counters.not_on_route += 1;
-                self.refuse("not_on_route");
-                false
-            }
-            Err(e) => {
-                self.counters.malformed += 1;
-                self.refuse(e.kind());
-                false
-            }
-        };
-        let class = match deliver.then(|| DataHeader::parse(&buf)) {
-            None => None,
-            Some(Ok(pkt)) => {
-                let (got, pool) = (&mut self.got, &mut self.pool);
-                self.egress
-                    .receive(now, &pkt, &mut |p| got.push(pool.copy_of(p)));
-                Some(pkt.header.class)
-            }
-            Some(Err(e)) => {
-                self.counters.malformed += 1;
-                self.refuse(e.kind());
-                None
-            }
-        };
-        self.pool.give(buf);
-        if let Some(class) = class {
-            self.take_delivered(now, class);
+        if self.access.next_deadline().is_some_and(|t| t <= now) {
+            self.update_access(now);
+        }
+        if self.reporter.due(now) {
+            self.send_path_reports(now);
+            self.expire_idle(now);
         }
     }
 
-    /// Delivers what the egress handed over (`self.got`): path reports to
-    /// the ingress, the rest to the host.
-    fn take_delivered(&mut self, now: Instant, class: u8) {
-        let mut got = std::mem::take(&mut self.got);
-        for p in got.drain(..) {
-            if class == CLASS_CONTROL {
-                self.on_node_message(now, &p);
-                self.pool.give(p);
-            } else {
-                self.deliver_local(p);
-            }
-        }
-        self.got = got;
-    }
-
-    /// Runs `step` on the egress and delivers to local hosts what it hands
-    /// over (re-ordered packets released by a timer, or by a session that
-    /// expired).
-    fn deliver_from_egress(&mut self, step: impl FnOnce(&mut Egress, &mut dyn FnMut(&[u8]))) {
-        let (got, pool) = (&mut self.got, &mut self.pool);
-        step(&mut self.egress, &mut |p| got.push(pool.copy_of(p)));
-        let mut got = std::mem::take(&mut self.got);
-        for p in got.drain(..) {
-            self.deliver_local(p);
-        }
-        self.got = got;
-    }
-
-    fn deliver_local(&mut self, p: Vec<u8>) {
-        if self.delivered.len() >= self.config.max_queue {
-            self.counters.queue_full += 1;
-            self.pool.give(p);
-            return;
-        }
-        self.counters.delivered += 1;
-        self.delivered.push_back(p);
-    }
-
-    fn push_out(&mut self, t: Transmit) {
-        if self.outbox.len() >= self.config.max_queue {
-            self.counters.queue_full += 1;
-            self.pool.give(t.bytes);
-            return;
-        }
-        self.outbox.push_back(t);
-    }
-
-    /// Tells the driver a datagram was refused (counted where it was).
-    fn refuse(&mut self, reason: &'static str) {
-        self.events.push(NodeEvent::Refused { reason });
-    }
-
-    /// Turns the ingress's mode changes into events.
-    fn note_mode_changes(&mut self) {
-        for (egress, class, mode) in self.ingress.take_mode_changes() {
-            self.events.push(NodeEvent::ModeChange {
-                egress,
-                class,
-                mode,
-            });
-        }
+    /// The driver's report that a unicast datagram to `neighbor` left its
+    /// queue (sent, or dropped): room for the next one (late binding).
+    pub fn on_sent(&mut self, neighbor: NodeId) {
+        self.binder.on_sent(neighbor);
     }
 
     /// The driver's report that a frame to `neighbor` was not acknowledged
@@ -564,7 +519,8 @@ impl Node {
     /// The driver lost the link to `neighbor` (carrier or association
     /// lost): routes move off it at once.
     pub fn link_down(&mut self, now: Instant, neighbor: NodeId, rng: &mut dyn RngCore) {
-        self.take_down(now, neighbor, DownReason::LinkDown, rng);
+        let was_up = self.neighbors.remove(neighbor);
+        self.link_gone(now, neighbor, DownReason::LinkDown, was_up, rng);
         self.after_local_failure(now);
     }
 
@@ -574,10 +530,10 @@ impl Node {
         self.control.link_restored(neighbor);
     }
 
-    /// `interface` lost its carrier (or went down): every neighbor heard
-    /// on it goes down at once, and nothing heard on it counts until
-    /// [`Self::interface_up`] (datagrams queued before it went still
-    /// arrive). Returns how many neighbors went down.
+    /// The kernel says `interface` lost its carrier (or went down): every
+    /// neighbor heard on it goes down at once, and nothing heard on it
+    /// counts until [`Self::interface_up`] (datagrams queued before it
+    /// went still arrive). Returns how many neighbors went down.
     pub fn interface_down(
         &mut self,
         now: Instant,
@@ -588,9 +544,10 @@ impl Node {
         self.retire_all(now, gone, DownReason::InterfaceDown, rng)
     }
 
-    /// A send found `interface` down (the driver has no word from the
-    /// kernel yet): its neighbors go down at once and come back as they
-    /// are heard. Returns how many went down.
+    /// A send found `interface` down before the kernel said so: its
+    /// neighbors go down at once, but unlike [`Self::interface_down`]
+    /// the interface is not marked down, so each comes back as soon as
+    /// it is heard. Returns how many went down.
     pub fn interface_failed(
         &mut self,
         now: Instant,
@@ -601,66 +558,35 @@ impl Node {
         self.retire_all(now, gone, DownReason::InterfaceDown, rng)
     }
 
-    /// Retires `gone` (out of the table already) and moves routes once.
-    fn retire_all(
-        &mut self,
-        now: Instant,
-        gone: Vec<NodeId>,
-        why: DownReason,
-        rng: &mut dyn RngCore,
-    ) -> usize {
-        let n = gone.len();
-        if n > 0 {
-            for neighbor in gone {
-                self.retire(now, neighbor, why, rng);
-            }
-            self.after_local_failure(now);
-        }
-        n
-    }
-
     /// `interface` is usable again; its neighbors come back as they are
     /// heard.
     pub fn interface_up(&mut self, interface: Interface) {
         self.neighbors.interface_up(interface);
     }
 
-    /// Takes `neighbor`'s link out of use (a neighbor that was up goes
-    /// down: an event).
-    fn take_down(
+    /// The driver measured `quality` (0: not heard; 255: every probe
+    /// answered) toward `client`, an unmodified host on one of its access
+    /// interfaces. Whether this node serves it is decided at once (see
+    /// [`crate::access`]) and advertised within `lsa_min_interval`.
+    pub fn client_heard(&mut self, now: Instant, client: ClientAddr, quality: u8) {
+        self.clients_heard(now, [(client, quality)]);
+    }
+
+    /// As [`Self::client_heard`] for every client a driver measured in one
+    /// round: all recorded, then decided once (deciding looks at every
+    /// client and the database).
+    pub fn clients_heard(
         &mut self,
         now: Instant,
-        neighbor: NodeId,
-        why: DownReason,
-        rng: &mut dyn RngCore,
+        measured: impl IntoIterator<Item = (ClientAddr, u8)>,
     ) {
-        let was_up = self.neighbors.remove(neighbor);
-        self.control
-            .link_failed(now, neighbor, Instant(u64::MAX), rng);
-        if was_up {
-            self.events.push(NodeEvent::NeighborDown { neighbor, why });
+        for (client, quality) in measured {
+            self.access.heard(now, client, quality);
         }
+        self.update_access(now);
     }
 
-    /// The link to `neighbor`, taken out of the table already, goes out
-    /// of use until it is heard again.
-    fn retire(&mut self, now: Instant, neighbor: NodeId, why: DownReason, rng: &mut dyn RngCore) {
-        self.control
-            .link_failed(now, neighbor, Instant(u64::MAX), rng);
-        self.events.push(NodeEvent::NeighborDown { neighbor, why });
-    }
-
-    /// A local link failed: routes move now, not after `route_delay`.
-    fn after_local_failure(&mut self, now: Instant) {
-        self.note_topology(now);
-        self.recompute_routes_now(now);
-    }
-
-    /// A new neighbor timeout (an operator's reload; see
-    /// [`NodeConfig::neighbor_timeout`]).
-    pub fn set_neighbor_timeout(&mut self, timeout: Option<std::time::Duration>) {
-        self.config.neighbor_timeout = timeout;
-    }
+    // -------------------------------------------------------------- commands
 
     /// Takes new redundancy settings (an operator's reload) without
     /// dropping traffic: sessions whose mode changes switch at once, and
@@ -688,43 +614,10 @@ impl Node {
         Ok(())
     }
 
-    /// Runs every timer due at `now`.
-    pub fn handle_timeout(&mut self, now: Instant, rng: &mut dyn RngCore) {
-        self.control.handle_timeout(now, rng);
-        if let Some(timeout) = self.config.neighbor_timeout {
-            let gone = self.neighbors.expire(now, timeout);
-            self.retire_all(now, gone, DownReason::Unheard, rng);
-        }
-        let mut out = std::mem::take(&mut self.scratch);
-        self.ingress.handle_timeout(now, &mut out);
-        self.emit_all(&mut out, &[], FlowKey::default());
-        self.scratch = out;
-        self.deliver_from_egress(|egress, deliver| egress.handle_timeout(now, deliver));
-        self.note_topology(now);
-        self.recompute_routes_if_due(now);
-        if self.access.next_deadline().is_some_and(|t| t <= now) {
-            self.update_access(now);
-        }
-        if now >= self.next_report {
-            self.next_report = now + self.config.path_report_interval;
-            self.send_path_reports(now);
-            self.expire_idle(now);
-        }
-    }
-
-    /// Drops idle sessions (each side), and the routes toward nodes that no
-    /// session uses any more and nothing waits for: no per-peer table
-    /// keeps what traffic left behind.
-    fn expire_idle(&mut self, now: Instant) {
-        self.ingress.expire(now);
-        self.deliver_from_egress(|egress, deliver| egress.expire(now, deliver));
-        self.drop_unused_routes();
-        // Next hops that are neighbors no more (and hold nothing in the
-        // driver); a current neighbor's entry stays at zero, so that the
-        // data path does not allocate it again.
-        let links = self.control.links();
-        self.in_driver
-            .retain(|n, held| *held > 0 || links.knows(*n));
+    /// A new neighbor timeout (an operator's reload; see
+    /// [`NodeConfig::neighbor_timeout`]).
+    pub fn set_neighbor_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.config.neighbor_timeout = timeout;
     }
 
     /// The node is leaving (an operator's shutdown): its link-state
@@ -735,47 +628,18 @@ impl Node {
         self.control.leave();
     }
 
-    /// When [`Self::handle_timeout`] should next run.
-    pub fn poll_timeout(&self) -> Instant {
-        let mut t = self.control.poll_timeout().min(self.next_report);
-        if let Some(due) = self.routes_due {
-            t = t.min(due);
-        }
-        let neighbors = self
-            .config
-            .neighbor_timeout
-            .and_then(|timeout| self.neighbors.next_expiry(timeout));
-        for x in [
-            self.ingress.poll_timeout(),
-            self.egress.poll_timeout(),
-            neighbors,
-            self.access.next_deadline(),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            t = t.min(x);
-        }
-        t
-    }
-
-    /// The next datagram to send: control messages first, then datagrams
-    /// already bound, then (late binding) datagrams whose path has room.
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
-        if let Some(n) = self.control.poll_transmit(now, &mut self.control_buf) {
-            let bytes = self.control_buf[..n].to_vec();
-            return Some(Transmit {
-                dest: Dest::AllNeighbors,
-                bytes,
-                rate: self.control.last_tx_rate(),
-            });
-        }
-        let t = match self.outbox.pop_front() {
-            Some(t) => t,
-            None => self.pull_bound()?,
+    /// Sends an echo request to `target` through the mesh, on the paths
+    /// user traffic to it takes (the control class's session), to be
+    /// answered with an [`NodeEvent::EchoReply`] carrying `seq` and
+    /// `stamp`. False when there is no path to it.
+    pub fn send_echo(&mut self, now: Instant, target: NodeId, seq: u32, stamp: u64) -> bool {
+        let echo = braid_wire::Echo {
+            kind: braid_wire::EchoKind::Request,
+            target,
+            seq,
+            stamp,
         };
-        self.count_in_driver(&t);
-        Some(t)
+        self.send_end_to_end(now, target, &echo)
     }
 
     /// Lends ingress session (`egress`, `class`) to another encoder (the
@@ -792,20 +656,16 @@ impl Node {
         self.ingress.take_back(egress, class, next_seq);
     }
 
-    /// Lent sessions whose packets keep reaching this node (its own
-    /// numbers ran out; the borrower should take them, or give them back).
-    pub fn exhausted_loans(&self) -> Vec<(NodeId, u8)> {
-        self.ingress.exhausted_loans()
-    }
-
-    /// The next packet for a local host.
-    pub fn poll_deliver(&mut self) -> Option<Vec<u8>> {
-        self.delivered.pop_front()
-    }
-
-    /// The next thing that happened (see [`NodeEvent`]).
-    pub fn poll_event(&mut self) -> Option<NodeEvent> {
-        self.events.pop()
+    /// What another decoder of this node's egress sessions (the kernel
+    /// data path) has received so far, per (ingress, class) and path:
+    /// added to the node's own counts in the next path reports. Replaces
+    /// what was given before; at most as many sessions as the egress
+    /// table holds are kept.
+    pub fn set_external_path_counts(
+        &mut self,
+        counts: impl IntoIterator<Item = ((NodeId, u8), Vec<(u8, u32)>)>,
+    ) {
+        self.reporter.set_external(counts, self.config.sessions.max);
     }
 
     /// Gives back the buffer of a datagram the driver has sent, or of a
@@ -813,6 +673,477 @@ impl Node {
     /// driver that gives its buffers back makes the data path allocate
     /// nothing once warm. Optional; the pool is bounded.
     pub fn recycle(&mut self, buf: Vec<u8>) {
-        self.pool.give(buf);
+        self.out.pool.give(buf);
+    }
+
+    // --------------------------------------------------------------- outputs
+
+    /// The next datagram to send: control messages first, then datagrams
+    /// already bound, then (late binding) datagrams whose path has room.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        if let Some(n) = self.control.poll_transmit(now, &mut self.control_buf) {
+            let bytes = self.control_buf[..n].to_vec();
+            return Some(Transmit {
+                dest: Dest::AllNeighbors,
+                bytes,
+                rate: self.control.last_tx_rate(),
+            });
+        }
+        let t = match self.out.next_transmit() {
+            Some(t) => t,
+            None => self.pull_bound()?,
+        };
+        if let Dest::Neighbor(n) = t.dest {
+            self.binder.handed_to_driver(n);
+        }
+        Some(t)
+    }
+
+    /// The next packet for a local host.
+    pub fn poll_deliver(&mut self) -> Option<Vec<u8>> {
+        self.out.next_delivered()
+    }
+
+    /// The next thing that happened (see [`NodeEvent`]).
+    pub fn poll_event(&mut self) -> Option<NodeEvent> {
+        self.out.next_event()
+    }
+
+    /// When [`Self::handle_timeout`] should next run.
+    pub fn poll_timeout(&self) -> Instant {
+        let mut t = self
+            .control
+            .poll_timeout()
+            .min(self.reporter.poll_timeout());
+        let neighbors = self
+            .config
+            .neighbor_timeout
+            .and_then(|timeout| self.neighbors.next_expiry(timeout));
+        for x in [
+            self.routes.poll_timeout(),
+            self.ingress.poll_timeout(),
+            self.egress.poll_timeout(),
+            neighbors,
+            self.access.next_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            t = t.min(x);
+        }
+        t
+    }
+
+    // ----------------------------------------------------- the data path
+
+    /// A data packet from a neighbor, parsed: tree mode, or this node's
+    /// step on its source route (deliver, send on, or refuse).
+    fn handle_data(
+        &mut self,
+        now: Instant,
+        from: Option<NodeId>,
+        pkt: &DataPacket<'_>,
+        bytes: &[u8],
+    ) {
+        if pkt.header.mode == RedundancyMode::Tree {
+            self.handle_tree(now, pkt, bytes);
+            return;
+        }
+        if let Some(from) = from {
+            let before = previous_hop(pkt, self.id);
+            // A transit node the route does not reach is `not_on_route`
+            // below; anything else must name the sender.
+            let off_route = before.is_none() && pkt.header.egress != self.id;
+            if !off_route && before != Some(from) {
+                self.refuse(Refusal::WrongPreviousHop);
+                return;
+            }
+        }
+        let route = pkt.route;
+        match forwarding_step(&pkt.header, |i| route.get(i), self.id) {
+            (Forward::Deliver, _) => {
+                let (got, pool) = (&mut self.got, &mut self.out.pool);
+                self.egress
+                    .receive(now, pkt, &mut |p| got.push(pool.copy_of(p)));
+                self.take_delivered(now, pkt.header.class);
+            }
+            (Forward::To(next), route_ptr) => {
+                self.counters.forwarded += 1;
+                let mut buf = self.out.pool.copy_of(bytes);
+                let mut view = DataView::new_unchecked(&mut buf[..]);
+                view.set_route_ptr(route_ptr);
+                view.set_hop_limit(pkt.header.hop_limit - 1);
+                self.out.send(Transmit {
+                    dest: Dest::Neighbor(next),
+                    bytes: buf,
+                    rate: None,
+                });
+            }
+            (Forward::HopLimitExceeded, _) => self.refuse(Refusal::HopLimitExceeded),
+            (Forward::NotOnRoute, _) => self.refuse(Refusal::NotOnRoute),
+        }
+    }
+
+    /// A tree-mode packet from a neighbor: copies along the entry point's
+    /// tree, and delivery when this node serves the destination.
+    fn handle_tree(&mut self, now: Instant, pkt: &DataPacket<'_>, bytes: &[u8]) {
+        let view = tree_view!(self.control);
+        let deliver = match self
+            .trees
+            .forward(view, pkt, bytes, &mut self.out, &mut self.counters)
+        {
+            Ok(deliver) => deliver,
+            Err((refusal, deliver)) => {
+                self.refuse(refusal);
+                deliver
+            }
+        };
+        if !deliver {
+        } else if pkt.header.class == CLASS_CONTROL {
+            self.on_node_message(now, pkt.payload);
+        } else {
+            let p = self.out.pool.copy_of(pkt.payload);
+            self.out.deliver(p);
+        }
+    }
+
+    /// Delivers what the egress handed over (`self.got`): node messages
+    /// to the node, the rest to the host.
+    fn take_delivered(&mut self, now: Instant, class: u8) {
+        let mut got = std::mem::take(&mut self.got);
+        for p in got.drain(..) {
+            if class == CLASS_CONTROL {
+                self.on_node_message(now, &p);
+                self.out.pool.give(p);
+            } else {
+                self.out.deliver(p);
+            }
+        }
+        self.got = got;
+    }
+
+    /// Runs `step` on the egress and delivers to local hosts what it hands
+    /// over (re-ordered packets released by a timer, or by a session that
+    /// expired).
+    fn deliver_from_egress(&mut self, step: impl FnOnce(&mut Egress, &mut dyn FnMut(&[u8]))) {
+        let (got, pool) = (&mut self.got, &mut self.out.pool);
+        step(&mut self.egress, &mut |p| got.push(pool.copy_of(p)));
+        let mut got = std::mem::take(&mut self.got);
+        for p in got.drain(..) {
+            self.out.deliver(p);
+        }
+        self.got = got;
+    }
+
+    /// Counts `refusal` under its counter and tells the driver.
+    fn refuse(&mut self, refusal: Refusal) {
+        self.counters.count(refusal);
+        self.out.event(NodeEvent::Refused { reason: refusal });
+    }
+
+    /// Turns the ingress's output into datagrams: with late binding, each
+    /// waits above the binding point for its path; otherwise it gets its
+    /// path's source route and goes to the driver now. Tree mode has no
+    /// path to bind to: a copy per branch of the tree.
+    fn emit_all(&mut self, out: &mut Vec<Outgoing>, input: &[u8], key: FlowKey) {
+        for o in out.drain(..) {
+            let body: &[u8] = match &o.payload {
+                Payload::Input => input,
+                Payload::Repair(r) => r,
+            };
+            if o.header.mode == RedundancyMode::Tree {
+                let view = tree_view!(self.control);
+                let me = self.id;
+                let sent =
+                    self.trees
+                        .send(view, me, o.header, body, &mut self.out, &mut self.counters);
+                if sent == Some(true) {
+                    let p = self.out.pool.copy_of(body);
+                    self.out.deliver(p);
+                }
+                continue;
+            }
+            if !self.binder.is_on() {
+                if let Some(t) = self.route_datagram(o.header, o.path as usize, body) {
+                    self.out.send(t);
+                }
+                continue;
+            }
+            let egress = o.header.egress;
+            if !self.routes.has(egress) {
+                self.counters.no_path += 1;
+                continue;
+            }
+            let paths = self.routes.paths_to(egress).map_or(0, Vec::len);
+            let pending = Pending {
+                header: o.header,
+                body: self.out.pool.copy_of(body),
+            };
+            for dropped in self.binder.enqueue(egress, paths, o.path, pending, key) {
+                self.out.pool.give(dropped.body);
+            }
+        }
+    }
+
+    /// Gives a datagram its path's source route, ready for its first hop;
+    /// `None` (counted) when the path is gone.
+    fn route_datagram(&mut self, header: DataHeader, path: usize, body: &[u8]) -> Option<Transmit> {
+        let routed = self
+            .routes
+            .source_route(header, path, body, &mut self.out.pool);
+        match routed {
+            Ok(t) => return Some(t),
+            Err(Unrouted::NoPath) => self.counters.no_path += 1,
+            Err(Unrouted::Malformed) => self.counters.malformed += 1,
+            Err(Unrouted::NotOnRoute) => self.counters.not_on_route += 1,
+        }
+        None
+    }
+
+    /// Late binding: the next datagram whose path's first hop has room in
+    /// the driver, with its source route.
+    fn pull_bound(&mut self) -> Option<Transmit> {
+        loop {
+            let routes = &self.routes;
+            let (path, pending) = self
+                .binder
+                .pull(|egress| routes.paths_to(egress).map(Vec::as_slice))?;
+            let t = self.route_datagram(pending.header, path, &pending.body);
+            self.out.pool.give(pending.body);
+            if t.is_some() {
+                return t;
+            }
+            // Counted by `route_datagram`; try again.
+        }
+    }
+
+    // ---------------------------------------------------------------- routes
+
+    /// Computes the paths toward `egress` if there are none yet; false
+    /// when there is no path.
+    fn ensure_routes(&mut self, now: Instant, egress: NodeId) -> bool {
+        let control = &self.control;
+        let ok = self
+            .routes
+            .ensure(now, egress, || control.graph(), &mut self.route_changes);
+        self.take_route_changes(now);
+        ok
+    }
+
+    /// Recomputes every route now.
+    fn recompute_routes(&mut self, now: Instant) {
+        let ls = self.control.graph();
+        self.routes.recompute(now, &ls, &mut self.route_changes);
+        self.take_route_changes(now);
+    }
+
+    /// Hands each route change to the binder (paths renumbered) and the
+    /// ingress (new path states), and sends what that sends.
+    fn take_route_changes(&mut self, now: Instant) {
+        let mut changes = std::mem::take(&mut self.route_changes);
+        for change in changes.drain(..) {
+            self.counters.route_changes += 1;
+            self.out.event(NodeEvent::RouteChange {
+                egress: change.egress,
+            });
+            self.binder.renumber(change.egress, change.states.len());
+            let mut out = std::mem::take(&mut self.scratch);
+            self.ingress
+                .set_paths(now, change.egress, &change.states, &mut out);
+            self.emit_all(&mut out, &[], FlowKey::default());
+            self.scratch = out;
+            self.note_mode_changes();
+        }
+        self.route_changes = changes;
+    }
+
+    /// Notes a link-state change: routes are due for recomputation, and
+    /// another access point's advertisement may have changed which of
+    /// them serve a client.
+    fn note_topology(&mut self, now: Instant) {
+        let version = self.control.lsdb().version();
+        if self.routes.note_topology(now, version) && !self.access.is_empty() {
+            self.update_access(now);
+        }
+    }
+
+    /// A local link failed: routes move now, not after `route_delay`.
+    fn after_local_failure(&mut self, now: Instant) {
+        self.note_topology(now);
+        self.recompute_routes(now);
+    }
+
+    /// Turns the ingress's mode changes into events.
+    fn note_mode_changes(&mut self) {
+        for (egress, class, mode) in self.ingress.take_mode_changes() {
+            self.out.event(NodeEvent::ModeChange {
+                egress,
+                class,
+                mode,
+            });
+        }
+    }
+
+    /// Re-decides which clients this access point serves and gives the
+    /// control plane what to advertise.
+    fn update_access(&mut self, now: Instant) {
+        let (me, lsdb) = (self.id, self.control.lsdb());
+        let mut servers = Vec::new();
+        let entries = self.access.update(now, |c| {
+            lsdb.clients_served(&c.addr, c.v4, me, &mut servers);
+            servers
+                .iter()
+                .filter(|&&(o, _)| o != me)
+                .map(|&(_, q)| q)
+                .max()
+        });
+        if let Some(entries) = entries {
+            self.control.set_clients(entries);
+        }
+    }
+
+    // ------------------------------------------------------------- neighbors
+
+    /// The link to `neighbor` goes out of use until it is heard again;
+    /// one that was up goes down (an event).
+    fn link_gone(
+        &mut self,
+        now: Instant,
+        neighbor: NodeId,
+        why: DownReason,
+        was_up: bool,
+        rng: &mut dyn RngCore,
+    ) {
+        self.control
+            .link_failed(now, neighbor, Instant(u64::MAX), rng);
+        if was_up {
+            self.out.event(NodeEvent::NeighborDown { neighbor, why });
+        }
+    }
+
+    /// `gone` (up, and out of the table already) go down; routes move
+    /// once. Returns how many.
+    fn retire_all(
+        &mut self,
+        now: Instant,
+        gone: Vec<NodeId>,
+        why: DownReason,
+        rng: &mut dyn RngCore,
+    ) -> usize {
+        let n = gone.len();
+        if n > 0 {
+            for neighbor in gone {
+                self.link_gone(now, neighbor, why, true, rng);
+            }
+            self.after_local_failure(now);
+        }
+        n
+    }
+
+    /// Drops idle sessions (each side), and the routes toward nodes that no
+    /// session uses any more and nothing waits for: no per-peer table
+    /// keeps what traffic left behind.
+    fn expire_idle(&mut self, now: Instant) {
+        self.ingress.expire(now);
+        self.deliver_from_egress(|egress, deliver| egress.expire(now, deliver));
+        let (ingress, egress, binder) = (&self.ingress, &self.egress, &self.binder);
+        let unused = self
+            .routes
+            .retain(|peer| ingress.serves(peer) || egress.serves(peer) || binder.holds_for(peer));
+        for peer in unused {
+            self.binder.forget(peer);
+        }
+        // Next hops that are neighbors no more (and hold nothing in the
+        // driver); a current neighbor's entry stays at zero, so that the
+        // data path does not allocate it again.
+        let links = self.control.links();
+        self.binder.forget_hops(|n| links.knows(n));
+    }
+
+    // --------------------------------------------------------- node messages
+
+    /// Sends each egress session's report to its ingress.
+    fn send_path_reports(&mut self, now: Instant) {
+        let mac = self.control.mac_fields();
+        for (ingress, buf) in self.reporter.reports(now, &self.egress, self.id, mac) {
+            // End to end: signed by the egress, checked by the ingress
+            // (no replay state: the report only says what arrived).
+            if self.send_in_control_class(now, ingress, buf) {
+                self.counters.path_reports_sent += 1;
+            }
+        }
+    }
+
+    /// Writes `echo` and sends it to `to` in the control class.
+    fn send_end_to_end(&mut self, now: Instant, to: NodeId, echo: &braid_wire::Echo) -> bool {
+        match echo_message(echo, self.id, self.control.mac_fields()) {
+            Some(buf) => self.send_in_control_class(now, to, buf),
+            None => false,
+        }
+    }
+
+    /// Signs a node message (a path report, an echo) and sends it to `to`
+    /// inside a data packet of the control class, urgent; false when
+    /// there is no path to it.
+    fn send_in_control_class(&mut self, now: Instant, to: NodeId, mut buf: Vec<u8>) -> bool {
+        self.control.sign(&mut buf);
+        if to == self.id || !self.ensure_routes(now, to) {
+            return false;
+        }
+        let c = Classified {
+            class: CLASS_CONTROL,
+            urgent: true,
+            flow_hash: 0,
+        };
+        let mut out = std::mem::take(&mut self.scratch);
+        let paths = self.routes.states(to);
+        let sent = self
+            .ingress
+            .send_classified(now, to, c, &buf, false, paths, &mut out)
+            .is_ok();
+        let key = FlowKey {
+            hash: 0,
+            urgent: true,
+        };
+        self.emit_all(&mut out, &buf, key);
+        self.scratch = out;
+        sent
+    }
+
+    /// A message of the control class delivered here: a path report for
+    /// one of our ingress sessions, or an echo.
+    fn on_node_message(&mut self, now: Instant, bytes: &[u8]) {
+        let (sender, body) = match read_node_message(bytes, self.control.auth()) {
+            Ok(read) => read,
+            Err(refusal) => return self.refuse(refusal),
+        };
+        match body {
+            NodeMessage::Report(report) => {
+                if report.ingress != self.id {
+                    return self.refuse(Refusal::NotOurReport);
+                }
+                self.counters.path_reports_received += 1;
+                let counts: Vec<PathCount> = report.counts().collect();
+                let mut out = std::mem::take(&mut self.scratch);
+                self.ingress
+                    .on_path_report(now, sender, report.class, &counts, &mut out);
+                self.emit_all(&mut out, &[], FlowKey::default());
+                self.scratch = out;
+                self.note_mode_changes();
+            }
+            NodeMessage::Echo(echo) => match answer_echo(echo, self.id, sender) {
+                Ok(EchoAnswer::Reply(reply)) => {
+                    if self.send_end_to_end(now, sender, &reply) {
+                        self.counters.echoes_answered += 1;
+                    }
+                }
+                Ok(EchoAnswer::Returned) => self.out.event(NodeEvent::EchoReply {
+                    from: sender,
+                    seq: echo.seq,
+                    stamp: echo.stamp,
+                }),
+                Err(refusal) => self.refuse(refusal),
+            },
+        }
     }
 }

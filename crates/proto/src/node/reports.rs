@@ -1,31 +1,94 @@
-//! Path reports: every `path_report_interval` each egress session tells
-//! its ingress how many packets arrived on each path, inside a data
-//! packet of the control class; the ingress turns two reports and what it
-//! sent in between into each path's loss (what the adaptive mode and the
-//! operator's per-path counters read). And echoes (`braid ctl ping`):
-//! the same end-to-end carriage, signed and checked the same way.
+//! Node messages: what one router tells another end to end, inside data
+//! packets of the control class. Path reports: every
+//! `path_report_interval` each egress session tells its ingress how many
+//! packets arrived on each path; the ingress turns two reports and what
+//! it sent in between into each path's loss (what the adaptive mode and
+//! the operator's per-path counters read). Echoes (`braid ctl ping`): the
+//! same carriage, signed and checked the same way.
+//!
+//! Here the messages are written ([`Reporter::reports`], [`echo_message`])
+//! and read ([`read_node_message`], [`answer_echo`]); the node signs,
+//! sends and acts on them.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 use braid_wire::{
     ControlHeader, ControlMessage, Echo, EchoKind, MessageType, NodeId, PathCount, PathReport,
 };
 
-use super::binding::FlowKey;
-use super::Node;
-use crate::classify::Classified;
-use crate::redundancy::CLASS_CONTROL;
+use super::refusal::Refusal;
+use crate::auth::Authenticator;
+use crate::redundancy::{Egress, CLASS_CONTROL};
 use crate::time::Instant;
 
 /// A node message's body, parsed.
-enum NodeMessage<'a> {
+pub enum NodeMessage<'a> {
+    /// An egress's path report.
     Report(PathReport<'a>),
+    /// An echo request or reply.
     Echo(Echo),
 }
 
-impl Node {
-    /// Sends each egress session's report to its ingress.
-    pub(super) fn send_path_reports(&mut self, now: Instant) {
-        let mut merged: std::collections::BTreeMap<(NodeId, u8), Vec<PathCount>> = self
-            .egress
+/// When path reports are due, and what another decoder counted.
+#[derive(Debug)]
+pub struct Reporter {
+    interval: Duration,
+    next: Instant,
+    /// Per-path receive counts of egress sessions another decoder (the
+    /// kernel data path) keeps.
+    external: BTreeMap<(NodeId, u8), Vec<(u8, u32)>>,
+}
+
+impl Reporter {
+    /// Reports every `interval`, the first at `now + interval`.
+    pub fn new(now: Instant, interval: Duration) -> Self {
+        Reporter {
+            interval,
+            next: now + interval,
+            external: BTreeMap::new(),
+        }
+    }
+
+    /// When the next reports are due.
+    pub fn poll_timeout(&self) -> Instant {
+        self.next
+    }
+
+    /// Whether reports are due at `now` (then the next are due an
+    /// interval later).
+    pub fn due(&mut self, now: Instant) -> bool {
+        if now < self.next {
+            return false;
+        }
+        self.next = now + self.interval;
+        true
+    }
+
+    /// What another decoder of this node's egress sessions has received
+    /// so far; replaces what was given before; at most `max` sessions.
+    pub fn set_external(
+        &mut self,
+        counts: impl IntoIterator<Item = ((NodeId, u8), Vec<(u8, u32)>)>,
+        max: usize,
+    ) {
+        self.external = counts
+            .into_iter()
+            .filter(|((_, class), _)| *class != CLASS_CONTROL)
+            .take(max)
+            .collect();
+    }
+
+    /// Each egress session's report to its ingress, unsigned, written by
+    /// `me` with the MAC fields `(key_id, mac_len)`: (ingress, message).
+    pub fn reports(
+        &self,
+        now: Instant,
+        egress: &Egress,
+        me: NodeId,
+        (key_id, mac_len): (u8, u8),
+    ) -> Vec<(NodeId, Vec<u8>)> {
+        let mut merged: BTreeMap<(NodeId, u8), Vec<PathCount>> = egress
             .sessions()
             .filter(|((_, class), _)| *class != CLASS_CONTROL)
             .map(|(&key, s)| (key, s.path_counts(now)))
@@ -34,7 +97,7 @@ impl Node {
         // same sessions: one report carries both. The kernel keeps no
         // send order, so a path it received on has none in the report
         // (the ingress then counts by the older, in-flight-blind rule).
-        for (key, counts) in &self.external_counts {
+        for (key, counts) in &self.external {
             let mine = merged.entry(*key).or_default();
             for &(path, received) in counts {
                 match mine.iter_mut().find(|c| c.path == path) {
@@ -52,173 +115,131 @@ impl Node {
             }
             mine.sort_unstable_by_key(|c| c.path);
         }
+        let header = ControlHeader {
+            key_id,
+            mac_len,
+            ..ControlHeader::new(MessageType::PathReport, me)
+        };
+        let mut out = Vec::new();
         for ((ingress, class), counts) in merged {
-            let (key_id, mac_len) = self.control.mac_fields();
-            let header = ControlHeader {
-                key_id,
-                mac_len,
-                ..ControlHeader::new(MessageType::PathReport, self.id)
-            };
             let mut buf = vec![0u8; PathReport::encoded_len(counts.len(), mac_len as usize)];
             let Ok(n) = PathReport::emit(&header, ingress, class, &counts, &mut buf) else {
                 continue;
             };
             buf.truncate(n);
-            // End to end: signed by the egress, checked by the ingress
-            // (no replay state: the report only says what arrived).
-            if self.send_in_control_class(now, ingress, buf) {
-                self.counters.path_reports_sent += 1;
-            }
+            out.push((ingress, buf));
         }
+        out
     }
+}
 
-    /// Signs a node message (a path report, an echo) and sends it to `to`
-    /// inside a data packet of the control class, urgent; false when
-    /// there is no path to it.
-    fn send_in_control_class(&mut self, now: Instant, to: NodeId, mut buf: Vec<u8>) -> bool {
-        self.control.sign(&mut buf);
-        if to == self.id || !self.ensure_routes(now, to) {
-            return false;
-        }
-        let c = Classified {
-            class: CLASS_CONTROL,
-            urgent: true,
-            flow_hash: 0,
-        };
-        let mut out = std::mem::take(&mut self.scratch);
-        let sent = self
-            .ingress
-            .send_classified(now, to, c, &buf, false, &mut out)
-            .is_ok();
-        let key = FlowKey {
-            hash: 0,
-            urgent: true,
-        };
-        self.emit_all(&mut out, &buf, key);
-        self.scratch = out;
-        sent
+/// `echo`, written by `me` with the MAC fields `(key_id, mac_len)`,
+/// unsigned.
+pub fn echo_message(echo: &Echo, me: NodeId, (key_id, mac_len): (u8, u8)) -> Option<Vec<u8>> {
+    let header = ControlHeader {
+        key_id,
+        mac_len,
+        ..ControlHeader::new(MessageType::Echo, me)
+    };
+    let mut buf = vec![0u8; Echo::encoded_len(mac_len as usize)];
+    let n = echo.emit(&header, &mut buf).ok()?;
+    buf.truncate(n);
+    Some(buf)
+}
+
+/// A message of the control class delivered to `me`: parsed, then its
+/// MAC checked (once for every kind); its sender and body.
+pub fn read_node_message<'a>(
+    bytes: &'a [u8],
+    auth: &Authenticator,
+) -> Result<(NodeId, NodeMessage<'a>), Refusal> {
+    let msg = ControlMessage::parse(bytes).map_err(Refusal::Malformed)?;
+    let body = if msg.header.msg_type == MessageType::Echo {
+        NodeMessage::Echo(Echo::parse(&msg).map_err(Refusal::Malformed)?)
+    } else {
+        NodeMessage::Report(PathReport::parse(&msg).map_err(Refusal::Malformed)?)
+    };
+    auth.check_mac(&msg).map_err(Refusal::BadNodeMessage)?;
+    Ok((msg.header.sender, body))
+}
+
+/// What an echo delivered to `me` from `from` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EchoAnswer {
+    /// A request for `me`: this reply goes back to `from` (no state
+    /// kept: an answer per authenticated request).
+    Reply(Echo),
+    /// A reply to one of `me`'s requests: tell the driver.
+    Returned,
+}
+
+/// What `me` does with `echo` from `from`.
+pub fn answer_echo(echo: Echo, me: NodeId, from: NodeId) -> Result<EchoAnswer, Refusal> {
+    match echo.kind {
+        EchoKind::Request if echo.target == me => Ok(EchoAnswer::Reply(Echo {
+            kind: EchoKind::Reply,
+            target: from,
+            ..echo
+        })),
+        EchoKind::Reply if echo.target == me => Ok(EchoAnswer::Returned),
+        _ => Err(Refusal::NotOurEcho),
     }
+}
 
-    /// What another decoder of this node's egress sessions (the kernel
-    /// data path) has received so far, per (ingress, class) and path:
-    /// added to the node's own counts in the next path reports. Replaces
-    /// what was given before; at most as many sessions as the egress
-    /// table holds are kept.
-    pub fn set_external_path_counts(
-        &mut self,
-        counts: impl IntoIterator<Item = ((NodeId, u8), Vec<(u8, u32)>)>,
-    ) {
-        self.external_counts = counts
-            .into_iter()
-            .filter(|((_, class), _)| *class != CLASS_CONTROL)
-            .take(self.config.sessions.max)
-            .collect();
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// A message of the control class delivered here: a path report for
-    /// one of our ingress sessions, or an echo. Parsed, then its MAC
-    /// checked, once for both.
-    pub(super) fn on_node_message(&mut self, now: Instant, bytes: &[u8]) {
-        let parsed = ControlMessage::parse(bytes).and_then(|msg| {
-            let body = if msg.header.msg_type == MessageType::Echo {
-                NodeMessage::Echo(Echo::parse(&msg)?)
-            } else {
-                NodeMessage::Report(PathReport::parse(&msg)?)
-            };
-            Ok((msg, body))
-        });
-        let (msg, body) = match parsed {
-            Ok(r) => r,
-            Err(e) => {
-                self.counters.malformed += 1;
-                self.refuse(e.kind());
-                return;
-            }
-        };
-        if let Err(r) = self.control.auth().check_mac(&msg) {
-            self.counters.unauthenticated += 1;
-            self.refuse(r.kind());
-            return;
-        }
-        match body {
-            NodeMessage::Report(report) => self.on_path_report(now, msg.header.sender, &report),
-            NodeMessage::Echo(echo) => self.on_echo(now, msg.header.sender, echo),
-        }
-    }
+    const ME: NodeId = NodeId(1);
+    const PEER: NodeId = NodeId(2);
 
-    /// An authenticated path report from `sender`.
-    fn on_path_report(&mut self, now: Instant, sender: NodeId, report: &PathReport<'_>) {
-        if report.ingress != self.id {
-            self.counters.malformed += 1;
-            self.refuse("not_our_report");
-            return;
-        }
-        self.counters.path_reports_received += 1;
-        let counts: Vec<PathCount> = report.counts().collect();
-        let mut out = std::mem::take(&mut self.scratch);
-        self.ingress
-            .on_path_report(now, sender, report.class, &counts, &mut out);
-        self.emit_all(&mut out, &[], FlowKey::default());
-        self.scratch = out;
-        self.note_mode_changes();
-    }
-
-    /// Sends an echo request to `target` through the mesh, on the paths
-    /// user traffic to it takes (the control class's session), to be
-    /// answered with an [`NodeEvent::EchoReply`](super::NodeEvent::EchoReply)
-    /// carrying `seq` and `stamp`. False when there is no path to it.
-    pub fn send_echo(&mut self, now: Instant, target: NodeId, seq: u32, stamp: u64) -> bool {
-        let echo = Echo {
+    fn request(target: NodeId) -> Echo {
+        Echo {
             kind: EchoKind::Request,
             target,
-            seq,
-            stamp,
-        };
-        self.send_end_to_end(now, target, &echo)
-    }
-
-    /// Writes `echo` and sends it to `to` in the control class.
-    fn send_end_to_end(&mut self, now: Instant, to: NodeId, echo: &Echo) -> bool {
-        let (key_id, mac_len) = self.control.mac_fields();
-        let header = ControlHeader {
-            key_id,
-            mac_len,
-            ..ControlHeader::new(MessageType::Echo, self.id)
-        };
-        let mut buf = vec![0u8; Echo::encoded_len(mac_len as usize)];
-        let Ok(n) = echo.emit(&header, &mut buf) else {
-            return false;
-        };
-        buf.truncate(n);
-        self.send_in_control_class(now, to, buf)
-    }
-
-    /// An echo delivered here: a request for us is answered at once (no
-    /// state kept: an answer per authenticated request), a reply for us
-    /// becomes an event.
-    fn on_echo(&mut self, now: Instant, from: NodeId, echo: Echo) {
-        match echo.kind {
-            EchoKind::Request if echo.target == self.id => {
-                let reply = Echo {
-                    kind: EchoKind::Reply,
-                    target: from,
-                    ..echo
-                };
-                if self.send_end_to_end(now, from, &reply) {
-                    self.counters.echoes_answered += 1;
-                }
-            }
-            EchoKind::Reply if echo.target == self.id => {
-                self.events.push(super::NodeEvent::EchoReply {
-                    from,
-                    seq: echo.seq,
-                    stamp: echo.stamp,
-                });
-            }
-            _ => {
-                self.counters.malformed += 1;
-                self.refuse("not_our_echo");
-            }
+            seq: 7,
+            stamp: 99,
         }
+    }
+
+    #[test]
+    fn echoes_are_answered_only_for_us() {
+        let reply = answer_echo(request(ME), ME, PEER).unwrap();
+        let EchoAnswer::Reply(r) = reply else {
+            panic!("a request for us is answered: {reply:?}");
+        };
+        assert_eq!(
+            (r.kind, r.target, r.seq, r.stamp),
+            (EchoKind::Reply, PEER, 7, 99)
+        );
+        assert_eq!(answer_echo(r, PEER, ME), Ok(EchoAnswer::Returned));
+        assert_eq!(
+            answer_echo(request(PEER), ME, PEER),
+            Err(Refusal::NotOurEcho)
+        );
+        assert_eq!(answer_echo(r, ME, PEER), Err(Refusal::NotOurEcho));
+    }
+
+    #[test]
+    fn an_echo_written_here_reads_back_and_garbage_is_malformed() {
+        let auth = Authenticator::new(ME, Default::default(), 0).unwrap();
+        let buf = echo_message(&request(PEER), ME, (0, 0)).unwrap();
+        let (sender, body) = read_node_message(&buf, &auth).unwrap();
+        assert_eq!(sender, ME);
+        assert!(matches!(body, NodeMessage::Echo(e) if e == request(PEER)));
+        assert!(matches!(
+            read_node_message(&buf[..buf.len() - 1], &auth),
+            Err(Refusal::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn reports_are_due_every_interval() {
+        let mut r = Reporter::new(Instant::ZERO, Duration::from_secs(1));
+        assert!(!r.due(Instant::ZERO));
+        let t = Instant::ZERO + Duration::from_secs(1);
+        assert!(r.due(t));
+        assert_eq!(r.poll_timeout(), t + Duration::from_secs(1));
+        assert!(!r.due(t));
     }
 }

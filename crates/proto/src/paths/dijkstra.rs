@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::Path;
+use super::path::Path;
 use crate::graph::{ArcIx, Graph, NodeIx};
 
 const NO_ARC: ArcIx = ArcIx::MAX;

@@ -28,32 +28,13 @@ use super::radix_heap::RadixHeap;
 
 use thiserror::Error;
 
-use super::{dijkstra::ShortestPathTree, Path};
+use super::dijkstra::ShortestPathTree;
+use super::path::{Disjointness, Path};
 use crate::graph::{ArcIx, Graph, NodeIx};
 
 /// Most paths one request may ask for: the data header's path index has
 /// four bits.
 pub const MAX_PATHS: usize = 16;
-
-/// What must not be shared between the paths of a set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Disjointness {
-    /// No transit node in common (and so no link either).
-    #[default]
-    Node,
-    /// No link in common; transit nodes may be shared.
-    Edge,
-}
-
-impl Disjointness {
-    /// A short stable name: `node` or `edge`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Disjointness::Node => "node",
-            Disjointness::Edge => "edge",
-        }
-    }
-}
 
 /// Why a path request cannot be answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
@@ -131,11 +112,6 @@ impl<'g> DisjointPaths<'g> {
     /// The node every path starts from.
     pub fn source(&self) -> NodeIx {
         self.base.source
-    }
-
-    /// The shortest-path tree from the source (round one of every request).
-    pub fn shortest_path_tree(&self) -> &ShortestPathTree {
-        &self.base
     }
 
     /// Up to `k` paths to `target`: as many mutually disjoint ones as exist

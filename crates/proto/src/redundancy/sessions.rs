@@ -24,7 +24,7 @@ use super::egress::{EgressConfig, EgressSession};
 use super::ingress::{IngressConfig, IngressSession, Outgoing, PacketMeta};
 use super::mode::Mode;
 use super::path::PathState;
-use crate::classify::{inspect, Classified, Classifier, InspectError};
+use crate::classify::{inspect, Classified, Classifier, InspectError, PacketInfo};
 use crate::time::Instant;
 
 /// The class of braid's own end-to-end messages (path reports), carried in
@@ -201,7 +201,6 @@ pub struct Ingress {
     policy: Policy,
     classifier: Classifier,
     sessions: BTreeMap<(NodeId, u8), IngressSession>,
-    paths: BTreeMap<NodeId, Vec<PathState>>,
     limits: SessionLimits,
     seed: u64,
     /// Sessions opened so far: mixed into each new session's epoch and
@@ -238,7 +237,6 @@ impl Ingress {
             policy,
             classifier,
             sessions: BTreeMap::new(),
-            paths: BTreeMap::new(),
             limits,
             seed,
             opened: 0,
@@ -282,23 +280,41 @@ impl Ingress {
         self.sessions.iter()
     }
 
-    /// Classifies and encodes one user packet toward `egress`.
+    /// Classifies and encodes one user packet toward `egress`, whose
+    /// paths are `paths` (what a session that opens for it starts with).
     pub fn send(
         &mut self,
         now: Instant,
         egress: NodeId,
         packet: &[u8],
         congestion: bool,
+        paths: &[PathState],
         out: &mut Vec<Outgoing>,
     ) -> Result<Classified, SendError> {
         let info = inspect(packet).inspect_err(|_| self.totals.not_ip += 1)?;
-        let c = self.classifier.classify(&info);
-        self.send_classified(now, egress, c, packet, congestion, out)?;
+        self.send_inspected(now, egress, &info, packet, congestion, paths, out)
+    }
+
+    /// As [`Self::send`] for a packet already inspected (`info`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_inspected(
+        &mut self,
+        now: Instant,
+        egress: NodeId,
+        info: &PacketInfo,
+        packet: &[u8],
+        congestion: bool,
+        paths: &[PathState],
+        out: &mut Vec<Outgoing>,
+    ) -> Result<Classified, SendError> {
+        let c = self.classifier.classify(info);
+        self.send_classified(now, egress, c, packet, congestion, paths, out)?;
         Ok(c)
     }
 
     /// Encodes a packet whose class is already known (the node's own
     /// messages, such as path reports, in [`CLASS_CONTROL`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn send_classified(
         &mut self,
         now: Instant,
@@ -306,6 +322,7 @@ impl Ingress {
         c: Classified,
         packet: &[u8],
         congestion: bool,
+        paths: &[PathState],
         out: &mut Vec<Outgoing>,
     ) -> Result<(), SendError> {
         let key = (egress, c.class);
@@ -328,8 +345,8 @@ impl Ingress {
             let (first, epoch) = (mix as u32, (mix >> 32) as u32);
             let mut s =
                 IngressSession::new(self.me, egress, c.class, mode, self.config, first, epoch);
-            if let Some(p) = self.paths.get(&egress) {
-                s.set_paths(now, p, out);
+            if !paths.is_empty() {
+                s.set_paths(now, paths, out);
             }
             self.sessions.insert(key, s);
         }
@@ -345,7 +362,9 @@ impl Ingress {
         Ok(())
     }
 
-    /// The paths toward `egress` changed.
+    /// The paths toward `egress` changed: every open session toward it
+    /// takes them (the node keeps them, and gives them to sessions that
+    /// open later).
     pub fn set_paths(
         &mut self,
         now: Instant,
@@ -353,7 +372,6 @@ impl Ingress {
         paths: &[PathState],
         out: &mut Vec<Outgoing>,
     ) {
-        self.paths.insert(egress, paths.to_vec());
         for (&key, s) in self.sessions.range_mut((egress, 0)..=(egress, u8::MAX)) {
             Self::on_session(&mut self.mode_changes, key, s, |s| {
                 s.set_paths(now, paths, out)
@@ -446,27 +464,12 @@ impl Ingress {
         }
     }
 
-    /// Lent sessions whose own numbers ran out: packets reach this encoder
-    /// that the borrower should have taken (take them back).
-    pub fn exhausted_loans(&self) -> Vec<(NodeId, u8)> {
-        self.sessions
-            .iter()
-            .filter(|(_, s)| s.lent_and_exhausted())
-            .map(|(k, _)| *k)
-            .collect()
-    }
-
     /// Whether some session sends toward `egress`.
     pub fn serves(&self, egress: NodeId) -> bool {
         self.sessions
             .range((egress, 0)..=(egress, u8::MAX))
             .next()
             .is_some()
-    }
-
-    /// Forgets the paths toward `egress` (the node no longer routes to it).
-    pub fn forget_paths(&mut self, egress: NodeId) {
-        self.paths.remove(&egress);
     }
 }
 
@@ -618,31 +621,29 @@ mod tests {
             .collect();
         let mut out = Vec::new();
         let t = Instant::ZERO;
-        ing_a.set_paths(t, b, &paths, &mut out);
-        ing_b.set_paths(t, a, &paths, &mut out);
 
         let voip = ipv4([198, 18, 0, 2], 46, 17, 5000, 20000);
         let bulk = ipv4([198, 18, 0, 2], 0, 6, 5000, 443);
-        ing_a.send(t, b, &voip, false, &mut out).unwrap();
+        ing_a.send(t, b, &voip, false, &paths, &mut out).unwrap();
         assert_eq!(out.len(), 3, "VoIP mirrored on three paths");
         assert!(out
             .iter()
             .all(|o| o.header.flags.contains(braid_wire::DataFlags::URGENT)));
         out.clear();
         for _ in 0..3 {
-            ing_a.send(t, b, &bulk, false, &mut out).unwrap();
+            ing_a.send(t, b, &bulk, false, &paths, &mut out).unwrap();
         }
         let mut used: Vec<u8> = out.iter().map(|o| o.path).collect();
         used.sort_unstable();
         assert_eq!(used, vec![0, 1, 2], "bulk striped, one copy each");
         out.clear();
-        ing_b.send(t, a, &voip, false, &mut out).unwrap();
+        ing_b.send(t, a, &voip, false, &paths, &mut out).unwrap();
         assert_eq!(out.len(), 1, "the other direction: single");
 
         // The egress delivers one copy of the mirrored packet.
         let mut eg = Egress::new(EgressConfig::default(), limits(16));
         out.clear();
-        ing_a.send(t, b, &voip, false, &mut out).unwrap();
+        ing_a.send(t, b, &voip, false, &paths, &mut out).unwrap();
         let mut got = 0;
         for o in &out {
             let mut buf = vec![0u8; 64];
@@ -685,11 +686,11 @@ mod tests {
         let mut out = Vec::new();
         let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
         for egress in 2..6u16 {
-            let _ = ing.send(Instant::ZERO, NodeId(egress), &p, false, &mut out);
+            let _ = ing.send(Instant::ZERO, NodeId(egress), &p, false, &[], &mut out);
         }
         assert_eq!(ing.totals().sessions.refused, 2);
         assert!(matches!(
-            ing.send(Instant::ZERO, NodeId(2), b"junk", false, &mut out),
+            ing.send(Instant::ZERO, NodeId(2), b"junk", false, &[], &mut out),
             Err(SendError::NotIp(_))
         ));
         assert_eq!(ing.totals().not_ip, 1);
@@ -751,14 +752,16 @@ mod tests {
         let mut ing = plain_ingress(4, 9);
         let mut out = Vec::new();
         let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
-        ing.send(secs(0), NodeId(2), &p, false, &mut out).unwrap();
+        ing.send(secs(0), NodeId(2), &p, false, &[], &mut out)
+            .unwrap();
         let first = ing.session(NodeId(2), 0).unwrap().epoch();
         ing.expire(secs(60));
         assert!(ing.serves(NodeId(2)), "idle for less than `idle`");
         ing.expire(secs(121));
         assert!(!ing.serves(NodeId(2)));
         assert_eq!(ing.totals().sessions.expired, 1);
-        ing.send(secs(130), NodeId(2), &p, false, &mut out).unwrap();
+        ing.send(secs(130), NodeId(2), &p, false, &[], &mut out)
+            .unwrap();
         assert_ne!(ing.session(NodeId(2), 0).unwrap().epoch(), first);
     }
 
@@ -767,17 +770,13 @@ mod tests {
         let mut ing = plain_ingress(4, 9);
         let mut out = Vec::new();
         let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
-        ing.set_paths(
-            secs(0),
-            NodeId(2),
-            &[PathState {
-                up: true,
-                weight: 1,
-                loss: 0.0,
-            }],
-            &mut out,
-        );
-        ing.send(secs(0), NodeId(2), &p, false, &mut out).unwrap();
+        let paths = [PathState {
+            up: true,
+            weight: 1,
+            loss: 0.0,
+        }];
+        ing.send(secs(0), NodeId(2), &p, false, &paths, &mut out)
+            .unwrap();
         let s = ing.session(NodeId(2), 0).unwrap();
         let (epoch, next) = (s.epoch(), s.next_seq());
         let (lent_epoch, first) = ing.lend(NodeId(2), 0, 3).unwrap();
@@ -787,7 +786,8 @@ mod tests {
         // kept back; the fourth is not encoded (it would take one lent).
         out.clear();
         for _ in 0..4 {
-            ing.send(secs(1), NodeId(2), &p, false, &mut out).unwrap();
+            ing.send(secs(1), NodeId(2), &p, false, &paths, &mut out)
+                .unwrap();
         }
         let seqs: Vec<u32> = out.iter().map(|o| o.header.seq).collect();
         assert_eq!(
@@ -795,17 +795,18 @@ mod tests {
             (0..3).map(|i| next.wrapping_add(i)).collect::<Vec<_>>()
         );
         assert_eq!(ing.session(NodeId(2), 0).unwrap().counters().lent_out, 1);
-        assert_eq!(ing.exhausted_loans(), vec![(NodeId(2), 0)]);
+        assert!(ing.session(NodeId(2), 0).unwrap().lent_and_exhausted());
         // Lent, it outlives `idle`; taken back, it goes on from where the
         // borrower stopped, with the same epoch.
         ing.expire(secs(500));
         assert!(ing.serves(NodeId(2)));
         ing.take_back(NodeId(2), 0, first.wrapping_add(100));
         out.clear();
-        ing.send(secs(501), NodeId(2), &p, false, &mut out).unwrap();
+        ing.send(secs(501), NodeId(2), &p, false, &paths, &mut out)
+            .unwrap();
         assert_eq!(out[0].header.seq, first.wrapping_add(100));
         assert_eq!(out[0].header.epoch, epoch);
-        assert!(ing.exhausted_loans().is_empty());
+        assert!(!ing.session(NodeId(2), 0).unwrap().lent_and_exhausted());
         ing.expire(secs(700));
         assert!(!ing.serves(NodeId(2)));
     }

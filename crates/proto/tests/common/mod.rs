@@ -1,7 +1,18 @@
 //! Shared by the integration tests that drive several nodes or sessions
-//! by hand.
+//! by hand: one harness per kind of driver.
+//!
+//! | module | drives |
+//! | --- | --- |
+//! | [`mesh`] | whole `Node`s over links (node_scenario, trust, hot_path_alloc) |
+//! | [`control_medium`] | `ControlPlane`s alone on a broadcast medium (control_plane) |
+//! | [`sessions`] | ingress and egress sessions, packet by packet (loss_models, redundancy_properties) |
+//!
+//! Here too: [`next_due`], the timer order every harness fires in, and
+//! [`nodes`], the nodes most mesh tests start from.
 #![allow(dead_code)] // not every test binary uses every helper
 
+pub mod control_medium;
+pub mod mesh;
 pub mod sessions;
 
 use braid_proto::time::Instant;

@@ -1,80 +1,14 @@
-//! What the opt-in HTTP port serves: the node's state as Prometheus
-//! metrics (text exposition format 0.0.4) at `/metrics`, and the live
-//! topology as a NetJSON NetworkGraph at `/topology`. Rendered per request
-//! from the protocol state, where the counters already live.
-//!
-//! Crates weighed: `prometheus-client` wants long-lived metric objects
-//! updated at every event, a second copy of counters the protocol keeps
-//! anyway; hyper/axum want an async runtime and `tiny_http` its own
-//! threads, while the node is owned by the daemon's single loop. The
-//! exposition format and one HTTP/1.0 response are a few lines here.
-
-use std::fmt::Write;
+//! The Prometheus page (text exposition format 0.0.4) at `/metrics`,
+//! rendered per request from the protocol state where the counters
+//! already live: one function per group of families, written in the
+//! page's order.
 
 use braid_proto::node::Node;
 use braid_proto::time::Instant;
-use serde_json::json;
 
+use super::exposition::{family, SessionLabels};
 use crate::counters::IoCounters;
 use crate::kernel::KernelReport;
-
-/// One metric family being written.
-struct Family<'a> {
-    out: &'a mut String,
-    name: &'static str,
-}
-
-impl Family<'_> {
-    fn sample(&mut self, labels: &[(&str, String)], value: f64) {
-        let _ = write!(self.out, "{}", self.name);
-        if !labels.is_empty() {
-            self.out.push('{');
-            for (i, (k, v)) in labels.iter().enumerate() {
-                if i > 0 {
-                    self.out.push(',');
-                }
-                let v = v
-                    .replace('\\', "\\\\")
-                    .replace('"', "\\\"")
-                    .replace('\n', "\\n");
-                let _ = write!(self.out, "{k}=\"{v}\"");
-            }
-            self.out.push('}');
-        }
-        if value.is_finite() {
-            let _ = writeln!(self.out, " {value}");
-        } else {
-            let _ = writeln!(self.out, " +Inf");
-        }
-    }
-}
-
-fn family<'a>(out: &'a mut String, name: &'static str, kind: &str, help: &str) -> Family<'a> {
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} {kind}");
-    Family { out, name }
-}
-
-/// Labels of one session's samples: this node, the peer (`egress` at an
-/// ingress session, `ingress` at an egress one) and the class.
-struct SessionLabels(Vec<(&'static str, String)>);
-
-impl SessionLabels {
-    fn new(me: &str, peer_key: &'static str, peer: u16, class: u8) -> Self {
-        SessionLabels(vec![
-            ("node", me.to_string()),
-            (peer_key, peer.to_string()),
-            ("class", class.to_string()),
-        ])
-    }
-
-    /// These labels and one more.
-    fn with(&self, key: &'static str, value: impl ToString) -> Vec<(&'static str, String)> {
-        let mut l = self.0.clone();
-        l.push((key, value.to_string()));
-        l
-    }
-}
 
 /// What the daemon itself knows of its process, for the metrics every
 /// exporter has: when it started and how its last reload went.
@@ -86,7 +20,8 @@ pub struct ProcessFacts {
     pub last_reload: Option<(f64, bool)>,
 }
 
-/// The Prometheus page.
+/// The Prometheus page: every family, each sample labelled with this
+/// node (`node`).
 pub fn prometheus(
     node: &Node,
     now: Instant,
@@ -95,12 +30,29 @@ pub fn prometheus(
     kernel: Option<&KernelReport>,
     process: ProcessFacts,
 ) -> String {
-    let mut out = String::new();
-    let id = node.id().0.to_string();
-    let me = || ("node", id.clone());
+    let mut page = String::new();
+    let out = &mut page;
+    let id = &node.id().0.to_string();
+    process_families(out, id, io, process);
+    mesh_families(out, id, node, neighbors);
+    link_families(out, id, node, now);
+    ingress_families(out, id, node);
+    egress_outcome_families(out, id, node);
+    session_table_families(out, id, node);
+    control_families(out, id, node, now);
+    egress_order_families(out, id, node);
+    node_families(out, id, node, io);
+    if let Some(k) = kernel {
+        kernel_families(out, id, k);
+    }
+    page
+}
 
+/// The process: which braid, since when, its last reload, its I/O.
+fn process_families(out: &mut String, id: &str, io: &IoCounters, process: ProcessFacts) {
+    let me = || ("node", id.to_string());
     let mut f = family(
-        &mut out,
+        out,
         "braid_build_info",
         "gauge",
         "Always 1; the labels say which braid this is.",
@@ -114,14 +66,14 @@ pub fn prometheus(
         1.0,
     );
     let mut f = family(
-        &mut out,
+        out,
         "braid_start_time_seconds",
         "gauge",
         "When the daemon started, seconds since the Unix epoch.",
     );
     f.sample(&[me()], process.started_unix);
     let mut f = family(
-        &mut out,
+        out,
         "braid_config_last_reload_successful",
         "gauge",
         "1 when the last reload (SIGHUP, braid ctl reload) was taken, or none was asked; 0 when it was refused and the running config kept.",
@@ -135,7 +87,7 @@ pub fn prometheus(
         },
     );
     let mut f = family(
-        &mut out,
+        out,
         "braid_config_last_reload_seconds",
         "gauge",
         "When the config was last read (start or reload, taken or refused), seconds since the Unix epoch.",
@@ -145,7 +97,7 @@ pub fn prometheus(
         process.last_reload.map_or(process.started_unix, |(t, _)| t),
     );
     let mut f = family(
-        &mut out,
+        out,
         "braid_io_total",
         "counter",
         "The daemon's input and output, by what (the names of `braid ctl stats` .io): TUN and UDP packets, send errors, blocked and full queues, control socket requests, reloads.",
@@ -162,23 +114,23 @@ pub fn prometheus(
         }
     }
     let mut f = family(
-        &mut out,
+        out,
         "braid_interfaces_missing",
         "gauge",
         "Configured interfaces that do not exist now (waited for: opened when the kernel says they appeared).",
     );
     f.sample(&[me()], io.interfaces_missing as f64);
+}
 
-    let mut f = family(
-        &mut out,
-        "braid_neighbors",
-        "gauge",
-        "Neighbors heard recently.",
-    );
+/// The mesh as this node sees it: neighbors, origins, and its clients as
+/// an access point.
+fn mesh_families(out: &mut String, id: &str, node: &Node, neighbors: usize) {
+    let me = || ("node", id.to_string());
+    let mut f = family(out, "braid_neighbors", "gauge", "Neighbors heard recently.");
     f.sample(&[me()], neighbors as f64);
     let lsdb = node.control().lsdb();
     let mut f = family(
-        &mut out,
+        out,
         "braid_lsdb_origins",
         "gauge",
         "Origins in the link-state database.",
@@ -187,7 +139,7 @@ pub fn prometheus(
 
     let access = node.access();
     let mut f = family(
-        &mut out,
+        out,
         "braid_access_clients",
         "gauge",
         "As an access point: unmodified clients heard (state=heard) and served (state=serving).",
@@ -200,7 +152,7 @@ pub fn prometheus(
     f.sample(&[me(), ("state", "serving".into())], serving as f64);
     let c = access.counters();
     let mut f = family(
-        &mut out,
+        out,
         "braid_access_events_total",
         "counter",
         "As an access point: clients it started and stopped serving, forgot (expired) and could not track (refused: table full).",
@@ -213,10 +165,14 @@ pub fn prometheus(
     ] {
         f.sample(&[me(), ("what", what.into())], n as f64);
     }
+}
 
+/// Each link to a neighbor: its ETX, delivery ratios and cost.
+fn link_families(out: &mut String, id: &str, node: &Node, now: Instant) {
+    let me = || ("node", id.to_string());
     let links = node.control().link_estimates(now);
     let mut f = family(
-        &mut out,
+        out,
         "braid_link_etx",
         "gauge",
         "Expected transmission count of the link to a neighbor (+Inf: unusable).",
@@ -225,7 +181,7 @@ pub fn prometheus(
         f.sample(&[me(), ("neighbor", l.neighbor.0.to_string())], l.etx);
     }
     let mut f = family(
-        &mut out,
+        out,
         "braid_link_delivery_ratio",
         "gauge",
         "Probe delivery ratio: out = our probes at the neighbor (df), in = theirs here (dr).",
@@ -239,7 +195,7 @@ pub fn prometheus(
         f.sample(&[me(), ("neighbor", n), ("direction", "in".into())], l.dr);
     }
     let mut f = family(
-        &mut out,
+        out,
         "braid_link_cost",
         "gauge",
         "Link cost used for routing, in the unit of braid_link_etx (1.0 = one expected transmission; with the ETT metric, ms of air time); +Inf: unusable.",
@@ -262,14 +218,18 @@ pub fn prometheus(
             v(l.metric_in),
         );
     }
+}
 
+/// Ingress sessions: what each path carried and lost, its estimates,
+/// and what was dropped for want of a path.
+fn ingress_families(out: &mut String, id: &str, node: &Node) {
     let sessions: Vec<_> = node.ingress().sessions().collect();
     // A path's labels: its slot (`path`, what the data header and the
     // counters are kept by) and its route (`route`, the routers it
     // crosses: what keeps naming one physical path when the slots are
     // re-ordered, as route damping lets a better path become primary).
     let path_labels = |egress: braid_wire::NodeId, class: u8, p: usize| {
-        let mut l = SessionLabels::new(&id, "egress", egress.0, class).with("path", p);
+        let mut l = SessionLabels::new(id, "egress", egress.0, class).with("path", p);
         let route = node
             .paths_to(egress)
             .and_then(|paths| paths.get(p))
@@ -279,7 +239,7 @@ pub fn prometheus(
         l
     };
     let mut f = family(
-        &mut out,
+        out,
         "braid_path_sent_total",
         "counter",
         "Packets an ingress session sent on each path (data, copies and repair).",
@@ -296,7 +256,7 @@ pub fn prometheus(
         }
     }
     let mut f = family(
-        &mut out,
+        out,
         "braid_path_lost_total",
         "counter",
         "Packets lost on each path, from the egress's path reports.",
@@ -332,7 +292,7 @@ pub fn prometheus(
         ),
     ];
     for (name, help, figure) in estimates {
-        let mut f = family(&mut out, name, "gauge", help);
+        let mut f = family(out, name, "gauge", help);
         for (&(egress, class), s) in &sessions {
             for (p, e) in s.path_estimates().into_iter().enumerate() {
                 if let Some(value) = e.as_ref().and_then(figure) {
@@ -342,20 +302,23 @@ pub fn prometheus(
         }
     }
     let mut f = family(
-        &mut out,
+        out,
         "braid_ingress_dropped_total",
         "counter",
         "Packets an ingress session dropped, by reason.",
     );
     for (&(egress, class), s) in &sessions {
         f.sample(
-            &SessionLabels::new(&id, "egress", egress.0, class).with("reason", "no_path"),
+            &SessionLabels::new(id, "egress", egress.0, class).with("reason", "no_path"),
             s.counters().no_path as f64,
         );
     }
+}
 
+/// Egress sessions: what became of arriving packets, and restarts seen.
+fn egress_outcome_families(out: &mut String, id: &str, node: &Node) {
     let egress: Vec<_> = node.egress().sessions().collect();
-    let mut f = family(&mut out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets (the names of `braid ctl sessions` egress counters): delivered, duplicates (dropped), rebuilt (from parity or erasure), too_old, too_far_ahead (an unconfirmed jump), old_epoch (a late copy from before its ingress restarted) and rebuild_failed (dropped).");
+    let mut f = family(out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets (the names of `braid ctl sessions` egress counters): delivered, duplicates (dropped), rebuilt (from parity or erasure), too_old, too_far_ahead (an unconfirmed jump), old_epoch (a late copy from before its ingress restarted) and rebuild_failed (dropped).");
     for (&(ingress, class), s) in &egress {
         let c = s.counters();
         for (what, n) in [
@@ -368,25 +331,30 @@ pub fn prometheus(
             ("rebuild_failed", c.rebuild_failed),
         ] {
             f.sample(
-                &SessionLabels::new(&id, "ingress", ingress.0, class).with("what", what),
+                &SessionLabels::new(id, "ingress", ingress.0, class).with("what", what),
                 n as f64,
             );
         }
     }
     let mut f = family(
-        &mut out,
+        out,
         "braid_egress_epoch_changes_total",
         "counter",
         "Times an egress session's ingress opened it anew (restarted): the window started over.",
     );
     for (&(ingress, class), s) in &egress {
         f.sample(
-            &SessionLabels::new(&id, "ingress", ingress.0, class).0,
+            &SessionLabels::new(id, "ingress", ingress.0, class).0,
             s.counters().epoch_changes as f64,
         );
     }
+}
+
+/// The session tables of both sides: sessions dropped or refused.
+fn session_table_families(out: &mut String, id: &str, node: &Node) {
+    let me = || ("node", id.to_string());
     let mut f = family(
-        &mut out,
+        out,
         "braid_sessions_dropped_total",
         "counter",
         "Sessions a table dropped (expired: idle; evicted: idle longest when the table was full) or refused (the table was full of busy sessions), per side.",
@@ -407,9 +375,15 @@ pub fn prometheus(
             );
         }
     }
+}
+
+/// The control plane: link-state events and messages, the database's
+/// work, authentication and a duplicate node id.
+fn control_families(out: &mut String, id: &str, node: &Node, now: Instant) {
+    let me = || ("node", id.to_string());
     let cc = node.control().counters();
     let mut f = family(
-        &mut out,
+        out,
         "braid_control_events_total",
         "counter",
         "Link-state events: neighbors_new and neighbors_restarted (each got a probe and the database), stale_answered (an older advertisement answered with ours), own_seq_jumps (numbered past our own advertisement from before a restart), flushes_received, resyncs (repair floods).",
@@ -429,7 +403,7 @@ pub fn prometheus(
         f.sample(&[me(), ("what", what.into())], n as f64);
     }
     let mut f = family(
-        &mut out,
+        out,
         "braid_control_messages_total",
         "counter",
         "Control messages (the names of `braid ctl stats` .control): rx_probes, rx_lsas, rx_own (our own advertisements heard back), tx_probes, tx_lsas, tx_lsa_messages, tx_errors, lsas_originated, links_failed.",
@@ -448,7 +422,7 @@ pub fn prometheus(
         f.sample(&[me(), ("what", what.into())], n as f64);
     }
     let mut f = family(
-        &mut out,
+        out,
         "braid_lsdb_events_total",
         "counter",
         "What the link-state database did with advertisements (the names of `braid ctl stats` .lsdb): installed, duplicate, stale, flushed, too_old, expired, and refused_origins, refused_links, refused_prefixes (over its bounds).",
@@ -463,14 +437,14 @@ pub fn prometheus(
     }
     let auth = node.control().auth();
     family(
-        &mut out,
+        out,
         "braid_authentication_enabled",
         "gauge",
         "1 when control messages are signed and checked ([auth] keys), 0 when anyone in radio range can change this router's tables.",
     )
     .sample(&[me()], if auth.enabled() { 1.0 } else { 0.0 });
     family(
-        &mut out,
+        out,
         "braid_duplicate_node_id",
         "gauge",
         "1 when another router showed signs of using this router's node id within the last 60 s (braid ctl status says how; give one of them another node_id).",
@@ -482,8 +456,14 @@ pub fn prometheus(
             _ => 0.0,
         },
     );
+}
+
+/// Egress sessions again: what re-ordering held back, and what each path
+/// brought.
+fn egress_order_families(out: &mut String, id: &str, node: &Node) {
+    let egress: Vec<_> = node.egress().sessions().collect();
     let mut f = family(
-        &mut out,
+        out,
         "braid_egress_reordered_total",
         "counter",
         "Packets the re-order buffer held back to restore order.",
@@ -491,13 +471,13 @@ pub fn prometheus(
     for (&(ingress, class), s) in &egress {
         if let Some(r) = s.reorder_counters() {
             f.sample(
-                &SessionLabels::new(&id, "ingress", ingress.0, class).0,
+                &SessionLabels::new(id, "ingress", ingress.0, class).0,
                 r.held as f64,
             );
         }
     }
     let mut f = family(
-        &mut out,
+        out,
         "braid_path_received_total",
         "counter",
         "Packets an egress session received on each path.",
@@ -511,15 +491,20 @@ pub fn prometheus(
             .filter(|(_, pc)| pc.received > 0)
         {
             f.sample(
-                &SessionLabels::new(&id, "ingress", ingress.0, class).with("path", p),
+                &SessionLabels::new(id, "ingress", ingress.0, class).with("path", p),
                 pc.received as f64,
             );
         }
     }
+}
 
+/// The node's own packets: dropped by reason, handled, and control
+/// datagrams refused.
+fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
+    let me = || ("node", id.to_string());
     let c = node.counters();
     let mut f = family(
-        &mut out,
+        out,
         "braid_node_dropped_total",
         "counter",
         "Packets the node dropped, by reason (the names of `braid ctl stats` .node, and .io for unknown_neighbor, udp_tx_queue_full and udp_tx_errors).",
@@ -541,7 +526,7 @@ pub fn prometheus(
         f.sample(&[me(), ("reason", reason.into())], n as f64);
     }
     let mut f = family(
-        &mut out,
+        out,
         "braid_node_packets_total",
         "counter",
         "Packets the node handled: user_in (from the TUN), forwarded, tree_copies (tree mode), delivered (to the TUN).",
@@ -556,7 +541,7 @@ pub fn prometheus(
     }
     let cc = node.control().counters();
     let mut f = family(
-        &mut out,
+        out,
         "braid_control_rx_errors_total",
         "counter",
         "Control datagrams refused, by error kind.",
@@ -564,107 +549,32 @@ pub fn prometheus(
     for (kind, n) in &cc.rx_errors {
         f.sample(&[me(), ("kind", kind.to_string())], *n as f64);
     }
-    if let Some(k) = kernel {
-        let mut f = family(
-            &mut out,
-            "braid_kernel_packets_total",
-            "counter",
-            "What the kernel data path's programs did, by counter (rx_forwarded, rx_delivered, rx_duplicate, tx_encapsulated, pass_*: handed to user space, ...; docs/operations.md lists them).",
-        );
-        for (counter, n) in &k.programs {
-            f.sample(&[me(), ("counter", counter.clone())], *n as f64);
-        }
-        let mut f = family(
-            &mut out,
-            "braid_kernel_sessions",
-            "gauge",
-            "Sessions the kernel data path runs, by side (ingress: encoded there; egress: deduplicated there).",
-        );
-        f.sample(
-            &[me(), ("side", "ingress".into())],
-            k.ingress_sessions.len() as f64,
-        );
-        f.sample(
-            &[me(), ("side", "egress".into())],
-            k.egress_sessions.len() as f64,
-        );
+}
+
+/// The kernel data path's programs and sessions, when it runs.
+fn kernel_families(out: &mut String, id: &str, k: &KernelReport) {
+    let me = || ("node", id.to_string());
+    let mut f = family(
+        out,
+        "braid_kernel_packets_total",
+        "counter",
+        "What the kernel data path's programs did, by counter (rx_forwarded, rx_delivered, rx_duplicate, tx_encapsulated, pass_*: handed to user space, ...; docs/operations.md lists them).",
+    );
+    for (counter, n) in &k.programs {
+        f.sample(&[me(), ("counter", counter.clone())], *n as f64);
     }
-    out
-}
-
-/// The topology as this node knows it: a NetJSON NetworkGraph, one link
-/// per direction with the cost its tail advertised.
-pub fn netjson(node: &Node, labels: &std::collections::BTreeMap<u16, String>) -> String {
-    netjson_value(node, labels).to_string()
-}
-
-/// [`netjson`] as a JSON value. Each node's `label` is its name from
-/// `[labels]`, else "node N".
-pub fn netjson_value(
-    node: &Node,
-    labels: &std::collections::BTreeMap<u16, String>,
-) -> serde_json::Value {
-    let lsdb = node.control().lsdb();
-    let nodes: Vec<_> = lsdb
-        .records()
-        .map(|r| {
-            json!({
-                "id": r.origin.0.to_string(),
-                "label": labels.get(&r.origin.0).cloned().unwrap_or_else(|| format!("node {}", r.origin.0)),
-                "properties": { "prefixes": r.prefixes.iter().map(|p| p.to_string()).collect::<Vec<_>>() },
-            })
-        })
-        .collect();
-    let links: Vec<_> = lsdb
-        .records()
-        .flat_map(|r| {
-            r.links
-                .iter()
-                .filter(|l| l.metric_out != u32::MAX)
-                .map(move |l| {
-                    json!({
-                        "source": r.origin.0.to_string(),
-                        "target": l.neighbor.0.to_string(),
-                        "cost": l.metric_out as f64 / braid_proto::metric::SCALE as f64,
-                    })
-                })
-        })
-        .collect();
-    json!({
-        "type": "NetworkGraph",
-        "protocol": "braid",
-        "version": env!("CARGO_PKG_VERSION"),
-        "metric": format!("{:?}", node.control().config().metric).to_lowercase(),
-        "router_id": node.id().0.to_string(),
-        "nodes": nodes,
-        "links": links,
-    })
-}
-
-/// An HTTP/1.0 response.
-pub fn response(status: &str, content_type: &str, body: &str) -> String {
-    format!(
-        "HTTP/1.0 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_session_sample_carries_node_peer_class_and_its_own_label() {
-        let mut out = String::new();
-        let mut f = family(&mut out, "braid_path_sent_total", "counter", "Sent.");
-        let l = SessionLabels::new("1", "egress", 4, 2);
-        f.sample(&l.with("path", 1), 7.0);
-        f.sample(&l.0, f64::INFINITY);
-        assert_eq!(
-            out,
-            "# HELP braid_path_sent_total Sent.\n# TYPE braid_path_sent_total counter\n\
-             braid_path_sent_total{node=\"1\",egress=\"4\",class=\"2\",path=\"1\"} 7\n\
-             braid_path_sent_total{node=\"1\",egress=\"4\",class=\"2\"} +Inf\n"
-        );
-    }
+    let mut f = family(
+        out,
+        "braid_kernel_sessions",
+        "gauge",
+        "Sessions the kernel data path runs, by side (ingress: encoded there; egress: deduplicated there).",
+    );
+    f.sample(
+        &[me(), ("side", "ingress".into())],
+        k.ingress_sessions.len() as f64,
+    );
+    f.sample(
+        &[me(), ("side", "egress".into())],
+        k.egress_sessions.len() as f64,
+    );
 }

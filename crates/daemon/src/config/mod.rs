@@ -1,0 +1,33 @@
+//! The daemon's config file (TOML): what it reads, the defaults, and the
+//! checks that refuse a bad file with its name, line and field, every
+//! problem at once. Every field is documented in docs/operations.md; keep
+//! the two in step.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `schema` | the file as written: [`ConfigFile`] and its tables, unchecked, each value with where it stands |
+//! | `settings` | the checked [`Config`] the daemon runs with, its parts and defaults |
+//! | `parse` | [`Config::parse`] and [`Config::load`]: one `check_*` function per field or table, run in a fixed order |
+//! | `access` | `[[access]]`: [`AccessInterface`] and the rules its entries meet |
+//! | `keys` | `[auth]` keys, inline or in a key file only its owner can read |
+//! | `errors` | every problem found in a file ([`ConfigErrors`]), and why a file could not be used ([`ConfigLoadError`]) |
+
+mod access;
+mod errors;
+mod keys;
+mod parse;
+mod schema;
+mod settings;
+#[cfg(test)]
+mod tests;
+
+pub use access::{parse_mac, AccessInterface, DEFAULT_GATEWAY_MAC};
+pub use errors::{ConfigErrors, ConfigLoadError};
+pub use schema::{
+    value, AccessFile, AuthFile, ConfigFile, InterfaceFile, KeyFile, KeysOnly, PolicyFile,
+    ProbesFile, TunFile,
+};
+pub use settings::{
+    Config, DatapathChoice, KernelDelivery, TunConfig, DEFAULT_DEAD_AFTER, DEFAULT_GROUP,
+    DEFAULT_PORT, DEFAULT_SEND_BUFFER, DEFAULT_SOCKET,
+};

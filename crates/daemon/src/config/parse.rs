@@ -1,0 +1,585 @@
+//! Reading a config file into a [`Config`]: [`Config::parse`] runs one
+//! small `check_*` function per field or table, in a fixed order, each
+//! noting what is wrong and going on, so every problem is reported at
+//! once (the first being the one a check that stopped would have named);
+//! [`Config::load`] reads the file, and the key file it may name.
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use braid_conf::{LocatedError, Source, Spanned};
+use braid_proto::classify::{ClassRule, Classifier, IpPrefix, Match, PortRange};
+use braid_proto::node::NodeConfig;
+use braid_proto::redundancy::reorder::{ReorderConfig, ReorderTimeout};
+use braid_proto::redundancy::{Mode, Policy};
+use braid_wire::{NodeId, Prefix};
+
+use super::access::check_access;
+use super::errors::{ConfigErrors, ConfigLoadError, Findings};
+use super::keys::{check_auth, load_keys};
+use super::schema::{ConfigFile, InterfaceFile, PolicyFile, ProbesFile, TunFile};
+use super::settings::{
+    Config, DatapathChoice, KernelDelivery, TunConfig, DEFAULT_DEAD_AFTER, DEFAULT_GROUP,
+    DEFAULT_PORT, DEFAULT_SEND_BUFFER, DEFAULT_SOCKET,
+};
+
+const LOG_LEVELS: [&str; 5] = ["error", "warn", "info", "debug", "trace"];
+
+/// The most `[[policy]]` entries: each is a class, 1 to 254.
+const MAX_POLICIES: usize = 254;
+
+impl Config {
+    /// Reads and checks a config file's text: the config, or every
+    /// problem found in it.
+    pub fn parse(file: &str, text: &str) -> Result<Config, ConfigErrors> {
+        let src = Source::new(file, text);
+        let raw: ConfigFile = src.parse()?;
+        let mut found = Findings::new(src);
+        let labels = check_labels(&mut found, &raw.labels);
+        let node = check_node(&mut found, &raw.node);
+        let group = check_group(&mut found, raw.group.as_ref());
+        let metrics = check_metrics(&mut found, raw.metrics.as_ref());
+        let log = check_log(&mut found, raw.log.as_ref());
+        let interfaces = check_interfaces(&mut found, &raw.interfaces);
+        let tun = check_tun(&mut found, &raw.tun);
+        let mut node_config = check_node_config(&mut found, &raw, node);
+        let datapath = node_config.datapath;
+        let access = check_access(&mut found, &raw.access, &interfaces);
+        let nc = &mut node_config.node;
+        if let Some(m) = &raw.client_margin {
+            nc.access.margin = *m.get_ref();
+        }
+        nc.access.hold = check_client_hold(&mut found, &raw.client_hold, nc.access.hold);
+        let (auth, key_file) = check_auth(&mut found, raw.auth.as_ref());
+        nc.control.auth = auth;
+        let lan_interfaces = check_lan_interfaces(&mut found, &raw.lan_interfaces, &interfaces);
+        found.finish(Config {
+            lan_interfaces,
+            access,
+            dead_after: node_config.dead_after,
+            send_buffer: datapath.send_buffer,
+            node,
+            datapath: datapath.choice,
+            kernel_delivery: datapath.delivery,
+            port: raw.port.unwrap_or(DEFAULT_PORT),
+            group,
+            control_socket: raw
+                .control_socket
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET)),
+            control_group: raw.control_group,
+            labels,
+            metrics,
+            log,
+            interfaces,
+            tun,
+            node_config: node_config.node,
+            key_file,
+        })
+    }
+
+    /// Reads and checks a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigLoadError> {
+        let text = braid_conf::read_text(path).map_err(|e| ConfigLoadError::Read {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        let mut config = Config::parse(&path.display().to_string(), &text)?;
+        if let Some(file) = &config.key_file {
+            config.node_config.control.auth = load_keys(file)?;
+        }
+        Ok(config)
+    }
+}
+
+/// `[labels]`: names for node ids, 1 to 32 printable characters each.
+fn check_labels(
+    found: &mut Findings<'_>,
+    labels: &BTreeMap<String, Spanned<String>>,
+) -> BTreeMap<u16, String> {
+    let mut out = BTreeMap::new();
+    for (id, name) in labels {
+        let field = format!("labels.{id}");
+        let n = id.parse().ok().filter(|n| (1..u16::MAX).contains(n));
+        if n.is_none() {
+            found.refuse(
+                Some(name.span()),
+                &field,
+                format!("\"{id}\" is not a node id (1 to 65534)"),
+            );
+        }
+        let text = name.get_ref().trim();
+        if text.is_empty() || text.chars().count() > 32 || text.chars().any(char::is_control) {
+            found.refuse(
+                Some(name.span()),
+                &field,
+                "a label is 1 to 32 printable characters",
+            );
+        } else if let Some(n) = n {
+            out.insert(n, text.to_string());
+        }
+    }
+    out
+}
+
+fn check_node(found: &mut Findings<'_>, node: &Spanned<u16>) -> NodeId {
+    let id = NodeId(*node.get_ref());
+    if id.0 == 0 || id == NodeId::NONE || id.0 == u16::MAX {
+        found.refuse(Some(node.span()), "node", "node ids are 1 to 65534");
+    }
+    id
+}
+
+/// `group`: a link-local multicast group (224.0.0.0/24).
+fn check_group(found: &mut Findings<'_>, group: Option<&Spanned<String>>) -> Ipv4Addr {
+    let Some(g) = group else {
+        return DEFAULT_GROUP;
+    };
+    let src = found.src;
+    let Some(a) = found.keep(src.value::<Ipv4Addr>(g, "group")) else {
+        return DEFAULT_GROUP;
+    };
+    if !a.is_multicast() || a.octets()[..3] != [224, 0, 0] {
+        found.refuse(
+            Some(g.span()),
+            "group",
+            format!("{a} is not a link-local multicast group (224.0.0.0/24)"),
+        );
+    }
+    a
+}
+
+fn check_metrics(
+    found: &mut Findings<'_>,
+    metrics: Option<&Spanned<String>>,
+) -> Option<SocketAddr> {
+    let src = found.src;
+    found.keep(src.value(metrics?, "metrics"))
+}
+
+fn check_log(found: &mut Findings<'_>, log: Option<&Spanned<String>>) -> String {
+    match log {
+        None => "warn".to_string(),
+        Some(l) if LOG_LEVELS.contains(&l.get_ref().as_str()) => l.get_ref().clone(),
+        Some(l) => {
+            found.refuse(
+                Some(l.span()),
+                "log",
+                format!(
+                    "\"{}\" is not one of {}",
+                    l.get_ref(),
+                    LOG_LEVELS.join(", ")
+                ),
+            );
+            "warn".to_string()
+        }
+    }
+}
+
+/// `[[interface]]`: at least one, each named once.
+fn check_interfaces(found: &mut Findings<'_>, raw: &[InterfaceFile]) -> Vec<String> {
+    let mut interfaces: Vec<String> = Vec::new();
+    for (i, itf) in raw.iter().enumerate() {
+        let name = itf.name.get_ref();
+        let field = format!("interface[{i}].name");
+        if name.is_empty() || name.len() > 15 || name.contains('/') {
+            found.refuse(
+                Some(itf.name.span()),
+                &field,
+                format!("\"{name}\" is not an interface name (1-15 characters)"),
+            );
+        } else if interfaces.contains(name) {
+            found.refuse(Some(itf.name.span()), &field, "listed twice");
+        } else {
+            interfaces.push(name.clone());
+        }
+    }
+    if raw.is_empty() {
+        found.refuse(
+            None,
+            "interface",
+            "no [[interface]]: braid needs at least one interface to reach its neighbors",
+        );
+    }
+    interfaces
+}
+
+/// `[tun]`: the device's name, address, MTU and the routes into the mesh.
+fn check_tun(found: &mut Findings<'_>, tun: &TunFile) -> TunConfig {
+    let src = found.src;
+    let name = match &tun.name {
+        None => "braid0".into(),
+        Some(n) if !n.get_ref().is_empty() && n.get_ref().len() <= 15 => n.get_ref().clone(),
+        Some(n) => {
+            found.refuse(
+                Some(n.span()),
+                "tun.name",
+                "an interface name is 1-15 characters",
+            );
+            String::new()
+        }
+    };
+    let address = tun
+        .address
+        .as_ref()
+        .and_then(|a| found.keep(ipv4_prefix(&src, a, "tun.address")));
+    let mtu = in_range(
+        found,
+        tun.mtu.as_ref(),
+        "tun.mtu",
+        576..=9000,
+        "576 to 9000",
+    );
+    let routes = tun
+        .routes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| found.keep(src.value(r, &format!("tun.routes[{i}]"))))
+        .collect();
+    TunConfig {
+        name,
+        address,
+        mtu: mtu.unwrap_or(1400),
+        routes,
+    }
+}
+
+/// An IPv4 address and prefix length, like 198.18.1.0/24.
+fn ipv4_prefix(
+    src: &Source<'_>,
+    v: &Spanned<String>,
+    field: &str,
+) -> Result<(Ipv4Addr, u8), LocatedError> {
+    let prefix = v.get_ref().trim().split_once('/').and_then(|(a, l)| {
+        let addr: Ipv4Addr = a.parse().ok()?;
+        let len: u8 = l.parse().ok()?;
+        (len <= 32).then_some((addr, len))
+    });
+    prefix.ok_or_else(|| {
+        src.err(
+            Some(v.span()),
+            field,
+            format!(
+                "\"{}\" is not an IPv4 prefix like 198.18.1.0/24",
+                v.get_ref()
+            ),
+        )
+    })
+}
+
+/// A number that must be in `range` when given: `None` when not given or
+/// refused (said as `expected`).
+fn in_range<T: PartialOrd + Copy>(
+    found: &mut Findings<'_>,
+    v: Option<&Spanned<T>>,
+    field: &str,
+    range: RangeInclusive<T>,
+    expected: &str,
+) -> Option<T> {
+    let v = v?;
+    if range.contains(v.get_ref()) {
+        Some(*v.get_ref())
+    } else {
+        found.refuse(Some(v.span()), field, expected);
+        None
+    }
+}
+
+/// Where the data path runs, how the kernel's hands packets on, and each
+/// interface's send buffer.
+struct DatapathSettings {
+    choice: DatapathChoice,
+    delivery: KernelDelivery,
+    send_buffer: usize,
+}
+
+/// What the protocol node is told, and the neighbor timeout's multiple.
+struct NodeSettings {
+    node: NodeConfig,
+    datapath: DatapathSettings,
+    dead_after: u32,
+}
+
+/// The fields the protocol node is told (and, in the file's order of
+/// checks, the data path's between them): prefixes, probes, modes and
+/// policies, paths, late binding, re-order and dedup windows.
+fn check_node_config(found: &mut Findings<'_>, raw: &ConfigFile, node: NodeId) -> NodeSettings {
+    let mut nc = NodeConfig::default();
+    nc.control.prefixes = check_prefixes(found, &raw.prefixes);
+    check_probe_intervals(found, &raw.probes, &mut nc);
+    let default_mode = check_mode(found, raw.mode.as_ref());
+    if let Some(p) = in_range(
+        found,
+        raw.paths.as_ref(),
+        "paths",
+        1..=8,
+        "1 to 8 paths per destination",
+    ) {
+        nc.max_paths = p;
+    }
+    check_late_binding(found, raw.late_binding.as_ref(), &mut nc);
+    let datapath = check_datapath(found, raw);
+    if let Some(reorder) = check_reorder(found, raw) {
+        nc.egress.reorder = Some(reorder);
+    }
+    if let Some(w) = in_range(
+        found,
+        raw.dedup_window.as_ref(),
+        "dedup_window",
+        64..=65536,
+        "64 to 65,536 sequence numbers",
+    ) {
+        nc.egress.dedup_window = w;
+    }
+    (nc.policy, nc.classifier) = check_policies(found, &raw.policy, default_mode);
+    let src = found.src;
+    found.keep(
+        nc.control
+            .validate(node)
+            .map_err(|e| src.err(None, "probes", e.to_string())),
+    );
+    let dead_after = in_range(
+        found,
+        raw.probes.dead_after.as_ref(),
+        "probes.dead_after",
+        2..=100,
+        "2 to 100 small-probe intervals",
+    )
+    .unwrap_or(DEFAULT_DEAD_AFTER);
+    // Checked above (at most 65.535 s): no overflow in a valid file.
+    nc.neighbor_timeout = nc.control.probes.small_interval.checked_mul(dead_after);
+    NodeSettings {
+        node: nc,
+        datapath,
+        dead_after,
+    }
+}
+
+/// `prefixes`: what this router serves, IPv4 or IPv6.
+fn check_prefixes(found: &mut Findings<'_>, prefixes: &[Spanned<String>]) -> Vec<Prefix> {
+    let src = found.src;
+    prefixes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| found.keep(src.value::<IpPrefix>(p, &format!("prefixes[{i}]"))))
+        .map(Prefix::from)
+        .collect()
+}
+
+/// `[probes]` intervals (their bounds are the node's own check's).
+fn check_probe_intervals(found: &mut Findings<'_>, probes: &ProbesFile, nc: &mut NodeConfig) {
+    let src = found.src;
+    let p = &mut nc.control.probes;
+    let small = src.duration(
+        &probes.small_interval,
+        "probes.small_interval",
+        p.small_interval,
+    );
+    p.small_interval = found.keep(small).unwrap_or(p.small_interval);
+    let big = src.duration(&probes.big_interval, "probes.big_interval", p.big_interval);
+    p.big_interval = found.keep(big).unwrap_or(p.big_interval);
+}
+
+/// `mode`: the default redundancy mode.
+fn check_mode(found: &mut Findings<'_>, mode: Option<&Spanned<String>>) -> Mode {
+    let src = found.src;
+    mode.and_then(|m| found.keep(src.value(m, "mode")))
+        .unwrap_or(Mode::Single)
+}
+
+/// `late_binding`: 0 (bind at once) or how many datagrams wait per next
+/// hop below the binding point.
+fn check_late_binding(found: &mut Findings<'_>, v: Option<&Spanned<usize>>, nc: &mut NodeConfig) {
+    match in_range(
+        found,
+        v,
+        "late_binding",
+        0..=64,
+        "0 (bind at once) to 64 datagrams per next hop",
+    ) {
+        None => {}
+        Some(0) => nc.late_binding = None,
+        Some(n) => {
+            if let Some(l) = &mut nc.late_binding {
+                l.bound = n;
+            }
+        }
+    }
+}
+
+/// `datapath`, `kernel_delivery` and `send_buffer`.
+fn check_datapath(found: &mut Findings<'_>, raw: &ConfigFile) -> DatapathSettings {
+    let choice = match raw.datapath.as_ref().map(|v| (v.get_ref().as_str(), v)) {
+        None => DatapathChoice::default(),
+        Some(("kernel", _)) => DatapathChoice::Kernel,
+        Some(("user", _)) => DatapathChoice::User,
+        Some(("auto", _)) => DatapathChoice::Auto,
+        Some((other, v)) => {
+            found.refuse(
+                Some(v.span()),
+                "datapath",
+                format!("\"{other}\" is not one of kernel, user, auto"),
+            );
+            DatapathChoice::default()
+        }
+    };
+    let delivery = match raw
+        .kernel_delivery
+        .as_ref()
+        .map(|v| (v.get_ref().as_str(), v))
+    {
+        None => KernelDelivery::default(),
+        Some(("stack", _)) => KernelDelivery::Stack,
+        Some(("route", _)) => KernelDelivery::Route,
+        Some((other, v)) => {
+            found.refuse(
+                Some(v.span()),
+                "kernel_delivery",
+                format!("\"{other}\" is not one of stack, route"),
+            );
+            KernelDelivery::default()
+        }
+    };
+    let send_buffer = in_range(
+        found,
+        raw.send_buffer.as_ref(),
+        "send_buffer",
+        1..=64 << 20,
+        "1 byte to 64 MiB",
+    );
+    DatapathSettings {
+        choice,
+        delivery,
+        send_buffer: send_buffer.unwrap_or(DEFAULT_SEND_BUFFER),
+    }
+}
+
+/// `reorder`, `reorder_window` and `reorder_max_wait`: the egress's
+/// re-order buffer, when on.
+fn check_reorder(found: &mut Findings<'_>, raw: &ConfigFile) -> Option<ReorderConfig> {
+    let window = in_range(
+        found,
+        raw.reorder_window.as_ref(),
+        "reorder_window",
+        8..=4096,
+        "8 to 4,096 packets",
+    )
+    .unwrap_or(ReorderConfig::default().max_packets);
+    let src = found.src;
+    let max_wait = found
+        .keep(src.duration(
+            &raw.reorder_max_wait,
+            "reorder_max_wait",
+            Duration::from_millis(500),
+        ))
+        .unwrap_or(Duration::from_millis(500));
+    if !(Duration::from_millis(2)..=Duration::from_secs(5)).contains(&max_wait) {
+        found.refuse(
+            raw.reorder_max_wait.as_ref().map(|v| v.span()),
+            "reorder_max_wait",
+            "2 ms to 5 s",
+        );
+    }
+    (raw.reorder == Some(true)).then(|| ReorderConfig {
+        max_packets: window,
+        timeout: ReorderTimeout::Adaptive {
+            min: Duration::from_millis(2),
+            max: max_wait,
+            initial: max_wait.min(Duration::from_millis(50)),
+        },
+    })
+}
+
+/// `[[policy]]`: each entry a class (1, 2, ... in order) with what it
+/// matches and its mode; `default` for the traffic none matches.
+fn check_policies(
+    found: &mut Findings<'_>,
+    policies: &[PolicyFile],
+    default: Mode,
+) -> (Policy, Classifier) {
+    let mut policy = Policy {
+        default,
+        ..Policy::default()
+    };
+    let mut classifier = Classifier::default();
+    if policies.len() > MAX_POLICIES {
+        found.refuse(None, "policy", "at most 254 [[policy]] entries");
+        return (policy, classifier);
+    }
+    let src = found.src;
+    for (i, rp) in policies.iter().enumerate() {
+        let class = (i + 1) as u8;
+        let mut matches = Match::default();
+        if let Some(to) = &rp.to {
+            matches
+                .dst
+                .extend(found.keep(src.value::<IpPrefix>(to, &format!("policy[{i}].to"))));
+        }
+        if let Some(ports) = &rp.ports {
+            let range = src.value::<PortRange>(ports, &format!("policy[{i}].ports"));
+            matches.dst_ports.extend(found.keep(range));
+        }
+        classifier.rules.push(ClassRule {
+            name: rp.name.clone().unwrap_or_else(|| format!("policy-{class}")),
+            id: class,
+            matches,
+            urgent: rp.urgent,
+        });
+        if let Some(mode) = found.keep(src.value(&rp.mode, &format!("policy[{i}].mode"))) {
+            policy.classes.insert(class, mode);
+        }
+    }
+    (policy, classifier)
+}
+
+/// `client_hold`: at most 10 minutes.
+fn check_client_hold(
+    found: &mut Findings<'_>,
+    v: &Option<Spanned<String>>,
+    default: Duration,
+) -> Duration {
+    let src = found.src;
+    let Some(hold) = found.keep(src.duration(v, "client_hold", default)) else {
+        return default;
+    };
+    if hold > Duration::from_secs(600) {
+        found.refuse(
+            v.as_ref().map(|v| v.span()),
+            "client_hold",
+            "at most 10 minutes",
+        );
+    }
+    hold
+}
+
+/// `lan_interfaces`: LAN ports, none an `[[interface]]` or listed twice.
+fn check_lan_interfaces(
+    found: &mut Findings<'_>,
+    raw: &[Spanned<String>],
+    interfaces: &[String],
+) -> Vec<String> {
+    let mut lan_interfaces: Vec<String> = Vec::new();
+    for (i, l) in raw.iter().enumerate() {
+        let name = l.get_ref();
+        let field = format!("lan_interfaces[{i}]");
+        if name.is_empty() || name.len() > 15 {
+            found.refuse(
+                Some(l.span()),
+                &field,
+                format!("\"{name}\" is not an interface name (1-15 characters)"),
+            );
+        } else if interfaces.contains(name) || lan_interfaces.contains(name) {
+            found.refuse(
+                Some(l.span()),
+                &field,
+                format!("{name} is listed twice (a LAN port is not an [[interface]])"),
+            );
+        } else {
+            lan_interfaces.push(name.clone());
+        }
+    }
+    lan_interfaces
+}

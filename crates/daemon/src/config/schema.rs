@@ -1,0 +1,211 @@
+//! The config file's schema: every table and field as it is written,
+//! unchecked, each value with where it stands in the file (for errors).
+//! Read by the checks (`parse.rs`), and written by programs that make a
+//! config (the lab), so there is one schema.
+
+use braid_conf::Spanned;
+use serde::{Deserialize, Serialize};
+
+/// The config file as it is written: every field, unchecked, each with
+/// where it stands in the file (for errors). [`Config::parse`](super::Config::parse) reads and
+/// checks one; a program that writes a config (the lab) fills one in and
+/// serialises it ([`ConfigFile::to_toml`]), so there is one schema.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub node: Spanned<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_socket: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_group: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<Spanned<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefixes: Vec<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_window: Option<Spanned<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_max_wait: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedup_window: Option<Spanned<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Spanned<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_binding: Option<Spanned<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_buffer: Option<Spanned<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub datapath: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_delivery: Option<Spanned<String>>,
+    #[serde(default, rename = "interface", skip_serializing_if = "Vec::is_empty")]
+    pub interfaces: Vec<InterfaceFile>,
+    #[serde(default)]
+    pub tun: TunFile,
+    #[serde(default)]
+    pub probes: ProbesFile,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policy: Vec<PolicyFile>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access: Vec<AccessFile>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lan_interfaces: Vec<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_margin: Option<Spanned<u8>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_hold: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthFile>,
+    /// `[labels]`: names for node ids (`1 = "gateway"`), shown on the
+    /// dashboard and in the NetJSON topology.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, Spanned<String>>,
+}
+
+/// `[auth]`: the keys that sign and check every control message, inline
+/// or in a file only root can read.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthFile {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<KeyFile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_file: Option<Spanned<String>>,
+}
+
+/// One key: `{ id = 1, secret = "<32 to 128 hex digits>" }`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyFile {
+    pub id: Spanned<u8>,
+    pub secret: Spanned<String>,
+}
+
+/// A key file's contents: `keys = [...]` as in `[auth]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeysOnly {
+    pub keys: Vec<KeyFile>,
+}
+
+/// `[[access]]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessFile {
+    pub interface: Spanned<String>,
+    pub address: Spanned<String>,
+    pub gateway: Spanned<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address6: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mac: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_interval: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_window: Option<Spanned<u32>>,
+}
+
+/// `[[interface]]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterfaceFile {
+    pub name: Spanned<String>,
+}
+
+/// `[tun]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TunFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<Spanned<u16>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<Spanned<String>>,
+}
+
+/// `[probes]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbesFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub small_interval: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub big_interval: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dead_after: Option<Spanned<u32>>,
+}
+
+/// `[[policy]]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Spanned<String>>,
+    pub mode: Spanned<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urgent: Option<bool>,
+}
+
+/// A value for a [`ConfigFile`] made by a program (it stands nowhere in a
+/// file).
+pub fn value<T>(v: T) -> Spanned<T> {
+    Spanned::new(0..0, v)
+}
+
+impl ConfigFile {
+    /// A file with only the node's id: every other field at its default.
+    pub fn new(node: u16) -> Self {
+        ConfigFile {
+            node: value(node),
+            port: None,
+            group: None,
+            control_socket: None,
+            control_group: None,
+            labels: Default::default(),
+            metrics: None,
+            log: None,
+            prefixes: Vec::new(),
+            mode: None,
+            reorder: None,
+            reorder_window: None,
+            reorder_max_wait: None,
+            dedup_window: None,
+            paths: None,
+            late_binding: None,
+            send_buffer: None,
+            datapath: None,
+            kernel_delivery: None,
+            interfaces: Vec::new(),
+            tun: TunFile::default(),
+            probes: ProbesFile::default(),
+            policy: Vec::new(),
+            access: Vec::new(),
+            lan_interfaces: Vec::new(),
+            client_margin: None,
+            client_hold: None,
+            auth: None,
+        }
+    }
+
+    /// The file's text (TOML).
+    pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
+        toml::to_string(self)
+    }
+}

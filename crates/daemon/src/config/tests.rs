@@ -1,0 +1,338 @@
+//! The config file's checks as an operator meets them: the guide's
+//! example and good files give the node its settings; bad files are
+//! refused with the line and field of each problem, all of them at once.
+
+use std::time::Duration;
+
+use braid_proto::redundancy::reorder::ReorderTimeout;
+use braid_wire::{NodeId, Prefix};
+
+use super::*;
+
+#[test]
+fn the_example_config_in_the_operations_guide_is_valid_and_warns_of_nothing() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/operations.md"),
+    )
+    .unwrap();
+    let at = doc
+        .find("Example (a router serving 198.18.1.0/24, mirroring VoIP):")
+        .expect("the example is in the guide");
+    let block = doc[at..].split("```toml\n").nth(1).unwrap();
+    let text = block.split("```").next().unwrap();
+    let c = Config::parse("operations.md", text).unwrap();
+    // It stripes TCP: its egress must re-order (without, 3,282
+    // retransmissions in 5 s on lossless links in an operator's trial).
+    assert_eq!(c.node_config.policy.default.to_string(), "stripe");
+    assert!(c.node_config.egress.reorder.is_some());
+    assert_eq!(crate::daemon::checks::tun_address_warning(&c), None);
+}
+
+const GOOD: &str = r#"
+node = 7
+prefixes = ["198.18.7.0/24"]
+mode = "mirror:2"
+
+[[interface]]
+name = "veth0"
+
+[[interface]]
+name = "veth1"
+
+[tun]
+address = "198.18.7.1/24"
+routes = ["198.18.0.0/15"]
+
+[probes]
+small_interval = "200ms"
+
+[[policy]]
+to = "198.18.9.0/24"
+ports = "5060"
+mode = "mirror:3"
+urgent = true
+"#;
+
+#[test]
+fn a_good_file_gives_the_node_its_settings() {
+    let c = Config::parse("good.toml", GOOD).unwrap();
+    assert_eq!(c.node, NodeId(7));
+    assert_eq!(c.interfaces, ["veth0", "veth1"]);
+    assert_eq!(c.port, DEFAULT_PORT);
+    assert_eq!(c.tun.name, "braid0");
+    assert_eq!(c.tun.routes, ["198.18.0.0/15".parse().unwrap()]);
+    let nc = &c.node_config;
+    assert_eq!(nc.control.probes.small_interval, Duration::from_millis(200));
+    assert_eq!(
+        nc.control.prefixes,
+        [Prefix::V4 {
+            addr: [198, 18, 7, 0],
+            len: 24
+        }]
+    );
+    assert_eq!(nc.policy.default, "mirror:2".parse().unwrap());
+    assert_eq!(nc.policy.classes[&1], "mirror:3".parse().unwrap());
+    assert_eq!(nc.classifier.rules[0].urgent, Some(true));
+    assert_eq!(nc.late_binding.map(|l| l.bound), Some(2));
+    assert_eq!(c.send_buffer, DEFAULT_SEND_BUFFER);
+    assert_eq!(nc.egress.reorder, None);
+    assert_eq!(c.datapath, DatapathChoice::Auto);
+    assert_eq!(c.kernel_delivery, KernelDelivery::Stack);
+    let route = Config::parse(
+        "good.toml",
+        &GOOD.replace(
+            "node = 7",
+            "node = 7\ndatapath = \"kernel\"\nkernel_delivery = \"route\"",
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        (route.datapath, route.kernel_delivery),
+        (DatapathChoice::Kernel, KernelDelivery::Route)
+    );
+}
+
+#[test]
+fn window_and_binding_fields_reach_the_node() {
+    let text = "node = 1\nreorder = true\nreorder_window = 64\nreorder_max_wait = \"30ms\"\n\
+                dedup_window = 1024\nlate_binding = 4\nsend_buffer = 65536\n\
+                [[interface]]\nname = \"a\"\n";
+    let c = Config::parse("w.toml", text).unwrap();
+    let nc = &c.node_config;
+    let r = nc.egress.reorder.unwrap();
+    assert_eq!(r.max_packets, 64);
+    assert_eq!(
+        r.timeout,
+        ReorderTimeout::Adaptive {
+            min: Duration::from_millis(2),
+            max: Duration::from_millis(30),
+            initial: Duration::from_millis(30),
+        }
+    );
+    assert_eq!(nc.egress.dedup_window, 1024);
+    assert_eq!(nc.late_binding.map(|l| l.bound), Some(4));
+    assert_eq!(c.send_buffer, 65536);
+    let off = Config::parse(
+        "w.toml",
+        &text.replace("late_binding = 4", "late_binding = 0"),
+    )
+    .unwrap();
+    assert_eq!(off.node_config.late_binding, None);
+}
+
+#[test]
+fn bad_files_are_refused_with_line_and_field() {
+    let cases = [
+        ("node = 0\n[[interface]]\nname = \"a\"\n", 1, "node"),
+        ("node = 1\n", 1, "interface"),
+        ("node = 1\nbogus = 2\n", 2, "bogus"),
+        (
+            "node = 1\nmode = \"mirror:x\"\n[[interface]]\nname = \"a\"\n",
+            2,
+            "mode",
+        ),
+        (
+            "node = 1\n[[interface]]\nname = \"a\"\n[tun]\nroutes = [\"10.0.0.0/33\"]\n",
+            5,
+            "tun.routes[0]",
+        ),
+        (
+            "node = 1\n[[interface]]\nname = \"a\"\n[probes]\nsmall_interval = \"soon\"\n",
+            5,
+            "probes.small_interval",
+        ),
+        (
+            "node = 1\ngroup = \"239.1.1.1\"\n[[interface]]\nname = \"a\"\n",
+            2,
+            "group",
+        ),
+        (
+            "node = 1\n[[interface]]\nname = \"a\"\n[[interface]]\nname = \"a\"\n",
+            5,
+            "interface[1].name",
+        ),
+        (
+            "node = 1\nlog = \"loud\"\n[[interface]]\nname = \"a\"\n",
+            2,
+            "log",
+        ),
+        (
+            "node = 1\ndatapath = \"fast\"\n[[interface]]\nname = \"a\"\n",
+            2,
+            "datapath",
+        ),
+        (
+            "node = 1\nkernel_delivery = \"direct\"\n[[interface]]\nname = \"a\"\n",
+            2,
+            "kernel_delivery",
+        ),
+        (
+            "node = 1\nreorder_window = 2\n[[interface]]\nname = \"a\"\n",
+            2,
+            "reorder_window",
+        ),
+        (
+            "node = 1\nreorder_max_wait = \"10s\"\n[[interface]]\nname = \"a\"\n",
+            2,
+            "reorder_max_wait",
+        ),
+        (
+            "node = 1\ndedup_window = 1\n[[interface]]\nname = \"a\"\n",
+            2,
+            "dedup_window",
+        ),
+        (
+            "node = 1\nlate_binding = 100\n[[interface]]\nname = \"a\"\n",
+            2,
+            "late_binding",
+        ),
+        (
+            "node = 1\nsend_buffer = 0\n[[interface]]\nname = \"a\"\n",
+            2,
+            "send_buffer",
+        ),
+        (
+            "node = 1\nlan_interfaces = [\"a\"]\n[[interface]]\nname = \"a\"\n",
+            2,
+            "lan_interfaces[0]",
+        ),
+        (
+            "node = 1\n[[interface]]\nname = \"a\"\n[[access]]\ninterface = \"w\"\naddress = \"198.18.9.2/24\"\ngateway = \"198.18.10.1\"\n",
+            7,
+            "access[0].gateway",
+        ),
+        (
+            "node = 1\n[[interface]]\nname = \"a\"\n[[access]]\ninterface = \"w\"\naddress = \"198.18.9.2\"\ngateway = \"198.18.9.1\"\n",
+            6,
+            "access[0].address",
+        ),
+        (
+            "node = 1\n[[interface]]\nname = \"a\"\n[[access]]\ninterface = \"w\"\naddress = \"198.18.9.2/24\"\ngateway = \"198.18.9.1\"\nmac = \"03:00:00:00:00:01\"\n",
+            8,
+            "access[0].mac",
+        ),
+        (
+            "node = 1\n[[interface]]\nname = \"a\"\n[[access]]\ninterface = \"a\"\naddress = \"198.18.9.2/24\"\ngateway = \"198.18.9.1\"\n",
+            5,
+            "access[0].interface",
+        ),
+    ];
+    for (text, line, field) in cases {
+        let e = Config::parse("bad.toml", text).unwrap_err();
+        let e = e.first();
+        assert_eq!((e.line, e.field.as_str()), (line, field), "{text}: {e}");
+    }
+}
+
+const SECRET: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+
+#[test]
+fn keys_inline_or_in_a_root_only_file() {
+    let base = "node = 1\n[[interface]]\nname = \"a\"\n";
+    let c = Config::parse("k.toml", base).unwrap();
+    assert!(!c.node_config.control.auth.enabled(), "no [auth]: off");
+    let text = format!(
+        "{base}[auth]\nkeys = [{{ id = 1, secret = \"{SECRET}\" }}, {{ id = 2, secret = \"{SECRET}\" }}]\n"
+    );
+    let c = Config::parse("k.toml", &text).unwrap();
+    let ids: Vec<u8> = c
+        .node_config
+        .control
+        .auth
+        .keys
+        .iter()
+        .map(|k| k.id)
+        .collect();
+    assert_eq!(ids, [1, 2]);
+    for (section, field, words) in [
+        (
+            "keys = [{ id = 1, secret = \"xyz\" }]",
+            "auth.keys[0].secret",
+            "hex",
+        ),
+        (
+            "keys = [{ id = 1, secret = \"0011\" }]",
+            "auth.keys[0].secret",
+            "16 to 64 bytes",
+        ),
+        (
+            &format!(
+                "keys = [{{ id = 1, secret = \"{SECRET}\" }}, {{ id = 1, secret = \"{SECRET}\" }}]"
+            ),
+            "auth.keys[1].id",
+            "two keys",
+        ),
+        (
+            &format!("keys = [{{ id = 1, secret = \"{SECRET}\" }}]\nkey_file = \"/x\""),
+            "auth.key_file",
+            "not both",
+        ),
+        ("keys = []", "auth.keys", "no key"),
+    ] {
+        let e = Config::parse("k.toml", &format!("{base}[auth]\n{section}\n")).unwrap_err();
+        let e = e.first();
+        assert_eq!(e.field, field, "{section}");
+        assert!(e.message.contains(words), "{section}: {}", e.message);
+    }
+    // A key file: only its owner may read it.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("braid-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let keys = dir.join("keys.toml");
+    std::fs::write(
+        &keys,
+        format!("keys = [{{ id = 7, secret = \"{SECRET}\" }}]\n"),
+    )
+    .unwrap();
+    let conf = dir.join("braid.toml");
+    std::fs::write(
+        &conf,
+        format!("{base}[auth]\nkey_file = \"{}\"\n", keys.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = Config::load(&conf).unwrap_err().to_string();
+    assert!(
+        e.contains("can be read by others") && e.contains("chmod 600"),
+        "{e}"
+    );
+    std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let c = Config::load(&conf).unwrap();
+    assert_eq!(c.node_config.control.auth.keys[0].id, 7);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_problem_is_reported_at_once_the_first_as_a_check_that_stopped_would_say() {
+    let text = "node = 0\nlog = \"loud\"\n[[interface]]\nname = \"a\"\n[tun]\nmtu = 20\n\
+                [[access]]\ninterface = \"a\"\naddress = \"198.18.9.2\"\ngateway = \"x\"\n\
+                [auth]\nkeys = [{ id = 1, secret = \"xyz\" }]\n";
+    let e = Config::parse("bad.toml", text).unwrap_err();
+    let found: Vec<(usize, &str)> = e.iter().map(|e| (e.line, e.field.as_str())).collect();
+    assert_eq!(
+        found,
+        [
+            (1, "node"),
+            (2, "log"),
+            (6, "tun.mtu"),
+            (8, "access[0].interface"),
+            (9, "access[0].address"),
+            (10, "access[0].gateway"),
+            (12, "auth.keys[0].secret"),
+        ]
+    );
+    assert_eq!(
+        e.first().to_string(),
+        "bad.toml:1: node: node ids are 1 to 65534"
+    );
+    // One problem a line, each located.
+    let shown = e.to_string();
+    assert_eq!(shown.lines().count(), found.len(), "{shown}");
+    assert!(shown.lines().all(|l| l.starts_with("bad.toml:")), "{shown}");
+    assert!(
+        shown.ends_with(
+            "bad.toml:12: auth.keys[0].secret: not hex digits (make one with `braid keygen`)"
+        ),
+        "{shown}"
+    );
+}

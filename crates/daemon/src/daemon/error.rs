@@ -1,0 +1,51 @@
+//! Why the daemon could not start or had to stop ([`DaemonError`]).
+
+use std::io;
+
+use thiserror::Error;
+
+use crate::access::AccessError;
+use crate::config::ConfigLoadError;
+use crate::kernel::KernelError;
+use crate::underlay::UnderlayError;
+
+/// Why the daemon could not start or had to stop.
+#[derive(Debug, Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Config(#[from] ConfigLoadError),
+    #[error("invalid node settings: {0}")]
+    Node(#[from] braid_proto::control::ConfigError),
+    #[error(transparent)]
+    Underlay(#[from] UnderlayError),
+    #[error(transparent)]
+    Access(#[from] AccessError),
+    #[error("kernel data path (datapath = \"kernel\"): {0}")]
+    Kernel(#[from] KernelError),
+    #[error("TUN device {name}: {source}")]
+    Tun { name: String, source: io::Error },
+    #[error("route {route} via {dev}: {message}")]
+    Route {
+        route: String,
+        dev: String,
+        message: String,
+    },
+    #[error("control socket {path}: {source}")]
+    Socket { path: String, source: io::Error },
+    #[error("a braid daemon already runs here: its control socket {path} answers (stop it first, or give this one its own control_socket, [tun] name and interfaces)")]
+    AlreadyRunning { path: String },
+    #[error("TUN device {name} is in use, by another braid daemon or another program (ip -d link show {name}); stop it, or set another [tun] name")]
+    TunBusy { name: String },
+    #[error("control_group {group}: {why}")]
+    ControlGroup { group: String, why: String },
+    #[error("{what}: {source}")]
+    Io {
+        what: &'static str,
+        source: io::Error,
+    },
+}
+
+/// An I/O error while doing `what`, as a [`DaemonError`].
+pub(super) fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> DaemonError {
+    move |source| DaemonError::Io { what, source }
+}

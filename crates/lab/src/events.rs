@@ -1,0 +1,173 @@
+//! What a scenario's events do while its flows run: on a link (a silent
+//! blackhole from the loss program, carrier down and up, what its queues
+//! held), on an access point's port (a roaming client's loss), on a
+//! client's routes (plain routing's re-homing) and on a router (new keys,
+//! a crash and restart).
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use anyhow::bail;
+
+use crate::link::{attach_loss, detach_loss, set_port_loss, LossParams, LossSlot};
+use crate::ns::in_ns;
+use crate::routing;
+use crate::scenario::{EventTarget, Lab, LabEvent, LinkAction};
+
+/// Applies an event: a port's loss, a client's re-homing (plain routing
+/// only, `plain`), a router's keys or crash, or a link's (see
+/// [`link_event`]).
+///
+/// `resolved` remembers, per flow, the link its `FirstHopOf` event chose,
+/// so that the restore undoes that link. Returns, for `down`, the packets
+/// the link's queues (the qdiscs at both ends) held the moment before:
+/// what the kernel drops with the carrier, the packets below the binding
+/// point that a handoff loses.
+pub fn apply_event(
+    lab: &Lab,
+    e: &LabEvent,
+    resolved: &mut BTreeMap<usize, usize>,
+    plain: bool,
+) -> anyhow::Result<Option<u64>> {
+    match (e.target, e.action) {
+        (EventTarget::Port { segment, ap }, LinkAction::Loss(per_mille)) => {
+            set_port_loss(lab, segment, ap, per_mille)?
+        }
+        (EventTarget::Client(c), LinkAction::Rehome(ap)) => {
+            if plain {
+                rehome(lab, c, ap)?
+            }
+        }
+        (EventTarget::Router(r), LinkAction::Keys { first, second }) => {
+            let ids: Vec<u8> = std::iter::once(first).chain(second).collect();
+            for i in routers(lab, r) {
+                if routing::braid::rekey(lab, i, &ids)? {
+                    eprintln!(
+                        "lab {}: {} takes keys {ids:?}",
+                        lab.name, lab.routers[i].name
+                    );
+                }
+            }
+        }
+        (EventTarget::Router(r), LinkAction::Crash) => {
+            for i in routers(lab, r) {
+                if routing::braid::crash_and_restart(lab, i)? {
+                    eprintln!(
+                        "lab {}: {} killed (-9) and started again",
+                        lab.name, lab.routers[i].name
+                    );
+                }
+            }
+        }
+        (EventTarget::Port { .. } | EventTarget::Client(_) | EventTarget::Router(_), _)
+        | (
+            _,
+            LinkAction::Loss(_)
+            | LinkAction::Rehome(_)
+            | LinkAction::Keys { .. }
+            | LinkAction::Crash,
+        ) => {
+            bail!("event {:?} on {:?} means nothing", e.action, e.target)
+        }
+        (EventTarget::Link(_) | EventTarget::FirstHopOf(_), _) => {
+            return link_event(lab, e, resolved)
+        }
+    }
+    Ok(None)
+}
+
+/// The routers a router event names: one, or every one.
+fn routers(lab: &Lab, r: Option<usize>) -> Vec<usize> {
+    match r {
+        Some(i) => vec![i],
+        None => (0..lab.routers.len()).collect(),
+    }
+}
+
+/// Plain routing re-homes client `c` to access point `ap` (as a plain
+/// network does when the old one fails).
+fn rehome(lab: &Lab, c: usize, ap: usize) -> anyhow::Result<()> {
+    eprintln!(
+        "lab {}: {} re-homed to {}",
+        lab.name, lab.clients[c].name, lab.routers[ap].name
+    );
+    for (ns, args) in routing::kernel::client_routes(lab, c, ap) {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        in_ns(&ns, &refs)?;
+    }
+    Ok(())
+}
+
+/// A link's event: a blackhole attaches the loss program built to drop
+/// everything, ahead of any other filter, on both ends' ingress; a
+/// restore removes it; down and up set both ends' interfaces (down
+/// returns what the link's queues held).
+fn link_event(
+    lab: &Lab,
+    e: &LabEvent,
+    resolved: &mut BTreeMap<usize, usize>,
+) -> anyhow::Result<Option<u64>> {
+    let link = match e.target {
+        EventTarget::Link(j) => j,
+        EventTarget::FirstHopOf(f) => match (e.action, resolved.get(&f)) {
+            (LinkAction::Restore | LinkAction::Up, Some(&j)) => j,
+            _ => {
+                let j = routing::first_link_of(lab, &lab.flows[f])?;
+                resolved.insert(f, j);
+                j
+            }
+        },
+        EventTarget::Port { .. } | EventTarget::Client(_) | EventTarget::Router(_) => {
+            bail!("event {:?} on {:?} is not a link's", e.action, e.target)
+        }
+    };
+    eprintln!("lab {}: {:?} link bl{link}", lab.name, e.action);
+    let l = &lab.links[link];
+    let dev = Lab::link_dev(link);
+    for ns in [lab.ns(l.a), lab.ns(l.b)] {
+        match e.action {
+            LinkAction::Blackhole => {
+                // Ahead of any loss program already there (a lossy link).
+                attach_loss(&ns, &dev, LossParams::blackhole(), LossSlot::Blackhole)?
+            }
+            LinkAction::Restore => detach_loss(&ns, &dev, LossSlot::Blackhole),
+            LinkAction::Down => {}
+            LinkAction::Up => in_ns(&ns, &["ip", "link", "set", &dev, "up"])?,
+            LinkAction::Loss(_)
+            | LinkAction::Rehome(_)
+            | LinkAction::Keys { .. }
+            | LinkAction::Crash => {}
+        }
+    }
+    if e.action != LinkAction::Down {
+        return Ok(None);
+    }
+    let mut queued = 0;
+    for ns in [lab.ns(l.a), lab.ns(l.b)] {
+        queued += qdisc_backlog(&ns, &dev);
+        in_ns(&ns, &["ip", "link", "set", &dev, "down"])?;
+    }
+    eprintln!(
+        "lab {}: {queued} packets were queued for bl{link} when it went down",
+        lab.name
+    );
+    Ok(Some(queued))
+}
+
+/// Packets waiting in `dev`'s qdiscs in namespace `ns` (`tc -s qdisc`'s
+/// backlog of the root qdisc; 0 when it has none).
+fn qdisc_backlog(ns: &str, dev: &str) -> u64 {
+    let out = Command::new("ip")
+        .args([
+            "netns", "exec", ns, "tc", "-s", "qdisc", "show", "dev", dev, "root",
+        ])
+        .output();
+    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+    text.ok()
+        .and_then(|t| {
+            let words: Vec<&str> = t.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "backlog")?;
+            words.get(at + 2)?.strip_suffix('p')?.parse().ok()
+        })
+        .unwrap_or(0)
+}

@@ -1,0 +1,45 @@
+//! Running things inside a lab's network namespaces: a command (with
+//! iproute2's `ip netns exec`), and a UDP socket opened there. The leaf
+//! every part of the lab that touches a namespace uses; it knows nothing
+//! of scenarios.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsFd;
+use std::process::Command;
+
+use anyhow::{bail, Context};
+
+/// Runs `cmd args`; an error names the command and what it printed.
+pub fn run(cmd: &str, args: &[&str]) -> anyhow::Result<()> {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {cmd}"))?;
+    if !out.status.success() {
+        bail!(
+            "{cmd} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// Runs a command inside network namespace `ns`.
+pub fn in_ns(ns: &str, args: &[&str]) -> anyhow::Result<()> {
+    let mut all = vec!["netns", "exec", ns];
+    all.extend_from_slice(args);
+    run("ip", &all)
+}
+
+/// Opens a UDP socket inside network namespace `ns` (the socket stays
+/// there; the thread returns to its own namespace).
+pub fn socket_in(ns: &str, bind: impl Into<SocketAddr>) -> anyhow::Result<UdpSocket> {
+    let here = std::fs::File::open("/proc/thread-self/ns/net")?;
+    let there = std::fs::File::open(format!("/var/run/netns/{ns}"))
+        .with_context(|| format!("namespace {ns}"))?;
+    nix::sched::setns(there.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
+    let socket = UdpSocket::bind(bind.into());
+    nix::sched::setns(here.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
+    Ok(socket?)
+}

@@ -1,0 +1,195 @@
+//! What an LSA's origin serves: IPv4 and IPv6 prefixes, and clients it
+//! serves as an access point (with the quality of its link to them), and
+//! their encoding (kind, length or quality, address).
+
+use crate::{Reader, WireError, Writer};
+
+/// Something an LSA's origin serves: an IP prefix, or a client (one host
+/// address) that the origin serves as an access point, with how well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Prefix {
+    /// An IPv4 prefix.
+    V4 {
+        /// The address, most significant byte first.
+        addr: [u8; 4],
+        /// Prefix length in bits (0..=32).
+        len: u8,
+    },
+    /// An IPv6 prefix.
+    V6 {
+        /// The address, most significant byte first.
+        addr: [u8; 16],
+        /// Prefix length in bits (0..=128).
+        len: u8,
+    },
+    /// An IPv4 client of an access point: one host address (a /32), with
+    /// the quality of the access point's link to it.
+    Client4 {
+        /// The client's address, most significant byte first.
+        addr: [u8; 4],
+        /// 1 (barely heard) to [`CLIENT_QUALITY_MAX`] (every probe
+        /// answered); 0 is refused.
+        quality: u8,
+    },
+    /// An IPv6 client of an access point (a /128), with its link quality.
+    Client6 {
+        /// The client's address, most significant byte first.
+        addr: [u8; 16],
+        /// 1 (barely heard) to 255 (every probe answered).
+        quality: u8,
+    },
+}
+
+/// The best quality a client entry can carry.
+pub const CLIENT_QUALITY_MAX: u8 = 255;
+
+impl core::fmt::Display for Prefix {
+    /// `198.18.0.0/15`, `2001:db8::/32`, or a client's MAC address.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Prefix::V4 { addr, len } => write!(f, "{}/{len}", core::net::Ipv4Addr::from(*addr)),
+            Prefix::V6 { addr, len } => write!(f, "{}/{len}", core::net::Ipv6Addr::from(*addr)),
+            Prefix::Client4 { addr, quality } => write!(
+                f,
+                "client {} (quality {quality})",
+                core::net::Ipv4Addr::from(*addr)
+            ),
+            Prefix::Client6 { addr, quality } => write!(
+                f,
+                "client {} (quality {quality})",
+                core::net::Ipv6Addr::from(*addr)
+            ),
+        }
+    }
+}
+
+const PREFIX_V4: u8 = 4;
+const PREFIX_V6: u8 = 6;
+const PREFIX_CLIENT_V4: u8 = 0x14;
+const PREFIX_CLIENT_V6: u8 = 0x16;
+
+impl Prefix {
+    /// The client this entry names and its quality: its address (an IPv4
+    /// address in the first four bytes), whether IPv4, the quality.
+    /// `None` for a prefix that is not a client.
+    pub fn client(&self) -> Option<([u8; 16], bool, u8)> {
+        let mut a = [0u8; 16];
+        match self {
+            Prefix::Client4 { addr, quality } => {
+                a[..4].copy_from_slice(addr);
+                Some((a, true, *quality))
+            }
+            Prefix::Client6 { addr, quality } => Some((*addr, false, *quality)),
+            _ => None,
+        }
+    }
+
+    /// The address length of a kind, and the most its length byte may
+    /// say (a client's length byte is its quality: 1-255).
+    pub(super) fn addr_len(kind: u8) -> Result<(usize, u8), WireError> {
+        match kind {
+            PREFIX_V4 => Ok((4, 32)),
+            PREFIX_V6 => Ok((16, 128)),
+            PREFIX_CLIENT_V4 => Ok((4, CLIENT_QUALITY_MAX)),
+            PREFIX_CLIENT_V6 => Ok((16, CLIENT_QUALITY_MAX)),
+            other => Err(WireError::InvalidField {
+                field: "prefix kind",
+                value: other as u32,
+            }),
+        }
+    }
+
+    pub(super) fn encoded_len(&self) -> usize {
+        2 + match self {
+            Prefix::V4 { .. } | Prefix::Client4 { .. } => 4,
+            Prefix::V6 { .. } | Prefix::Client6 { .. } => 16,
+        }
+    }
+
+    pub(super) fn read(r: &mut Reader<'_>) -> Result<Prefix, WireError> {
+        let kind = r.u8()?;
+        let len = r.u8()?;
+        let (addr_len, max_len) = Self::addr_len(kind)?;
+        let client = matches!(kind, PREFIX_CLIENT_V4 | PREFIX_CLIENT_V6);
+        if client && len == 0 {
+            return Err(WireError::InvalidField {
+                field: "client quality",
+                value: 0,
+            });
+        }
+        if len > max_len {
+            return Err(WireError::InvalidField {
+                field: "prefix length",
+                value: len as u32,
+            });
+        }
+        let a = r.take(addr_len)?;
+        Ok(match kind {
+            PREFIX_V4 => Prefix::V4 {
+                addr: [a[0], a[1], a[2], a[3]],
+                len,
+            },
+            PREFIX_CLIENT_V4 => Prefix::Client4 {
+                addr: [a[0], a[1], a[2], a[3]],
+                quality: len,
+            },
+            _ => {
+                let mut addr = [0u8; 16];
+                addr.copy_from_slice(a);
+                if kind == PREFIX_V6 {
+                    Prefix::V6 { addr, len }
+                } else {
+                    Prefix::Client6 { addr, quality: len }
+                }
+            }
+        })
+    }
+
+    pub(super) fn write(&self, w: &mut Writer<'_>) {
+        match self {
+            Prefix::V4 { addr, len } => {
+                w.u8(PREFIX_V4);
+                w.u8(*len);
+                w.put(addr);
+            }
+            Prefix::V6 { addr, len } => {
+                w.u8(PREFIX_V6);
+                w.u8(*len);
+                w.put(addr);
+            }
+            Prefix::Client4 { addr, quality } => {
+                w.u8(PREFIX_CLIENT_V4);
+                w.u8(*quality);
+                w.put(addr);
+            }
+            Prefix::Client6 { addr, quality } => {
+                w.u8(PREFIX_CLIENT_V6);
+                w.u8(*quality);
+                w.put(addr);
+            }
+        }
+    }
+
+    pub(super) fn check(&self) -> Result<(), WireError> {
+        let (len, max) = match self {
+            Prefix::V4 { len, .. } => (*len, 32),
+            Prefix::V6 { len, .. } => (*len, 128),
+            Prefix::Client4 { quality, .. } | Prefix::Client6 { quality, .. } => {
+                if *quality == 0 {
+                    return Err(WireError::InvalidField {
+                        field: "client quality",
+                        value: 0,
+                    });
+                }
+                (0, 0)
+            }
+        };
+        if len > max {
+            return Err(WireError::InvalidField {
+                field: "prefix length",
+                value: len as u32,
+            });
+        }
+        Ok(())
+    }
+}
