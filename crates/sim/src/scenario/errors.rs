@@ -14,7 +14,7 @@ use thiserror::Error;
 
 /// Why a scenario cannot run: its first problem, and any others found,
 /// each on a line of its own when shown. Reads as the first problem
-/// (`error.field`, `error.message`); [`ScenarioError::problems`] lists
+/// (`error.field`, `error.message`); [`ScenarioError::all`] lists
 /// them all.
 #[derive(Debug, Error)]
 #[error("{first}{}", more_lines(.more))]
@@ -28,8 +28,13 @@ fn more_lines(more: &[LocatedError]) -> String {
 }
 
 impl ScenarioError {
+    /// The problem the checks met first.
+    pub fn first(&self) -> &LocatedError {
+        &self.first
+    }
+
     /// Every problem found, the first first.
-    pub fn problems(&self) -> impl Iterator<Item = &LocatedError> {
+    pub fn all(&self) -> impl Iterator<Item = &LocatedError> {
         std::iter::once(&self.first).chain(&self.more)
     }
 }

@@ -319,7 +319,7 @@ mode = "parity:4"
     fn every_problem_is_reported_the_first_first() {
         let text = "[topology]\nkind = \"line\"\nnodes = 3\n[link]\nloss = 2.0\nretries = 1000\n[node]\nmetric = \"speed\"\n[[flows]]\nfrom = \"n1\"\nto = \"n9\"\n";
         let e = Scenario::parse("bad.toml", text).unwrap_err();
-        let lines: Vec<String> = e.problems().map(|p| p.to_string()).collect();
+        let lines: Vec<String> = e.all().map(|p| p.to_string()).collect();
         assert_eq!(
             lines,
             [
@@ -339,7 +339,7 @@ mode = "parity:4"
             "[topology]\nkind = \"ring\"\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n",
         )
         .unwrap_err();
-        assert_eq!(e.problems().count(), 1, "{e}");
+        assert_eq!(e.all().count(), 1, "{e}");
         assert_eq!(e.field, "topology.kind");
     }
 }
