@@ -271,32 +271,26 @@ fn pct(v: f64) -> String {
     format!("{:.2}%", v * 100.0)
 }
 
-pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
-    let started = WallClock::now();
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let dir = &scenario_dir(&args.scenarios, &args.out)?;
-    let mut headline: Vec<[String; 3]> = Vec::new();
-    let mut sections = Vec::new();
-
-    // 1. WISPR section 5.3.
-    let single = run(dir, "wispr-5.3-single-path.toml", &args.out)?;
-    let braid = run(dir, "wispr-5.3-braid.toml", &args.out)?;
+/// WISPR section 5.3: one lossy, slow path versus disjoint paths.
+fn wispr_5_3(dir: &Path, out: &Path) -> Result<Experiment> {
+    let mut headlines: Vec<[String; 3]> = Vec::new();
+    let single = run(dir, "wispr-5.3-single-path.toml", out)?;
+    let braid = run(dir, "wispr-5.3-braid.toml", out)?;
     let (a, b) = (
         &single.variants[0].summary[0],
         &braid.variants[0].summary[0],
     );
-    headline.push([
+    headlines.push([
         "WISPR 5.3: UDP over one path, 5% loss, 500 ms".into(),
         "26.6 of 500 lost, 530 ms".into(),
         format!("{:.1} of 500 lost, {:.0} ms", a.lost, a.delay_mean_ms),
     ]);
-    headline.push([
+    headlines.push([
         "WISPR 5.3: over disjoint paths (braid mirror:3)".into(),
         "0 lost, 18 ms".into(),
         format!("{:.1} lost, {:.0} ms", b.lost, b.delay_mean_ms),
     ]);
-    sections.push(format!(
+    let section = format!(
         "<h2>1. WISPR section 5.3: one lossy, slow path versus disjoint paths</h2><p>{}</p>{}{}",
         escape("10 runs of 500 UDP packets (160 bytes every 20 ms). The baseline has only the impaired path; braid mirrors over it and two good disjoint paths."),
         table(
@@ -309,10 +303,14 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             ]
         ),
         limits("Loss is independent (Bernoulli) on the impaired path and none on the others; links are wired-like (fixed delay, no radio contention or rate changes); no TCP. WISPR measured on its testbed's real links.")
-    ));
+    );
+    Ok(Experiment { headlines, section })
+}
 
-    // 2. Loss sweep.
-    let sweep = run(dir, "loss-sweep.toml", &args.out)?;
+/// Delivered fraction against per-path loss, per mode.
+fn loss_sweep(dir: &Path, out: &Path) -> Result<Experiment> {
+    let mut headlines: Vec<[String; 3]> = Vec::new();
+    let sweep = run(dir, "loss-sweep.toml", out)?;
     let mut modes: Vec<String> = Vec::new();
     for v in &sweep.variants {
         if let Some(m) = &v.mode {
@@ -353,21 +351,25 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             )
         })
         .collect();
-    headline.push([
+    headlines.push([
         "Loss sweep: delivered at 20% loss per path, 3 disjoint paths".into(),
         "WISPR 1 (mirror) stays usable at 15-20%".into(),
         at20.join(", "),
     ]);
-    sections.push(format!(
+    let section = format!(
         "<h2>2. Delivered fraction versus per-path loss</h2><p>{}</p>{}{}{}",
         escape("Three disjoint paths, every one losing the given fraction of packets (Bernoulli), 2 runs of 2000 packets per point. Solid: measured; dashed: the mode's formula for independent losses (the same formulas the adaptive mode decides by). Cells: delivered fraction (packets sent per data packet). With the same loss on every path, single and stripe coincide, and so do parity and parity-rotating; their lines lie on top of each other."),
         delivery_chart(&sweep).unwrap_or_default(),
         table(&header, &over_rows),
         limits("Every path loses the same fraction, independently of the past (bursty loss: braid sim scenarios/loss-proof-tcp.toml, [link] burst); traffic is far below the paths' capacity, so no queue drops; no radio.")
-    ));
+    );
+    Ok(Experiment { headlines, section })
+}
 
-    // 3. TCP goodput (WISPR figure 10).
-    let tcp = run(dir, "tcp-goodput.toml", &args.out)?;
+/// TCP goodput against per-path loss (WISPR figure 10).
+fn tcp_goodput(dir: &Path, out: &Path) -> Result<Experiment> {
+    let mut headlines: Vec<[String; 3]> = Vec::new();
+    let tcp = run(dir, "tcp-goodput.toml", out)?;
     let goodput = |mode: &str, loss: f64| {
         tcp.variants
             .iter()
@@ -377,7 +379,7 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             })
             .map_or(0.0, |v| v.summary[0].goodput_mbps)
     };
-    headline.push([
+    headlines.push([
         "TCP goodput at 10% loss per path (2 x 10 Mbit/s)".into(),
         "WISPR fig. 10: TCP collapses, WISPR 1 holds".into(),
         format!(
@@ -395,18 +397,22 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
         }
         rows.push(row);
     }
-    sections.push(format!(
+    let section = format!(
         "<h2>3. TCP goodput versus per-path loss (the experiment of WISPR's figure 10)</h2><p>{}</p>{}{}{}",
         escape("Real TCP (smoltcp, CUBIC) at both hosts in simulated time, over two disjoint 10 Mbit/s paths whose first link loses the given fraction in each direction (data and ACKs), 2 runs of 20 s each. Absolute goodput under loss is lower than Linux would reach (smoltcp has no SACK); the comparison between modes is the point. WISPR gives its figure 10 as a chart without values; what it says of it: single-path TCP decays quickly as loss rises, MPTCP holds until 15-20%, and mirroring (WISPR 1) stays stable at high loss. The same comparison with real kernel TCP and Linux MPTCP is braid lab sweep scenarios/lab/loss-proof-tcp.toml (docs/performance.md)."),
         goodput_chart(&tcp).unwrap_or_default(),
         table(&["mode", "0%", "5%", "10%", "15%", "20%"], &rows),
         limits("TCP is smoltcp (CUBIC, no SACK-based recovery): under loss it reaches less than Linux, and far less under the coded modes (docs/performance.md compares it with kernel TCP in the lab); loss is independent; paths are wired-like rate limiters with a drop-tail queue.")
-    ));
+    );
+    Ok(Experiment { headlines, section })
+}
 
-    // 4. SrcRR on a city mesh.
-    let srcrr = run(dir, "srcrr-citymesh.toml", &args.out)?;
+/// SrcRR on a city mesh: its mechanisms added one at a time.
+fn srcrr(dir: &Path, out: &Path) -> Result<Experiment> {
+    let mut headlines: Vec<[String; 3]> = Vec::new();
+    let srcrr = run(dir, "srcrr-citymesh.toml", out)?;
     let bars: Vec<Bar> = srcrr.variants.iter().map(median_kbytes).collect();
-    headline.push([
+    headlines.push([
         "SrcRR: median TCP over 14 pairs, 31-node city mesh".into(),
         "20 KB/s (DSR+ETX) to 110 KB/s (SrcRR)".into(),
         bars.iter()
@@ -459,7 +465,7 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             value: 110.0,
         },
     ];
-    sections.push(format!(
+    let section = format!(
         "<h2>4. SrcRR: choosing routes on a city mesh of multi-rate radios</h2><p>{}</p>{}{}<p>{}</p>{}",
         escape(&format!("31 nodes placed at random ({} placements), radios at 1/2/5.5/11 Mbit/s whose loss grows with link length and rate, 7 link-layer retries, one transmitter per node (50-frame queue) on a shared medium, transient bursts (about 300 ms at 90% loss every 20 s per link). After 3 minutes of idle probing (as SrcRR did), 14 node pairs, one at a time, 15 s of bulk TCP each. The bars add SrcRR's mechanisms one at a time in the order of its section 4, as its figure 6 does: the baseline is DSR with ETX as SrcRR ran it (the Prism firmware's rate selection, a route error on the first link-layer failure, no damping, no re-ordering, 802.11's 8 attempts per frame); then IGNORE-FAIL, RATE-CTL (each node sends at the rate its big probes say is best), PERSISTENCE (40 hand-overs of a failed frame), DAMPING, REORDER, and ETT. Bars: the mean over placements of the median goodput of the 14 pairs, whiskers the lowest and highest placement; dashed lines: SrcRR's measured medians.", srcrr.variants.first().map_or(0, |v| v.runs.len()))),
         bar_chart("median TCP goodput over 14 pairs", "KB/s", &bars, &paper),
@@ -469,10 +475,14 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
         ),
         escape(&(steps(&bars) + " " + &ranking(&bars))),
         limits("No collisions or hidden terminals (carrier sense is perfect), so ETX's probe losses under load (SrcRR section 3.2) do not happen; loss per rate is a fixed curve of link length with shadowing, not measured CityMesh links; TCP is smoltcp, which does not recover by SACK, so every loss costs it more than Linux 2.4's TCP; a frame handed over again occupies the radio at once (no interleaving with the device's queue, so PERSISTENCE re-orders nothing here). docs/simulator.md \"SrcRR\" says what this reproduces of the paper and what not."),
-    ));
+    );
+    Ok(Experiment { headlines, section })
+}
 
-    // 5. Handoff.
-    let handoff = run(dir, "handoff.toml", &args.out)?;
+/// A client moving between access points.
+fn handoff(dir: &Path, out: &Path) -> Result<Experiment> {
+    let mut headlines: Vec<[String; 3]> = Vec::new();
+    let handoff = run(dir, "handoff.toml", out)?;
     let rows: Vec<Vec<String>> = handoff
         .variants
         .iter()
@@ -488,7 +498,7 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             ]
         })
         .collect();
-    headline.push([
+    headlines.push([
         "Handoff: client moves ap1 -> ap2 during VoIP + TCP upload".into(),
         "late binding: 26.3 -> 0-1 lost; 135 -> 8 ms; SMesh: no loss".into(),
         rows.iter()
@@ -501,19 +511,23 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             .collect::<Vec<_>>()
             .join("; "),
     ]);
-    sections.push(format!(
+    let section = format!(
         "<h2>5. Handoff between access points</h2><p>{}</p>{}{}<p>{}</p>{}",
         escape("A client moves from ap1 to ap2 (in range of both from 25 s, leaves ap1 at 30 s) during a VoIP call (160 B / 20 ms each way) and a bulk TCP upload over 5 Mbit/s access links whose drivers hold 50 frames; 5 runs. In the first three variants the client runs braid (a laptop or a vehicle's router): early binding, late binding, and copies through both access points (mirror:2). In the last the client is unmodified (a plain IP stack): it sends through the access point it hears best, and the gateway's tree delivers every packet for it through each access point that serves it (SMesh, seed 000). The late-binding paper (figure 4) lost 26.3 packets on average with the 50-packet driver buffer and 0-1 with late binding, and delayed an urgent packet 135 ms behind bulk versus under 8 ms (figure 7); SMesh reports handoffs without loss toward the client."),
         lost_over_time(&handoff, "VoIP packets lost per second from the client (it moves at 25-30 s)"),
         table(&["", "VoIP up lost (of 2000)", "VoIP down lost (of 2000)", "VoIP up p99 delay", "TCP retransmissions", "TCP goodput"], &rows),
         escape("What the trees do and do not do: toward the unmodified client nothing is lost, as in SMesh; from it, what its own radio queue holds when its access point goes is lost, as with early binding, because an unmodified client has no binding point of its own. The real-kernel version of this comparison (plain Linux, braid single path, SMesh trees in user space and in the kernel) is scenarios/lab/smesh-roam.toml."),
         limits("The move is scripted (in range of both access points from 25 s, out of ap1's at 30 s), not a fading signal; access links are wired-like with a 50-frame driver queue and no contention between clients; the unmodified client is a plain IP stack whose access point choice follows the script.")
-    ));
+    );
+    Ok(Experiment { headlines, section })
+}
 
-    // 6. Failure.
-    let failure = run(dir, "failure.toml", &args.out)?;
+/// A link on the active path fails.
+fn failure(dir: &Path, out: &Path) -> Result<Experiment> {
+    let mut headlines: Vec<[String; 3]> = Vec::new();
+    let failure = run(dir, "failure.toml", out)?;
     let rows = loss_and_outage_rows(&failure);
-    headline.push([
+    headlines.push([
         "Failure of the active path's link".into(),
         "babeld 1.12 in braid's lab: 2.2-12.4 s outage (1 s and 4 s hellos; docs/performance.md)"
             .into(),
@@ -522,18 +536,22 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             .collect::<Vec<_>>()
             .join("; "),
     ]);
-    sections.push(format!(
+    let section = format!(
         "<h2>6. A link on the active path fails</h2><p>{}</p>{}{}{}",
         escape("VoIP (160 B / 20 ms) over two disjoint paths; the active path's first link dies at 40 s. Outage: the longest time between two packets delivered in a row."),
         lost_over_time(&failure, "VoIP packets lost per second (the link dies at 40 s)"),
         table(&["mode", "packets lost (of 1500)", "outage (longest gap, s)"], &rows),
         limits("The link dies at once and silently (no fade before it), so only missing probes tell; links are wired-like with fixed delay; one flow, so no congestion.")
-    ));
+    );
+    Ok(Experiment { headlines, section })
+}
 
-    // Rain fade on the bundled WISP backhaul (NetJSON topology).
-    let fade = run(dir, "rain-fade.toml", &args.out)?;
+/// Rain fade on the bundled WISP backhaul (NetJSON topology).
+fn rain_fade(dir: &Path, out: &Path) -> Result<Experiment> {
+    let mut headlines: Vec<[String; 3]> = Vec::new();
+    let fade = run(dir, "rain-fade.toml", out)?;
     let rows = loss_and_outage_rows(&fade);
-    headline.push([
+    headlines.push([
         "Rain fade on a backhaul link (0 -> 60% -> 0 loss)".into(),
         "WISPR: adapt to weather".into(),
         rows.iter()
@@ -541,13 +559,44 @@ pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
             .collect::<Vec<_>>()
             .join("; "),
     ]);
-    sections.push(format!(
+    let section = format!(
         "<h2>Rain fade on the WISP backhaul</h2><p>{}</p>{}{}{}",
         escape("scenarios/topologies/wisp-backhaul.json; the church-clinic link's loss ramps from 0 to 60% and back over 30 s. VoIP (160 B / 20 ms, 2000 packets) from the gateway to the clinic, 3 runs."),
         lost_over_time(&fade, "VoIP packets lost per second through the fade"),
         table(&["mode", "packets lost (of 2000)", "outage (longest gap, s)"], &rows),
         limits("Rain is modelled as random (Bernoulli) loss rising and falling linearly; a real fade lowers the signal, so a radio also drops its bit-rate, which this model does not; no rate adaptation or queueing effects.")
-    ));
+    );
+    Ok(Experiment { headlines, section })
+}
+
+/// One experiment's rows of the headline table and its section of the
+/// report.
+struct Experiment {
+    headlines: Vec<[String; 3]>,
+    section: String,
+}
+
+pub fn run_demo(args: DemoArgs) -> Result<ExitCode> {
+    let started = WallClock::now();
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let dir = &scenario_dir(&args.scenarios, &args.out)?;
+    let out = &args.out;
+    let experiments = [
+        wispr_5_3(dir, out)?,
+        loss_sweep(dir, out)?,
+        tcp_goodput(dir, out)?,
+        srcrr(dir, out)?,
+        handoff(dir, out)?,
+        failure(dir, out)?,
+        rain_fade(dir, out)?,
+    ];
+    let mut headline: Vec<[String; 3]> = Vec::new();
+    let mut sections = Vec::new();
+    for e in experiments {
+        headline.extend(e.headlines);
+        sections.push(e.section);
+    }
 
     let report = page(
         "braid demo",

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use braid_plan::design::{Design, Problem};
-use braid_plan::export::{fade, fade_scenario, topology_json};
+use braid_plan::design::{Design, Evaluation, Problem};
+use braid_plan::export::{fade, fade_scenario, topology_json, Fade};
 use braid_plan::fit::fit_prices;
 use braid_plan::optimize::{optimize, Goal, Method, Plan};
 use braid_plan::paths::{add_links, edges_today, multiplicity, Addition};
@@ -94,44 +94,8 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         .with_context(|| format!("cannot read {}", args.prices.display()))?;
     let catalogue =
         prices::parse_csv(&price_text).with_context(|| args.prices.display().to_string())?;
-    if let Some(t) = args.target_capacity {
-        if !(t.is_finite() && t > 0.0 && t <= 1e9) {
-            bail!("--target-capacity {t}: a capacity in Mbit/s above 0 and at most 1,000,000,000");
-        }
-    }
-    if let Some(b) = args.budget {
-        if !(b.is_finite() && (0.0..=1e12).contains(&b)) {
-            bail!("--budget {b}: an amount from 0 to 1,000,000,000,000");
-        }
-    }
-    if args.fade_runs > 20 {
-        bail!("--fade-runs {}: at most 20 runs per mode", args.fade_runs);
-    }
-    if args.sunk && args.target_capacity.is_none() && args.budget.is_none() {
-        bail!("--sunk needs --target-capacity or --budget: keeping today's network costs nothing, so there is no default to compare with");
-    }
-    if let Some(&n) = args.additions.iter().find(|&&n| n == 0 || n > 1000) {
-        bail!("--additions {n}: each number of links to add is from 1 to 1000");
-    }
-    // A link longer than any model reaches can only be kept as it is:
-    // say so before planning around it.
-    let reach = catalogue.longest_reach_m();
-    if let Some(p) = net
-        .pairs
-        .iter()
-        .position(|p| p.distance_m > reach && !p.exists())
-    {
-        let pair = &net.pairs[p];
-        bail!(
-            "{}: line of sight {}-{} is {:.1} km, longer than any model in {} reaches ({:.1} km)",
-            args.file.display(),
-            net.sites[pair.a].id,
-            net.sites[pair.b].id,
-            pair.distance_m / 1000.0,
-            args.prices.display(),
-            reach / 1000.0
-        );
-    }
+    check_args(&args)?;
+    check_reach(&args, &net, &catalogue)?;
     let problem = Problem::new(&net, &catalogue, args.sunk)
         .with_context(|| args.file.display().to_string())?;
     std::fs::create_dir_all(&args.out)
@@ -141,71 +105,8 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let today_design = problem.today();
     let today = problem.evaluate(&today_design);
     let today_paths = multiplicity(&net, &edges_today(&net), PATH_CAP);
-
-    let mut growth = Vec::new();
-    let mut growth_skipped = Vec::new();
-    let mut cross_from_line_of_sight = true;
-    for &n in &args.additions {
-        for kind in [Addition::Parallel, Addition::Cross, Addition::Both] {
-            step(
-                started,
-                &format!("paths with {n} {} links added", kind_word(kind)),
-            );
-            // A small network may have fewer free pairs than asked for:
-            // that chart goes without the line, and says so.
-            let grown = match add_links(&net, kind, n, args.seed) {
-                Ok(g) => g,
-                Err(e) => {
-                    step(started, &format!("  skipped: {e}"));
-                    growth_skipped.push(format!("{n} {}: {e}", kind_word(kind)));
-                    continue;
-                }
-            };
-            if kind != Addition::Parallel {
-                cross_from_line_of_sight &= grown.cross_from_line_of_sight;
-            }
-            growth.push(Growth {
-                kind,
-                added: n,
-                per_edge: multiplicity(&net, &grown.edges, PATH_CAP),
-            });
-        }
-    }
-
-    let method = match args.method {
-        MethodArg::Auto => Method::Auto,
-        MethodArg::Exact => Method::Exact,
-        MethodArg::Heuristic => Method::Heuristic,
-    };
-    let (target, budget) = match (args.target_capacity, args.budget) {
-        (None, None) => (Some(today.network_mbps), Some(today.cost)),
-        other => other,
-    };
-    let solve = |goal: Goal, what: &str| -> Result<Plan> {
-        step(started, what);
-        let mut progress = |line: &str| step(started, &format!("  {line}"));
-        Ok(optimize(&problem, goal, method, &mut progress)?)
-    };
-    let least_cost = match target {
-        Some(t) => Some((
-            t,
-            solve(
-                Goal::MinCost { network_mbps: t },
-                &format!("least cost at {} Mbit/s", braid_plan::units::thousands(t)),
-            )?,
-        )),
-        None => None,
-    };
-    let most_capacity = match budget {
-        Some(b) => Some((
-            b,
-            solve(
-                Goal::MaxCapacity { budget: b },
-                &format!("most capacity for ${}", braid_plan::units::thousands(b)),
-            )?,
-        )),
-        None => None,
-    };
+    let growth = path_growth(&args, &net, started);
+    let (least_cost, most_capacity) = plan_designs(&args, &problem, &today, started)?;
 
     // The topologies, for braid sim and for planning again.
     let mut topologies: Vec<(&str, &Design)> = vec![("today", &today_design)];
@@ -217,27 +118,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     }
     let designs: Vec<&Design> = topologies.iter().map(|(_, d)| *d).collect();
     let the_fade = fade(&problem, &designs);
-    for (name, design) in &topologies {
-        let file = format!("{name}.json");
-        write(
-            &args.out,
-            &file,
-            &topology_json(&problem, design, &format!("{} ({name})", title(&args.file))),
-        )?;
-        if let Some(f) = &the_fade {
-            write(
-                &args.out,
-                &format!("fade-{name}.toml"),
-                &fade_scenario(
-                    &net,
-                    f,
-                    &file,
-                    &format!("fade-{name}"),
-                    args.fade_runs.max(1),
-                ),
-            )?;
-        }
-    }
+    write_topologies(&args, &problem, &topologies, the_fade.as_ref())?;
     let fade_rows = match &the_fade {
         Some(_) if args.fade_runs > 0 => Some(simulate_fade(
             &args.out,
@@ -265,9 +146,9 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         problem: &problem,
         today,
         today_paths,
-        growth,
-        growth_skipped,
-        cross_from_line_of_sight,
+        growth: growth.lines,
+        growth_skipped: growth.skipped,
+        cross_from_line_of_sight: growth.cross_from_line_of_sight,
         path_cap: PATH_CAP,
         fit,
         least_cost,
@@ -295,6 +176,182 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The numbers on the command line, each within what braid plans for.
+fn check_args(args: &PlanArgs) -> Result<()> {
+    if let Some(t) = args.target_capacity {
+        if !(t.is_finite() && t > 0.0 && t <= 1e9) {
+            bail!("--target-capacity {t}: a capacity in Mbit/s above 0 and at most 1,000,000,000");
+        }
+    }
+    if let Some(b) = args.budget {
+        if !(b.is_finite() && (0.0..=1e12).contains(&b)) {
+            bail!("--budget {b}: an amount from 0 to 1,000,000,000,000");
+        }
+    }
+    if args.fade_runs > 20 {
+        bail!("--fade-runs {}: at most 20 runs per mode", args.fade_runs);
+    }
+    if args.sunk && args.target_capacity.is_none() && args.budget.is_none() {
+        bail!("--sunk needs --target-capacity or --budget: keeping today's network costs nothing, so there is no default to compare with");
+    }
+    if let Some(&n) = args.additions.iter().find(|&&n| n == 0 || n > 1000) {
+        bail!("--additions {n}: each number of links to add is from 1 to 1000");
+    }
+    Ok(())
+}
+
+/// A link longer than any model reaches can only be kept as it is: say so
+/// before planning around it.
+fn check_reach(
+    args: &PlanArgs,
+    net: &network::Network,
+    catalogue: &prices::Catalogue,
+) -> Result<()> {
+    let reach = catalogue.longest_reach_m();
+    if let Some(p) = net
+        .pairs
+        .iter()
+        .position(|p| p.distance_m > reach && !p.exists())
+    {
+        let pair = &net.pairs[p];
+        bail!(
+            "{}: line of sight {}-{} is {:.1} km, longer than any model in {} reaches ({:.1} km)",
+            args.file.display(),
+            net.sites[pair.a].id,
+            net.sites[pair.b].id,
+            pair.distance_m / 1000.0,
+            args.prices.display(),
+            reach / 1000.0
+        );
+    }
+    Ok(())
+}
+
+/// Path multiplicity after adding links at random: the lines of the
+/// charts, the additions skipped and why, and whether every cross link
+/// came from a line-of-sight pair.
+struct PathGrowth {
+    lines: Vec<Growth>,
+    skipped: Vec<String>,
+    cross_from_line_of_sight: bool,
+}
+
+/// Each of `--additions` links added as parallel, cross, and both.
+fn path_growth(args: &PlanArgs, net: &network::Network, started: Instant) -> PathGrowth {
+    let mut growth = PathGrowth {
+        lines: Vec::new(),
+        skipped: Vec::new(),
+        cross_from_line_of_sight: true,
+    };
+    for &n in &args.additions {
+        for kind in [Addition::Parallel, Addition::Cross, Addition::Both] {
+            step(
+                started,
+                &format!("paths with {n} {} links added", kind_word(kind)),
+            );
+            // A small network may have fewer free pairs than asked for:
+            // that chart goes without the line, and says so.
+            let grown = match add_links(net, kind, n, args.seed) {
+                Ok(g) => g,
+                Err(e) => {
+                    step(started, &format!("  skipped: {e}"));
+                    growth.skipped.push(format!("{n} {}: {e}", kind_word(kind)));
+                    continue;
+                }
+            };
+            if kind != Addition::Parallel {
+                growth.cross_from_line_of_sight &= grown.cross_from_line_of_sight;
+            }
+            growth.lines.push(Growth {
+                kind,
+                added: n,
+                per_edge: multiplicity(net, &grown.edges, PATH_CAP),
+            });
+        }
+    }
+    growth
+}
+
+/// A plan and what it was asked for (the target capacity or the budget).
+type Planned = Option<(f64, Plan)>;
+
+/// A plan at a target capacity and a plan at a budget, each when asked
+/// for (both by default: today's capacity and today's cost).
+fn plan_designs(
+    args: &PlanArgs,
+    problem: &Problem,
+    today: &Evaluation,
+    started: Instant,
+) -> Result<(Planned, Planned)> {
+    let method = match args.method {
+        MethodArg::Auto => Method::Auto,
+        MethodArg::Exact => Method::Exact,
+        MethodArg::Heuristic => Method::Heuristic,
+    };
+    let (target, budget) = match (args.target_capacity, args.budget) {
+        (None, None) => (Some(today.network_mbps), Some(today.cost)),
+        other => other,
+    };
+    let solve = |goal: Goal, what: &str| -> Result<Plan> {
+        step(started, what);
+        let mut progress = |line: &str| step(started, &format!("  {line}"));
+        Ok(optimize(problem, goal, method, &mut progress)?)
+    };
+    let least_cost = match target {
+        Some(t) => Some((
+            t,
+            solve(
+                Goal::MinCost { network_mbps: t },
+                &format!("least cost at {} Mbit/s", braid_plan::units::thousands(t)),
+            )?,
+        )),
+        None => None,
+    };
+    let most_capacity = match budget {
+        Some(b) => Some((
+            b,
+            solve(
+                Goal::MaxCapacity { budget: b },
+                &format!("most capacity for ${}", braid_plan::units::thousands(b)),
+            )?,
+        )),
+        None => None,
+    };
+    Ok((least_cost, most_capacity))
+}
+
+/// Writes each design as NetJSON and, when there is a fade, its rain-fade
+/// scenario.
+fn write_topologies(
+    args: &PlanArgs,
+    problem: &Problem,
+    topologies: &[(&str, &Design)],
+    the_fade: Option<&Fade>,
+) -> Result<()> {
+    for (name, design) in topologies {
+        let file = format!("{name}.json");
+        write(
+            &args.out,
+            &file,
+            &topology_json(problem, design, &format!("{} ({name})", title(&args.file))),
+        )?;
+        if let Some(f) = the_fade {
+            write(
+                &args.out,
+                &format!("fade-{name}.toml"),
+                &fade_scenario(
+                    problem.net,
+                    f,
+                    &file,
+                    &format!("fade-{name}"),
+                    args.fade_runs.max(1),
+                ),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn kind_word(kind: Addition) -> &'static str {

@@ -1,6 +1,8 @@
 //! Maximum flow and minimum cut on an undirected multigraph (Dinic's
 //! algorithm), in whole kbit/s so that cuts are exact: the one max-flow
 //! every planning analysis and the optimiser's feasibility check use.
+//! Also the flow on each edge (`flows_on`, Edmonds-Karp), where the
+//! optimiser's heuristic opens paths on top of the current flow.
 
 /// An undirected edge: two site indices and a capacity (Mbit/s).
 pub type Edge = (usize, usize, f64);
@@ -203,6 +205,88 @@ impl FlowGraph {
             source_side,
         }
     }
+}
+
+/// Max flow from `s` to `sinks` with each edge's net flow (a to b
+/// positive), Mbit/s; whole kbit/s like [`max_flow`]
+/// (Edmonds-Karp: at most nodes x arcs augmentations).
+pub(crate) fn flows_on(n: usize, edges: &[Edge], s: usize, sinks: &[usize]) -> (f64, Vec<f64>) {
+    const BIG: i64 = i64::MAX / 4;
+    let kbps = |c: f64| {
+        if c.is_finite() && c > 0.0 {
+            (c * 1000.0).round().min(1e15) as i64
+        } else {
+            0
+        }
+    };
+    let t = n;
+    let mut head: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
+    let mut to: Vec<usize> = Vec::new();
+    let mut cap: Vec<i64> = Vec::new();
+    let mut arc = |u: usize, v: usize, fwd: i64, back: i64, head: &mut Vec<Vec<usize>>| {
+        head[u].push(to.len());
+        to.push(v);
+        cap.push(fwd);
+        head[v].push(to.len());
+        to.push(u);
+        cap.push(back);
+    };
+    for &(a, b, c) in edges {
+        let a = a.min(n);
+        let b = b.min(n);
+        let c = kbps(c);
+        arc(a, b, c, c, &mut head);
+    }
+    for &k in sinks {
+        if k < n && k != s {
+            arc(k, t, BIG, 0, &mut head);
+        }
+    }
+    let mut total: i64 = 0;
+    if s < n {
+        let limit = (n + 1) * (to.len() + 1);
+        for _ in 0..limit {
+            let mut prev: Vec<Option<usize>> = vec![None; n + 1];
+            let mut seen = vec![false; n + 1];
+            seen[s] = true;
+            let mut queue = std::collections::VecDeque::from([s]);
+            while let Some(u) = queue.pop_front() {
+                if u == t {
+                    break;
+                }
+                for &i in &head[u] {
+                    let v = to[i];
+                    if cap[i] > 0 && !seen[v] {
+                        seen[v] = true;
+                        prev[v] = Some(i);
+                        queue.push_back(v);
+                    }
+                }
+            }
+            if !seen[t] {
+                break;
+            }
+            let mut push = BIG;
+            let mut v = t;
+            while let Some(i) = prev[v] {
+                push = push.min(cap[i]);
+                v = to[i ^ 1];
+            }
+            let mut v = t;
+            while let Some(i) = prev[v] {
+                cap[i] -= push;
+                cap[i ^ 1] = cap[i ^ 1].saturating_add(push);
+                v = to[i ^ 1];
+            }
+            total = total.saturating_add(push);
+        }
+    }
+    let flows = edges
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, _, c))| (kbps(c) - cap[2 * i]) as f64 / 1000.0)
+        .collect();
+    (total as f64 / 1000.0, flows)
 }
 
 /// The number of internally node-disjoint paths from `s` to `t` (each

@@ -34,14 +34,43 @@ pub const MAX_SITES: usize = 1000;
 pub fn small(seed: u64, sites: usize) -> (Network, Catalogue) {
     let n = sites.clamp(2, MAX_SITES);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (positions, sites) = random_sites(&mut rng, n);
+    let dist = |a: usize, b: usize| haversine_m(positions[a], positions[b]).max(1.0);
+    let (existing, sight) = random_links(&mut rng, n, &dist);
+    let pairs = priced_pairs(&mut rng, &existing, &sight, &dist);
+    let catalogue = random_catalogue(&mut rng);
+    let mut net = Network {
+        label: Some(format!("random instance {seed} ({n} sites)")),
+        sites,
+        pairs,
+        gateway: 0,
+        constraints: Constraints {
+            channels: BTreeMap::from([(20, 24), (40, 11)]),
+            separation_deg: 30.0,
+            max_links_per_site: None,
+            max_parallel: 2,
+        },
+    };
+    scarce_spectrum(&mut rng, &mut net);
+    (net, catalogue)
+}
+
+/// A price with roughly quadratic growth in capacity, times `noise`.
+fn price_of(cap: f64, noise: f64) -> f64 {
+    (100.0 + 0.5 * cap + 0.0015 * cap * cap) * noise
+}
+
+/// The gateway and `n - 1` sites scattered around it, each an edge site
+/// with probability 0.6 (at least one is).
+fn random_sites(rng: &mut ChaCha8Rng, n: usize) -> (Vec<(f64, f64)>, Vec<Site>) {
     let positions: Vec<(f64, f64)> = (0..n)
         .map(|i| {
             if i == 0 {
                 (39.30, -123.70)
             } else {
                 (
-                    39.30 + uniform(&mut rng, -0.045, 0.045),
-                    -123.70 + uniform(&mut rng, -0.06, 0.06),
+                    39.30 + uniform(rng, -0.045, 0.045),
+                    -123.70 + uniform(rng, -0.06, 0.06),
                 )
             }
         })
@@ -50,7 +79,7 @@ pub fn small(seed: u64, sites: usize) -> (Network, Catalogue) {
         .map(|i| {
             if i == 0 {
                 Role::Gateway
-            } else if uniform(&mut rng, 0.0, 1.0) < 0.6 {
+            } else if uniform(rng, 0.0, 1.0) < 0.6 {
                 Role::Edge
             } else {
                 Role::Backhaul
@@ -73,33 +102,43 @@ pub fn small(seed: u64, sites: usize) -> (Network, Catalogue) {
             max_links: None,
         })
         .collect();
-    let dist = |a: usize, b: usize| haversine_m(positions[a], positions[b]).max(1.0);
+    (positions, sites)
+}
 
-    // The existing network: a tree (each site joins its nearest earlier
-    // site, or a random one) and a few extra links.
+/// Pairs of site indices.
+type SitePairs = Vec<(usize, usize)>;
+
+/// The existing network (a tree, each site joining its nearest earlier
+/// site or a random one, and a few extra links) and the line-of-sight
+/// pairs with no link yet.
+fn random_links(
+    rng: &mut ChaCha8Rng,
+    n: usize,
+    dist: &dyn Fn(usize, usize) -> f64,
+) -> (SitePairs, SitePairs) {
     let mut linked: BTreeSet<(usize, usize)> = BTreeSet::new();
     let mut existing: Vec<(usize, usize)> = Vec::new();
     for i in 1..n {
-        let j = if uniform(&mut rng, 0.0, 1.0) < 0.7 {
+        let j = if uniform(rng, 0.0, 1.0) < 0.7 {
             (0..i)
                 .min_by(|&a, &b| dist(i, a).total_cmp(&dist(i, b)))
                 .unwrap_or(0)
         } else {
-            below(&mut rng, i)
+            below(rng, i)
         };
         linked.insert((j.min(i), j.max(i)));
         existing.push((j, i));
     }
-    let extra = below(&mut rng, n / 3 + 1);
+    let extra = below(rng, n / 3 + 1);
     let mut sight: Vec<(usize, usize)> = Vec::new();
-    let wanted_sight = 1 + below(&mut rng, n.div_ceil(2));
+    let wanted_sight = 1 + below(rng, n.div_ceil(2));
     // Bounded draws: small networks may run out of unlinked pairs.
     for draw in 0..(20 * n) {
         if existing.len() >= n - 1 + extra && sight.len() >= wanted_sight {
             break;
         }
-        let a = below(&mut rng, n);
-        let b = below(&mut rng, n);
+        let a = below(rng, n);
+        let b = below(rng, n);
         if a == b || linked.contains(&(a.min(b), a.max(b))) {
             continue;
         }
@@ -112,23 +151,28 @@ pub fn small(seed: u64, sites: usize) -> (Network, Catalogue) {
             existing.push((a, b));
         }
     }
+    (existing, sight)
+}
 
-    let price_of = |cap: f64, noise: f64| (100.0 + 0.5 * cap + 0.0015 * cap * cap) * noise;
+/// The pairs: one or two priced radios of 50-300 Mbit/s on each existing
+/// link, none on the line-of-sight pairs.
+fn priced_pairs(
+    rng: &mut ChaCha8Rng,
+    existing: &[(usize, usize)],
+    sight: &[(usize, usize)],
+    dist: &dyn Fn(usize, usize) -> f64,
+) -> Vec<Pair> {
     let mut pairs: Vec<Pair> = Vec::new();
-    for &(a, b) in &existing {
-        let cap = 50.0 * (1 + below(&mut rng, 6)) as f64;
-        let price = price_of(cap, uniform(&mut rng, 0.85, 1.15)).round();
+    for &(a, b) in existing {
+        let cap = 50.0 * (1 + below(rng, 6)) as f64;
+        let price = price_of(cap, uniform(rng, 0.85, 1.15)).round();
         let radio = Radio {
             model: None,
             capacity_mbps: cap,
             channel_mhz: 20,
             price: Some(price),
         };
-        let count = if uniform(&mut rng, 0.0, 1.0) < 0.2 {
-            2
-        } else {
-            1
-        };
+        let count = if uniform(rng, 0.0, 1.0) < 0.2 { 2 } else { 1 };
         pairs.push(Pair {
             a,
             b,
@@ -137,7 +181,7 @@ pub fn small(seed: u64, sites: usize) -> (Network, Catalogue) {
             routing_cost: None,
         });
     }
-    for &(a, b) in &sight {
+    for &(a, b) in sight {
         pairs.push(Pair {
             a,
             b,
@@ -146,17 +190,21 @@ pub fn small(seed: u64, sites: usize) -> (Network, Catalogue) {
             routing_cost: None,
         });
     }
+    pairs
+}
 
+/// A price table of 2-4 models picked from a menu of capacities.
+fn random_catalogue(rng: &mut ChaCha8Rng) -> Catalogue {
     let menu = [100.0, 200.0, 300.0, 450.0, 650.0, 1000.0, 1400.0];
     let mut picks: Vec<usize> = (0..menu.len()).collect();
-    let models = 2 + below(&mut rng, 3);
+    let models = 2 + below(rng, 3);
     for i in 0..models {
-        let j = i + below(&mut rng, menu.len() - i);
+        let j = i + below(rng, menu.len() - i);
         picks.swap(i, j);
     }
     picks.truncate(models);
     picks.sort_unstable();
-    let catalogue = Catalogue {
+    Catalogue {
         models: picks
             .iter()
             .enumerate()
@@ -165,9 +213,9 @@ pub fn small(seed: u64, sites: usize) -> (Network, Catalogue) {
                 Model {
                     name: format!("M{}", i + 1),
                     capacity_mbps: cap,
-                    price: price_of(cap, uniform(&mut rng, 0.8, 1.2)).round(),
-                    reach_m: (uniform(&mut rng, 3.0, 15.0) * 10.0).round() * 100.0,
-                    channel_mhz: if cap >= 450.0 && uniform(&mut rng, 0.0, 1.0) < 0.5 {
+                    price: price_of(cap, uniform(rng, 0.8, 1.2)).round(),
+                    reach_m: (uniform(rng, 3.0, 15.0) * 10.0).round() * 100.0,
+                    channel_mhz: if cap >= 450.0 && uniform(rng, 0.0, 1.0) < 0.5 {
                         40
                     } else {
                         20
@@ -175,25 +223,16 @@ pub fn small(seed: u64, sites: usize) -> (Network, Catalogue) {
                 }
             })
             .collect(),
-    };
+    }
+}
 
-    let mut net = Network {
-        label: Some(format!("random instance {seed} ({n} sites)")),
-        sites,
-        pairs,
-        gateway: 0,
-        constraints: Constraints {
-            channels: BTreeMap::from([(20, 24), (40, 11)]),
-            separation_deg: 30.0,
-            max_links_per_site: None,
-            max_parallel: 2,
-        },
-    };
-    // Spectrum: a few channels, never fewer than today's radios use in
-    // any antenna direction (all today's radios are 20 MHz).
+/// Spectrum: a few channels, never fewer than today's radios use in any
+/// antenna direction (all today's radios are 20 MHz); in half the
+/// instances a per-site radio limit a little above today's.
+fn scarce_spectrum(rng: &mut ChaCha8Rng, net: &mut Network) {
     let mut needed = 1u32;
     let mut most_radios = 0u32;
-    for s in 0..n {
+    for s in 0..net.sites.len() {
         let at: Vec<usize> = (0..net.pairs.len())
             .filter(|&p| net.pairs[p].a == s || net.pairs[p].b == s)
             .collect();
@@ -207,12 +246,11 @@ pub fn small(seed: u64, sites: usize) -> (Network, Catalogue) {
             needed = needed.max(radios(&net.sharing_spectrum(s, p)));
         }
     }
-    let ch20 = needed.max(2 + below(&mut rng, 3) as u32);
+    let ch20 = needed.max(2 + below(rng, 3) as u32);
     net.constraints.channels = BTreeMap::from([(20, ch20), (40, (ch20 / 2).max(1))]);
-    if uniform(&mut rng, 0.0, 1.0) < 0.5 {
-        net.constraints.max_links_per_site = Some(most_radios + 1 + below(&mut rng, 2) as u32);
+    if uniform(rng, 0.0, 1.0) < 0.5 {
+        net.constraints.max_links_per_site = Some(most_radios + 1 + below(rng, 2) as u32);
     }
-    (net, catalogue)
 }
 
 /// A whole number in `0..n` (`n` > 0; 0 when `n` is 0).

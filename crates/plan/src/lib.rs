@@ -12,12 +12,12 @@
 //! |---|---|
 //! | [`network`] | the input: sites, pairs, radios, constraints (NetJSON) |
 //! | [`prices`] | the price table (CSV) |
-//! | [`flow`] | max flow and min cut (Dinic), node-disjoint path counts |
+//! | [`flow`] | max flow and min cut (Dinic), the flow on each edge, node-disjoint path counts |
 //! | [`design`] | equipment choices per pair, designs, their cost, cuts and limits |
 //! | [`paths`] | path counts per edge site, and their growth as links are added (figure 8) |
 //! | [`fit`] | the price/throughput fit (figure 6) and the cost of parallel links (figure 7) |
 //! | [`instances`] | seeded random small planning instances and a fixed example (tests, the optimiser's gap) |
-//! | [`optimize`] | least cost at a capacity, most capacity at a budget (table 2) |
+//! | [`optimize`] | least cost at a capacity, most capacity at a budget (table 2): the exact MILP and the heuristic, each its own module |
 //! | [`synth`] | the synthetic WISP shipped in scenarios/ |
 //! | [`export`] | a design as NetJSON (for plan, sim and paths) and its rain-fade scenario |
 //! | [`report`] | the HTML report and the text summary |

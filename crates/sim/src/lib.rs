@@ -8,12 +8,14 @@
 //! | [`event`] | the event queue, ordered by (time, insertion) |
 //! | [`html`] | the self-contained HTML report: tables and inline SVG charts |
 //! | [`link`] | link models: loss (Bernoulli, netem Gilbert-Elliott, time-based), delay, jitter, rate and queue, down intervals |
-//! | [`scenario`] | scenario files (TOML) and their errors (file:line: field) |
+//! | [`scenario`] | scenario files (TOML): the checked scenario, its checks, and its errors (every problem, each file:line: field) |
+//! | [`topology`] | the topologies a scenario names, and each run's nodes and links |
 //! | [`tcp`] | real TCP ends (smoltcp) in simulated time |
-//! | [`world`] | one run: topology, nodes, hosts sending CBR UDP or TCP |
+//! | [`world`] | one run: nodes over links and radios, hosts sending CBR UDP or TCP, the event loop |
 //! | [`results`] | what a run measured: per flow and per link (the lab fills the same types) |
 //! | [`radio`] | radios: bit-rates with per-rate loss, retries, one transmitter per node, a shared medium |
 //! | [`pcap`] | captures of a simulated link for tcpdump and Wireshark; braid's one pcap writer and IPv4/UDP framing (smoltcp's), which the tests' captures use too |
+//! | [`stranger`] | hostile strangers near some nodes: garbage, forged and replayed datagrams |
 //! | [`report`] | a scenario's variants and runs, summarized (with theory for sweeps) |
 
 #![forbid(unsafe_code)]
@@ -28,6 +30,7 @@ pub mod results;
 pub mod scenario;
 pub mod stranger;
 pub mod tcp;
+pub mod topology;
 pub mod world;
 
 pub use report::{

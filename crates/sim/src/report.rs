@@ -1,6 +1,7 @@
 //! Running a scenario with all its variants and runs, and summarizing:
 //! the one place the CLI and the demo get their numbers from.
 
+use braid_conf::LocatedError;
 use braid_proto::redundancy::adaptive::choose;
 use braid_proto::redundancy::predict::{delivery_ratio, PathLoss};
 use braid_proto::redundancy::Mode;
@@ -8,7 +9,8 @@ use braid_proto::time::Instant;
 use serde::Serialize;
 
 use crate::results::RunResult;
-use crate::scenario::{Scenario, ScenarioError, TopologySpec};
+use crate::scenario::{Scenario, ScenarioError};
+use crate::topology::TopologySpec;
 use crate::world::{run_once, World};
 
 /// One flow, averaged over runs.
@@ -170,11 +172,13 @@ pub fn run_scenario_capturing(
             let result = match capture.filter(|_| vi == 0 && r == 0) {
                 Some((a, b)) => {
                     let mut w = World::new(&v.scenario, run_seed)?;
-                    w.capture(a, b).map_err(|message| ScenarioError {
-                        file: scenario.name.clone(),
-                        line: 0,
-                        field: "--pcap".into(),
-                        message,
+                    w.capture(a, b).map_err(|message| {
+                        ScenarioError::from(LocatedError {
+                            file: scenario.name.clone(),
+                            line: 0,
+                            field: "--pcap".into(),
+                            message,
+                        })
                     })?;
                     w.run_until(Instant::ZERO + v.scenario.duration, |t| progress(vi, r, t));
                     pcap = w.pcap().map(|c| c.bytes().to_vec());

@@ -1,0 +1,130 @@
+//! What the optimiser is asked and what it answers: the goal, the method,
+//! the exact method's limits, the plan and why there is none, and the
+//! tolerances every method compares capacities and costs with.
+
+use thiserror::Error;
+
+use crate::design::{Design, Evaluation};
+
+/// What to optimise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Goal {
+    /// The least cost with a network min cut of at least this, Mbit/s.
+    MinCost {
+        /// The network capacity to reach, Mbit/s.
+        network_mbps: f64,
+    },
+    /// The most network capacity for at most this cost (then the least
+    /// cost at that capacity).
+    MaxCapacity {
+        /// What may be spent (with [`crate::design::Problem::sunk`] pricing).
+        budget: f64,
+    },
+}
+
+/// How to optimise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Exact when the problem is small enough, else the heuristic.
+    Auto,
+    /// The MILP, to proven optimality (or an error).
+    Exact,
+    /// The paper's min-cut heuristic: fast, not always optimal.
+    Heuristic,
+}
+
+/// The optimiser's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// What to build.
+    pub design: Design,
+    /// Its cost, cuts and radios.
+    pub eval: Evaluation,
+    /// True when solved by the MILP to proven optimality.
+    pub exact: bool,
+    /// Which method ran and how (iterations, cuts), or why Auto fell back.
+    pub note: String,
+}
+
+/// Why no plan.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum OptimizeError {
+    /// No design meets the goal (proven); the message names why.
+    #[error("{message}")]
+    Infeasible {
+        /// One line: the goal and what stands in its way.
+        message: String,
+    },
+    /// The heuristic found no design meeting the goal, though one may
+    /// exist (the exact method can tell).
+    #[error("{message}")]
+    NotFound {
+        /// One line: the goal and how far the heuristic got.
+        message: String,
+    },
+    /// The goal is not a number the optimiser can use.
+    #[error("{message}")]
+    InvalidGoal {
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The exact method stopped before proving an optimum (time or
+    /// iteration limit).
+    #[error("the exact optimiser stopped: {message}")]
+    Unfinished {
+        /// Which limit, where.
+        message: String,
+    },
+    /// The MILP solver failed.
+    #[error("the MILP solver failed: {message}")]
+    Solver {
+        /// What it said.
+        message: String,
+    },
+}
+
+/// Auto solves exactly at most this many integer variables (choices over
+/// all pairs). Measured with `examples/gap.rs` (50 seeded instances each
+/// of 4-12 sites, three goals each, release build): the exact method's
+/// median time per goal is 0.01 s at 20-39 variables, 0.07 s at 40-59,
+/// 0.18 s at 60-79 and 0.56 s at 80-99, but the mean grows from 0.14 s
+/// to 1.3 s to 14 s and single goals take 20-90 s (many rounds of cuts,
+/// or a long branch and bound); within [`AUTO_LIMITS`] those fall back to
+/// the heuristic, which is within a few percent on average.
+pub const AUTO_MAX_VARIABLES: usize = 80;
+/// Auto's time limit per MILP solve, seconds (then the heuristic).
+pub const AUTO_TIME_LIMIT_S: f64 = 2.0;
+/// Auto's solve-and-cut rounds per stage at most (then the heuristic):
+/// with [`AUTO_TIME_LIMIT_S`], bounds Auto's exact attempt to about two
+/// minutes at worst (three stages at most); typical solves take
+/// milliseconds.
+pub const AUTO_MAX_ITERATIONS: usize = 20;
+/// Exact's time limit per MILP solve, seconds.
+pub const EXACT_TIME_LIMIT_S: f64 = 600.0;
+/// Solve-and-cut rounds of one exact stage at most.
+pub const EXACT_MAX_ITERATIONS: usize = 200;
+
+/// How long the exact method may go on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExactLimits {
+    /// Seconds per MILP solve (microlp's own clock).
+    pub time_limit_s: f64,
+    /// Solve-and-cut rounds per stage (a budget has two stages).
+    pub max_iterations: usize,
+}
+
+/// [`Method::Exact`]'s limits.
+pub const EXACT_LIMITS: ExactLimits = ExactLimits {
+    time_limit_s: EXACT_TIME_LIMIT_S,
+    max_iterations: EXACT_MAX_ITERATIONS,
+};
+/// [`Method::Auto`]'s limits for its exact attempt.
+pub const AUTO_LIMITS: ExactLimits = ExactLimits {
+    time_limit_s: AUTO_TIME_LIMIT_S,
+    max_iterations: AUTO_MAX_ITERATIONS,
+};
+
+/// Capacity tolerance, Mbit/s (flows are whole kbit/s).
+pub(super) const EPS_MBPS: f64 = 1e-6;
+/// Cost tolerance, dollars.
+pub(super) const EPS_COST: f64 = 1e-6;

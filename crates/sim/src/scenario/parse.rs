@@ -1,0 +1,118 @@
+//! Reading a scenario: the file's text deserialized ([`super::raw`]), then
+//! checked part by part by the `check_*` functions in the order that
+//! decides which problem is reported first, then assembled with every
+//! default filled in.
+
+use std::path::Path;
+use std::time::Duration;
+
+use braid_conf::{LocatedError, Source};
+use braid_proto::redundancy::Mode;
+
+use super::check_events::{check_node_failures, check_strangers};
+use super::check_flows::{check_flows, check_random_flows};
+use super::check_links::{check_link, check_link_overrides};
+use super::check_nodes::{check_node_and_variants, check_radio, check_radio_needed};
+use super::check_sweep::check_sweep;
+use super::check_topology::{
+    check_flow_ends, check_link_ends, check_parallel_hops, check_topology,
+};
+use super::errors::{Checker, ScenarioError};
+use super::raw::Raw;
+use super::spec::Scenario;
+use crate::link::LinkSpec;
+use crate::topology::TopologySpec;
+
+impl Scenario {
+    /// Reads and checks a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = braid_conf::read_text(path).map_err(|e| LocatedError {
+            file: file.clone(),
+            line: 0,
+            field: "file".into(),
+            message: e.to_string(),
+        })?;
+        Scenario::parse_in(&file, &text, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Parses scenario text; `file` names it in errors. Relative paths in
+    /// it are taken from the current directory.
+    pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse_in(file, text, Path::new("."))
+    }
+
+    /// Parses scenario text whose relative paths start at `dir`. A file
+    /// TOML cannot read is one problem; otherwise every problem the checks
+    /// find is reported.
+    pub fn parse_in(file: &str, text: &str, dir: &Path) -> Result<Scenario, ScenarioError> {
+        let src = Source::new(file, text);
+        let raw: Raw = src.parse()?;
+        let mut ck = Checker::new(src);
+        let scenario = check(&mut ck, raw, file, dir);
+        ck.finish(scenario)
+    }
+}
+
+/// Every check, in order; the scenario when all of it is right.
+fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario> {
+    let topology = check_topology(ck, &raw.topology, dir);
+    let names = topology.as_ref().map(TopologySpec::node_names);
+    let names = names.as_deref();
+    if let Some(names) = names {
+        check_flow_ends(ck, &raw.flows, names);
+        check_link_ends(ck, &raw.links, names);
+    }
+    let link = check_link(ck, &raw.link, &LinkSpec::default(), "link");
+    let links = check_link_overrides(ck, &raw.links, link.as_ref());
+    if let Some(topology) = &topology {
+        check_parallel_hops(ck, topology, &raw.topology);
+    }
+    let models = link.as_ref().zip(links.as_deref());
+    let sweep = check_sweep(ck, raw.sweep.as_ref(), topology.as_ref(), models);
+    let node_failures = check_node_failures(ck, &raw.nodes, names);
+    let duration = ck.duration(&raw.duration, "duration", Duration::from_secs(60));
+    let strangers = check_strangers(ck, &raw.strangers, names, duration);
+    let (node, variants) = check_node_and_variants(ck, &raw);
+    let radio = check_radio(ck, raw.radio.as_ref(), models);
+    if raw.radio.is_none() {
+        check_radio_needed(ck, node.as_ref(), &variants, models);
+    }
+    let random = check_random_flows(ck, raw.random_flows.as_ref(), names, raw.seed.unwrap_or(1));
+    let first = random.as_ref().map_or(0, Vec::len);
+    let listed = check_flows(ck, &raw.flows, first, duration);
+
+    let mut flows = random?;
+    flows.extend(listed?);
+    let node = node?;
+    Some(Scenario {
+        name: raw.name.unwrap_or_else(|| file.to_string()),
+        description: raw.description.unwrap_or_default(),
+        duration: duration?,
+        seed: raw.seed.unwrap_or(1),
+        runs: raw.runs.unwrap_or(1).max(1),
+        topology: topology?,
+        link: link?,
+        links: links?,
+        mode: node.mode.unwrap_or(Mode::Single),
+        paths: node.paths.unwrap_or(3),
+        flush: node.flush.unwrap_or(Duration::from_millis(20)),
+        reorder: node.reorder.unwrap_or(false),
+        metric: node.metric.unwrap_or_default(),
+        damping: node.damping.unwrap_or(true),
+        ignore_tx_failures: node.ignore_tx_failures.unwrap_or(true),
+        rate_control: node.rate_control.unwrap_or_default(),
+        persistence: node.persistence.unwrap_or(1),
+        bound: node
+            .bound
+            .unwrap_or(Some(braid_proto::node::LateBinding::DEFAULT_BOUND)),
+        clients: node.clients.clone().unwrap_or_default(),
+        radio: radio?,
+        node_variants: variants.into_iter().collect::<Option<Vec<_>>>()?,
+        flows,
+        sweep: sweep?,
+        node_failures: node_failures?,
+        auth: node.auth.unwrap_or(false),
+        strangers: strangers?,
+    })
+}
