@@ -1,13 +1,16 @@
 //! Reading braid's TOML files: simulator scenarios, lab scenarios and the
 //! daemon's config. One error type that names the file, the line and the
-//! field (what an operator needs to fix a typo), and the value forms every
-//! file shares: durations ("20ms", "1m 30s"), rates ("10Mbit") and
-//! anything with a `FromStr` (modes, prefixes).
+//! field (what an operator needs to fix a typo), every problem of a file
+//! at once ([`Findings`] collects them as a file's checks run,
+//! [`LocatedErrors`] is what the file is refused with), and the value
+//! forms every file shares: durations ("20ms", "1m 30s"), rates
+//! ("10Mbit") and anything with a `FromStr` (modes, prefixes).
 
 #![forbid(unsafe_code)]
 
+use std::fmt;
 use std::io::Read;
-use std::ops::Range;
+use std::ops::{Deref, Range};
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
@@ -43,6 +46,155 @@ pub struct LocatedError {
     pub line: usize,
     pub field: String,
     pub message: String,
+}
+
+/// Every problem found in one file (at least one), in the order its
+/// checks found them; shown one per line, `FILE:LINE: FIELD: problem`.
+/// The checks of every braid file run in a fixed order and note what they
+/// find instead of stopping, so an operator fixes a file in one pass; the
+/// first problem is the one a check that stopped at the first would have
+/// named, and the value reads as it (`errors.field`, `errors.message`).
+#[derive(Debug)]
+pub struct LocatedErrors {
+    first: LocatedError,
+    more: Vec<LocatedError>,
+}
+
+impl LocatedErrors {
+    /// The problem the checks met first.
+    pub fn first(&self) -> &LocatedError {
+        &self.first
+    }
+
+    /// Every problem found, the first first.
+    pub fn all(&self) -> impl Iterator<Item = &LocatedError> {
+        std::iter::once(&self.first).chain(&self.more)
+    }
+}
+
+impl From<LocatedError> for LocatedErrors {
+    /// One problem (a file that does not parse as its schema at all:
+    /// serde stops at the first).
+    fn from(first: LocatedError) -> Self {
+        LocatedErrors {
+            first,
+            more: Vec::new(),
+        }
+    }
+}
+
+impl Deref for LocatedErrors {
+    type Target = LocatedError;
+
+    /// The first problem.
+    fn deref(&self) -> &LocatedError {
+        &self.first
+    }
+}
+
+impl fmt::Display for LocatedErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.first)?;
+        for e in &self.more {
+            write!(f, "\n{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for LocatedErrors {}
+
+/// The problems the checks of one file have found so far, and the file
+/// (to locate new ones).
+#[derive(Debug)]
+pub struct Findings<'a> {
+    /// The file being checked.
+    pub src: Source<'a>,
+    found: Vec<LocatedError>,
+}
+
+impl<'a> Findings<'a> {
+    /// Nothing found yet in `src`.
+    pub fn new(src: Source<'a>) -> Self {
+        Findings {
+            src,
+            found: Vec::new(),
+        }
+    }
+
+    /// A problem with `field` written at `span` (none: the file as a
+    /// whole, shown at its first line), not yet noted.
+    pub fn err(
+        &self,
+        span: Option<Range<usize>>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> LocatedError {
+        self.src.err(span, field, message)
+    }
+
+    /// Notes a problem.
+    pub fn note(&mut self, problem: LocatedError) {
+        self.found.push(problem);
+    }
+
+    /// Notes a problem with `field` written at `span`.
+    pub fn refuse(&mut self, span: Option<Range<usize>>, field: &str, message: impl Into<String>) {
+        let problem = self.err(span, field, message);
+        self.note(problem);
+    }
+
+    /// The value of a check that may fail: `None` when it did, its
+    /// problem noted.
+    pub fn keep<T>(&mut self, checked: Result<T, LocatedError>) -> Option<T> {
+        checked.map_err(|e| self.note(e)).ok()
+    }
+
+    /// Problems noted so far.
+    pub fn count(&self) -> usize {
+        self.found.len()
+    }
+
+    /// Whether nothing was found.
+    pub fn is_clean(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// Runs a check that notes its own problems: its result when it
+    /// noted none, else `None` (what depends on it is then not checked,
+    /// so that one mistake is reported once).
+    pub fn clean<T>(&mut self, check: impl FnOnce(&mut Self) -> T) -> Option<T> {
+        let before = self.found.len();
+        let value = check(self);
+        (self.found.len() == before).then_some(value)
+    }
+
+    /// The checked value when nothing was found, else every problem
+    /// found ([`Self::refusal`]).
+    pub fn finish<T>(self, value: Option<T>) -> Result<T, LocatedErrors> {
+        match value {
+            Some(value) if self.is_clean() => Ok(value),
+            _ => Err(self.refusal()),
+        }
+    }
+
+    /// What the file is refused with: every problem noted. (A check that
+    /// failed without noting one would be a bug in braid; the file is
+    /// refused all the same, saying so.)
+    pub fn refusal(self) -> LocatedErrors {
+        let mut found = self.found.into_iter();
+        match found.next() {
+            Some(first) => LocatedErrors {
+                first,
+                more: found.collect(),
+            },
+            None => LocatedErrors::from(self.src.err(
+                None,
+                "(checks)",
+                "refused without a problem named (a bug in braid: please report it)",
+            )),
+        }
+    }
 }
 
 /// The name in a table header line: `probes` for `[probes]`,
@@ -269,6 +421,30 @@ impl<'a> Source<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn findings_collect_every_problem_the_first_first() {
+        let src = Source::new("f.toml", "a = 1\nb = 2\n");
+        let mut f = Findings::new(src);
+        assert_eq!(f.keep(Ok::<_, LocatedError>(3)), Some(3));
+        assert!(f.is_clean());
+        assert_eq!(f.clean(|f| f.refuse(Some(6..11), "b", "too big")), None);
+        let e = f.err(None, "a", "missing");
+        f.note(e);
+        assert_eq!(f.count(), 2);
+        let errors = f.finish(Some(())).unwrap_err();
+        assert_eq!(errors.field, "b", "reads as the first");
+        assert_eq!(errors.all().count(), 2);
+        assert_eq!(
+            errors.to_string(),
+            "f.toml:2: b: too big\nf.toml:1: a: missing"
+        );
+        assert_eq!(Findings::new(src).finish(Some(7)).unwrap(), 7);
+        assert!(
+            Findings::new(src).finish::<()>(None).is_err(),
+            "never a silent refusal"
+        );
+    }
 
     #[derive(Debug, serde::Deserialize)]
     #[serde(deny_unknown_fields)]

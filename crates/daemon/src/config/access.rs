@@ -7,8 +7,8 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
-use super::errors::Findings;
 use super::schema::AccessFile;
+use braid_conf::Findings;
 
 /// The link address every access point gives its access interfaces (the
 /// clients' gateway's, the same everywhere: a client keeps its ARP entry

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use braid_conf::Source;
 use braid_proto::auth::{AuthConfig, AuthKey, MAX_KEYS};
 
-use super::errors::{ConfigErrors, ConfigLoadError, Findings};
+use braid_conf::Findings;
+
+use super::errors::{ConfigErrors, ConfigLoadError};
 use super::schema::{AuthFile, KeyFile, KeysOnly};
 
 /// Checks `[auth]`: the inline keys it holds, or the key file it names
@@ -133,5 +135,5 @@ pub(super) fn load_keys(path: &Path) -> Result<AuthConfig, ConfigLoadError> {
     let raw: KeysOnly = src.parse().map_err(ConfigErrors::from)?;
     let mut found = Findings::new(src);
     let keys = check_keys(&mut found, &raw.keys, "keys");
-    Ok(found.finish(keys)?)
+    Ok(found.finish(Some(keys))?)
 }

@@ -18,7 +18,9 @@ use braid_proto::redundancy::{Mode, Policy};
 use braid_wire::{NodeId, Prefix};
 
 use super::access::check_access;
-use super::errors::{ConfigErrors, ConfigLoadError, Findings};
+use braid_conf::Findings;
+
+use super::errors::{ConfigErrors, ConfigLoadError};
 use super::keys::{check_auth, load_keys};
 use super::schema::{ConfigFile, InterfaceFile, PolicyFile, ProbesFile, TunFile};
 use super::settings::{
@@ -56,7 +58,7 @@ impl Config {
         let (auth, key_file) = check_auth(&mut found, raw.auth.as_ref());
         nc.control.auth = auth;
         let lan_interfaces = check_lan_interfaces(&mut found, &raw.lan_interfaces, &interfaces);
-        found.finish(Config {
+        found.finish(Some(Config {
             lan_interfaces,
             access,
             dead_after: node_config.dead_after,
@@ -78,7 +80,7 @@ impl Config {
             tun,
             node_config: node_config.node,
             key_file,
-        })
+        }))
     }
 
     /// Reads and checks a config file.

@@ -308,7 +308,7 @@ fn every_problem_is_reported_at_once_the_first_as_a_check_that_stopped_would_say
                 [[access]]\ninterface = \"a\"\naddress = \"198.18.9.2\"\ngateway = \"x\"\n\
                 [auth]\nkeys = [{ id = 1, secret = \"xyz\" }]\n";
     let e = Config::parse("bad.toml", text).unwrap_err();
-    let found: Vec<(usize, &str)> = e.iter().map(|e| (e.line, e.field.as_str())).collect();
+    let found: Vec<(usize, &str)> = e.all().map(|e| (e.line, e.field.as_str())).collect();
     assert_eq!(
         found,
         [

@@ -8,15 +8,15 @@ use braid_conf::{LocatedError, Source};
 
 use super::check_topology::{Routers, Segments};
 use super::model::{EventTarget, LabEvent, LabFlow, LabLink, LinkAction, Roam, ROAM_STEP};
-use super::problems::Problems;
 use super::raw::{RawEvent, RawRoam};
+use braid_conf::Findings;
 
 /// The longest roam.
 const MAX_ROAM: Duration = Duration::from_secs(300);
 
 /// Every event.
 pub(super) fn check_events(
-    p: &mut Problems,
+    p: &mut Findings,
     routers: &Routers,
     links: &[LabLink],
     flows: &[LabFlow],
@@ -27,7 +27,7 @@ pub(super) fn check_events(
         .filter_map(|(i, e)| {
             p.clean(|p| {
                 let src = p.src;
-                let at = p.take(src.duration(
+                let at = p.keep(src.duration(
                     &Some(e.at.clone()),
                     &format!("event[{i}].at"),
                     Duration::ZERO,
@@ -35,8 +35,8 @@ pub(super) fn check_events(
                 let (target, action) = if e.router.is_some() {
                     router_event(p, routers, i, e)
                 } else {
-                    let target = p.take(link_target(&src, routers, links, flows, i, e));
-                    (target, p.take(link_action(&src, i, e)))
+                    let target = p.keep(link_target(&src, routers, links, flows, i, e));
+                    (target, p.keep(link_action(&src, i, e)))
                 };
                 Some(LabEvent {
                     at: at?,
@@ -52,7 +52,7 @@ pub(super) fn check_events(
 /// A router's event (`router` named): its router (or every one, `*`)
 /// and action (`crash`, `keys ID[,ID]`), and nothing else named.
 fn router_event(
-    p: &mut Problems,
+    p: &mut Findings,
     routers: &Routers,
     i: usize,
     e: &RawEvent,
@@ -64,10 +64,10 @@ fn router_event(
     let target = if r.get_ref() == "*" {
         Some(EventTarget::Router(None))
     } else {
-        p.take(routers.find(&src, r, &format!("event[{i}].router")))
+        p.keep(routers.find(&src, r, &format!("event[{i}].router")))
             .map(|k| EventTarget::Router(Some(k)))
     };
-    let action = p.take(router_action(&src, i, e));
+    let action = p.keep(router_action(&src, i, e));
     if e.a.is_some() || e.b.is_some() || e.flow.is_some() {
         p.note(src.err(
             Some(r.span()),
@@ -170,7 +170,7 @@ fn link_action(src: &Source, i: usize, e: &RawEvent) -> Result<LinkAction, Locat
 
 /// Every roam.
 pub(super) fn check_roams(
-    p: &mut Problems,
+    p: &mut Findings,
     routers: &Routers,
     segments: &Segments,
     raw: &[RawRoam],
@@ -187,7 +187,7 @@ pub(super) fn check_roams(
 /// A roam: a client, from one of its segment's access points to another,
 /// when, for how long, and how long both hear it.
 fn check_roam(
-    p: &mut Problems,
+    p: &mut Findings,
     routers: &Routers,
     segments: &Segments,
     i: usize,
@@ -195,7 +195,7 @@ fn check_roam(
 ) -> Option<Roam> {
     let src = p.src;
     let field = |f: &str| format!("roam[{i}].{f}");
-    let client = p.take(
+    let client = p.keep(
         segments
             .clients
             .iter()
@@ -227,8 +227,8 @@ fn check_roam(
                 ))
             }
         };
-        let from = p.take(ap(&r.from, "from"));
-        let to = p.take(ap(&r.to, "to"));
+        let from = p.keep(ap(&r.from, "from"));
+        let to = p.keep(ap(&r.to, "to"));
         if from.is_some() && from == to {
             p.note(src.err(
                 Some(r.to.span()),
@@ -238,10 +238,10 @@ fn check_roam(
         }
         Some((from?, to?))
     });
-    let at = p.take(src.duration(&Some(r.at.clone()), &field("at"), Duration::ZERO));
-    let duration = p.take(check_roam_duration(&src, r, &field("duration")));
+    let at = p.keep(src.duration(&Some(r.at.clone()), &field("at"), Duration::ZERO));
+    let duration = p.keep(check_roam_duration(&src, r, &field("duration")));
     let overlap = duration.and_then(|d| {
-        let overlap = p.take(src.duration(&r.overlap, &field("overlap"), Duration::ZERO))?;
+        let overlap = p.keep(src.duration(&r.overlap, &field("overlap"), Duration::ZERO))?;
         if overlap >= d {
             p.note(src.err(
                 r.overlap.as_ref().map(|v| v.span()),

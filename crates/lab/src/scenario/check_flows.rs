@@ -9,8 +9,8 @@ use braid_conf::{LocatedError, Source, Spanned};
 
 use super::check_topology::Routers;
 use super::model::{Client, Congestion, FlowKind, IperfFlow, LabFlow, LabLink, URGENT_ROUNDS};
-use super::problems::Problems;
 use super::raw::RawLabFlow;
+use braid_conf::Findings;
 
 const MAX_FLOW_PACKETS: u32 = 100_000;
 /// How long any flow may take, and how late it may start.
@@ -47,7 +47,7 @@ impl Ends<'_> {
 }
 
 /// Every flow.
-pub(super) fn check_flows(p: &mut Problems, ends: &Ends, raw: &[RawLabFlow]) -> Vec<LabFlow> {
+pub(super) fn check_flows(p: &mut Findings, ends: &Ends, raw: &[RawLabFlow]) -> Vec<LabFlow> {
     let mut flows = Vec::new();
     for (i, f) in raw.iter().enumerate() {
         if let Some(flow) = check_flow(p, ends, &flows, i, f) {
@@ -59,7 +59,7 @@ pub(super) fn check_flows(p: &mut Problems, ends: &Ends, raw: &[RawLabFlow]) -> 
 
 /// One flow; `earlier` are the flows checked before it.
 fn check_flow(
-    p: &mut Problems,
+    p: &mut Findings,
     ends: &Ends,
     earlier: &[LabFlow],
     i: usize,
@@ -70,21 +70,21 @@ fn check_flow(
     let kind_name = f.kind.as_ref().map(|k| k.get_ref().as_str());
     let urgent = kind_name == Some("urgent");
     p.clean(|p| {
-        let from = p.take(ends.find(&src, &f.from, &field("from")));
-        let to = p.take(ends.find(&src, &f.to, &field("to")));
+        let from = p.keep(ends.find(&src, &f.from, &field("from")));
+        let to = p.keep(ends.find(&src, &f.to, &field("to")));
         if let (Some(from), Some(to)) = (from, to) {
             check_flow_ends(p, ends, i, f, (from, to));
         }
-        let count = p.take(check_count(&src, &f.count, &field("count")));
-        let size = p.take(check_size(&src, &f.size, &field("size")));
-        let kind = p.take(check_kind(&src, f, i));
+        let count = p.keep(check_count(&src, &f.count, &field("count")));
+        let size = p.keep(check_size(&src, &f.size, &field("size")));
+        let kind = p.keep(check_kind(&src, f, i));
         // An urgent flow's rounds are seconds apart unless it says.
         let default_interval = if urgent {
             Duration::from_secs(2)
         } else {
             Duration::from_millis(20)
         };
-        let interval = p.take(src.duration(&f.interval, &field("interval"), default_interval));
+        let interval = p.keep(src.duration(&f.interval, &field("interval"), default_interval));
         let rounds = if urgent { Some(URGENT_ROUNDS) } else { count };
         if let (Some(interval), Some(rounds)) = (interval, rounds) {
             let lasts = interval.checked_mul(rounds);
@@ -96,7 +96,7 @@ fn check_flow(
                 ));
             }
         }
-        let start = p.take(check_start(&src, &f.start, &field("start")));
+        let start = p.keep(check_start(&src, &f.start, &field("start")));
         if let (Some(kind), Some(start), Some(from)) = (&kind, start, from) {
             if overlaps(earlier, kind, start, from) {
                 p.note(src.err(
@@ -117,7 +117,7 @@ fn check_flow(
         // Only a udp flow takes a DSCP: checked once the kind is.
         let dscp = kind
             .as_ref()
-            .and_then(|k| p.take(check_dscp(&src, &f.dscp, *k == FlowKind::Probe, &field("dscp"))));
+            .and_then(|k| p.keep(check_dscp(&src, &f.dscp, *k == FlowKind::Probe, &field("dscp"))));
         Some(LabFlow {
             ipv6,
             dscp: dscp?,
@@ -140,7 +140,7 @@ fn check_flow(
 /// A flood's ends are two routers a link joins; any other flow's ends are
 /// routers with hosts, or clients.
 fn check_flow_ends(
-    p: &mut Problems,
+    p: &mut Findings,
     ends: &Ends,
     i: usize,
     f: &RawLabFlow,

@@ -8,8 +8,8 @@ use std::time::Duration;
 use braid_conf::{LocatedError, Source, Spanned};
 
 use super::model::{Client, LabLink, Router, Segment};
-use super::problems::Problems;
 use super::raw::{RawLabLink, RawRouter, RawSegment};
+use braid_conf::Findings;
 
 const MAX_ROUTERS: usize = 250;
 const MAX_LINKS: usize = 250;
@@ -69,7 +69,7 @@ impl Routers {
 }
 
 /// 1 to [`MAX_ROUTERS`] routers, each with a short name of its own.
-pub(super) fn check_routers(p: &mut Problems, raw: &[RawRouter]) -> Routers {
+pub(super) fn check_routers(p: &mut Findings, raw: &[RawRouter]) -> Routers {
     let src = p.src;
     if raw.is_empty() || raw.len() > MAX_ROUTERS {
         p.note(src.err(None, "router", format!("1 to {MAX_ROUTERS} [[router]]s")));
@@ -91,7 +91,7 @@ pub(super) fn check_routers(p: &mut Problems, raw: &[RawRouter]) -> Routers {
 }
 
 /// Every link, and at most [`MAX_LINKS`] of them.
-pub(super) fn check_links(p: &mut Problems, routers: &Routers, raw: &[RawLabLink]) -> Vec<LabLink> {
+pub(super) fn check_links(p: &mut Findings, routers: &Routers, raw: &[RawLabLink]) -> Vec<LabLink> {
     let links = raw
         .iter()
         .enumerate()
@@ -104,18 +104,18 @@ pub(super) fn check_links(p: &mut Problems, routers: &Routers, raw: &[RawLabLink
 }
 
 /// A link: two routers, and its impairments.
-fn check_link(p: &mut Problems, routers: &Routers, j: usize, l: &RawLabLink) -> Option<LabLink> {
+fn check_link(p: &mut Findings, routers: &Routers, j: usize, l: &RawLabLink) -> Option<LabLink> {
     let src = p.src;
     let field = |f: &str| format!("link[{j}].{f}");
     p.clean(|p| {
-        let a = p.take(routers.find(&src, &l.a, &field("a")));
-        let b = p.take(routers.find(&src, &l.b, &field("b")));
+        let a = p.keep(routers.find(&src, &l.a, &field("a")));
+        let b = p.keep(routers.find(&src, &l.b, &field("b")));
         if a.is_some() && a == b {
             p.note(src.err(Some(l.b.span()), &field("b"), "a link joins two routers"));
         }
-        let loss = p.take(check_loss(&src, &l.loss, &field("loss")));
-        let burst = p.take(check_burst(&src, &l.burst, &field("burst")));
-        let rate_bps = p.take(
+        let loss = p.keep(check_loss(&src, &l.loss, &field("loss")));
+        let burst = p.keep(check_burst(&src, &l.burst, &field("burst")));
+        let rate_bps = p.keep(
             l.rate
                 .as_ref()
                 .map(|r| src.rate(r, &field("rate")))
@@ -123,9 +123,9 @@ fn check_link(p: &mut Problems, routers: &Routers, j: usize, l: &RawLabLink) -> 
         );
         // The queue is the rate limiter's: checked once the rate is.
         let queue =
-            rate_bps.and_then(|rate| p.take(check_queue(&src, &l.queue, rate, &field("queue"))));
-        let delay = p.take(src.duration(&l.delay, &field("delay"), Duration::ZERO));
-        let jitter = p.take(src.duration(&l.jitter, &field("jitter"), Duration::ZERO));
+            rate_bps.and_then(|rate| p.keep(check_queue(&src, &l.queue, rate, &field("queue"))));
+        let delay = p.keep(src.duration(&l.delay, &field("delay"), Duration::ZERO));
+        let jitter = p.keep(src.duration(&l.jitter, &field("jitter"), Duration::ZERO));
         if let (Some(d), Some(jt)) = (delay, jitter) {
             if d > MAX_DELAY || jt > MAX_DELAY {
                 p.note(src.err(
@@ -206,7 +206,7 @@ pub(super) struct Segments {
 }
 
 /// Every segment, and at most [`MAX_SEGMENTS`] of them.
-pub(super) fn check_segments(p: &mut Problems, routers: &Routers, raw: &[RawSegment]) -> Segments {
+pub(super) fn check_segments(p: &mut Findings, routers: &Routers, raw: &[RawSegment]) -> Segments {
     if raw.len() > MAX_SEGMENTS {
         p.note(p.src.err(None, "segment", "at most 50 segments"));
     }
@@ -221,7 +221,7 @@ pub(super) fn check_segments(p: &mut Problems, routers: &Routers, raw: &[RawSegm
 /// A segment: a short name, its access points (routers, each once) and
 /// its clients (added to `clients`).
 fn check_segment(
-    p: &mut Problems,
+    p: &mut Findings,
     routers: &Routers,
     s: usize,
     seg: &RawSegment,
@@ -240,7 +240,7 @@ fn check_segment(
         }
         let mut aps = Vec::new();
         for a in &seg.access_points {
-            match p.take(routers.find(&src, a, &field("access_points"))) {
+            match p.keep(routers.find(&src, a, &field("access_points"))) {
                 Some(r) if aps.contains(&r) => {
                     p.note(src.err(Some(a.span()), &field("access_points"), "listed twice"))
                 }
@@ -259,7 +259,7 @@ fn check_segment(
             p.note(src.err(Some(seg.name.span()), &field("clients"), "1 to 100 clients"));
         }
         for c in &seg.clients {
-            if let Some(name) = p.take(check_client(&src, routers, clients, c, &field("clients"))) {
+            if let Some(name) = p.keep(check_client(&src, routers, clients, c, &field("clients"))) {
                 clients.push(Client { name, segment: s });
             }
         }

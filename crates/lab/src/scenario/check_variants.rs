@@ -8,8 +8,8 @@ use braid_conf::{LocatedError, Source, Spanned};
 
 use super::check_topology::Routers;
 use super::model::{BraidDatapath, LabVariant, Ospf, Software};
-use super::problems::Problems;
 use super::raw::RawVariant;
+use braid_conf::Findings;
 
 /// The most datagrams per next hop a variant's `late_binding` holds.
 const MAX_LATE_BINDING: usize = 64;
@@ -30,7 +30,7 @@ pub(super) fn check_mode(
 
 /// Every variant; one (braid, `mode`) when the file has none.
 pub(super) fn check_variants(
-    p: &mut Problems,
+    p: &mut Findings,
     routers: &Routers,
     mode: &str,
     raw: &[RawVariant],
@@ -62,7 +62,7 @@ pub(super) fn check_variants(
 
 /// A variant's routing software and its settings.
 fn check_software(
-    p: &mut Problems,
+    p: &mut Findings,
     routers: &Routers,
     mode: &str,
     i: usize,
@@ -74,7 +74,7 @@ fn check_software(
         None | Some("braid") => {
             let mode = match &v.mode {
                 None => Some(mode.to_string()),
-                Some(_) => p.take(check_mode(&src, &v.mode, &field("mode"))),
+                Some(_) => p.keep(check_mode(&src, &v.mode, &field("mode"))),
             };
             let datapath = check_datapath(p, routers, i, v);
             Some(Software::Braid {
@@ -85,10 +85,10 @@ fn check_software(
         Some("kernel") => Some(Software::Kernel),
         Some("mptcp") => Some(Software::Mptcp),
         Some("babeld") => p
-            .take(src.duration(&v.hello, &field("hello"), Duration::from_secs(4)))
+            .keep(src.duration(&v.hello, &field("hello"), Duration::from_secs(4)))
             .map(|hello| Software::Babeld { hello }),
         Some(kind @ ("ospf" | "ospf-bfd")) => p
-            .take(check_ospf(&src, i, v, kind == "ospf-bfd"))
+            .keep(check_ospf(&src, i, v, kind == "ospf-bfd"))
             .map(Software::Ospf),
         Some(other) => {
             p.note(src.err(
@@ -104,7 +104,7 @@ fn check_software(
 /// Where a braid variant's data path runs (`datapath`,
 /// `kernel_routers`), and its daemons' other settings.
 fn check_datapath(
-    p: &mut Problems,
+    p: &mut Findings,
     routers: &Routers,
     i: usize,
     v: &RawVariant,
@@ -122,7 +122,7 @@ fn check_datapath(
             Some(names) => {
                 let found: Vec<Option<usize>> = names
                     .iter()
-                    .map(|n| p.take(kernel_router(&src, routers, n, &field("kernel_routers"))))
+                    .map(|n| p.keep(kernel_router(&src, routers, n, &field("kernel_routers"))))
                     .collect();
                 found.into_iter().collect()
             }
@@ -143,13 +143,13 @@ fn check_datapath(
             "0 (bind at once) to 64 datagrams per next hop",
         ));
     }
-    let kernel_delivery = p.take(check_kernel_delivery(&src, v, &field("kernel_delivery")));
-    let probe_interval = p.take(optional_duration(
+    let kernel_delivery = p.keep(check_kernel_delivery(&src, v, &field("kernel_delivery")));
+    let probe_interval = p.keep(optional_duration(
         &src,
         &v.probe_interval,
         &field("probe_interval"),
     ));
-    let reorder_max_wait = p.take(optional_duration(
+    let reorder_max_wait = p.keep(optional_duration(
         &src,
         &v.reorder_max_wait,
         &field("reorder_max_wait"),

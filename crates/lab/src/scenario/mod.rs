@@ -14,7 +14,6 @@
 //! | `check_flows` | flows: ends, kinds, timing |
 //! | `check_events` | link and router events, roams |
 //! | `check_variants` | the mode, and each variant's routing software |
-//! | `problems` | the problems found, and [`LabFileErrors`] |
 //! | `names` | namespaces, interfaces, addresses, the lab's directory |
 
 mod check_events;
@@ -24,7 +23,6 @@ mod check_variants;
 mod model;
 mod names;
 mod parse;
-mod problems;
 mod raw;
 
 pub use model::{
@@ -32,4 +30,7 @@ pub use model::{
     LabFlow, LabLink, LabVariant, LinkAction, Ospf, Roam, Router, Segment, Software, ROAM_STEP,
     URGENT_ROUNDS,
 };
-pub use problems::LabFileErrors;
+/// A lab file refused: every problem found, one `FILE:LINE: FIELD:
+/// problem` per line, in the order the file is checked (the one type
+/// every braid file is refused with).
+pub type LabFileErrors = braid_conf::LocatedErrors;

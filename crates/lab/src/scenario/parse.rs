@@ -18,16 +18,18 @@ use super::check_flows::{check_flows, Ends};
 use super::check_topology::{check_links, check_name, check_routers, check_segments};
 use super::check_variants::{check_mode, check_variants};
 use super::model::{DaemonLog, Lab};
-use super::problems::{LabFileErrors, Problems};
+use braid_conf::Findings;
+
 use super::raw::RawLab;
+use super::LabFileErrors;
 
 impl Lab {
     /// Checks a lab file's text (`file` names it in the problems).
     pub fn parse(file: &str, text: &str) -> Result<Lab, LabFileErrors> {
         let src = Source::new(file, text);
         let raw: RawLab = src.parse()?;
-        let mut p = Problems::new(src);
-        let name = p.take(check_name(&src, &raw.name));
+        let mut p = Findings::new(src);
+        let name = p.keep(check_name(&src, &raw.name));
         let routers = p.clean(|p| check_routers(p, &raw.routers));
         let links = routers
             .as_ref()
@@ -46,7 +48,7 @@ impl Lab {
             }
             _ => None,
         };
-        let mode = p.take(check_mode(&src, &raw.mode, "mode"));
+        let mode = p.keep(check_mode(&src, &raw.mode, "mode"));
         let events = match (&routers, &links, &flows) {
             (Some(routers), Some(links), Some(flows)) => {
                 p.clean(|p| check_events(p, routers, links, flows, &raw.events))
@@ -65,12 +67,12 @@ impl Lab {
             }
             _ => None,
         };
-        let probe_interval = p.take(src.duration(
+        let probe_interval = p.keep(src.duration(
             &raw.probe_interval,
             "probe_interval",
             Duration::from_millis(200),
         ));
-        let settle = p.take(src.duration(&raw.settle, "settle", Duration::from_secs(2)));
+        let settle = p.keep(src.duration(&raw.settle, "settle", Duration::from_secs(2)));
         let checked = (
             name,
             routers,
@@ -98,7 +100,7 @@ impl Lab {
         else {
             return Err(p.refusal());
         };
-        if !p.none() {
+        if !p.is_clean() {
             return Err(p.refusal());
         }
         // A roam is carried out as events on its access points' ports,

@@ -36,7 +36,7 @@ pub(super) fn check_node_failures(
             let mut parse = |s: &str| {
                 let parsed = humantime::parse_duration(s.trim())
                     .map_err(|e| ck.err(Some(d.span()), &field, format!("\"{s}\": {e}")));
-                ck.ok(parsed)
+                ck.keep(parsed)
             };
             let (Some(from), Some(until)) = (parse(&v[0]), parse(&v[1])) else {
                 continue;

@@ -200,7 +200,7 @@ fn check_down(
                     format!("\"{s}\": {e}"),
                 )
             });
-            ck.ok(parsed)
+            ck.keep(parsed)
         };
         let (a, b) = (parse(&v[0]), parse(&v[1]));
         if let (Some(a), Some(b)) = (a, b) {
@@ -227,7 +227,7 @@ fn check_fade_points(
                 format!("\"{at}\": {e}"),
             )
         });
-        let at = ck.ok(parsed);
+        let at = ck.keep(parsed);
         let in_order = at.is_none_or(|at| last.is_none_or(|l| at >= l));
         if !(0.0..=1.0).contains(loss) || !in_order {
             ck.refuse(

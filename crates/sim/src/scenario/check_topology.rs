@@ -179,7 +179,7 @@ fn netjson(ck: &mut Checker, t: &RawTopology, dir: &Path) -> Option<TopologySpec
             format!("{}: {e}", path.display()),
         )
     });
-    let text = ck.ok(read)?;
+    let text = ck.keep(read)?;
     let parsed = braid_proto::netjson::parse(&text).map_err(|e| {
         ck.err(
             Some(f.span()),
@@ -187,7 +187,7 @@ fn netjson(ck: &mut Checker, t: &RawTopology, dir: &Path) -> Option<TopologySpec
             format!("{}: {e}", path.display()),
         )
     });
-    let topo = ck.ok(parsed)?;
+    let topo = ck.keep(parsed)?;
     let g = &topo.graph;
     let mut edges: Vec<(u32, u32)> = (0..g.arc_count() as u32)
         .map(|a| g.arc(a))
