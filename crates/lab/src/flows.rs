@@ -19,7 +19,12 @@ use crate::scenario::{IperfFlow, Lab, LabFlow, Software, URGENT_ROUNDS};
 
 /// Hands every datagram of at least `min_len` bytes that `rx` receives
 /// before `end` to `each`.
-fn receive_until(rx: &UdpSocket, end: Instant, min_len: usize, mut each: impl FnMut(&[u8])) {
+pub(crate) fn receive_until(
+    rx: &UdpSocket,
+    end: Instant,
+    min_len: usize,
+    mut each: impl FnMut(&[u8]),
+) {
     let mut buf = [0u8; 2048];
     loop {
         let left = end.saturating_duration_since(Instant::now());

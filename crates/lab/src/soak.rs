@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use serde::Serialize;
 
-use crate::flows::rss_kb;
+use crate::flows::{receive_until, rss_kb};
 use crate::ns::socket_in;
 use crate::run::build;
 use crate::scenario::{DaemonLog, FlowKind, Lab};
@@ -229,27 +229,15 @@ fn receive(
 ) -> JoinHandle<()> {
     let (per_minute, received) = (per_minute.clone(), received.clone());
     std::thread::spawn(move || {
-        let mut buf = [0u8; 2048];
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
+        receive_until(&rx, end, 8, |datagram| {
+            let seq = u64::from_be_bytes(datagram[..8].try_into().unwrap_or_default());
+            // The minute it was sent in.
+            let m = (interval.as_secs_f64() * seq as f64 / 60.0) as usize;
+            if let Some(c) = per_minute.get(m) {
+                c.fetch_add(1, Ordering::Relaxed);
             }
-            let _ = rx.set_read_timeout(Some(left));
-            match rx.recv(&mut buf) {
-                Ok(n) if n >= 8 => {
-                    let seq = u64::from_be_bytes(buf[..8].try_into().unwrap_or_default());
-                    // The minute it was sent in.
-                    let m = (interval.as_secs_f64() * seq as f64 / 60.0) as usize;
-                    if let Some(c) = per_minute.get(m) {
-                        c.fetch_add(1, Ordering::Relaxed);
-                    }
-                    received.fetch_add(1, Ordering::Relaxed);
-                }
-                Ok(_) => {}
-                Err(_) => return,
-            }
-        }
+            received.fetch_add(1, Ordering::Relaxed);
+        });
     })
 }
 
