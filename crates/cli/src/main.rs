@@ -87,7 +87,11 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("braid: error: {}", one_line(&e));
+            // A file refused for several problems says each on a line
+            // of its own, each a whole error message.
+            for line in one_line(&e).lines() {
+                eprintln!("braid: error: {line}");
+            }
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }

@@ -180,3 +180,97 @@ fn copy_to(next: NodeId, bytes: Vec<u8>, out: &mut Outbox, c: &mut NodeCounters)
         rate: None,
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsdb::LsdbConfig;
+    use braid_wire::{DataFlags, Group, RedundancyMode};
+
+    fn ipv4(dst: [u8; 4], flags_fragment: u16) -> Vec<u8> {
+        let mut p = vec![0u8; 28];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&28u16.to_be_bytes());
+        p[6..8].copy_from_slice(&flags_fragment.to_be_bytes());
+        p[9] = 17;
+        p[16..20].copy_from_slice(&dst);
+        p
+    }
+
+    #[test]
+    fn a_packet_goes_to_its_ip_destination_unless_a_fragment_or_not_ip() {
+        let egress = NodeId(9);
+        let mut addr = [0u8; 16];
+        addr[..4].copy_from_slice(&[198, 18, 0, 7]);
+        assert_eq!(
+            tree_dest(&ipv4([198, 18, 0, 7], 0), egress),
+            TreeDest::Addr(addr, true)
+        );
+        // More fragments, or an offset: a single path to the egress.
+        assert_eq!(
+            tree_dest(&ipv4([198, 18, 0, 7], 0x2000), egress),
+            TreeDest::Node(egress)
+        );
+        assert_eq!(
+            tree_dest(&ipv4([198, 18, 0, 7], 0x0010), egress),
+            TreeDest::Node(egress)
+        );
+        // Don't-fragment alone is no fragment.
+        assert_eq!(
+            tree_dest(&ipv4([198, 18, 0, 7], 0x4000), egress),
+            TreeDest::Addr(addr, true)
+        );
+        assert_eq!(tree_dest(b"node message", egress), TreeDest::Node(egress));
+    }
+
+    fn tree_packet(route: &[NodeId]) -> Vec<u8> {
+        let header = DataHeader {
+            flags: DataFlags::empty(),
+            mode: RedundancyMode::Tree,
+            path: 0,
+            route_ptr: 0,
+            ingress: NodeId(1),
+            egress: NodeId(9),
+            seq: 1,
+            group: Group::NONE,
+            hop_limit: 8,
+            class: 0,
+            epoch: 1,
+        };
+        let mut buf = vec![0u8; DataHeader::encoded_len(route.len()) + 4];
+        let n = header.emit(route, &mut buf).unwrap();
+        buf[n..].copy_from_slice(b"body");
+        buf
+    }
+
+    #[test]
+    fn a_tree_packet_with_a_route_or_off_the_tree_is_refused_and_copies_nothing() {
+        let lsdb = Lsdb::new(LsdbConfig::default());
+        let mut graph = || lsdb.graph(&Default::default());
+        let mut trees = Trees::new(NodeId(2));
+        let (mut out, mut c) = (Outbox::new(8), NodeCounters::default());
+        let routed = tree_packet(&[NodeId(2)]);
+        let pkt = DataHeader::parse(&routed).unwrap();
+        let view = View {
+            lsdb: &lsdb,
+            graph: &mut graph,
+        };
+        assert_eq!(
+            trees.forward(view, &pkt, &routed, &mut out, &mut c),
+            Err((Refusal::TreeWithRoute, false))
+        );
+        // A database that knows nothing: node 2 is on no tree of node 1.
+        let plain = tree_packet(&[]);
+        let pkt = DataHeader::parse(&plain).unwrap();
+        let view = View {
+            lsdb: &lsdb,
+            graph: &mut graph,
+        };
+        assert_eq!(
+            trees.forward(view, &pkt, &plain, &mut out, &mut c),
+            Err((Refusal::NotOnTree, false))
+        );
+        assert_eq!((c.tree_copies, c.forwarded), (0, 0));
+        assert!(out.next_transmit().is_none());
+    }
+}
