@@ -188,6 +188,11 @@ struct braid_window {
 	__u64 old_epoch;
 	__u64 epoch_changes;
 	__u32 received[BRAID_MAX_PATH_INDEX];
+	/* Per path, the sequence number of the newest packet of the current
+	 * epoch that arrived on it, and when (the coarse clock; 0: none yet):
+	 * the path reports' `latest` and `age` (docs/protocol.md). */
+	__u32 latest[BRAID_MAX_PATH_INDEX];
+	__u64 latest_ns[BRAID_MAX_PATH_INDEX];
 	__u32 tags[BRAID_WINDOW_WORDS + 1];
 	__u64 bits[BRAID_WINDOW_WORDS];
 };

@@ -37,13 +37,24 @@ static __always_inline __u32 word_of(__u32 seq, __u32 words)
 	return i;
 }
 
-// The egress's decision for (epoch, seq) arriving on `path`: the same
-// as EgressSession::receive for a packet without a group (dedup.rs's
-// window, egress.rs's epochs). Called with the window's lock held.
-static __always_inline enum verdict judge(struct braid_window *w, __u32 epoch, __u32 seq,
-					  __u32 path, __u32 mask)
+// Forgets every path's newest arrival (a new epoch numbers afresh).
+static __always_inline void clear_latest(struct braid_window *w)
 {
-	w->received[path & (BRAID_MAX_PATH_INDEX - 1)] += 1;
+#pragma unroll
+	for (int i = 0; i < BRAID_MAX_PATH_INDEX; i++)
+		w->latest_ns[i] = 0;
+}
+
+// The egress's decision for (epoch, seq) arriving on `path` at `now`:
+// the same as EgressSession::receive for a packet without a group
+// (dedup.rs's window, egress.rs's epochs), which also notes the newest
+// arrival of each path for the path reports. Called with the window's
+// lock held.
+static __always_inline enum verdict judge(struct braid_window *w, __u32 epoch, __u32 seq,
+					  __u32 path, __u32 mask, __u64 now)
+{
+	path &= BRAID_MAX_PATH_INDEX - 1;
+	w->received[path] += 1;
 	if (!w->has_epoch) {
 		w->has_epoch = 1;
 		w->epoch = epoch;
@@ -60,6 +71,16 @@ static __always_inline enum verdict judge(struct braid_window *w, __u32 epoch, _
 		w->started = 0;
 		w->has_jump = 0;
 		clear_all(w);
+		clear_latest(w);
+	}
+	// Newer than the path's newest so far, whatever the window then says
+	// of it (an arrival is an arrival): serial arithmetic on the send
+	// orders (32 per sequence number: wire's data_send_order), as the
+	// user-space egress compares them.
+	__u32 newer = (seq - w->latest[path]) << 5;
+	if (!w->latest_ns[path] || newer - 1 < (1u << 31) - 1) {
+		w->latest[path] = seq;
+		w->latest_ns[path] = now | 1; // never 0 once set
 	}
 	__u32 half = (mask + 1) / 2;
 	__u32 words = (mask + 1) / 64 + 1;
@@ -149,11 +170,12 @@ static __always_inline int dedup(const struct braid_settings *s, const struct da
 	struct braid_window *w = window_of(h);
 	if (!w)
 		return TC_ACT_SHOT;
-	// When it was last used, for the daemon's idle expiry: the coarse
+	// When it was last used, for the daemon's idle expiry, and when each
+	// path's newest packet arrived, for the path reports: the coarse
 	// clock (a tick's resolution, no clock source read) is enough.
 	__u64 now = bpf_ktime_get_coarse_ns();
 	bpf_spin_lock(&w->lock);
-	enum verdict v = judge(w, h->epoch, h->seq, h->path, s->window_mask);
+	enum verdict v = judge(w, h->epoch, h->seq, h->path, s->window_mask, now);
 	w->last_ns = now;
 	bpf_spin_unlock(&w->lock);
 	switch (v) {

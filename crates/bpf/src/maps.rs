@@ -229,6 +229,10 @@ pub struct Window {
     pub old_epoch: u64,
     pub epoch_changes: u64,
     pub received: [u32; PATH_INDICES],
+    /// Per path, the newest packet's sequence number of the current epoch.
+    pub latest: [u32; PATH_INDICES],
+    /// When it arrived (the programs' coarse clock; 0: none yet).
+    pub latest_ns: [u64; PATH_INDICES],
     pub tags: [u32; WINDOW_WORDS + 1],
     pub bits: [u64; WINDOW_WORDS],
 }

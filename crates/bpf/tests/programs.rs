@@ -22,7 +22,8 @@ use braid_bpf::{Datapath, Program};
 use braid_proto::classify::{inspect, ClassRule, Classifier, Match, PortRange};
 use braid_proto::redundancy::{EgressConfig, EgressSession, Mode, PathState};
 use braid_proto::time::Instant;
-use braid_wire::data::{forward_in_place, Forward};
+use braid_wire::control::LATEST_MASK;
+use braid_wire::data::{data_send_order, forward_in_place, Forward};
 use braid_wire::{DataFlags, DataHeader, Group, NodeId, RedundancyMode};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -586,6 +587,13 @@ fn kernel_dedup_gives_the_user_space_verdicts() {
                 (w.old_epoch, w.epoch_changes),
                 (c.old_epoch, c.epoch_changes)
             );
+            // The path reports' counts: arrivals, and the newest arrival
+            // of the epoch in force (every packet here is on path 1).
+            let reported = user.path_counts(Instant::ZERO);
+            prop_assert_eq!(w.received[1], reported[0].received);
+            let kernel_latest =
+                (w.latest_ns[1] != 0).then(|| data_send_order(w.latest[1]) & LATEST_MASK);
+            prop_assert_eq!(kernel_latest, reported[0].latest);
             Ok(())
         });
         if let Err(e) = result {

@@ -194,6 +194,13 @@ impl Group {
     }
 }
 
+/// Where data packet `seq` (not a repair packet) stands in its session's
+/// send order (see [`DataHeader::send_order`]): what a decoder that keeps
+/// only sequence numbers (the kernel's) reports.
+pub const fn data_send_order(seq: u32) -> u32 {
+    seq.wrapping_mul(32)
+}
+
 /// The fixed part of a data header, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DataHeader {
@@ -299,9 +306,9 @@ impl DataHeader {
                 .group
                 .data_seq(self.seq, self.group.data.saturating_sub(1));
             let j = u32::from(self.group.index.saturating_sub(self.group.data));
-            last.wrapping_mul(32).wrapping_add(1 + j)
+            data_send_order(last).wrapping_add(1 + j)
         } else {
-            self.seq.wrapping_mul(32)
+            data_send_order(self.seq)
         }
     }
 

@@ -400,7 +400,7 @@ impl KernelPath {
         }
         if now >= self.next_sweep {
             self.next_sweep = now + SWEEP_EVERY;
-            self.sweep(node);
+            self.sweep(node, now);
         }
     }
 
@@ -424,11 +424,11 @@ impl KernelPath {
     /// Reads the kernel's windows and counters: per-path receive counts
     /// into the node's path reports, idle windows and sessions dropped,
     /// the report refreshed.
-    fn sweep(&mut self, node: &mut Node) {
+    fn sweep(&mut self, node: &mut Node, now: Instant) {
         let idle = node_idle(node);
         let now_ns = braid_bpf::datapath::kernel_now_ns();
         let (external, egress_sessions) =
-            egress::read_windows(&mut self.dp, idle, now_ns, &mut self.counters);
+            egress::read_windows(&mut self.dp, idle, (now_ns, now), &mut self.counters);
         node.set_external_path_counts(external);
         let ingress_sessions =
             self.lending

@@ -147,6 +147,7 @@ use neighbors::Heard;
 pub use neighbors::NeighborTable;
 use outbox::Outbox;
 pub use refusal::{Counter, Refusal};
+pub use reports::DecodedPath;
 use reports::{answer_echo, echo_message, read_node_message, EchoAnswer, NodeMessage, Reporter};
 use routes::{RouteChange, RouteSettings, Routes, Unrouted};
 use tree::{Trees, View};
@@ -657,13 +658,14 @@ impl Node {
     }
 
     /// What another decoder of this node's egress sessions (the kernel
-    /// data path) has received so far, per (ingress, class) and path:
-    /// added to the node's own counts in the next path reports. Replaces
-    /// what was given before; at most as many sessions as the egress
-    /// table holds are kept.
+    /// data path) has received so far, per (ingress, class) and path
+    /// (arrivals, and the newest arrival and when it came): merged with
+    /// the node's own counts in the next path reports.
+    /// Replaces what was given before; at most as many sessions as the
+    /// egress table holds are kept.
     pub fn set_external_path_counts(
         &mut self,
-        counts: impl IntoIterator<Item = ((NodeId, u8), Vec<(u8, u32)>)>,
+        counts: impl IntoIterator<Item = ((NodeId, u8), Vec<DecodedPath>)>,
     ) {
         self.reporter.set_external(counts, self.config.sessions.max);
     }

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use braid_wire::control::LATEST_MASK;
 use braid_wire::{
     ControlHeader, ControlMessage, Echo, EchoKind, MessageType, NodeId, PathCount, PathReport,
 };
@@ -30,14 +31,41 @@ pub enum NodeMessage<'a> {
     Echo(Echo),
 }
 
+/// What another decoder of an egress session (the kernel data path)
+/// received on one path: how many packets, and the newest one's send
+/// order and when it arrived (`None` when it does not know).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodedPath {
+    /// The path index.
+    pub path: u8,
+    /// Packets received on it since the session began (wrapping).
+    pub received: u32,
+    /// The newest arrival's send order, and when it arrived.
+    pub newest: Option<(u32, Instant)>,
+}
+
+impl DecodedPath {
+    /// As a path report made at `now` counts it.
+    fn count(&self, now: Instant) -> PathCount {
+        PathCount {
+            path: self.path,
+            received: self.received,
+            latest: self.newest.map(|(order, _)| order & LATEST_MASK),
+            age_ms: self.newest.map_or(0, |(_, at)| {
+                now.since(at).as_millis().min(u128::from(u16::MAX)) as u16
+            }),
+        }
+    }
+}
+
 /// When path reports are due, and what another decoder counted.
 #[derive(Debug)]
 pub struct Reporter {
     interval: Duration,
     next: Instant,
-    /// Per-path receive counts of egress sessions another decoder (the
-    /// kernel data path) keeps.
-    external: BTreeMap<(NodeId, u8), Vec<(u8, u32)>>,
+    /// What another decoder (the kernel data path) received of egress
+    /// sessions, per path.
+    external: BTreeMap<(NodeId, u8), Vec<DecodedPath>>,
 }
 
 impl Reporter {
@@ -69,7 +97,7 @@ impl Reporter {
     /// so far; replaces what was given before; at most `max` sessions.
     pub fn set_external(
         &mut self,
-        counts: impl IntoIterator<Item = ((NodeId, u8), Vec<(u8, u32)>)>,
+        counts: impl IntoIterator<Item = ((NodeId, u8), Vec<DecodedPath>)>,
         max: usize,
     ) {
         self.external = counts
@@ -94,23 +122,13 @@ impl Reporter {
             .map(|(&key, s)| (key, s.path_counts(now)))
             .collect();
         // What another decoder (the kernel data path) received for the
-        // same sessions: one report carries both. The kernel keeps no
-        // send order, so a path it received on has none in the report
-        // (the ingress then counts by the older, in-flight-blind rule).
+        // same sessions: one report carries both.
         for (key, counts) in &self.external {
             let mine = merged.entry(*key).or_default();
-            for &(path, received) in counts {
-                match mine.iter_mut().find(|c| c.path == path) {
-                    Some(c) => {
-                        c.received = c.received.wrapping_add(received);
-                        c.latest = None;
-                    }
-                    None => mine.push(PathCount {
-                        path,
-                        received,
-                        latest: None,
-                        age_ms: 0,
-                    }),
+            for theirs in counts.iter().map(|d| d.count(now)) {
+                match mine.iter_mut().find(|c| c.path == theirs.path) {
+                    Some(c) => *c = merge(*c, theirs),
+                    None => mine.push(theirs),
                 }
             }
             mine.sort_unstable_by_key(|c| c.path);
@@ -130,6 +148,30 @@ impl Reporter {
             out.push((ingress, buf));
         }
         out
+    }
+}
+
+/// One path's counts from two decoders of a session: the arrivals of
+/// both, and the newer of their newest arrivals (serial arithmetic over
+/// the send orders' 23 bits). When one decoder does not know its newest,
+/// neither is given: the ingress then counts by the in-flight-blind rule.
+fn merge(a: PathCount, b: PathCount) -> PathCount {
+    let newest = match (a.latest, b.latest) {
+        (Some(x), Some(y)) => {
+            let b_newer = y.wrapping_sub(x) & LATEST_MASK;
+            Some(if b_newer != 0 && b_newer < 1 << 22 {
+                (y, b.age_ms)
+            } else {
+                (x, a.age_ms)
+            })
+        }
+        _ => None,
+    };
+    PathCount {
+        path: a.path,
+        received: a.received.wrapping_add(b.received),
+        latest: newest.map(|n| n.0),
+        age_ms: newest.map_or(0, |n| n.1),
     }
 }
 
@@ -231,6 +273,44 @@ mod tests {
             read_node_message(&buf[..buf.len() - 1], &auth),
             Err(Refusal::Malformed(_))
         ));
+    }
+
+    #[test]
+    fn another_decoders_counts_are_dated_at_the_report_and_merged_newest_first() {
+        let t = Instant::ZERO + Duration::from_millis(500);
+        let kernel = DecodedPath {
+            path: 1,
+            received: 10,
+            newest: Some((320, Instant::ZERO + Duration::from_millis(480))),
+        };
+        let counted = kernel.count(t);
+        assert_eq!((counted.latest, counted.age_ms), (Some(320), 20));
+        let mine = PathCount {
+            path: 1,
+            received: 5,
+            latest: Some(160),
+            age_ms: 3,
+        };
+        let both = merge(mine, counted);
+        assert_eq!(both.received, 15);
+        assert_eq!((both.latest, both.age_ms), (Some(320), 20), "the newer one");
+        // Across the 23 bits' wrap, serially.
+        let wrapped = PathCount {
+            latest: Some(LATEST_MASK - 31),
+            ..mine
+        };
+        let early = PathCount {
+            latest: Some(0),
+            ..counted
+        };
+        assert_eq!(merge(wrapped, early).latest, Some(0));
+        // One side blind: no newest at all.
+        let blind = PathCount {
+            latest: None,
+            age_ms: 0,
+            ..mine
+        };
+        assert_eq!(merge(blind, counted).latest, None);
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! latest arrival minus what arrived. Packets missing at one report are
 //! held as pending, not counted lost, until the next: what arrives by then
 //! (a packet overtaken on its own path, or, in a report without the send
-//! order, from an egress whose kernel decoder keeps none, a packet that
-//! was merely in flight) is taken back from them, and only the rest is
+//! order, from an egress that keeps none, a packet that was merely in
+//! flight) is taken back from them, and only the rest is
 //! lost, so the lost total (`braid_path_lost_total`) never counts a
 //! packet that arrived. Counts that come back later still are credited
 //! against later losses.
@@ -412,6 +412,55 @@ mod tests {
         assert_eq!(e.on_report(at(30), 20, Some(19), 0), 0);
         assert_eq!(e.lost(), 0);
         assert_eq!(e.estimate_lost(), 0, "the loss estimate took them back too");
+    }
+
+    proptest::proptest! {
+        /// A path that loses nothing is reported to lose nothing, at any
+        /// rate and any queueing: packets leave in order and arrive in
+        /// order after a delay that grows and shrinks (a queue), the
+        /// egress reports what arrived and its newest arrival's send order
+        /// and age, and the report takes its own time back.
+        #[test]
+        fn a_lossless_path_loses_nothing_at_any_rate(
+            gaps_us in proptest::collection::vec(1u64..2_000, 200..3_000),
+            queue_us in proptest::collection::vec(0u64..50_000, 1..40),
+            base_ms in 1u64..200,
+            back_ms in 0u64..100,
+            report_ms in 20u64..1_000,
+        ) {
+            let mut e = PathEstimator::default();
+            let (mut sent_at, mut arrived_at) = (0u64, 0u64);
+            let mut arrivals = Vec::new();
+            for (i, gap) in gaps_us.iter().enumerate() {
+                sent_at += gap;
+                let queue = queue_us[i * queue_us.len() / gaps_us.len()];
+                // In order: never before the one sent before it.
+                arrived_at = arrived_at.max(sent_at + base_ms * 1_000 + queue);
+                arrivals.push((sent_at, arrived_at));
+            }
+            let end = arrived_at + 2 * report_ms * 1_000;
+            let (mut next, mut report) = (0usize, report_ms * 1_000);
+            while report <= end {
+                let reach = report + back_ms * 1_000;
+                // Everything sent before the report reaches the ingress.
+                while next < arrivals.len() && arrivals[next].0 <= reach {
+                    e.on_send(Instant(arrivals[next].0), (next as u32) * 32);
+                    next += 1;
+                }
+                let arrived: Vec<usize> = (0..next).filter(|&i| arrivals[i].1 <= report).collect();
+                // An egress reports a path once something arrived on it.
+                if let Some(&newest) = arrived.last() {
+                    let age = ((report - arrivals[newest].1) / 1_000) as u16;
+                    let order = newest as u32 * 32;
+                    e.on_report(Instant(reach), arrived.len() as u32, Some(order), age);
+                }
+                report += report_ms * 1_000;
+            }
+            proptest::prop_assert_eq!(e.lost(), 0);
+            if let Some(est) = e.estimate() {
+                proptest::prop_assert_eq!(est.loss, 0.0);
+            }
+        }
     }
 
     #[test]
