@@ -168,6 +168,30 @@ pub fn path_of_stand_ins(names: &[&str]) -> PathBuf {
     dir
 }
 
+/// Brings lab `name` up from scenario `text` (`braid lab up`: its first
+/// variant), runs `body` with the lab's directory (control sockets, logs),
+/// then brings it down, also when `body` panics, and checks that no
+/// namespace is left; `body`'s panic goes on after that.
+pub fn with_lab_up(name: &str, text: &str, body: impl FnOnce(&std::path::Path)) {
+    let path = write_lab(&format!("{name}.toml"), text);
+    let p = path.to_str().unwrap();
+    let up = braid(&["lab", "up", p]);
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let dir = std::env::temp_dir().join(format!("braid-lab-{name}"));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&dir)));
+    let down = braid(&["lab", "down", p]);
+    assert!(down.status.success());
+    assert!(namespaces_of(name).is_empty(), "namespaces left behind");
+    remove_lab_file(&path);
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
 /// Removes a scenario file `write_lab` wrote and the report directory
 /// `run_lab` wrote beside it (their directory stays: other tests, which
 /// may run at the same time, write theirs there).
