@@ -289,13 +289,24 @@ impl Daemon {
     }
 }
 
+/// Packets the TUN device holds for the daemon (Linux's default is 500).
+/// A host's burst must fit, so that braid's scheduler, not the TUN's
+/// tail drop, decides what waits and what is dropped: with 500, the
+/// urgent datagram behind a burst of 1,000 was dropped before braid
+/// read it. The daemon drains the queue at its own speed, so a full one
+/// adds what reading 2,048 packets takes.
+const TUN_QUEUE: u32 = 2048;
+
 fn open_tun(config: &Config) -> Result<tun_rs::SyncDevice, DaemonError> {
     let t = &config.tun;
     let err = |source| DaemonError::Tun {
         name: t.name.clone(),
         source,
     };
-    let mut b = tun_rs::DeviceBuilder::new().name(&t.name).mtu(t.mtu);
+    let mut b = tun_rs::DeviceBuilder::new()
+        .name(&t.name)
+        .mtu(t.mtu)
+        .tx_queue_len(TUN_QUEUE);
     if let Some((addr, len)) = t.address {
         b = b.ipv4(addr, len, None);
     }
