@@ -270,14 +270,15 @@ fn path_reports_measure_per_path_loss_and_drive_adaptive() {
     );
     let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
     let mut out = Vec::new();
-    // The probes see three clean paths, so adaptive starts with `single`.
+    // The probes see three clean paths, so adaptive starts striping.
     let paths = [PathState {
         up: true,
         weight: 1,
         loss: 0.0,
     }; 3];
     ing.set_paths(Instant::ZERO, &paths, &mut out);
-    assert_eq!(ing.active_mode(), Mode::Single);
+    let stripe = Mode::Stripe { pin_flows: false };
+    assert_eq!(ing.active_mode(), stripe);
     // But path 0 really loses 20% of what it carries.
     let loss = [0.2, 0.0, 0.0];
     let mut now = Instant::ZERO;
@@ -319,7 +320,7 @@ fn path_reports_measure_per_path_loss_and_drive_adaptive() {
         c.sent_per_path[0]
     );
     assert_eq!(c.lost_per_path[1] + c.lost_per_path[2], 0);
-    // Adaptive moved off `single` once path 0's loss was measured.
-    assert_ne!(ing.active_mode(), Mode::Single);
+    // Adaptive moved off `stripe` once path 0's loss was measured.
+    assert_ne!(ing.active_mode(), stripe);
     assert!(c.mode_changes >= 1);
 }

@@ -1,11 +1,15 @@
-//! The adaptive mode's choice: among single, mirror, XOR parity and
-//! Reed-Solomon codes of every group size the header carries, interleaved
-//! 1, 2, 4 or 8 deep, the one with the least overhead (packets sent per
-//! data packet; among equals the shortest block, groups times depth, which
-//! rebuilds soonest) whose predicted delivery (`predict.rs`, from each
-//! path's measured loss and burstiness) meets the target. Interleaving is
-//! tried only when some path's losses come in bursts: under independent
-//! loss it changes nothing but the delay.
+//! The adaptive mode's choice: among single, stripe, mirror, XOR parity
+//! and Reed-Solomon codes of every group size the header carries,
+//! interleaved 1, 2, 4 or 8 deep, the one whose predicted delivery
+//! (`predict.rs`, from each path's measured loss and burstiness) meets the
+//! target and that carries the most data (its predicted goodput, from the
+//! paths' weights: what `capacity.rs` measured each path to carry); among
+//! equals the one with the least overhead (packets sent per data packet),
+//! then the shortest block (groups times depth), which rebuilds soonest.
+//! So clean paths are striped (no repair where nothing is lost), and a
+//! code over every path wins over one clean path when it carries more.
+//! Interleaving is tried only when some path's losses come in bursts:
+//! under independent loss it changes nothing but the delay.
 //!
 //! Overhead is bounded by the paths up: never more than mirroring on every
 //! path, so the repair never asks more of the paths than they carry
@@ -35,7 +39,11 @@ pub fn candidates(paths_up: usize) -> Vec<Mode> {
 /// `max_depth`, cheapest first (then the shortest block).
 pub fn candidates_to_depth(paths_up: usize, max_depth: u8) -> Vec<Mode> {
     let u = paths_up.clamp(1, MAX_PATHS);
-    let mut c = vec![Mode::Single];
+    let mut c = if u > 1 {
+        vec![Mode::Stripe { pin_flows: false }, Mode::Single]
+    } else {
+        vec![Mode::Single]
+    };
     for x in 3..=MAX_SHARDS + 1 {
         c.push(Mode::Parity(x));
     }
@@ -97,19 +105,40 @@ pub fn choose_within(target: f64, paths: &[PathLoss], max_data: u8) -> Mode {
     };
     let max_data = max_data.clamp(GROUP_DATA[0], MAX_SHARDS);
     let mut best = (Mode::Single, -1.0);
+    let mut meets: Option<(Mode, f64)> = None;
     for c in candidates_to_depth(paths.len(), max_depth)
         .into_iter()
         .filter(|c| c.depth() == 1 || c.group_shape().0 <= max_data)
     {
+        let carries = goodput(&c, paths);
+        if meets.is_some_and(|(_, g)| carries <= g * (1.0 + 1e-9)) {
+            continue;
+        }
         let r = delivery_ratio(&c, paths);
         if r >= target {
-            return c;
-        }
-        if r > best.1 + 1e-12 {
+            meets = Some((c, carries));
+        } else if meets.is_none() && r > best.1 + 1e-12 {
             best = (c, r);
         }
     }
-    best.0
+    meets.map_or(best.0, |(m, _)| m)
+}
+
+/// Data a mode carries over `paths` (in the paths' weights, which are
+/// their measured capacities): one path's for single, the slowest mirrored
+/// path's for mirror, and for the modes that spread by weight (stripe and
+/// the codes) the sum over the overhead.
+pub fn goodput(mode: &Mode, paths: &[PathLoss]) -> f64 {
+    let w = |p: &PathLoss| f64::from(p.weight.max(1));
+    match *mode {
+        Mode::Single | Mode::Tree | Mode::Adaptive { .. } => paths.first().map_or(0.0, w),
+        Mode::Mirror(k) => paths
+            .iter()
+            .take(k as usize)
+            .map(w)
+            .fold(f64::INFINITY, f64::min),
+        _ => paths.iter().map(w).sum::<f64>() / mode.overhead(paths.len()),
+    }
 }
 
 #[cfg(test)]
@@ -122,7 +151,11 @@ mod tests {
 
     #[test]
     fn picks_the_cheapest_mode_that_meets_the_target() {
-        assert_eq!(choose(0.999, &same(0.0, 2)), Mode::Single);
+        assert_eq!(choose(0.999, &same(0.0, 1)), Mode::Single);
+        assert_eq!(
+            choose(0.999, &same(0.0, 2)),
+            Mode::Stripe { pin_flows: false }
+        );
         let light = choose(0.999, &same(0.01, 3));
         assert!(
             matches!(light, Mode::Parity(_) | Mode::Erasure { .. }),
@@ -199,5 +232,46 @@ mod tests {
         assert_eq!(delivery_ratio(&best, &p), top);
         assert!(top < 0.999_999);
         assert!(candidates(2).iter().all(|c| c.overhead(2) <= 2.0));
+    }
+
+    #[test]
+    fn clean_paths_are_striped_and_a_code_over_both_beats_one_clean_path() {
+        let clean = same(0.0, 3);
+        assert_eq!(choose(0.999, &clean), Mode::Stripe { pin_flows: false });
+        // One clean path, one losing 10%: a code over both carries more
+        // than the clean path alone.
+        let mixed = vec![PathLoss::independent(0.0), PathLoss::independent(0.1)];
+        let m = choose(0.999, &mixed);
+        assert!(delivery_ratio(&m, &mixed) >= 0.999, "{m}");
+        assert!(goodput(&m, &mixed) > goodput(&Mode::Single, &mixed), "{m}");
+    }
+
+    proptest::proptest! {
+        /// The choice meets the target whenever a candidate does, and no
+        /// candidate that meets it carries more.
+        #[test]
+        fn the_choice_carries_the_most_of_those_meeting_the_target(
+            losses in proptest::collection::vec((0.0f64..0.3, 1u32..100), 1..4),
+        ) {
+            let paths: Vec<PathLoss> = losses
+                .iter()
+                .map(|&(loss, weight)| PathLoss { weight, ..PathLoss::independent(loss) })
+                .collect();
+            let target = 0.999;
+            let chosen = choose(target, &paths);
+            let meeting: Vec<Mode> = candidates(paths.len())
+                .into_iter()
+                .filter(|c| delivery_ratio(c, &paths) >= target)
+                .collect();
+            if !meeting.is_empty() {
+                proptest::prop_assert!(delivery_ratio(&chosen, &paths) >= target, "{}", chosen);
+                for c in &meeting {
+                    proptest::prop_assert!(
+                        goodput(c, &paths) <= goodput(&chosen, &paths) * (1.0 + 1e-6),
+                        "{} carries more than {}", c, chosen
+                    );
+                }
+            }
+        }
     }
 }

@@ -29,6 +29,12 @@
 //! spread over time are the paths' own. Taken as a path's one-way delay,
 //! it counts the report's way back too: an upper bound.
 //!
+//! Rate and queue: what the path delivered and carried (lost packets
+//! included) per second over the last [`RECENT`] intervals (what it
+//! carries now, not the window's mean), and
+//! how much longer than the window's shortest its delay was over them: the
+//! queue building on the path (`capacity.rs` reads both).
+//!
 //! Everything is bounded: the send orders of the last [`ORDERS_KEPT`]
 //! packets and the last [`WINDOW`] intervals.
 
@@ -43,6 +49,9 @@ use crate::time::Instant;
 pub const ORDERS_KEPT: usize = 4096;
 /// Report intervals an estimate covers.
 pub const WINDOW: usize = 32;
+/// Report intervals the recent rate and queue cover (the last one: a
+/// second at the default report interval).
+pub const RECENT: usize = 1;
 /// Packets an estimate needs before it is given.
 pub const MIN_PACKETS: u64 = 100;
 /// Intervals the burst fit needs.
@@ -66,6 +75,20 @@ pub struct PathEstimate {
     /// Standard deviation of that delay over the window, in ms (`None`
     /// with fewer than two).
     pub delay_spread_ms: Option<f64>,
+    /// The window's shortest delay sample, in ms: the path without a
+    /// queue (`None` without any).
+    pub min_delay_ms: Option<f64>,
+    /// Packets per second the path delivered over the last [`RECENT`]
+    /// intervals.
+    pub recent_per_s: f64,
+    /// Packets per second the path carried over the last [`RECENT`]
+    /// intervals, lost ones included (those sent up to the latest
+    /// arrival).
+    pub carried_per_s: f64,
+    /// The last [`RECENT`] intervals' mean delay above the window's
+    /// shortest, in ms: the queue on the path now (`None` without delay
+    /// samples there).
+    pub queue_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -236,17 +259,33 @@ impl PathEstimator {
         let spread = mean
             .filter(|_| n >= 2.0)
             .map(|m| (delays.iter().map(|d| (d - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+        let min_delay = delays.iter().copied().reduce(f64::min);
+        let recent: Vec<&Interval> = self.intervals.iter().rev().take(RECENT).collect();
+        let recent_seconds: f64 = recent.iter().map(|i| i.seconds).sum();
+        let recent_delivered: u64 = recent.iter().map(|i| i.delivered).sum();
+        let recent_sent: u64 = recent.iter().map(|i| i.sent).sum();
+        let recent_delays: Vec<f64> = recent.iter().filter_map(|i| i.delay_ms).collect();
+        let queue_ms = min_delay
+            .filter(|_| !recent_delays.is_empty())
+            .map(|m| recent_delays.iter().sum::<f64>() / recent_delays.len() as f64 - m);
+        let per_s = |packets: u64, seconds: f64| {
+            if seconds > 0.0 {
+                packets as f64 / seconds
+            } else {
+                0.0
+            }
+        };
         Some(PathEstimate {
             loss: p,
             burst: self.burst(p),
-            delivered_per_s: if seconds > 0.0 {
-                delivered as f64 / seconds
-            } else {
-                0.0
-            },
+            delivered_per_s: per_s(delivered, seconds),
             packets: sent,
             delay_ms: mean,
             delay_spread_ms: spread,
+            min_delay_ms: min_delay,
+            recent_per_s: per_s(recent_delivered, recent_seconds),
+            carried_per_s: per_s(recent_sent, recent_seconds),
+            queue_ms,
         })
     }
 

@@ -18,6 +18,7 @@ use std::time::Duration;
 use braid_wire::{DataFlags, DataHeader, Group, NodeId, MAX_DEPTH};
 
 use super::adaptive;
+use super::capacity::{self, CapacityView, PathCapacity};
 use super::coding::{rs_encode, RsCodec, XorParity};
 use super::estimate::{PathEstimate, PathEstimator};
 use super::mode::{Mode, MAX_PATHS};
@@ -184,6 +185,11 @@ pub struct IngressSession {
     /// When the last packet was encoded (idle sessions expire).
     last_active: Instant,
     paths: Vec<PathState>,
+    /// Per path slot: how fast the path is (`capacity.rs`).
+    capacities: Vec<PathCapacity>,
+    /// The split between the paths, by slot (`capacity::weights`): what
+    /// stripe, the coded modes' placement and the delivery formulas use.
+    weights: Vec<u32>,
     wrr: Vec<i64>,
     block: Option<OpenBlock>,
     groups: u64,
@@ -231,6 +237,8 @@ impl IngressSession {
             epoch,
             last_active: Instant::ZERO,
             paths: Vec::new(),
+            capacities: vec![PathCapacity::default(); MAX_PATHS],
+            weights: Vec::new(),
             wrr: Vec::new(),
             block: None,
             groups: 0,
@@ -327,7 +335,34 @@ impl IngressSession {
     pub fn set_paths(&mut self, now: Instant, paths: &[PathState], out: &mut Vec<Outgoing>) {
         self.paths = paths.iter().take(MAX_PATHS).copied().collect();
         self.wrr.resize(self.paths.len(), 0);
+        self.reweigh();
         self.reconsider(now, out);
+    }
+
+    /// The split between the paths, by slot, as stripe uses it.
+    pub fn weights(&self) -> &[u32] {
+        &self.weights
+    }
+
+    /// What is known of each path slot's speed.
+    pub fn path_capacities(&self) -> Vec<CapacityView> {
+        self.capacities
+            .iter()
+            .take(self.paths.len())
+            .map(PathCapacity::view)
+            .collect()
+    }
+
+    fn reweigh(&mut self) {
+        if self.weights.len() != self.paths.len() {
+            // New paths: the routing weights until a path is found full.
+            self.weights = self.paths.iter().map(|p| p.weight.max(1)).collect();
+        }
+        if let Some(weights) = capacity::weights(&self.capacities[..self.paths.len()]) {
+            if capacity::split_moved(&self.weights, &weights) {
+                self.weights = weights;
+            }
+        }
     }
 
     /// Each path's loss as the adaptive mode sees it: measured from path
@@ -357,15 +392,16 @@ impl IngressSession {
         self.paths
             .iter()
             .zip(&self.estimators)
-            .filter(|(p, _)| p.up)
-            .map(|(p, e)| match e.estimate() {
+            .zip(&self.weights)
+            .filter(|((p, _), _)| p.up)
+            .map(|((p, e), &weight)| match e.estimate() {
                 Some(m) => PathLoss {
-                    weight: p.weight,
+                    weight,
                     loss: m.loss,
                     burst: m.burst,
                 },
                 None => PathLoss {
-                    weight: p.weight,
+                    weight,
                     ..PathLoss::independent(p.loss)
                 },
             })
@@ -409,6 +445,17 @@ impl IngressSession {
                     self.estimators[p].on_report(now, c.received, c.latest, c.age_ms);
             }
         }
+        let reported: Vec<(usize, PathEstimate)> = counts
+            .iter()
+            .map(|c| c.path as usize)
+            .filter(|&p| p < MAX_PATHS)
+            .filter_map(|p| Some((p, self.estimators[p].estimate()?)))
+            .collect();
+        let shared = capacity::shared_queue_ms(reported.iter().map(|(_, e)| e));
+        for (p, e) in &reported {
+            self.capacities[*p].on_estimate(e, shared);
+        }
+        self.reweigh();
         self.reconsider(now, out);
     }
 
@@ -476,15 +523,17 @@ impl IngressSession {
         });
     }
 
+    /// Path slot `i`'s share of the split (at least 1).
+    fn weight(&self, i: usize) -> u32 {
+        self.weights.get(i).copied().unwrap_or(1).max(1)
+    }
+
     /// Smooth weighted round robin over `among` (deterministic).
     fn stripe_pick(&mut self, among: &[usize]) -> usize {
-        let total: i64 = among
-            .iter()
-            .map(|&i| self.paths[i].weight.max(1) as i64)
-            .sum();
+        let total: i64 = among.iter().map(|&i| self.weight(i) as i64).sum();
         let mut best = among[0];
         for &i in among {
-            self.wrr[i] += self.paths[i].weight.max(1) as i64;
+            self.wrr[i] += self.weight(i) as i64;
             if self.wrr[i] > self.wrr[best] {
                 best = i;
             }
@@ -532,11 +581,14 @@ impl IngressSession {
             }
             Mode::Stripe { pin_flows } => {
                 let path = if pin_flows {
-                    let total: u64 = up.iter().map(|&i| self.paths[i].weight.max(1) as u64).sum();
-                    let mut point = meta.flow_hash % total;
+                    // The hash's top half as a point along the weights:
+                    // a small change of the split moves only the flows
+                    // near a boundary to another path.
+                    let total: u64 = up.iter().map(|&i| self.weight(i) as u64).sum();
+                    let mut point = ((meta.flow_hash >> 32) * total) >> 32;
                     *up.iter()
                         .find(|&&i| {
-                            let w = self.paths[i].weight.max(1) as u64;
+                            let w = self.weight(i) as u64;
                             let hit = point < w;
                             point = point.saturating_sub(w);
                             hit
@@ -618,7 +670,7 @@ impl IngressSession {
     fn open_block(&mut self, now: Instant, up: &[usize]) {
         let (data, repair) = self.active.group_shape();
         let depth = self.active.depth().clamp(1, MAX_DEPTH);
-        let weights: Vec<u32> = up.iter().map(|&i| self.paths[i].weight).collect();
+        let weights: Vec<u32> = up.iter().map(|&i| self.weight(i)).collect();
         let mut slots = [0u8; MAX_PATHS];
         for (s, &i) in slots.iter_mut().zip(up) {
             *s = i as u8;

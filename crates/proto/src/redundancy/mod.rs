@@ -9,6 +9,7 @@ pub mod reorder;
 
 pub use mode::{Mode, ModeError};
 pub mod adaptive;
+pub mod capacity;
 pub mod egress;
 pub mod estimate;
 pub mod ingress;
