@@ -8,7 +8,8 @@
 //! delivers is what it was given. So, from each estimate (`estimate.rs`):
 //!
 //! * A path whose queue is [`FULL_QUEUE_MS`] or more longer than the
-//!   shortest queue among the session's paths is **full**: its capacity
+//!   shortest queue among the session's paths, in [`FULL_AFTER`] reports
+//!   in a row, is **full**: its capacity
 //!   is what it delivered recently, and its weight is that. (The queue is
 //!   the delay above the path's shortest, `estimate.rs`; what all paths
 //!   share, the report's own way back and any queue it meets, is taken
@@ -52,6 +53,11 @@ use super::estimate::PathEstimate;
 /// is taken as full. Above the scheduling jitter of a router (a few ms),
 /// below the queue a rate limiter or a radio's buffer builds (tens of ms).
 pub const FULL_QUEUE_MS: f64 = 5.0;
+/// Reports in a row whose queue must be long enough before a path is
+/// taken as full: one delay sample per report is noisy (a sample taken
+/// just after a burst of losses, say), and one false "full" would set the
+/// path's capacity to whatever it carried then.
+pub const FULL_AFTER: u32 = 2;
 /// How much more than it delivered a path that is not full is given.
 pub const PROBE_GAIN: f64 = 1.25;
 /// How much more than it carried a path of known capacity that has not
@@ -74,6 +80,8 @@ pub struct PathCapacity {
     latest: Option<(f64, bool)>,
     /// Estimates in a row that found the path not full.
     not_full: u32,
+    /// Estimates in a row whose queue was long enough for full.
+    queued: u32,
 }
 
 /// A path's speed as reported (`braid ctl sessions`).
@@ -91,9 +99,15 @@ impl PathCapacity {
     /// ([`shared_queue_ms`]).
     pub fn on_estimate(&mut self, e: &PathEstimate, shared_queue_ms: f64) {
         let rate = e.carried_per_s.max(0.0);
-        let full = e
+        let queued = e
             .queue_ms
             .is_some_and(|q| q - shared_queue_ms >= FULL_QUEUE_MS);
+        self.queued = if queued {
+            self.queued.saturating_add(1)
+        } else {
+            0
+        };
+        let full = self.queued >= FULL_AFTER;
         self.capacity = if full {
             Some(rate)
         } else {
@@ -224,6 +238,13 @@ mod tests {
         fn on_estimate_alone(&mut self, e: &PathEstimate) {
             self.on_estimate(e, 0.0);
         }
+
+        /// The same estimate for as many reports as "full" takes.
+        fn on_estimates_alone(&mut self, e: &PathEstimate) {
+            for _ in 0..FULL_AFTER {
+                self.on_estimate(e, 0.0);
+            }
+        }
     }
 
     fn ratio(w: &[u32]) -> f64 {
@@ -242,7 +263,7 @@ mod tests {
     #[test]
     fn a_full_path_gets_what_it_carries_and_a_new_one_probes() {
         let mut caps = [PathCapacity::default(); 2];
-        caps[0].on_estimate_alone(&estimate(800.0, 40.0));
+        caps[0].on_estimates_alone(&estimate(800.0, 40.0));
         caps[1].on_estimate_alone(&estimate(800.0, 0.0));
         let w = weights(&caps).unwrap();
         assert!((ratio(&w) - PROBE_GAIN).abs() < 1e-3, "{w:?}");
@@ -251,8 +272,8 @@ mod tests {
     #[test]
     fn a_path_that_was_full_keeps_its_capacity_while_it_drains() {
         let mut caps = [PathCapacity::default(); 2];
-        caps[0].on_estimate_alone(&estimate(800.0, 40.0));
-        caps[1].on_estimate_alone(&estimate(3200.0, 30.0));
+        caps[0].on_estimates_alone(&estimate(800.0, 40.0));
+        caps[1].on_estimates_alone(&estimate(3200.0, 30.0));
         // The slow path drains (TCP backed off): its weight stays at what
         // it carried full, not an equal share of the total.
         caps[0].on_estimate_alone(&estimate(400.0, 0.0));
@@ -261,7 +282,7 @@ mod tests {
         assert_eq!(weights(&caps), None);
         // The fast path fills first as the sender speeds up again: the
         // slow one keeps the capacity it had, not an equal share.
-        caps[1].on_estimate_alone(&estimate(3200.0, 30.0));
+        caps[1].on_estimates_alone(&estimate(3200.0, 30.0));
         let w = weights(&caps).unwrap();
         assert!((ratio(&w) - 4.0).abs() < 0.01, "{w:?}");
     }
@@ -269,8 +290,8 @@ mod tests {
     #[test]
     fn a_path_whose_capacity_rose_probes_after_a_while() {
         let mut caps = [PathCapacity::default(); 2];
-        caps[0].on_estimate_alone(&estimate(800.0, 40.0));
-        caps[1].on_estimate_alone(&estimate(800.0, 40.0));
+        caps[0].on_estimates_alone(&estimate(800.0, 40.0));
+        caps[1].on_estimates_alone(&estimate(800.0, 40.0));
         // Path 1 could carry more now, but path 0 holds the sender.
         caps[0].on_estimate_alone(&estimate(800.0, 40.0));
         for report in 1..=PROBE_AFTER {
@@ -296,6 +317,8 @@ mod tests {
         let slow = estimate(800.0, 40.0);
         let shared = shared_queue_ms([&slow, &fast]);
         caps[0].on_estimate(&slow, shared);
+        assert!(!caps[0].view().full, "one long queue is not yet full");
+        caps[0].on_estimate(&slow, shared);
         assert!(caps[0].view().full);
     }
 
@@ -310,8 +333,8 @@ mod tests {
     #[test]
     fn a_path_without_an_estimate_gets_the_mean_weight() {
         let mut caps = [PathCapacity::default(); 3];
-        caps[0].on_estimate_alone(&estimate(1000.0, 10.0));
-        caps[1].on_estimate_alone(&estimate(3000.0, 10.0));
+        caps[0].on_estimates_alone(&estimate(1000.0, 10.0));
+        caps[1].on_estimates_alone(&estimate(3000.0, 10.0));
         let w = weights(&caps).unwrap();
         assert!(w[2].abs_diff((w[0] + w[1]) / 2) <= 1, "{w:?}");
     }
