@@ -22,10 +22,10 @@
 //!   more until it fills again. (Probing at every report instead makes the
 //!   split swing by the gain: the sender always fills one path, so the
 //!   other is never full, and the two take turns.)
-//! * A path never found full yet is given the gain times what it
-//!   delivered, and at least an equal share of what all paths delivered,
-//!   so that at the start a faster path's share grows by a quarter per
-//!   report until it fills, and the split does not drift on noise while
+//! * A path never found full yet is given [`STARTUP_GAIN`] times what it
+//!   carried, and at least an equal share of what all paths carried, so
+//!   that at the start a faster path's share doubles per report until it
+//!   fills, and the split does not drift on noise while
 //!   nothing is full.
 //! * The split moves only while some path is full: otherwise nothing
 //!   limits the sender, every path carries what it is given, and a split
@@ -38,7 +38,7 @@
 //! A capacity that drops fills the path's queue, and the next report sets
 //! the lower capacity; one that rises is found by the probing. Either is
 //! followed within a few report intervals (a second each by default: a
-//! drop at the next report, a rise by a quarter per report once probing).
+//! drop two reports on, a rise by a tenth per report once probing).
 //!
 //! Rates are what a path carried recently, lost packets included (its
 //! packets up to the latest arrival, `estimate.rs`): a path's random loss
@@ -58,8 +58,10 @@ pub const FULL_QUEUE_MS: f64 = 5.0;
 /// just after a burst of losses, say), and one false "full" would set the
 /// path's capacity to whatever it carried then.
 pub const FULL_AFTER: u32 = 2;
-/// How much more than it delivered a path that is not full is given.
-pub const PROBE_GAIN: f64 = 1.25;
+/// How much more than it carried a path never found full is given: it
+/// doubles its share per report until it fills (BBR's start-up doubles
+/// too), so a 1:4 split is found in two or three reports.
+pub const STARTUP_GAIN: f64 = 2.0;
 /// How much more than it carried a path of known capacity that has not
 /// been full for a while is given: gentler than the first probing, since
 /// every probe that finds nothing new overfills the path a little (on two
@@ -128,7 +130,7 @@ impl PathCapacity {
         let (rate, full) = self.latest?;
         Some(match self.capacity {
             _ if full => rate,
-            None => (rate * PROBE_GAIN).max(equal_share),
+            None => (rate * STARTUP_GAIN).max(equal_share),
             Some(c) if self.not_full >= PROBE_AFTER => (rate * REPROBE_GAIN).max(c),
             Some(c) => c,
         })
@@ -266,7 +268,7 @@ mod tests {
         caps[0].on_estimates_alone(&estimate(800.0, 40.0));
         caps[1].on_estimate_alone(&estimate(800.0, 0.0));
         let w = weights(&caps).unwrap();
-        assert!((ratio(&w) - PROBE_GAIN).abs() < 1e-3, "{w:?}");
+        assert!((ratio(&w) - STARTUP_GAIN).abs() < 1e-3, "{w:?}");
     }
 
     #[test]
