@@ -223,6 +223,7 @@ mod tests {
     fn estimate(rate: f64, queue_ms: f64) -> PathEstimate {
         PathEstimate {
             loss: 0.0,
+            random_loss: 0.0,
             burst: 1.0,
             delivered_per_s: rate,
             packets: 1000,

@@ -29,6 +29,12 @@
 //! spread over time are the paths' own. Taken as a path's one-way delay,
 //! it counts the report's way back too: an upper bound.
 //!
+//! Loss of the path's own: the intervals whose delay sample shows a
+//! queue on the path ([`QUEUED_MS`] above the shortest) lose what a full
+//! queue drops, which no repair helps (TCP must see it to slow down);
+//! `random_loss` and the burst fit leave them out (what the adaptive mode
+//! reads), `loss` and the lost counts keep every packet.
+//!
 //! Rate and queue: what the path delivered and carried (lost packets
 //! included) per second over the last [`RECENT`] intervals (what it
 //! carries now, not the window's mean), and
@@ -54,6 +60,12 @@ pub const WINDOW: usize = 32;
 pub const RECENT: usize = 1;
 /// Packets an estimate needs before it is given.
 pub const MIN_PACKETS: u64 = 100;
+/// Queueing delay (ms above the path's shortest) from which an interval's
+/// losses are taken as a full queue's drops, not the path's own: a queue
+/// that holds tens of ms (a rate limiter's, a radio's buffer), above what
+/// a lossy radio's link-layer retries add to the packets that get through
+/// (a few ms), so that a radio's bad spell still counts as its loss.
+pub const QUEUED_MS: f64 = 20.0;
 /// Intervals the burst fit needs.
 pub const MIN_INTERVALS: usize = 8;
 
@@ -62,7 +74,13 @@ pub const MIN_INTERVALS: usize = 8;
 pub struct PathEstimate {
     /// Packets lost over packets sent, in the window.
     pub loss: f64,
-    /// Mean run of lost packets (`1 / (1 - loss)` for independent loss).
+    /// The same over the window's intervals without a queue on the path
+    /// ([`QUEUED_MS`]): the loss that is the path's own, not a full
+    /// queue's drops (what repair can answer; `loss` when too few such
+    /// intervals).
+    pub random_loss: f64,
+    /// Mean run of lost packets among the `random_loss` (`1 / (1 -
+    /// random_loss)` for independent loss).
     pub burst: f64,
     /// Packets per second the path delivered over the window.
     pub delivered_per_s: f64,
@@ -275,9 +293,27 @@ impl PathEstimator {
                 0.0
             }
         };
+        // The intervals whose delay was not held up by a queue on the
+        // path: their losses are the path's own (a radio's, a cable's),
+        // not a full queue's drops, which repair cannot help (and which
+        // TCP must see, to slow down).
+        let calm: Vec<&Interval> = self
+            .intervals
+            .iter()
+            .filter(|i| !(i.delay_ms.zip(min_delay)).is_some_and(|(d, m)| d - m >= QUEUED_MS))
+            .collect();
+        let calm_sent: u64 = calm.iter().map(|i| i.sent).sum();
+        let (random_loss, burst) = if calm_sent >= MIN_PACKETS {
+            let q = calm.iter().map(|i| i.lost).sum::<u64>() as f64 / calm_sent as f64;
+            (q, burst(&calm, q))
+        } else {
+            let all: Vec<&Interval> = self.intervals.iter().collect();
+            (p, burst(&all, p))
+        };
         Some(PathEstimate {
             loss: p,
-            burst: self.burst(p),
+            random_loss,
+            burst,
             delivered_per_s: per_s(delivered, seconds),
             packets: sent,
             delay_ms: mean,
@@ -288,48 +324,47 @@ impl PathEstimator {
             queue_ms,
         })
     }
-
-    fn burst(&self, p: f64) -> f64 {
-        let independent = 1.0 / (1.0 - p.min(0.999_999));
-        let k = self.intervals.len();
-        if p <= 0.0 || p >= 1.0 || k < MIN_INTERVALS {
-            return independent;
-        }
-        let spread: f64 = self
-            .intervals
-            .iter()
-            .map(|i| (i.lost as f64 - p * i.sent as f64).powi(2))
-            .sum::<f64>()
-            * k as f64
-            / (k - 1) as f64;
-        let expected = |lambda: f64| {
-            p * (1.0 - p)
-                * self
-                    .intervals
-                    .iter()
-                    .map(|i| i.sent as f64 * spread_factor(i.sent as f64, lambda))
-                    .sum::<f64>()
-        };
-        if spread <= expected(0.0) {
-            return independent;
-        }
-        let (mut lo, mut hi) = (0.0, 0.9999);
-        if spread >= expected(hi) {
-            lo = hi;
-        } else {
-            for _ in 0..60 {
-                let mid = (lo + hi) / 2.0;
-                if expected(mid) < spread {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-        }
-        1.0 / ((1.0 - lo) * (1.0 - p))
-    }
 }
 
+/// The mean loss burst that explains how the loss counts of `intervals`
+/// spread around their ratio `p` (see the module comment).
+fn burst(intervals: &[&Interval], p: f64) -> f64 {
+    let independent = 1.0 / (1.0 - p.min(0.999_999));
+    let k = intervals.len();
+    if p <= 0.0 || p >= 1.0 || k < MIN_INTERVALS {
+        return independent;
+    }
+    let spread: f64 = intervals
+        .iter()
+        .map(|i| (i.lost as f64 - p * i.sent as f64).powi(2))
+        .sum::<f64>()
+        * k as f64
+        / (k - 1) as f64;
+    let expected = |lambda: f64| {
+        p * (1.0 - p)
+            * intervals
+                .iter()
+                .map(|i| i.sent as f64 * spread_factor(i.sent as f64, lambda))
+                .sum::<f64>()
+    };
+    if spread <= expected(0.0) {
+        return independent;
+    }
+    let (mut lo, mut hi) = (0.0, 0.9999);
+    if spread >= expected(hi) {
+        lo = hi;
+    } else {
+        for _ in 0..60 {
+            let mid = (lo + hi) / 2.0;
+            if expected(mid) < spread {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+    }
+    1.0 / ((1.0 - lo) * (1.0 - p))
+}
 /// `Var(sum of n indicators) / (n p (1 - p))` when their correlation at
 /// lag j is `lambda^j`.
 fn spread_factor(n: f64, lambda: f64) -> f64 {

@@ -371,7 +371,7 @@ impl IngressSession {
         self.paths
             .iter()
             .zip(&self.estimators)
-            .map(|(p, e)| e.estimate().map_or(p.loss, |e| e.loss))
+            .map(|(p, e)| e.estimate().map_or(p.loss, |e| e.random_loss))
             .collect()
     }
 
@@ -397,7 +397,7 @@ impl IngressSession {
             .map(|((p, e), &weight)| match e.estimate() {
                 Some(m) => PathLoss {
                     weight,
-                    loss: m.loss,
+                    loss: m.random_loss,
                     burst: m.burst,
                 },
                 None => PathLoss {
