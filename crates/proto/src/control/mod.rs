@@ -59,8 +59,7 @@ pub use counters::{ControlCounters, DuplicateSign, Refused};
 
 /// What we know of a neighbor beyond its links: its boot index (a change
 /// means it restarted), what its last probe said its database digest was,
-/// what ours was then, when the two last agreed, and how many of its
-/// probes in a row found them different.
+/// what ours was then, and when the two last agreed.
 #[derive(Debug, Clone, Copy)]
 struct NeighborState {
     neighbor: NodeId,
@@ -68,18 +67,7 @@ struct NeighborState {
     theirs: u16,
     ours: u16,
     agreed_at: Option<Instant>,
-    disagreed: u8,
 }
-
-/// Probes in a row whose digest differs from ours, whatever the two
-/// digests, after which we resync with the neighbor anyway. Two probes
-/// with the same two different digests prove a missed flood at once; but
-/// on lossy links every router's advertisement changes often (its links'
-/// metrics move), the digests with them, and a flood missed by every
-/// neighbor's copy went unrepaired until the origin's next refresh (seen
-/// in the simulator at 30% loss on every link: a source without its
-/// egress's advertisement for 37 s).
-const RESYNC_AFTER_DISAGREEING: u8 = 4;
 
 /// How a probe's sender relates to what we knew of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -428,7 +416,6 @@ impl ControlPlane {
                     theirs: 0,
                     ours: 0,
                     agreed_at: None,
-                    disagreed: 0,
                 });
                 self.counters.neighbors_new += 1;
             }
@@ -777,9 +764,8 @@ impl ControlPlane {
 
     /// A neighbor's probe said its database digest is `theirs`. Two probes
     /// in a row with the same two different digests (neither database
-    /// changed in between, so no flood was on its way), or
-    /// [`RESYNC_AFTER_DISAGREEING`] in a row with any different digests,
-    /// mean one of us missed an advertisement: flood what we hold that was issued since
+    /// changed in between, so no flood was on its way) mean one of us
+    /// missed an advertisement: flood what we hold that was issued since
     /// our databases last agreed (everything, if they never did). The
     /// neighbor installs what is newer, and does the same for us. Only
     /// what changed goes again: on a radio link a whole database flooded
@@ -793,23 +779,15 @@ impl ControlPlane {
         };
         let last = self.neighbors[k];
         let agreed_at = (theirs == ours).then_some(now).or(last.agreed_at);
-        let disagreed = if theirs == ours {
-            0
-        } else {
-            last.disagreed.saturating_add(1)
-        };
         self.neighbors[k] = NeighborState {
             theirs,
             ours,
             agreed_at,
-            disagreed,
             ..last
         };
         // The first probe of a neighbor that just came up has nothing to
         // compare with (`theirs` and `ours` of the state are 0 then).
-        let lasting = theirs != ours
-            && ((last.theirs == theirs && last.ours == ours)
-                || disagreed >= RESYNC_AFTER_DISAGREEING);
+        let lasting = theirs != ours && last.theirs == theirs && last.ours == ours;
         let allowed = self
             .last_resync_at
             .is_none_or(|t| now.since(t) >= self.config.resync_interval);
@@ -1023,46 +1001,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// A neighbor whose digest differs from ours on probe after probe,
-    /// but never twice the same (its database keeps changing: lossy links
-    /// move every router's metrics), is resynced with after
-    /// [`RESYNC_AFTER_DISAGREEING`] probes, not left to the refresh; one
-    /// whose differing digest repeats is resynced with at once; one that
-    /// agrees, never.
-    #[test]
-    fn a_lasting_disagreement_resyncs_even_while_the_digests_change() {
-        let mut rng = ChaCha8Rng::seed_from_u64(3);
-        let mut cp =
-            ControlPlane::new(NodeId(1), ControlConfig::default(), Instant::ZERO, &mut rng)
-                .unwrap();
-        let ours = cp.digest();
-        let neighbor = NodeId(2);
-        cp.neighbor_up(Instant::ZERO, neighbor, 7, Heard::New);
-        let mut t = Instant::ZERO;
-        let mut probe = |cp: &mut ControlPlane, theirs: u16| {
-            t = t + Duration::from_secs(1);
-            cp.compare_digest(t, neighbor, theirs);
-            cp.counters.resyncs
-        };
-        // Agreeing: never.
-        for _ in 0..10 {
-            assert_eq!(probe(&mut cp, ours), 0);
-        }
-        // Different every time: after the fourth.
-        let changing = (1..=RESYNC_AFTER_DISAGREEING as u16).map(|k| ours.wrapping_add(k));
-        let resyncs: Vec<u64> = changing.map(|theirs| probe(&mut cp, theirs)).collect();
-        let mut want = vec![0; RESYNC_AFTER_DISAGREEING as usize - 1];
-        want.push(1);
-        assert_eq!(resyncs, want);
-        // The same difference twice, once the resync interval has passed.
-        for _ in 0..6 {
-            probe(&mut cp, ours);
-        }
-        let theirs = ours.wrapping_add(100);
-        assert_eq!(probe(&mut cp, theirs), 1);
-        assert_eq!(probe(&mut cp, theirs), 2);
     }
 
     #[test]
