@@ -229,18 +229,9 @@ fn the_link_emulator_delays_real_traffic_by_what_the_scenario_says() {
 }
 
 fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
-    let path = write_lab("t3.toml", &diamond("tctl", "single", 0.0, 10));
-    let p = path.to_str().unwrap();
-    let up = braid(&["lab", "up", p]);
-    assert!(
-        up.status.success(),
-        "{}",
-        String::from_utf8_lossy(&up.stderr)
-    );
-    let dir = std::env::temp_dir().join("braid-lab-tctl");
-    let sock = dir.join("a.sock");
-    let s = sock.to_str().unwrap();
-    let result = std::panic::catch_unwind(|| {
+    with_lab_up("tctl", &diamond("tctl", "single", 0.0, 10), |dir| {
+        let sock = dir.join("a.sock");
+        let s = sock.to_str().unwrap();
         // neighbors: a hears b and c.
         let out = braid(&["ctl", "--json", "--socket", s, "neighbors"]);
         assert!(
@@ -335,12 +326,6 @@ fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
         assert_eq!(doc["stats"]["io"]["reloads"], 1);
         assert_eq!(doc["stats"]["io"]["reloads_refused"], 1);
     });
-    let down = braid(&["lab", "down", p]);
-    assert!(down.status.success());
-    assert!(namespaces_of("tctl").is_empty(), "namespaces left behind");
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
 }
 
 /// The operators' tools on a running diamond lab (`stripe`, host a sending
