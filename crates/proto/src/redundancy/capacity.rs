@@ -86,15 +86,6 @@ pub struct PathCapacity {
     queued: u32,
 }
 
-/// A path's speed as reported (`braid ctl sessions`).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct CapacityView {
-    /// Packets per second the path carried when last found full.
-    pub capacity_per_s: Option<f64>,
-    /// Whether the latest estimate found it full.
-    pub full: bool,
-}
-
 impl PathCapacity {
     /// Takes the path's latest estimate; `shared_queue_ms` is the
     /// shortest queue among the session's paths in the same report
@@ -134,19 +125,6 @@ impl PathCapacity {
             Some(c) if self.not_full >= PROBE_AFTER => (rate * REPROBE_GAIN).max(c),
             Some(c) => c,
         })
-    }
-
-    /// Forgets everything (the slot now names another route).
-    pub fn reset(&mut self) {
-        *self = PathCapacity::default();
-    }
-
-    /// What is known, for reports.
-    pub fn view(&self) -> CapacityView {
-        CapacityView {
-            capacity_per_s: self.capacity,
-            full: self.latest.is_some_and(|(_, f)| f),
-        }
     }
 }
 
@@ -242,6 +220,10 @@ mod tests {
             self.on_estimate(e, 0.0);
         }
 
+        fn is_full(&self) -> bool {
+            self.latest.is_some_and(|(_, full)| full)
+        }
+
         /// The same estimate for as many reports as "full" takes.
         fn on_estimates_alone(&mut self, e: &PathEstimate) {
             for _ in 0..FULL_AFTER {
@@ -316,13 +298,13 @@ mod tests {
         assert_eq!(shared, 6.0);
         caps[0].on_estimate(&slow, shared);
         caps[1].on_estimate(&fast, shared);
-        assert!(!caps[0].view().full && !caps[1].view().full);
+        assert!(!caps[0].is_full() && !caps[1].is_full());
         let slow = estimate(800.0, 40.0);
         let shared = shared_queue_ms([&slow, &fast]);
         caps[0].on_estimate(&slow, shared);
-        assert!(!caps[0].view().full, "one long queue is not yet full");
+        assert!(!caps[0].is_full(), "one long queue is not yet full");
         caps[0].on_estimate(&slow, shared);
-        assert!(caps[0].view().full);
+        assert!(caps[0].is_full());
     }
 
     #[test]

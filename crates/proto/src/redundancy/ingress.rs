@@ -18,7 +18,7 @@ use std::time::Duration;
 use braid_wire::{DataFlags, DataHeader, Group, NodeId, MAX_DEPTH};
 
 use super::adaptive;
-use super::capacity::{self, CapacityView, PathCapacity};
+use super::capacity::{self, PathCapacity};
 use super::coding::{rs_encode, RsCodec, XorParity};
 use super::estimate::{PathEstimate, PathEstimator};
 use super::mode::{Mode, MAX_PATHS};
@@ -337,20 +337,6 @@ impl IngressSession {
         self.wrr.resize(self.paths.len(), 0);
         self.reweigh();
         self.reconsider(now, out);
-    }
-
-    /// The split between the paths, by slot, as stripe uses it.
-    pub fn weights(&self) -> &[u32] {
-        &self.weights
-    }
-
-    /// What is known of each path slot's speed.
-    pub fn path_capacities(&self) -> Vec<CapacityView> {
-        self.capacities
-            .iter()
-            .take(self.paths.len())
-            .map(PathCapacity::view)
-            .collect()
     }
 
     fn reweigh(&mut self) {
