@@ -16,6 +16,10 @@
 //!   dropped, so one bulk flow cannot push out everyone else. Flows hash
 //!   into a fixed number of buckets, so the flow table is bounded too.
 //!
+//! * It says how many packets wait for each path alone
+//!   ([`Scheduler::waiting_for`]): a path whose queue grows while others
+//!   take theirs is full now, before any report says so.
+//!
 //! The driver calls [`Scheduler::enqueue`] for each packet and
 //! [`Scheduler::pull`] whenever a path can transmit.
 
@@ -96,6 +100,8 @@ pub struct Scheduler<P> {
     up: PathMask,
     packets: usize,
     bytes: usize,
+    /// Packets above the binding point allowed on one path only, per path.
+    waiting: Vec<usize>,
     counters: SchedulerCounters,
 }
 
@@ -124,7 +130,21 @@ impl<P> Scheduler<P> {
             },
             packets: 0,
             bytes: 0,
+            waiting: vec![0; paths],
             counters: SchedulerCounters::default(),
+        }
+    }
+
+    /// Packets above the binding point that may take `path` and no other.
+    pub fn waiting_for(&self, path: usize) -> usize {
+        self.waiting.get(path).copied().unwrap_or(0)
+    }
+
+    /// Counts `q` in (`+1`) or out (`-1`) of its one path's waiting count.
+    fn count_waiting(&mut self, allowed: PathMask, add: bool) {
+        if allowed.count_ones() == 1 {
+            let w = &mut self.waiting[allowed.trailing_zeros() as usize];
+            *w = if add { *w + 1 } else { w.saturating_sub(1) };
         }
     }
 
@@ -141,6 +161,11 @@ impl<P> Scheduler<P> {
     /// Packets bound to `path` and not yet pulled.
     pub fn bound(&self, path: usize) -> usize {
         self.bound.get(path).map_or(0, VecDeque::len)
+    }
+
+    /// Whether `path` is up.
+    pub fn is_up(&self, path: usize) -> bool {
+        path < 16 && self.up & (1 << path) != 0
     }
 
     /// Number of paths the scheduler serves.
@@ -182,6 +207,7 @@ impl<P> Scheduler<P> {
         };
         self.packets += 1;
         self.bytes += len;
+        self.count_waiting(allowed, true);
         if urgent {
             self.urgent.push_back(q);
         } else {
@@ -224,6 +250,7 @@ impl<P> Scheduler<P> {
         };
         self.packets -= 1;
         self.bytes -= q.len;
+        self.count_waiting(q.allowed, false);
         self.counters.dropped_overflow += 1;
         Some(q.packet)
     }
@@ -240,6 +267,7 @@ impl<P> Scheduler<P> {
             };
             self.packets -= 1;
             self.bytes -= q.len;
+            self.count_waiting(q.allowed, false);
             self.bound[path].push_back(q.packet);
         }
     }
@@ -473,6 +501,8 @@ mod tests {
                     prop_assert!(s.bound(path) <= bound);
                 }
                 prop_assert!(s.queued() <= 50);
+                let waiting: usize = (0..4).map(|p| s.waiting_for(p)).sum();
+                prop_assert!(waiting <= s.queued(), "{} waiting for one path, {} queued", waiting, s.queued());
             }
             // Bring every path up and drain: everything left comes out.
             for path in 0..4 { s.set_path_up(path, true); }
@@ -487,6 +517,7 @@ mod tests {
                 if !any { break; }
             }
             prop_assert_eq!(s.queued(), 0);
+            prop_assert_eq!((0..4).map(|p| s.waiting_for(p)).sum::<usize>(), 0);
             prop_assert_eq!(outcome.len() as u32, next, "a packet vanished");
             let c = s.counters();
             prop_assert_eq!(c.sent + c.dropped_overflow + c.stranded, next as u64);

@@ -490,7 +490,7 @@ fn check_reorder(found: &mut Findings<'_>, raw: &ConfigFile) -> Option<ReorderCo
         timeout: ReorderTimeout::Adaptive {
             min: Duration::from_millis(2),
             max: max_wait,
-            initial: max_wait.min(Duration::from_millis(50)),
+            initial: max_wait.min(Duration::from_millis(200)),
         },
     })
 }

@@ -4,6 +4,7 @@
 //! page's order.
 
 use braid_proto::node::Node;
+use braid_proto::redundancy::reorder::ReorderCounters;
 use braid_proto::time::Instant;
 
 use super::exposition::{family, SessionLabels};
@@ -462,18 +463,33 @@ fn control_families(out: &mut String, id: &str, node: &Node, now: Instant) {
 /// brought.
 fn egress_order_families(out: &mut String, id: &str, node: &Node) {
     let egress: Vec<_> = node.egress().sessions().collect();
-    let mut f = family(
-        out,
-        "braid_egress_reordered_total",
-        "counter",
-        "Packets the re-order buffer held back to restore order.",
-    );
-    for (&(ingress, class), s) in &egress {
-        if let Some(r) = s.reorder_counters() {
-            f.sample(
-                &SessionLabels::new(id, "ingress", ingress.0, class).0,
-                r.held as f64,
-            );
+    type Count = fn(&ReorderCounters) -> u64;
+    let reorder: [(&str, &str, Count); 3] = [
+        (
+            "braid_egress_reordered_total",
+            "Packets the re-order buffer held back to restore order.",
+            |r| r.held,
+        ),
+        (
+            "braid_egress_reorder_gaps_skipped_total",
+            "Sequence numbers the re-order buffer gave up waiting for (timeout, congestion flag or full window).",
+            |r| r.gaps_skipped,
+        ),
+        (
+            "braid_egress_reorder_late_total",
+            "Packets that came after the re-order buffer gave up on them (delivered out of order).",
+            |r| r.late,
+        ),
+    ];
+    for (name, help, count) in reorder {
+        let mut f = family(out, name, "counter", help);
+        for (&(ingress, class), s) in &egress {
+            if let Some(r) = s.reorder_counters() {
+                f.sample(
+                    &SessionLabels::new(id, "ingress", ingress.0, class).0,
+                    count(&r) as f64,
+                );
+            }
         }
     }
     let mut f = family(

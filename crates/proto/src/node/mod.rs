@@ -137,10 +137,12 @@ use crate::classify::{inspect, Classified, Classifier};
 use crate::control::{ConfigError, ControlPlane};
 use crate::forward::{TreeDest, TreeHop};
 use crate::lsdb::LsaStore;
-use crate::redundancy::{Egress, Ingress, Mode, Outgoing, Payload, Policy, CLASS_CONTROL};
+use crate::redundancy::{
+    Egress, Ingress, Mode, Outgoing, Payload, Policy, SendHints, CLASS_CONTROL,
+};
 use crate::time::Instant;
 
-use binding::{Binder, FlowKey, Pending};
+use binding::{Binder, FlowKey, Pending, BACKLOG_PACKETS};
 pub use config::{Dest, LateBinding, NodeConfig, NodeCounters, Transmit};
 pub use events::{DownReason, Interface, NodeEvent};
 use neighbors::Heard;
@@ -399,9 +401,13 @@ impl Node {
         }
         let mut out = std::mem::take(&mut self.scratch);
         let paths = self.routes.states(egress);
+        let hints = SendHints {
+            congestion: false,
+            backlogged: self.binder.backlogged(egress, BACKLOG_PACKETS),
+        };
         let key = match self
             .ingress
-            .send_inspected(now, egress, &info, packet, false, paths, &mut out)
+            .send_inspected(now, egress, &info, packet, hints, paths, &mut out)
         {
             Ok(c) => FlowKey {
                 hash: c.flow_hash,
@@ -1101,7 +1107,7 @@ impl Node {
         let paths = self.routes.states(to);
         let sent = self
             .ingress
-            .send_classified(now, to, c, &buf, false, paths, &mut out)
+            .send_classified(now, to, c, &buf, SendHints::default(), paths, &mut out)
             .is_ok();
         let key = FlowKey {
             hash: 0,

@@ -36,6 +36,18 @@ pub struct PacketMeta {
     pub urgent: bool,
     /// The sender saw congestion: the header gets the congestion flag.
     pub congestion: bool,
+    /// Path slots (bit i: slot i) whose queue above the binding point is
+    /// long while another's is not: stripe leaves them out while so.
+    pub backlogged: u16,
+}
+
+/// What the node knows about the moment a packet is sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendHints {
+    /// The sender saw congestion: the header gets the congestion flag.
+    pub congestion: bool,
+    /// As [`PacketMeta::backlogged`].
+    pub backlogged: u16,
 }
 
 /// The bytes an outgoing packet carries after its header.
@@ -581,7 +593,21 @@ impl IngressSession {
                         })
                         .expect("point < total")
                 } else {
-                    self.stripe_pick(up)
+                    // A path whose queue above the binding point is long
+                    // while another's is not is full now: the others take
+                    // its turns until it drains (the split itself learns
+                    // it only from the next reports).
+                    let mut open_buf = [0usize; MAX_PATHS];
+                    let mut k = 0;
+                    for &i in up.iter().filter(|&&i| meta.backlogged & (1 << i) == 0) {
+                        open_buf[k] = i;
+                        k += 1;
+                    }
+                    if k == 0 {
+                        self.stripe_pick(up)
+                    } else {
+                        self.stripe_pick(&open_buf[..k])
+                    }
                 };
                 let h = self.header(meta, path, seq, Group::NONE);
                 self.emit(now, out, path, h, Payload::Input);
@@ -823,6 +849,34 @@ mod tests {
             .map(|o| (o.header.group.base_of(o.header.seq), o.header.group.index))
             .collect();
         assert_eq!(data, [(0, 0), (1, 0), (0, 1), (1, 1)]);
+    }
+
+    #[test]
+    fn stripe_leaves_out_a_backlogged_path_unless_all_are() {
+        let mut ing = test_session(Mode::Stripe { pin_flows: false }, 3);
+        let mut out = Vec::new();
+        let mut on_paths = |backlogged: u16, ing: &mut IngressSession| {
+            out.clear();
+            for i in 0..30u8 {
+                let meta = PacketMeta {
+                    backlogged,
+                    ..PacketMeta::default()
+                };
+                ing.encode(Instant::ZERO, &[i; 10], meta, &mut out);
+            }
+            let mut per_path = [0; 3];
+            for o in &out {
+                per_path[o.path as usize] += 1;
+            }
+            per_path
+        };
+        assert_eq!(on_paths(0, &mut ing), [10, 10, 10]);
+        assert_eq!(on_paths(0b010, &mut ing), [15, 0, 15]);
+        assert_eq!(
+            on_paths(0b111, &mut ing),
+            [10, 10, 10],
+            "all full: the split"
+        );
     }
 
     #[test]

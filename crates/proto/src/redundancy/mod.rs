@@ -18,7 +18,9 @@ pub mod placement;
 pub mod predict;
 
 pub use egress::{EgressConfig, EgressCounters, EgressSession, PathCounters};
-pub use ingress::{IngressConfig, IngressCounters, IngressSession, Outgoing, PacketMeta, Payload};
+pub use ingress::{
+    IngressConfig, IngressCounters, IngressSession, Outgoing, PacketMeta, Payload, SendHints,
+};
 pub use path::PathState;
 pub mod sessions;
 

@@ -21,7 +21,7 @@ use std::time::Duration;
 use braid_wire::{DataPacket, NodeId};
 
 use super::egress::{EgressConfig, EgressSession};
-use super::ingress::{IngressConfig, IngressSession, Outgoing, PacketMeta};
+use super::ingress::{IngressConfig, IngressSession, Outgoing, PacketMeta, SendHints};
 use super::mode::Mode;
 use super::path::PathState;
 use crate::classify::{inspect, Classified, Classifier, InspectError, PacketInfo};
@@ -287,12 +287,12 @@ impl Ingress {
         now: Instant,
         egress: NodeId,
         packet: &[u8],
-        congestion: bool,
+        hints: SendHints,
         paths: &[PathState],
         out: &mut Vec<Outgoing>,
     ) -> Result<Classified, SendError> {
         let info = inspect(packet).inspect_err(|_| self.totals.not_ip += 1)?;
-        self.send_inspected(now, egress, &info, packet, congestion, paths, out)
+        self.send_inspected(now, egress, &info, packet, hints, paths, out)
     }
 
     /// As [`Self::send`] for a packet already inspected (`info`).
@@ -303,12 +303,12 @@ impl Ingress {
         egress: NodeId,
         info: &PacketInfo,
         packet: &[u8],
-        congestion: bool,
+        hints: SendHints,
         paths: &[PathState],
         out: &mut Vec<Outgoing>,
     ) -> Result<Classified, SendError> {
         let c = self.classifier.classify(info);
-        self.send_classified(now, egress, c, packet, congestion, paths, out)?;
+        self.send_classified(now, egress, c, packet, hints, paths, out)?;
         Ok(c)
     }
 
@@ -321,7 +321,7 @@ impl Ingress {
         egress: NodeId,
         c: Classified,
         packet: &[u8],
-        congestion: bool,
+        hints: SendHints,
         paths: &[PathState],
         out: &mut Vec<Outgoing>,
     ) -> Result<(), SendError> {
@@ -353,7 +353,8 @@ impl Ingress {
         let meta = PacketMeta {
             flow_hash: c.flow_hash,
             urgent: c.urgent,
-            congestion,
+            congestion: hints.congestion,
+            backlogged: hints.backlogged,
         };
         self.sessions
             .get_mut(&key)
@@ -624,26 +625,26 @@ mod tests {
 
         let voip = ipv4([198, 18, 0, 2], 46, 17, 5000, 20000);
         let bulk = ipv4([198, 18, 0, 2], 0, 6, 5000, 443);
-        ing_a.send(t, b, &voip, false, &paths, &mut out).unwrap();
+        ing_a.send(t, b, &voip, SendHints::default(), &paths, &mut out).unwrap();
         assert_eq!(out.len(), 3, "VoIP mirrored on three paths");
         assert!(out
             .iter()
             .all(|o| o.header.flags.contains(braid_wire::DataFlags::URGENT)));
         out.clear();
         for _ in 0..3 {
-            ing_a.send(t, b, &bulk, false, &paths, &mut out).unwrap();
+            ing_a.send(t, b, &bulk, SendHints::default(), &paths, &mut out).unwrap();
         }
         let mut used: Vec<u8> = out.iter().map(|o| o.path).collect();
         used.sort_unstable();
         assert_eq!(used, vec![0, 1, 2], "bulk striped, one copy each");
         out.clear();
-        ing_b.send(t, a, &voip, false, &paths, &mut out).unwrap();
+        ing_b.send(t, a, &voip, SendHints::default(), &paths, &mut out).unwrap();
         assert_eq!(out.len(), 1, "the other direction: single");
 
         // The egress delivers one copy of the mirrored packet.
         let mut eg = Egress::new(EgressConfig::default(), limits(16));
         out.clear();
-        ing_a.send(t, b, &voip, false, &paths, &mut out).unwrap();
+        ing_a.send(t, b, &voip, SendHints::default(), &paths, &mut out).unwrap();
         let mut got = 0;
         for o in &out {
             let mut buf = vec![0u8; 64];
@@ -686,11 +687,25 @@ mod tests {
         let mut out = Vec::new();
         let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
         for egress in 2..6u16 {
-            let _ = ing.send(Instant::ZERO, NodeId(egress), &p, false, &[], &mut out);
+            let _ = ing.send(
+                Instant::ZERO,
+                NodeId(egress),
+                &p,
+                SendHints::default(),
+                &[],
+                &mut out,
+            );
         }
         assert_eq!(ing.totals().sessions.refused, 2);
         assert!(matches!(
-            ing.send(Instant::ZERO, NodeId(2), b"junk", false, &[], &mut out),
+            ing.send(
+                Instant::ZERO,
+                NodeId(2),
+                b"junk",
+                SendHints::default(),
+                &[],
+                &mut out
+            ),
             Err(SendError::NotIp(_))
         ));
         assert_eq!(ing.totals().not_ip, 1);
@@ -752,7 +767,7 @@ mod tests {
         let mut ing = plain_ingress(4, 9);
         let mut out = Vec::new();
         let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
-        ing.send(secs(0), NodeId(2), &p, false, &[], &mut out)
+        ing.send(secs(0), NodeId(2), &p, SendHints::default(), &[], &mut out)
             .unwrap();
         let first = ing.session(NodeId(2), 0).unwrap().epoch();
         ing.expire(secs(60));
@@ -760,7 +775,7 @@ mod tests {
         ing.expire(secs(121));
         assert!(!ing.serves(NodeId(2)));
         assert_eq!(ing.totals().sessions.expired, 1);
-        ing.send(secs(130), NodeId(2), &p, false, &[], &mut out)
+        ing.send(secs(130), NodeId(2), &p, SendHints::default(), &[], &mut out)
             .unwrap();
         assert_ne!(ing.session(NodeId(2), 0).unwrap().epoch(), first);
     }
@@ -775,7 +790,7 @@ mod tests {
             weight: 1,
             loss: 0.0,
         }];
-        ing.send(secs(0), NodeId(2), &p, false, &paths, &mut out)
+        ing.send(secs(0), NodeId(2), &p, SendHints::default(), &paths, &mut out)
             .unwrap();
         let s = ing.session(NodeId(2), 0).unwrap();
         let (epoch, next) = (s.epoch(), s.next_seq());
@@ -786,7 +801,7 @@ mod tests {
         // kept back; the fourth is not encoded (it would take one lent).
         out.clear();
         for _ in 0..4 {
-            ing.send(secs(1), NodeId(2), &p, false, &paths, &mut out)
+            ing.send(secs(1), NodeId(2), &p, SendHints::default(), &paths, &mut out)
                 .unwrap();
         }
         let seqs: Vec<u32> = out.iter().map(|o| o.header.seq).collect();
@@ -802,7 +817,7 @@ mod tests {
         assert!(ing.serves(NodeId(2)));
         ing.take_back(NodeId(2), 0, first.wrapping_add(100));
         out.clear();
-        ing.send(secs(501), NodeId(2), &p, false, &paths, &mut out)
+        ing.send(secs(501), NodeId(2), &p, SendHints::default(), &paths, &mut out)
             .unwrap();
         assert_eq!(out[0].header.seq, first.wrapping_add(100));
         assert_eq!(out[0].header.epoch, epoch);
