@@ -422,6 +422,15 @@ fn sessions(doc: &Value) -> String {
             s(&c, "rebuilt"),
             s(&c, "too_old")
         ));
+        if let Some(r) = e.get("reorder").filter(|r| r.is_object()) {
+            out.push_str(&format!(
+                "          re-order: {} held, {} gaps given up, {} late (out of order), wait {} ms\n",
+                s(r, "held"),
+                s(r, "gaps_skipped"),
+                s(r, "late"),
+                num(r, "wait_ms", 1)
+            ));
+        }
     }
     out
 }

@@ -255,6 +255,23 @@ pub struct EgressSessionEntry {
     #[serde(default)]
     pub datapath: String,
     pub counters: EgressCounters,
+    /// The re-order buffer, when the egress re-orders (`reorder = true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<ReorderEntry>,
+}
+
+/// An egress session's re-order buffer in `sessions`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct ReorderEntry {
+    /// Packets held back to restore order.
+    pub held: u64,
+    /// Sequence numbers given up on (timeout, congestion flag, full window).
+    pub gaps_skipped: u64,
+    /// Packets that came after their gap was given up on (delivered out
+    /// of order).
+    pub late: u64,
+    /// How long a gap may hold packets back now, ms (learned).
+    pub wait_ms: f64,
 }
 
 /// `stats`.
@@ -608,6 +625,12 @@ fn sessions(v: &View<'_>) -> Sessions {
             class,
             datapath: "user".into(),
             counters: *s.counters(),
+            reorder: s.reorder_counters().map(|r| ReorderEntry {
+                held: r.held,
+                gaps_skipped: r.gaps_skipped,
+                late: r.late,
+                wait_ms: s.reorder_timeout().unwrap_or_default().as_secs_f64() * 1e3,
+            }),
         })
         .chain(
             v.kernel
@@ -619,6 +642,7 @@ fn sessions(v: &View<'_>) -> Sessions {
                     class: w.class,
                     datapath: "kernel".into(),
                     counters: w.counters(),
+                    reorder: None,
                 }),
         )
         .collect();

@@ -207,6 +207,12 @@ impl EgressSession {
         self.reorder.as_ref().map(ReorderBuffer::counters)
     }
 
+    /// How long the re-order buffer lets a gap hold packets back now
+    /// (`None` when re-ordering is off).
+    pub fn reorder_timeout(&self) -> Option<std::time::Duration> {
+        self.reorder.as_ref().map(ReorderBuffer::timeout)
+    }
+
     /// Bytes of state held now (window, open groups, re-order buffer).
     pub fn memory(&self) -> usize {
         let groups: usize = self

@@ -625,26 +625,34 @@ mod tests {
 
         let voip = ipv4([198, 18, 0, 2], 46, 17, 5000, 20000);
         let bulk = ipv4([198, 18, 0, 2], 0, 6, 5000, 443);
-        ing_a.send(t, b, &voip, SendHints::default(), &paths, &mut out).unwrap();
+        ing_a
+            .send(t, b, &voip, SendHints::default(), &paths, &mut out)
+            .unwrap();
         assert_eq!(out.len(), 3, "VoIP mirrored on three paths");
         assert!(out
             .iter()
             .all(|o| o.header.flags.contains(braid_wire::DataFlags::URGENT)));
         out.clear();
         for _ in 0..3 {
-            ing_a.send(t, b, &bulk, SendHints::default(), &paths, &mut out).unwrap();
+            ing_a
+                .send(t, b, &bulk, SendHints::default(), &paths, &mut out)
+                .unwrap();
         }
         let mut used: Vec<u8> = out.iter().map(|o| o.path).collect();
         used.sort_unstable();
         assert_eq!(used, vec![0, 1, 2], "bulk striped, one copy each");
         out.clear();
-        ing_b.send(t, a, &voip, SendHints::default(), &paths, &mut out).unwrap();
+        ing_b
+            .send(t, a, &voip, SendHints::default(), &paths, &mut out)
+            .unwrap();
         assert_eq!(out.len(), 1, "the other direction: single");
 
         // The egress delivers one copy of the mirrored packet.
         let mut eg = Egress::new(EgressConfig::default(), limits(16));
         out.clear();
-        ing_a.send(t, b, &voip, SendHints::default(), &paths, &mut out).unwrap();
+        ing_a
+            .send(t, b, &voip, SendHints::default(), &paths, &mut out)
+            .unwrap();
         let mut got = 0;
         for o in &out {
             let mut buf = vec![0u8; 64];
@@ -775,8 +783,15 @@ mod tests {
         ing.expire(secs(121));
         assert!(!ing.serves(NodeId(2)));
         assert_eq!(ing.totals().sessions.expired, 1);
-        ing.send(secs(130), NodeId(2), &p, SendHints::default(), &[], &mut out)
-            .unwrap();
+        ing.send(
+            secs(130),
+            NodeId(2),
+            &p,
+            SendHints::default(),
+            &[],
+            &mut out,
+        )
+        .unwrap();
         assert_ne!(ing.session(NodeId(2), 0).unwrap().epoch(), first);
     }
 
@@ -790,8 +805,15 @@ mod tests {
             weight: 1,
             loss: 0.0,
         }];
-        ing.send(secs(0), NodeId(2), &p, SendHints::default(), &paths, &mut out)
-            .unwrap();
+        ing.send(
+            secs(0),
+            NodeId(2),
+            &p,
+            SendHints::default(),
+            &paths,
+            &mut out,
+        )
+        .unwrap();
         let s = ing.session(NodeId(2), 0).unwrap();
         let (epoch, next) = (s.epoch(), s.next_seq());
         let (lent_epoch, first) = ing.lend(NodeId(2), 0, 3).unwrap();
@@ -801,8 +823,15 @@ mod tests {
         // kept back; the fourth is not encoded (it would take one lent).
         out.clear();
         for _ in 0..4 {
-            ing.send(secs(1), NodeId(2), &p, SendHints::default(), &paths, &mut out)
-                .unwrap();
+            ing.send(
+                secs(1),
+                NodeId(2),
+                &p,
+                SendHints::default(),
+                &paths,
+                &mut out,
+            )
+            .unwrap();
         }
         let seqs: Vec<u32> = out.iter().map(|o| o.header.seq).collect();
         assert_eq!(
@@ -817,8 +846,15 @@ mod tests {
         assert!(ing.serves(NodeId(2)));
         ing.take_back(NodeId(2), 0, first.wrapping_add(100));
         out.clear();
-        ing.send(secs(501), NodeId(2), &p, SendHints::default(), &paths, &mut out)
-            .unwrap();
+        ing.send(
+            secs(501),
+            NodeId(2),
+            &p,
+            SendHints::default(),
+            &paths,
+            &mut out,
+        )
+        .unwrap();
         assert_eq!(out[0].header.seq, first.wrapping_add(100));
         assert_eq!(out[0].header.epoch, epoch);
         assert!(!ing.session(NodeId(2), 0).unwrap().lent_and_exhausted());
