@@ -138,7 +138,7 @@ use crate::control::{ConfigError, ControlPlane};
 use crate::forward::{TreeDest, TreeHop};
 use crate::lsdb::LsaStore;
 use crate::redundancy::{
-    Egress, Ingress, Mode, Outgoing, Payload, Policy, SendHints, CLASS_CONTROL,
+    Egress, Ingress, IngressConfig, Mode, Outgoing, Payload, Policy, SendHints, CLASS_CONTROL,
 };
 use crate::time::Instant;
 
@@ -229,7 +229,10 @@ impl Node {
             neighbors: NeighborTable::new(config.control.links.max_neighbors),
             ingress: Ingress::new(
                 id,
-                config.ingress,
+                IngressConfig {
+                    late_binding: config.late_binding.is_some(),
+                    ..config.ingress
+                },
                 config.policy.clone(),
                 config.classifier.clone(),
                 config.sessions,
@@ -415,7 +418,7 @@ impl Node {
             },
             Err(_) => FlowKey::default(),
         };
-        self.emit_all(&mut out, packet, key);
+        self.emit_all(now, &mut out, packet, key);
         self.scratch = out;
     }
 
@@ -490,7 +493,7 @@ impl Node {
         }
         let mut out = std::mem::take(&mut self.scratch);
         self.ingress.handle_timeout(now, &mut out);
-        self.emit_all(&mut out, &[], FlowKey::default());
+        self.emit_all(now, &mut out, &[], FlowKey::default());
         self.scratch = out;
         self.deliver_from_egress(|egress, deliver| egress.handle_timeout(now, deliver));
         self.note_topology(now);
@@ -602,7 +605,7 @@ impl Node {
         self.ingress.set_classifier(classifier.clone());
         let mut out = std::mem::take(&mut self.scratch);
         self.ingress.set_policy(now, policy.clone(), &mut out);
-        self.emit_all(&mut out, &[], FlowKey::default());
+        self.emit_all(now, &mut out, &[], FlowKey::default());
         self.scratch = out;
         self.note_mode_changes();
         self.config.policy = policy;
@@ -699,7 +702,7 @@ impl Node {
         }
         let t = match self.out.next_transmit() {
             Some(t) => t,
-            None => self.pull_bound()?,
+            None => self.pull_bound(now)?,
         };
         if let Dest::Neighbor(n) = t.dest {
             self.binder.handed_to_driver(n);
@@ -853,7 +856,7 @@ impl Node {
     /// waits above the binding point for its path; otherwise it gets its
     /// path's source route and goes to the driver now. Tree mode has no
     /// path to bind to: a copy per branch of the tree.
-    fn emit_all(&mut self, out: &mut Vec<Outgoing>, input: &[u8], key: FlowKey) {
+    fn emit_all(&mut self, now: Instant, out: &mut Vec<Outgoing>, input: &[u8], key: FlowKey) {
         for o in out.drain(..) {
             let body: &[u8] = match &o.payload {
                 Payload::Input => input,
@@ -869,6 +872,9 @@ impl Node {
                     let p = self.out.pool.copy_of(body);
                     self.out.deliver(p);
                 }
+                if self.binder.is_on() {
+                    self.ingress.on_transmit(now, &o.header);
+                }
                 continue;
             }
             if !self.binder.is_on() {
@@ -880,6 +886,7 @@ impl Node {
             let egress = o.header.egress;
             if !self.routes.has(egress) {
                 self.counters.no_path += 1;
+                self.ingress.on_dropped(&o.header);
                 continue;
             }
             let paths = self.routes.paths_to(egress).map_or(0, Vec::len);
@@ -888,6 +895,7 @@ impl Node {
                 body: self.out.pool.copy_of(body),
             };
             for dropped in self.binder.enqueue(egress, paths, o.path, pending, key) {
+                self.ingress.on_dropped(&dropped.header);
                 self.out.pool.give(dropped.body);
             }
         }
@@ -910,13 +918,18 @@ impl Node {
 
     /// Late binding: the next datagram whose path's first hop has room in
     /// the driver, with its source route.
-    fn pull_bound(&mut self) -> Option<Transmit> {
+    fn pull_bound(&mut self, now: Instant) -> Option<Transmit> {
         loop {
             let routes = &self.routes;
             let (path, pending) = self
                 .binder
                 .pull(|egress| routes.paths_to(egress).map(Vec::as_slice))?;
             let t = self.route_datagram(pending.header, path, &pending.body);
+            if t.is_some() {
+                self.ingress.on_transmit(now, &pending.header);
+            } else {
+                self.ingress.on_dropped(&pending.header);
+            }
             self.out.pool.give(pending.body);
             if t.is_some() {
                 return t;
@@ -958,7 +971,7 @@ impl Node {
             let mut out = std::mem::take(&mut self.scratch);
             self.ingress
                 .set_paths(now, change.egress, &change.states, &mut out);
-            self.emit_all(&mut out, &[], FlowKey::default());
+            self.emit_all(now, &mut out, &[], FlowKey::default());
             self.scratch = out;
             self.note_mode_changes();
         }
@@ -1113,7 +1126,7 @@ impl Node {
             hash: 0,
             urgent: true,
         };
-        self.emit_all(&mut out, &buf, key);
+        self.emit_all(now, &mut out, &buf, key);
         self.scratch = out;
         sent
     }
@@ -1135,7 +1148,7 @@ impl Node {
                 let mut out = std::mem::take(&mut self.scratch);
                 self.ingress
                     .on_path_report(now, sender, report.class, &counts, &mut out);
-                self.emit_all(&mut out, &[], FlowKey::default());
+                self.emit_all(now, &mut out, &[], FlowKey::default());
                 self.scratch = out;
                 self.note_mode_changes();
             }

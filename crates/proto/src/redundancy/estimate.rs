@@ -41,8 +41,18 @@
 //! how much longer than the window's shortest its delay was over them: the
 //! queue building on the path (`capacity.rs` reads both).
 //!
+//! Sent means handed to the path's first hop. With late binding a packet
+//! is numbered when it is encoded but leaves later, and urgent packets
+//! leave before bulk ones numbered earlier: the node says when each
+//! leaves ([`PathEstimator::on_transmit`]), the estimator keeps the send
+//! orders in the order they left, and the packets in flight after the
+//! latest arrival are those that left after it. Packets that wait (or
+//! were dropped) above the binding point are neither in flight nor lost
+//! on the path. Their delay still counts from when they were encoded, so
+//! a queue at the ingress shows as the path's queue.
+//!
 //! Everything is bounded: the send orders of the last [`ORDERS_KEPT`]
-//! packets and the last [`WINDOW`] intervals.
+//! packets sent and of as many waiting, and the last [`WINDOW`] intervals.
 
 use std::collections::VecDeque;
 
@@ -129,8 +139,12 @@ struct Interval {
 /// One path's estimator.
 #[derive(Debug, Clone, Default)]
 pub struct PathEstimator {
-    /// Send order and time of the packets sent last.
+    /// Send order and time encoded of the packets sent last, in the order
+    /// they left.
     orders: VecDeque<(u32, Instant)>,
+    /// Send order and time encoded of the packets encoded for the path
+    /// that have not left yet (late binding), oldest first.
+    waiting: VecDeque<(u32, Instant)>,
     sent: u64,
     last: Option<Mark>,
     /// Packets that arrived beyond what was counted sent (reported late):
@@ -146,10 +160,49 @@ pub struct PathEstimator {
 impl PathEstimator {
     /// A packet with this send order went out on the path at `now`.
     pub fn on_send(&mut self, now: Instant, order: u32) {
+        self.left(order & LATEST_MASK, now);
+    }
+
+    /// A packet with this send order was encoded for the path at `now` and
+    /// waits above the binding point: [`Self::on_transmit`] when it
+    /// leaves, [`Self::on_dropped`] if it never does.
+    pub fn on_queued(&mut self, now: Instant, order: u32) {
+        if self.waiting.len() == ORDERS_KEPT {
+            // The oldest waiting is taken as gone; if it leaves after
+            // all, it is counted then.
+            self.waiting.pop_front();
+        }
+        self.waiting.push_back((order & LATEST_MASK, now));
+    }
+
+    /// The packet with this send order left for the path's first hop at
+    /// `now` (queued before with [`Self::on_queued`]).
+    pub fn on_transmit(&mut self, now: Instant, order: u32) {
+        let order = order & LATEST_MASK;
+        let at = self.take_waiting(order).unwrap_or(now);
+        self.left(order, at);
+    }
+
+    /// The packet with this send order, queued, was dropped before it left.
+    pub fn on_dropped(&mut self, order: u32) {
+        self.take_waiting(order & LATEST_MASK);
+    }
+
+    /// Packets encoded for the path that have not left yet.
+    pub fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
+    fn take_waiting(&mut self, order: u32) -> Option<Instant> {
+        let i = self.waiting.iter().position(|&(o, _)| o == order)?;
+        self.waiting.remove(i).map(|(_, at)| at)
+    }
+
+    fn left(&mut self, order: u32, encoded_at: Instant) {
         if self.orders.len() == ORDERS_KEPT {
             self.orders.pop_front();
         }
-        self.orders.push_back((order & LATEST_MASK, now));
+        self.orders.push_back((order, encoded_at));
         self.sent += 1;
     }
 
@@ -185,6 +238,9 @@ impl PathEstimator {
             at: now,
         };
         let Some(before) = self.last.replace(mark) else {
+            // What arrived beyond what was sent up to the latest (left
+            // after it, arrived before the report) is owed from the start.
+            self.credit = u64::from(received).saturating_sub(sent);
             return 0;
         };
         let d_sent = sent.saturating_sub(before.sent);
@@ -233,6 +289,13 @@ impl PathEstimator {
         let Some(latest) = latest else {
             return Some((self.sent, None));
         };
+        // The packets that left after the latest arrival are in flight.
+        // If it is not among those kept (older, or never recorded), those
+        // numbered after it are.
+        if let Some(i) = self.orders.iter().rposition(|&(o, _)| o == latest) {
+            let in_flight = self.orders.len() - 1 - i;
+            return Some((self.sent - in_flight as u64, Some(self.orders[i].1)));
+        }
         const HALF: u32 = 1 << 22;
         let after = |o: u32| {
             let d = o.wrapping_sub(latest) & LATEST_MASK;
@@ -535,6 +598,96 @@ mod tests {
                 proptest::prop_assert_eq!(est.loss, 0.0);
             }
         }
+    }
+
+    proptest::proptest! {
+        /// Late binding: packets wait above the binding point (a queue
+        /// served at a fixed rate) and urgent ones leave at once, ahead of
+        /// bulk packets numbered before them. The path loses nothing, and
+        /// the estimate says so: what waits is neither in flight nor lost.
+        #[test]
+        fn urgent_packets_overtaking_queued_ones_cost_no_loss(
+            gaps_us in proptest::collection::vec(1u64..2_000, 200..2_000),
+            urgent_every in 2usize..20,
+            service_us in 100u64..3_000,
+            base_ms in 1u64..100,
+            report_ms in 20u64..1_000,
+        ) {
+            let mut e = PathEstimator::default();
+            // (encoded, left, arrived) per packet, numbered in encode order.
+            let mut times = Vec::new();
+            let (mut t, mut bulk_free) = (0u64, 0u64);
+            for (i, gap) in gaps_us.iter().enumerate() {
+                t += gap;
+                let left = if i % urgent_every == 0 {
+                    t
+                } else {
+                    bulk_free = bulk_free.max(t) + service_us;
+                    bulk_free
+                };
+                times.push((t, left, left + base_ms * 1_000));
+            }
+            let mut events: Vec<(u64, bool, usize)> = times
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &(enc, left, _))| [(enc, false, i), (left, true, i)])
+                .collect();
+            events.sort();
+            let end = times.iter().map(|x| x.2).max().unwrap_or(0) + 2 * report_ms * 1_000;
+            let (mut next, mut report) = (0usize, report_ms * 1_000);
+            while report <= end {
+                while next < events.len() && events[next].0 <= report {
+                    let (at, leaves, i) = events[next];
+                    if leaves {
+                        e.on_transmit(Instant(at), i as u32 * 32);
+                    } else {
+                        e.on_queued(Instant(at), i as u32 * 32);
+                    }
+                    next += 1;
+                }
+                // The egress: how many arrived, the highest number among
+                // them and when it came.
+                let arrived: Vec<usize> = (0..times.len()).filter(|&i| times[i].2 <= report).collect();
+                if let Some(&top) = arrived.iter().max() {
+                    let age = ((report - times[top].2) / 1_000) as u16;
+                    e.on_report(Instant(report), arrived.len() as u32, Some(top as u32 * 32), age);
+                }
+                report += report_ms * 1_000;
+            }
+            proptest::prop_assert_eq!(e.lost(), 0);
+            proptest::prop_assert_eq!(e.waiting(), 0);
+        }
+    }
+
+    #[test]
+    fn a_packet_dropped_before_it_left_is_not_the_paths_loss() {
+        let mut e = PathEstimator::default();
+        for i in 0..200u32 {
+            e.on_queued(Instant::from_millis(u64::from(i)), i * 32);
+        }
+        // Every tenth is dropped above the binding point; the rest leave
+        // and arrive.
+        let mut arrived = 0;
+        for i in 0..200u32 {
+            if i % 10 == 3 {
+                e.on_dropped(i * 32);
+            } else {
+                e.on_transmit(Instant::from_millis(u64::from(i)), i * 32);
+                arrived += 1;
+            }
+            if i % 50 == 49 {
+                let latest = if i % 10 == 3 { i - 1 } else { i };
+                e.on_report(
+                    Instant::from_millis(u64::from(i) + 5),
+                    arrived,
+                    Some(latest * 32),
+                    0,
+                );
+            }
+        }
+        assert_eq!(e.lost(), 0);
+        assert_eq!(e.sent(), 180);
+        assert_eq!(e.waiting(), 0);
     }
 
     #[test]

@@ -79,6 +79,11 @@ pub struct IngressConfig {
     /// The data header's hop limit. Source routes cannot loop, so it only
     /// has to let the longest route through: 64 hops (63 transit nodes).
     pub hop_limit: u8,
+    /// Encoded packets wait above a binding point: the node reports when
+    /// each leaves ([`IngressSession::on_transmit`]) or is dropped before
+    /// ([`IngressSession::on_dropped`]), and the path estimates count it
+    /// sent then. Off: sent when encoded.
+    pub late_binding: bool,
 }
 
 impl Default for IngressConfig {
@@ -86,6 +91,7 @@ impl Default for IngressConfig {
         IngressConfig {
             flush_after: Duration::from_millis(20),
             hop_limit: braid_wire::data::MAX_ROUTE_LEN as u8 + 1,
+            late_binding: false,
         }
     }
 }
@@ -508,7 +514,11 @@ impl IngressSession {
         payload: Payload,
     ) {
         self.counters.sent_per_path[path] += 1;
-        self.estimators[path].on_send(now, header.send_order());
+        if self.config.late_binding {
+            self.estimators[path].on_queued(now, header.send_order());
+        } else {
+            self.estimators[path].on_send(now, header.send_order());
+        }
         if matches!(payload, Payload::Repair(_)) {
             self.counters.repair_packets += 1;
         } else {
@@ -519,6 +529,22 @@ impl IngressSession {
             header,
             payload,
         });
+    }
+
+    /// With late binding: the packet with `header` left for its path's
+    /// first hop at `now`.
+    pub fn on_transmit(&mut self, now: Instant, header: &DataHeader) {
+        if let Some(e) = self.estimators.get_mut(header.path as usize) {
+            e.on_transmit(now, header.send_order());
+        }
+    }
+
+    /// With late binding: the packet with `header` was dropped above the
+    /// binding point (it never left).
+    pub fn on_dropped(&mut self, header: &DataHeader) {
+        if let Some(e) = self.estimators.get_mut(header.path as usize) {
+            e.on_dropped(header.send_order());
+        }
     }
 
     /// Path slot `i`'s share of the split (at least 1).

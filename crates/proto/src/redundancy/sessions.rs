@@ -380,6 +380,30 @@ impl Ingress {
         }
     }
 
+    /// With late binding: the datagram with `header` (of the session its
+    /// egress and class name) left for its first hop at `now`. Nothing
+    /// when no such session is open.
+    pub fn on_transmit(&mut self, now: Instant, header: &braid_wire::DataHeader) {
+        if let Some(s) = self.session_of(header) {
+            s.on_transmit(now, header);
+        }
+    }
+
+    /// With late binding: the datagram with `header` was dropped before it
+    /// left (above the binding point, or its path was gone).
+    pub fn on_dropped(&mut self, header: &braid_wire::DataHeader) {
+        if let Some(s) = self.session_of(header) {
+            s.on_dropped(header);
+        }
+    }
+
+    /// The open session `header` was encoded by (same epoch).
+    fn session_of(&mut self, header: &braid_wire::DataHeader) -> Option<&mut IngressSession> {
+        self.sessions
+            .get_mut(&(header.egress, header.class))
+            .filter(|s| s.epoch() == header.epoch)
+    }
+
     /// An egress's path report for the session (`egress`, `class`).
     /// Returns false when there is no such session.
     pub fn on_path_report(
