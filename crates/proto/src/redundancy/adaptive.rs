@@ -126,8 +126,11 @@ pub fn choose_within(target: f64, paths: &[PathLoss], max_data: u8) -> Mode {
 
 /// Data a mode carries over `paths` (in the paths' weights, which are
 /// their measured capacities): one path's for single, the slowest mirrored
-/// path's for mirror, and for the modes that spread by weight (stripe and
-/// the codes) the sum over the overhead.
+/// path's for mirror; parity (not rotating) puts its data on every path
+/// but the last and the parity on the last (`placement.rs`), so the less
+/// of what the others carry and what the last carries parity for; for
+/// the modes that spread by weight (stripe, rotating parity, erasure)
+/// the sum over the overhead.
 pub fn goodput(mode: &Mode, paths: &[PathLoss]) -> f64 {
     let w = |p: &PathLoss| f64::from(p.weight.max(1));
     match *mode {
@@ -137,6 +140,11 @@ pub fn goodput(mode: &Mode, paths: &[PathLoss]) -> f64 {
             .take(k as usize)
             .map(w)
             .fold(f64::INFINITY, f64::min),
+        Mode::Parity(x) if paths.len() > 1 => {
+            let (last, others) = paths.split_last().expect("two or more");
+            let data: f64 = others.iter().map(w).sum();
+            data.min(f64::from(x.saturating_sub(1).max(1)) * w(last))
+        }
         _ => paths.iter().map(w).sum::<f64>() / mode.overhead(paths.len()),
     }
 }
@@ -170,6 +178,29 @@ mod tests {
                 assert!(delivery_ratio(&c, &same(0.1, 3)) < 0.999, "{c}");
             }
         }
+    }
+
+    #[test]
+    fn parity_on_two_paths_carries_one_paths_data() {
+        let two = |a, b| {
+            vec![
+                PathLoss {
+                    weight: a,
+                    ..PathLoss::independent(0.005)
+                },
+                PathLoss {
+                    weight: b,
+                    ..PathLoss::independent(0.005)
+                },
+            ]
+        };
+        // Data on the first, parity on the second.
+        assert_eq!(goodput(&Mode::Parity(16), &two(10, 40)), 10.0);
+        assert_eq!(goodput(&Mode::Parity(16), &two(40, 1)), 15.0);
+        // Under light loss on unequal paths, the choice spreads its data.
+        let m = choose(0.999, &two(10, 40));
+        assert!(!matches!(m, Mode::Parity(_)), "{m}");
+        assert!(goodput(&m, &two(10, 40)) > 40.0, "{m}");
     }
 
     #[test]

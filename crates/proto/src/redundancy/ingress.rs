@@ -552,6 +552,25 @@ impl IngressSession {
         self.weights.get(i).copied().unwrap_or(1).max(1)
     }
 
+    /// [`Self::stripe_pick`] over the paths of `up` not `backlogged`
+    /// (all of `up` if every one is): a path whose queue above the
+    /// binding point is long while another's is not is full now, and the
+    /// others take its turns until it drains (the split itself learns it
+    /// only from the next reports).
+    fn pick_open(&mut self, up: &[usize], backlogged: u16) -> usize {
+        let mut open = [0usize; MAX_PATHS];
+        let mut k = 0;
+        for &i in up.iter().filter(|&&i| backlogged & (1 << i) == 0) {
+            open[k] = i;
+            k += 1;
+        }
+        if k == 0 {
+            self.stripe_pick(up)
+        } else {
+            self.stripe_pick(&open[..k])
+        }
+    }
+
     /// Smooth weighted round robin over `among` (deterministic).
     fn stripe_pick(&mut self, among: &[usize]) -> usize {
         let total: i64 = among.iter().map(|&i| self.weight(i) as i64).sum();
@@ -619,21 +638,7 @@ impl IngressSession {
                         })
                         .expect("point < total")
                 } else {
-                    // A path whose queue above the binding point is long
-                    // while another's is not is full now: the others take
-                    // its turns until it drains (the split itself learns
-                    // it only from the next reports).
-                    let mut open_buf = [0usize; MAX_PATHS];
-                    let mut k = 0;
-                    for &i in up.iter().filter(|&&i| meta.backlogged & (1 << i) == 0) {
-                        open_buf[k] = i;
-                        k += 1;
-                    }
-                    if k == 0 {
-                        self.stripe_pick(up)
-                    } else {
-                        self.stripe_pick(&open_buf[..k])
-                    }
+                    self.pick_open(up, meta.backlogged)
                 };
                 let h = self.header(meta, path, seq, Group::NONE);
                 self.emit(now, out, path, h, Payload::Input);
@@ -675,9 +680,12 @@ impl IngressSession {
         let depth = u32::from(b.depth);
         let j = (self.seq.wrapping_sub(b.base) % depth) as usize;
         let (index, data, repair) = (b.counts[j], b.data, b.repair);
+        // A data shard planned for a backlogged path takes another: under
+        // congestion, where it arrives matters more than the plan's spread.
+        let full = |i: usize| meta.backlogged & (1 << i) != 0;
         let path = match b.planned_slot(j, index as usize, &self.paths) {
-            Some(slot) => slot,
-            None => self.stripe_pick(up),
+            Some(slot) if !full(slot) || up.iter().all(|&i| full(i)) => slot,
+            _ => self.pick_open(up, meta.backlogged),
         };
         let group = Group {
             data,
