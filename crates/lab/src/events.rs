@@ -1,6 +1,6 @@
 //! What a scenario's events do while its flows run: on a link (a silent
 //! blackhole from the loss program, carrier down and up, what its queues
-//! held), on an access point's port (a roaming client's loss), on a
+//! held, a new rate), on an access point's port (a roaming client's loss), on a
 //! client's routes (plain routing's re-homing) and on a router (new keys,
 //! a crash and restart).
 
@@ -101,7 +101,7 @@ fn rehome(lab: &Lab, c: usize, ap: usize) -> anyhow::Result<()> {
 /// A link's event: a blackhole attaches the loss program built to drop
 /// everything, ahead of any other filter, on both ends' ingress; a
 /// restore removes it; down and up set both ends' interfaces (down
-/// returns what the link's queues held).
+/// returns what the link's queues held); a rate changes both ends' tbf.
 fn link_event(
     lab: &Lab,
     e: &LabEvent,
@@ -133,6 +133,24 @@ fn link_event(
             LinkAction::Restore => detach_loss(&ns, &dev, LossSlot::Blackhole),
             LinkAction::Down => {}
             LinkAction::Up => in_ns(&ns, &["ip", "link", "set", &dev, "up"])?,
+            LinkAction::Rate(bps) => in_ns(
+                &ns,
+                &[
+                    "tc",
+                    "qdisc",
+                    "change",
+                    "dev",
+                    &dev,
+                    "root",
+                    "tbf",
+                    "rate",
+                    &format!("{bps}bit"),
+                    "burst",
+                    "32kbit",
+                    "latency",
+                    "100ms",
+                ],
+            )?,
             LinkAction::Loss(_)
             | LinkAction::Rehome(_)
             | LinkAction::Keys { .. }

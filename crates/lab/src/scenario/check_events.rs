@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use braid_conf::{LocatedError, Source};
+use braid_conf::{LocatedError, Source, Spanned};
 
 use super::check_topology::{Routers, Segments};
 use super::model::{EventTarget, LabEvent, LabFlow, LabLink, LinkAction, Roam, ROAM_STEP};
@@ -36,7 +36,20 @@ pub(super) fn check_events(
                     router_event(p, routers, i, e)
                 } else {
                     let target = p.keep(link_target(&src, routers, links, flows, i, e));
-                    (target, p.keep(link_action(&src, i, e)))
+                    let action = p.keep(link_action(&src, i, e));
+                    // A rate changes a rate limit: the link must have one.
+                    if let (Some(EventTarget::Link(j)), Some(LinkAction::Rate(_))) =
+                        (target, action)
+                    {
+                        if links[j].rate_bps.is_none() {
+                            p.note(src.err(
+                                Some(e.action.span()),
+                                &format!("event[{i}].action"),
+                                "a rate event changes a link's rate: give the link a `rate`",
+                            ));
+                        }
+                    }
+                    (target, action)
                 };
                 Some(LabEvent {
                     at: at?,
@@ -153,16 +166,21 @@ fn link_target(
 
 /// A link event's action.
 fn link_action(src: &Source, i: usize, e: &RawEvent) -> Result<LinkAction, LocatedError> {
+    let field = format!("event[{i}].action");
     Ok(match e.action.get_ref().as_str() {
         "blackhole" => LinkAction::Blackhole,
         "restore" => LinkAction::Restore,
         "down" => LinkAction::Down,
         "up" => LinkAction::Up,
+        rate if rate.starts_with("rate ") => {
+            let value = Spanned::new(e.action.span(), rate["rate ".len()..].to_string());
+            LinkAction::Rate(src.rate(&value, &field)?)
+        }
         other => {
             return Err(src.err(
                 Some(e.action.span()),
-                &format!("event[{i}].action"),
-                format!("\"{other}\" is not blackhole, restore, down or up"),
+                &field,
+                format!("\"{other}\" is not blackhole, restore, down, up or rate RATE (e.g. \"rate 20Mbit\")"),
             ))
         }
     })

@@ -244,6 +244,9 @@ pub enum LinkAction {
     /// Both ends up again (the kernel's static routes through the link
     /// stay gone, as they would).
     Up,
+    /// The link's rate limit (both ends' tbf) becomes this many bit/s
+    /// (`rate 20Mbit`): a radio link that falls to a slower modulation.
+    Rate(u64),
     /// An access point's port on its segment loses this share (per
     /// mille) of the frames each way (a roaming client's distance).
     Loss(u16),

@@ -141,7 +141,7 @@ impl Lab {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{EventTarget, Software};
+    use crate::scenario::{EventTarget, LinkAction, Software};
 
     const GOOD: &str = "name = \"t\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\nhost = true\n[[link]]\na = \"a\"\nb = \"b\"\nloss = 0.05\nburst = 3\ndelay = \"10ms\"\n[[flow]]\nfrom = \"a\"\nto = \"b\"\n[[event]]\nat = \"1s\"\nflow = \"a->b\"\naction = \"blackhole\"\n[[variant]]\nname = \"k\"\nsoftware = \"kernel\"\n";
 
@@ -154,6 +154,36 @@ mod tests {
         assert_eq!(lab.events[0].target, EventTarget::FirstHopOf(0));
         assert_eq!(lab.variants[0].software, Software::Kernel);
         assert_eq!(lab.ns(1), "braid-t-b");
+    }
+
+    #[test]
+    fn a_rate_event_changes_a_rate_limited_link_and_only_one() {
+        let on_link = |action: &str| {
+            GOOD.replace(
+                "flow = \"a->b\"\naction = \"blackhole\"",
+                &format!("a = \"a\"\nb = \"b\"\naction = \"{action}\""),
+            )
+        };
+        let limited = on_link("rate 5Mbit")
+            .replace("delay = \"10ms\"", "delay = \"10ms\"\nrate = \"10Mbit\"");
+        let lab = Lab::parse("rate.toml", &limited).unwrap();
+        assert_eq!(lab.events[0].action, LinkAction::Rate(5_000_000));
+        assert_eq!(lab.events[0].target, EventTarget::Link(0));
+        for (text, says) in [
+            (on_link("rate 5Mbit"), "give the link a `rate`"),
+            (
+                on_link("rate fast")
+                    .replace("delay = \"10ms\"", "delay = \"10ms\"\nrate = \"10Mbit\""),
+                "is not a rate",
+            ),
+        ] {
+            let errors = Lab::parse("bad.toml", &text).unwrap_err();
+            let shown = errors.to_string();
+            assert!(
+                shown.contains("event[0].action") && shown.contains(says),
+                "{shown}"
+            );
+        }
     }
 
     #[test]
