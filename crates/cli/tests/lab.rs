@@ -1118,13 +1118,17 @@ fn when_a_path_halves_its_rate_the_split_follows_and_voip_loses_nothing() {
         .iter()
         .map(|x| x.as_f64().unwrap())
         .collect();
-    // From 2 s after the drop (second 8 on) the sum is 30 Mbit/s: 27.1 to
-    // 27.8 each second in the runs seen (MPTCP: 26.9-29.5). 80% is the
-    // bound; before the drop the pair carried more than the new sum.
+    // Before the drop both paths carried (more than the short path's 10
+    // Mbit/s; how much depends on how soon TCP's slow start ended: 28 to
+    // 43 in the runs seen).
+    assert!(series[..6].iter().any(|&x| x > 15.0), "{series:?}");
+    // From 2 s after the drop (seconds 8-13) the sum is 30 Mbit/s: a mean
+    // of 27.1-27.5 in the runs seen (each second 26.9-27.9; MPTCP
+    // 26.9-29.5). A split stuck at the old 1:4 would carry 25 (the long
+    // path's 20 Mbit/s as four fifths). 85% is the bound.
     let after = &series[8..13];
     let mean = after.iter().sum::<f64>() / after.len() as f64;
-    assert!(mean >= 24.0, "{series:?}");
-    assert!(series[..6].iter().any(|&x| x > 30.0), "{series:?}");
+    assert!(mean >= 25.5, "{series:?}");
     // VoIP: every packet (0 lost in every run seen), its p99 within 30 ms
     // of the long path's 50 ms (53-54 ms seen; MPTCP's 111).
     assert!(flows[1]["lost"].as_u64().unwrap() <= 1, "{}", flows[1]);
