@@ -405,8 +405,8 @@ impl Node {
         let mut out = std::mem::take(&mut self.scratch);
         let paths = self.routes.states(egress);
         let hints = SendHints {
-            congestion: false,
             backlogged: self.binder.backlogged(egress, BACKLOG_PACKETS),
+            ..SendHints::default()
         };
         let key = match self
             .ingress

@@ -34,11 +34,8 @@ pub struct PacketMeta {
     pub flow_hash: u64,
     /// Urgent class: the header gets the urgent flag.
     pub urgent: bool,
-    /// The sender saw congestion: the header gets the congestion flag.
-    pub congestion: bool,
-    /// Path slots (bit i: slot i) whose queue above the binding point is
-    /// long while another's is not: stripe leaves them out while so.
-    pub backlogged: u16,
+    /// What the node knows of the moment it is sent.
+    pub hints: SendHints,
 }
 
 /// What the node knows about the moment a packet is sent.
@@ -46,7 +43,9 @@ pub struct PacketMeta {
 pub struct SendHints {
     /// The sender saw congestion: the header gets the congestion flag.
     pub congestion: bool,
-    /// As [`PacketMeta::backlogged`].
+    /// Path slots (bit i: slot i) whose queue above the binding point is
+    /// long while another's is not: stripe, and the coded modes' data,
+    /// leave them out while so.
     pub backlogged: u16,
 }
 
@@ -484,7 +483,7 @@ impl IngressSession {
         if meta.urgent {
             flags.insert(DataFlags::URGENT);
         }
-        if meta.congestion {
+        if meta.hints.congestion {
             flags.insert(DataFlags::CONGESTION);
         }
         if group.is_repair() {
@@ -638,7 +637,7 @@ impl IngressSession {
                         })
                         .expect("point < total")
                 } else {
-                    self.pick_open(up, meta.backlogged)
+                    self.pick_open(up, meta.hints.backlogged)
                 };
                 let h = self.header(meta, path, seq, Group::NONE);
                 self.emit(now, out, path, h, Payload::Input);
@@ -682,10 +681,10 @@ impl IngressSession {
         let (index, data, repair) = (b.counts[j], b.data, b.repair);
         // A data shard planned for a backlogged path takes another: under
         // congestion, where it arrives matters more than the plan's spread.
-        let full = |i: usize| meta.backlogged & (1 << i) != 0;
+        let full = |i: usize| meta.hints.backlogged & (1 << i) != 0;
         let path = match b.planned_slot(j, index as usize, &self.paths) {
             Some(slot) if !full(slot) || up.iter().all(|&i| full(i)) => slot,
-            _ => self.pick_open(up, meta.backlogged),
+            _ => self.pick_open(up, meta.hints.backlogged),
         };
         let group = Group {
             data,
@@ -893,7 +892,10 @@ mod tests {
             out.clear();
             for i in 0..30u8 {
                 let meta = PacketMeta {
-                    backlogged,
+                    hints: SendHints {
+                        backlogged,
+                        ..SendHints::default()
+                    },
                     ..PacketMeta::default()
                 };
                 ing.encode(Instant::ZERO, &[i; 10], meta, &mut out);

@@ -281,21 +281,23 @@ impl Ingress {
     }
 
     /// Classifies and encodes one user packet toward `egress`, whose
-    /// paths are `paths` (what a session that opens for it starts with).
+    /// paths are `paths` (what a session that opens for it starts with),
+    /// with nothing known of the moment ([`SendHints::default`]).
     pub fn send(
         &mut self,
         now: Instant,
         egress: NodeId,
         packet: &[u8],
-        hints: SendHints,
         paths: &[PathState],
         out: &mut Vec<Outgoing>,
     ) -> Result<Classified, SendError> {
         let info = inspect(packet).inspect_err(|_| self.totals.not_ip += 1)?;
+        let hints = SendHints::default();
         self.send_inspected(now, egress, &info, packet, hints, paths, out)
     }
 
-    /// As [`Self::send`] for a packet already inspected (`info`).
+    /// As [`Self::send`] for a packet already inspected (`info`), with
+    /// what the node knows of the moment (`hints`).
     #[allow(clippy::too_many_arguments)]
     pub fn send_inspected(
         &mut self,
@@ -353,8 +355,7 @@ impl Ingress {
         let meta = PacketMeta {
             flow_hash: c.flow_hash,
             urgent: c.urgent,
-            congestion: hints.congestion,
-            backlogged: hints.backlogged,
+            hints,
         };
         self.sessions
             .get_mut(&key)
@@ -649,34 +650,26 @@ mod tests {
 
         let voip = ipv4([198, 18, 0, 2], 46, 17, 5000, 20000);
         let bulk = ipv4([198, 18, 0, 2], 0, 6, 5000, 443);
-        ing_a
-            .send(t, b, &voip, SendHints::default(), &paths, &mut out)
-            .unwrap();
+        ing_a.send(t, b, &voip, &paths, &mut out).unwrap();
         assert_eq!(out.len(), 3, "VoIP mirrored on three paths");
         assert!(out
             .iter()
             .all(|o| o.header.flags.contains(braid_wire::DataFlags::URGENT)));
         out.clear();
         for _ in 0..3 {
-            ing_a
-                .send(t, b, &bulk, SendHints::default(), &paths, &mut out)
-                .unwrap();
+            ing_a.send(t, b, &bulk, &paths, &mut out).unwrap();
         }
         let mut used: Vec<u8> = out.iter().map(|o| o.path).collect();
         used.sort_unstable();
         assert_eq!(used, vec![0, 1, 2], "bulk striped, one copy each");
         out.clear();
-        ing_b
-            .send(t, a, &voip, SendHints::default(), &paths, &mut out)
-            .unwrap();
+        ing_b.send(t, a, &voip, &paths, &mut out).unwrap();
         assert_eq!(out.len(), 1, "the other direction: single");
 
         // The egress delivers one copy of the mirrored packet.
         let mut eg = Egress::new(EgressConfig::default(), limits(16));
         out.clear();
-        ing_a
-            .send(t, b, &voip, SendHints::default(), &paths, &mut out)
-            .unwrap();
+        ing_a.send(t, b, &voip, &paths, &mut out).unwrap();
         let mut got = 0;
         for o in &out {
             let mut buf = vec![0u8; 64];
@@ -719,25 +712,11 @@ mod tests {
         let mut out = Vec::new();
         let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
         for egress in 2..6u16 {
-            let _ = ing.send(
-                Instant::ZERO,
-                NodeId(egress),
-                &p,
-                SendHints::default(),
-                &[],
-                &mut out,
-            );
+            let _ = ing.send(Instant::ZERO, NodeId(egress), &p, &[], &mut out);
         }
         assert_eq!(ing.totals().sessions.refused, 2);
         assert!(matches!(
-            ing.send(
-                Instant::ZERO,
-                NodeId(2),
-                b"junk",
-                SendHints::default(),
-                &[],
-                &mut out
-            ),
+            ing.send(Instant::ZERO, NodeId(2), b"junk", &[], &mut out),
             Err(SendError::NotIp(_))
         ));
         assert_eq!(ing.totals().not_ip, 1);
@@ -799,23 +778,14 @@ mod tests {
         let mut ing = plain_ingress(4, 9);
         let mut out = Vec::new();
         let p = ipv4([198, 18, 0, 2], 0, 17, 1, 2);
-        ing.send(secs(0), NodeId(2), &p, SendHints::default(), &[], &mut out)
-            .unwrap();
+        ing.send(secs(0), NodeId(2), &p, &[], &mut out).unwrap();
         let first = ing.session(NodeId(2), 0).unwrap().epoch();
         ing.expire(secs(60));
         assert!(ing.serves(NodeId(2)), "idle for less than `idle`");
         ing.expire(secs(121));
         assert!(!ing.serves(NodeId(2)));
         assert_eq!(ing.totals().sessions.expired, 1);
-        ing.send(
-            secs(130),
-            NodeId(2),
-            &p,
-            SendHints::default(),
-            &[],
-            &mut out,
-        )
-        .unwrap();
+        ing.send(secs(130), NodeId(2), &p, &[], &mut out).unwrap();
         assert_ne!(ing.session(NodeId(2), 0).unwrap().epoch(), first);
     }
 
@@ -829,15 +799,7 @@ mod tests {
             weight: 1,
             loss: 0.0,
         }];
-        ing.send(
-            secs(0),
-            NodeId(2),
-            &p,
-            SendHints::default(),
-            &paths,
-            &mut out,
-        )
-        .unwrap();
+        ing.send(secs(0), NodeId(2), &p, &paths, &mut out).unwrap();
         let s = ing.session(NodeId(2), 0).unwrap();
         let (epoch, next) = (s.epoch(), s.next_seq());
         let (lent_epoch, first) = ing.lend(NodeId(2), 0, 3).unwrap();
@@ -847,15 +809,7 @@ mod tests {
         // kept back; the fourth is not encoded (it would take one lent).
         out.clear();
         for _ in 0..4 {
-            ing.send(
-                secs(1),
-                NodeId(2),
-                &p,
-                SendHints::default(),
-                &paths,
-                &mut out,
-            )
-            .unwrap();
+            ing.send(secs(1), NodeId(2), &p, &paths, &mut out).unwrap();
         }
         let seqs: Vec<u32> = out.iter().map(|o| o.header.seq).collect();
         assert_eq!(
@@ -870,15 +824,8 @@ mod tests {
         assert!(ing.serves(NodeId(2)));
         ing.take_back(NodeId(2), 0, first.wrapping_add(100));
         out.clear();
-        ing.send(
-            secs(501),
-            NodeId(2),
-            &p,
-            SendHints::default(),
-            &paths,
-            &mut out,
-        )
-        .unwrap();
+        ing.send(secs(501), NodeId(2), &p, &paths, &mut out)
+            .unwrap();
         assert_eq!(out[0].header.seq, first.wrapping_add(100));
         assert_eq!(out[0].header.epoch, epoch);
         assert!(!ing.session(NodeId(2), 0).unwrap().lent_and_exhausted());
