@@ -17,6 +17,7 @@ use std::time::Duration;
 use braid_proto::control::ControlCounters;
 use braid_proto::lsdb::LsdbCounters;
 use braid_proto::node::{Node, NodeCounters};
+use braid_proto::redundancy::reorder::ReorderCounters;
 use braid_proto::redundancy::{
     EgressCounters, IngressCounters, IngressTotals, SessionTableCounters,
 };
@@ -260,16 +261,12 @@ pub struct EgressSessionEntry {
     pub reorder: Option<ReorderEntry>,
 }
 
-/// An egress session's re-order buffer in `sessions`.
+/// An egress session's re-order buffer in `sessions`: its counters
+/// (`held`, `gaps_skipped`, `late`) and the wait it has learned.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct ReorderEntry {
-    /// Packets held back to restore order.
-    pub held: u64,
-    /// Sequence numbers given up on (timeout, congestion flag, full window).
-    pub gaps_skipped: u64,
-    /// Packets that came after their gap was given up on (delivered out
-    /// of order).
-    pub late: u64,
+    #[serde(flatten)]
+    pub counters: ReorderCounters,
     /// How long a gap may hold packets back now, ms (learned).
     pub wait_ms: f64,
 }
@@ -625,10 +622,8 @@ fn sessions(v: &View<'_>) -> Sessions {
             class,
             datapath: "user".into(),
             counters: *s.counters(),
-            reorder: s.reorder_counters().map(|r| ReorderEntry {
-                held: r.held,
-                gaps_skipped: r.gaps_skipped,
-                late: r.late,
+            reorder: s.reorder_counters().map(|counters| ReorderEntry {
+                counters,
                 wait_ms: s.reorder_timeout().unwrap_or_default().as_secs_f64() * 1e3,
             }),
         })

@@ -75,7 +75,7 @@ impl Default for ReorderConfig {
 }
 
 /// Counters of the buffer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReorderCounters {
     /// Packets that waited for a gap.
     pub held: u64,
