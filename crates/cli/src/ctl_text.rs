@@ -392,7 +392,7 @@ fn sessions(doc: &Value) -> String {
         ));
         for p in list(i, "paths") {
             out.push_str(&format!(
-                "          path {} ({}): loss {}%, mean burst {}, {} packets/s, delay {} ms (spread {} ms)\n",
+                "          path {} ({}): loss {}%, mean burst {}, {} packets/s ({} now), delay {} ms (spread {} ms, queue {} ms), share {}%, hold {} ms\n",
                 s(&p, "path"),
                 s(&p, "route"),
                 p.get("loss")
@@ -400,8 +400,14 @@ fn sessions(doc: &Value) -> String {
                     .map_or("-".into(), |l| format!("{:.2}", l * 100.0)),
                 num(&p, "burst", 1),
                 num(&p, "delivered_per_s", 0),
+                num(&p, "carried_per_s", 0),
                 num(&p, "delay_ms", 1),
-                num(&p, "delay_spread_ms", 1)
+                num(&p, "delay_spread_ms", 1),
+                num(&p, "queue_ms", 1),
+                p.get("share")
+                    .and_then(Value::as_f64)
+                    .map_or("-".into(), |s| format!("{:.0}", s * 100.0)),
+                num(&p, "hold_ms", 1)
             ));
         }
     }

@@ -243,6 +243,13 @@ pub struct PathEstimateEntry {
     pub route: String,
     #[serde(flatten)]
     pub estimate: braid_proto::redundancy::estimate::PathEstimate,
+    /// The path's share of the split (0 to 1).
+    #[serde(default)]
+    pub share: f64,
+    /// How long a bulk packet waits before it leaves on this path, to
+    /// arrive with the slowest path's (delay equalisation), ms.
+    #[serde(default)]
+    pub hold_ms: f64,
 }
 
 /// A session this node is the egress of.
@@ -594,23 +601,27 @@ fn sessions(v: &View<'_>) -> Sessions {
                 "user".into()
             },
             counters: *s.counters(),
-            paths: s
-                .path_estimates()
-                .into_iter()
-                .enumerate()
-                .filter_map(|(path, e)| {
-                    e.map(|estimate| PathEstimateEntry {
-                        path: path as u8,
-                        route: v
-                            .node
-                            .paths_to(egress)
-                            .and_then(|p| p.get(path))
-                            .map(|t| route_text(v.node.id(), t, egress))
-                            .unwrap_or_default(),
-                        estimate,
+            paths: {
+                let shares = s.shares();
+                s.path_estimates()
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(|(path, e)| {
+                        e.map(|estimate| PathEstimateEntry {
+                            path: path as u8,
+                            route: v
+                                .node
+                                .paths_to(egress)
+                                .and_then(|p| p.get(path))
+                                .map(|t| route_text(v.node.id(), t, egress))
+                                .unwrap_or_default(),
+                            estimate,
+                            share: shares.get(path).copied().unwrap_or(0.0),
+                            hold_ms: v.node.path_hold(egress, path).as_secs_f64() * 1e3,
+                        })
                     })
-                })
-                .collect(),
+                    .collect()
+            },
         })
         .collect();
     let egress = v

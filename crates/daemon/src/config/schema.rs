@@ -43,6 +43,8 @@ pub struct ConfigFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub late_binding: Option<Spanned<usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub equalise_delay: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub send_buffer: Option<Spanned<usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub datapath: Option<Spanned<String>>,
@@ -189,6 +191,7 @@ impl ConfigFile {
             dedup_window: None,
             paths: None,
             late_binding: None,
+            equalise_delay: None,
             send_buffer: None,
             datapath: None,
             kernel_delivery: None,

@@ -545,13 +545,15 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
         out,
         "braid_node_packets_total",
         "counter",
-        "Packets the node handled: user_in (from the TUN), forwarded, tree_copies (tree mode), delivered (to the TUN).",
+        "Packets the node handled: user_in (from the TUN), forwarded, tree_copies (tree mode), delivered (to the TUN), held (bulk held for delay equalisation), held_early (of those, let go early: the hold was full).",
     );
     for (what, n) in [
         ("user_in", c.user_in),
         ("forwarded", c.forwarded),
         ("tree_copies", c.tree_copies),
         ("delivered", c.delivered),
+        ("held", c.held),
+        ("held_early", c.held_early),
     ] {
         f.sample(&[me(), ("what", what.into())], n as f64);
     }

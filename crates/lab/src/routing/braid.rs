@@ -46,6 +46,7 @@ pub fn config(
             .map(|d| value(format!("{}ms", d.as_millis()))),
         datapath: Some(value(datapath.of(i).to_string())),
         late_binding: datapath.late_binding.map(value),
+        equalise_delay: datapath.equalise_delay,
         kernel_delivery: datapath
             .kernel_delivery
             .filter(|_| datapath.of(i) == "kernel")

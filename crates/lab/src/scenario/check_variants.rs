@@ -164,6 +164,7 @@ fn check_datapath(
         dead_after: v.dead_after,
         reorder: v.reorder,
         reorder_max_wait: reorder_max_wait?,
+        equalise_delay: v.equalise_delay,
     })
 }
 

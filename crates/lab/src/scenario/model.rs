@@ -146,6 +146,8 @@ pub struct BraidDatapath {
     /// `None`).
     pub reorder: Option<bool>,
     pub reorder_max_wait: Option<Duration>,
+    /// The daemons' `equalise_delay` (their default when `None`).
+    pub equalise_delay: Option<bool>,
 }
 
 impl BraidDatapath {

@@ -84,6 +84,7 @@ pub(super) struct RawVariant {
     pub(super) dead_after: Option<u32>,
     pub(super) reorder: Option<bool>,
     pub(super) reorder_max_wait: Option<Spanned<String>>,
+    pub(super) equalise_delay: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -48,6 +48,11 @@ pub struct NodeConfig {
     /// driver, the rest above the binding point. `None`: early binding
     /// (everything goes to the driver at once).
     pub late_binding: Option<LateBinding>,
+    /// Delay equalisation (`redundancy/equalise.rs`): with late binding,
+    /// bulk datagrams of the modes that spread packets wait for the
+    /// difference of their path's delay to the slowest path's, so that
+    /// TCP sees one round trip.
+    pub equalise_delay: bool,
     /// Ignore link-layer transmission failures (SrcRR IGNORE-FAIL): the
     /// probes' long-term measure decides. Otherwise a failed link is
     /// treated as down for `tx_failure_hold`.
@@ -113,6 +118,7 @@ impl Default for NodeConfig {
             route_delay: Duration::from_millis(200),
             seed: 0,
             late_binding: Some(LateBinding::default()),
+            equalise_delay: true,
             ignore_tx_failures: true,
             tx_failure_hold: Duration::from_secs(10),
             neighbor_timeout: None,
@@ -193,6 +199,12 @@ pub struct NodeCounters {
     pub tx_failures: u64,
     /// Dropped above the binding point to stay within its bounds.
     pub binding_overflow: u64,
+    /// Bulk datagrams held for delay equalisation (`hold.rs`).
+    #[serde(default)]
+    pub held: u64,
+    /// Of those, released before their time because the hold was full.
+    #[serde(default)]
+    pub held_early: u64,
     /// Events dropped because the driver did not drain them.
     pub events_dropped: u64,
     /// Neighbors not taken because the neighbor table was full.

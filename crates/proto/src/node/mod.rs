@@ -103,6 +103,7 @@
 //! | `neighbors.rs` | [`NeighborTable`] | who is up, on which interface |
 //! | `routes.rs` | `Routes` | damped disjoint paths per egress and what the ingress knows of each |
 //! | `binding.rs` | `Binder` | late binding: queues above the binding point, counts below it |
+//! | `hold.rs` | `HoldLine` | delay equalisation: bulk datagrams for a fast path wait for the slow path's delay |
 //! | `tree.rs` | `Trees` | tree mode: copies along the entry point's tree |
 //! | `reports.rs` | `Reporter` | node messages: path reports and echoes, written and read |
 //! | `outbox.rs` | `Outbox` | the bounded queues toward the driver |
@@ -118,6 +119,7 @@
 mod binding;
 mod config;
 pub mod events;
+mod hold;
 mod neighbors;
 mod outbox;
 mod pool;
@@ -127,8 +129,10 @@ mod routes;
 mod tree;
 
 use braid_wire::data::{forwarding_step, previous_hop, Forward};
+use std::time::Duration;
+
 use braid_wire::{
-    DataHeader, DataPacket, DataView, MessageType, NodeId, PathCount, RedundancyMode,
+    DataFlags, DataHeader, DataPacket, DataView, MessageType, NodeId, PathCount, RedundancyMode,
 };
 use rand_core::RngCore;
 
@@ -137,6 +141,7 @@ use crate::classify::{inspect, Classified, Classifier};
 use crate::control::{ConfigError, ControlPlane};
 use crate::forward::{TreeDest, TreeHop};
 use crate::lsdb::LsaStore;
+use crate::redundancy::equalise;
 use crate::redundancy::{
     Egress, Ingress, IngressConfig, Mode, Outgoing, Payload, Policy, SendHints, CLASS_CONTROL,
 };
@@ -145,6 +150,7 @@ use crate::time::Instant;
 use binding::{Binder, FlowKey, Pending, BACKLOG_PACKETS};
 pub use config::{Dest, LateBinding, NodeConfig, NodeCounters, Transmit};
 pub use events::{DownReason, Interface, NodeEvent};
+use hold::{Held, HoldLine};
 use neighbors::Heard;
 pub use neighbors::NeighborTable;
 use outbox::Outbox;
@@ -167,6 +173,9 @@ pub struct Node {
     /// Route changes not yet handed to the ingress and the binder (reused).
     route_changes: Vec<RouteChange>,
     binder: Binder,
+    /// Bulk datagrams for a path faster than the slowest, until their
+    /// hold passes (`hold.rs`; with late binding only).
+    held: HoldLine,
     trees: Trees,
     /// As an access point: the clients heard and served.
     access: AccessPoint,
@@ -243,6 +252,7 @@ impl Node {
             routes: Routes::new(id, settings, now),
             route_changes: Vec::new(),
             binder: Binder::new(config.late_binding),
+            held: HoldLine::default(),
             trees: Trees::new(id),
             access: AccessPoint::new(config.access),
             reporter: Reporter::new(now, config.path_report_interval),
@@ -295,6 +305,8 @@ impl Node {
             delivered: self.out.delivered(),
             neighbors_refused: self.neighbors.refused(),
             binding_overflow: self.binder.overflow(),
+            held: self.held.total(),
+            held_early: self.held.released_early(),
             ..self.counters
         }
     }
@@ -302,6 +314,17 @@ impl Node {
     /// The transit nodes of each path in use toward `egress`.
     pub fn paths_to(&self, egress: NodeId) -> Option<&Vec<Vec<NodeId>>> {
         self.routes.paths_to(egress)
+    }
+
+    /// How long a bulk packet of a mode that spreads packets waits before
+    /// it leaves on path `path` toward `egress` (delay equalisation; zero
+    /// when it is off).
+    pub fn path_hold(&self, egress: NodeId, path: usize) -> Duration {
+        if self.config.equalise_delay && self.binder.is_on() {
+            self.routes.hold(egress, path)
+        } else {
+            Duration::ZERO
+        }
     }
 
     /// Every egress this node has routes to, with its paths (each from
@@ -491,6 +514,7 @@ impl Node {
             let gone = self.neighbors.expire(now, timeout);
             self.retire_all(now, gone, DownReason::Unheard, rng);
         }
+        self.release_held(now);
         let mut out = std::mem::take(&mut self.scratch);
         self.ingress.handle_timeout(now, &mut out);
         self.emit_all(now, &mut out, &[], FlowKey::default());
@@ -700,6 +724,7 @@ impl Node {
                 rate: self.control.last_tx_rate(),
             });
         }
+        self.release_held(now);
         let t = match self.out.next_transmit() {
             Some(t) => t,
             None => self.pull_bound(now)?,
@@ -736,6 +761,7 @@ impl Node {
             self.egress.poll_timeout(),
             neighbors,
             self.access.next_deadline(),
+            self.held.next_ready(),
         ]
         .into_iter()
         .flatten()
@@ -889,15 +915,49 @@ impl Node {
                 self.ingress.on_dropped(&o.header);
                 continue;
             }
-            let paths = self.routes.paths_to(egress).map_or(0, Vec::len);
             let pending = Pending {
                 header: o.header,
                 body: self.out.pool.copy_of(body),
             };
-            for dropped in self.binder.enqueue(egress, paths, o.path, pending, key) {
-                self.ingress.on_dropped(&dropped.header);
-                self.out.pool.give(dropped.body);
+            let urgent = key.urgent || o.header.flags.contains(DataFlags::URGENT);
+            let hold = if urgent || !equalise::spreads(o.header.mode) {
+                Duration::ZERO
+            } else {
+                self.path_hold(egress, o.path as usize)
+            };
+            let held = Held {
+                ready: now + hold,
+                egress,
+                path: o.path,
+                pending,
+                key,
+            };
+            if hold.is_zero() {
+                self.bind(held);
+            } else if let Some(early) = self.held.hold(held) {
+                self.bind(early);
             }
+        }
+    }
+
+    /// Puts a datagram above the binding point for its path; what the
+    /// queue's bounds drop never left (the path estimates are told).
+    fn bind(&mut self, h: Held) {
+        let paths = self.routes.paths_to(h.egress).map_or(0, Vec::len);
+        for dropped in self
+            .binder
+            .enqueue(h.egress, paths, h.path, h.pending, h.key)
+        {
+            self.ingress.on_dropped(&dropped.header);
+            self.out.pool.give(dropped.body);
+        }
+    }
+
+    /// Moves every held datagram whose hold has passed above the binding
+    /// point.
+    fn release_held(&mut self, now: Instant) {
+        while let Some(h) = self.held.pop_ready(now) {
+            self.bind(h);
         }
     }
 
@@ -967,6 +1027,9 @@ impl Node {
             self.out.event(NodeEvent::RouteChange {
                 egress: change.egress,
             });
+            for h in self.held.take_egress(change.egress) {
+                self.bind(h);
+            }
             self.binder.renumber(change.egress, change.states.len());
             let mut out = std::mem::take(&mut self.scratch);
             self.ingress
@@ -1067,12 +1130,17 @@ impl Node {
     fn expire_idle(&mut self, now: Instant) {
         self.ingress.expire(now);
         self.deliver_from_egress(|egress, deliver| egress.expire(now, deliver));
-        let (ingress, egress, binder) = (&self.ingress, &self.egress, &self.binder);
-        let unused = self
-            .routes
-            .retain(|peer| ingress.serves(peer) || egress.serves(peer) || binder.holds_for(peer));
+        let (ingress, egress, binder, held) =
+            (&self.ingress, &self.egress, &self.binder, &self.held);
+        let unused = self.routes.retain(|peer| {
+            ingress.serves(peer)
+                || egress.serves(peer)
+                || binder.holds_for(peer)
+                || held.holds_for(peer)
+        });
         for peer in unused {
             self.binder.forget(peer);
+            self.held.forget(peer);
         }
         // Next hops that are neighbors no more (and hold nothing in the
         // driver); a current neighbor's entry stays at zero, so that the
@@ -1148,6 +1216,15 @@ impl Node {
                 let mut out = std::mem::take(&mut self.scratch);
                 self.ingress
                     .on_path_report(now, sender, report.class, &counts, &mut out);
+                if let Some(session) = self.ingress.session(sender, report.class) {
+                    let mut samples = session.last_delays();
+                    for (p, d) in samples.iter_mut().enumerate() {
+                        if !counts.iter().any(|c| c.path as usize == p) {
+                            *d = None;
+                        }
+                    }
+                    self.routes.note_delays(sender, &samples);
+                }
                 self.emit_all(now, &mut out, &[], FlowKey::default());
                 self.scratch = out;
                 self.note_mode_changes();

@@ -21,6 +21,7 @@ use super::pool::BufferPool;
 use crate::graph::Graph;
 use crate::lsdb::LsGraph;
 use crate::paths::{Damping, DampingConfig, DisjointPaths, Disjointness, Path};
+use crate::redundancy::equalise::PathDelays;
 use crate::redundancy::PathState;
 use crate::time::Instant;
 
@@ -47,6 +48,9 @@ struct RouteSet {
     damping: Damping<Vec<Vec<NodeId>>>,
     /// What the ingress knows of each path in use, in the same order.
     states: Vec<PathState>,
+    /// How long each path takes, from the path reports, and the holds
+    /// that equalise them (`redundancy/equalise.rs`), in the same order.
+    delays: PathDelays,
 }
 
 /// The paths toward `egress` changed: the new state of each, in path
@@ -149,6 +153,27 @@ impl Routes {
         self.sets.get(&egress).map_or(&[], |r| &r.states)
     }
 
+    /// Notes a path report's delay sample (ms) of each path toward
+    /// `egress` (`None`: no sample for that path).
+    pub fn note_delays(&mut self, egress: NodeId, samples: &[Option<f64>]) {
+        if let Some(set) = self.sets.get_mut(&egress) {
+            for (p, d) in samples.iter().enumerate() {
+                if let Some(d) = d {
+                    set.delays.note(p, *d);
+                }
+            }
+        }
+    }
+
+    /// How long a bulk packet of a mode that spreads packets waits before
+    /// it leaves on path `path` toward `egress`, so that it arrives with
+    /// the slowest path's (`redundancy/equalise.rs`).
+    pub fn hold(&self, egress: NodeId, path: usize) -> Duration {
+        self.sets
+            .get(&egress)
+            .map_or(Duration::ZERO, |s| s.delays.hold(path))
+    }
+
     /// Whether the node keeps routes toward `egress` (computed, maybe
     /// empty).
     pub fn has(&self, egress: NodeId) -> bool {
@@ -230,6 +255,7 @@ impl Routes {
                 RouteSet {
                     damping: Damping::new(self.settings.damping),
                     states: Vec::new(),
+                    delays: PathDelays::default(),
                 },
             );
             self.update(now, &graph(), &[egress], changes);
@@ -356,11 +382,17 @@ impl Routes {
             .current()
             .is_some_and(|cur| cur.first() == best.first() && *cur != best);
         let current_cost = current_cost.filter(|_| !same_primary);
+        let before = set.damping.current().cloned().unwrap_or_default();
         let (chosen, changed) = set.damping.offer(now, best, best_cost, current_cost);
         if !changed {
             return None;
         }
         let taken = chosen.len();
+        let old: Vec<Option<usize>> = chosen
+            .iter()
+            .map(|p| before.iter().position(|q| q == p))
+            .collect();
+        set.delays = set.delays.renumbered(&old);
         set.states = paths
             .iter()
             .take(taken)

@@ -17,11 +17,14 @@
 //! * A path that is not full keeps the capacity it was last found to
 //!   have: a sender that backed off (TCP after a loss) drains every queue
 //!   at once, and the split must not change for it. Only a path not full
-//!   for [`PROBE_AFTER`] reports in a row is given [`REPROBE_GAIN`] times
-//!   what it carried, if that is more: a path whose capacity rose takes
-//!   more until it fills again. (Probing at every report instead makes the
-//!   split swing by the gain: the sender always fills one path, so the
-//!   other is never full, and the two take turns.)
+//!   for [`PROBE_AFTER`] reports in a row *while another path is full*
+//!   (the sender is held by that one: this one has room) raises its
+//!   capacity by [`REPROBE_GAIN`] per report, compounding, until it fills
+//!   again: a path whose capacity rose, or whose capacity was first
+//!   taken while the sender was still speeding up, takes more. (Probing
+//!   at every report instead makes the split swing by the gain: the
+//!   sender always fills one path, so the other is never full, and the
+//!   two take turns.)
 //! * A path never found full yet is given [`STARTUP_GAIN`] times what it
 //!   carried, and at least an equal share of what all paths carried, so
 //!   that at the start a faster path's share doubles per report until it
@@ -62,14 +65,26 @@ pub const FULL_AFTER: u32 = 2;
 /// doubles its share per report until it fills (BBR's start-up doubles
 /// too), so a 1:4 split is found in two or three reports.
 pub const STARTUP_GAIN: f64 = 2.0;
-/// How much more than it carried a path of known capacity that has not
-/// been full for a while is given: gentler than the first probing, since
-/// every probe that finds nothing new overfills the path a little (on two
-/// equal paths, probing by a quarter cost TCP 6% of its goodput).
-pub const REPROBE_GAIN: f64 = 1.1;
+/// How much a path of known capacity that has not been full for a while,
+/// beside one that is, raises its capacity per report (compounding):
+/// gentler than the first probing, since every probe that finds nothing
+/// new overfills the path a little. A quarter, not less: the split moves
+/// only by [`SPLIT_HYSTERESIS`] of a share, so a smaller step taken from
+/// what the path carried would never move it (with 10%, a 10 + 40 Mbit/s
+/// pair stayed at 1:3.1 for a whole transfer, the slow path's queue full).
+pub const REPROBE_GAIN: f64 = 1.25;
 /// Reports in a row a path with a known capacity must not be full before
 /// it probes for more (two seconds at the default report interval).
 pub const PROBE_AFTER: u32 = 2;
+/// The longest wait between probes: each probe that found no more than
+/// [`PROBE_FOUND`] times the capacity it started from doubles the wait
+/// (as BBR probes less often where it finds nothing), one that found
+/// more sets it back to [`PROBE_AFTER`]. A split found right then costs
+/// one overfilled report in this many, not one in three.
+pub const PROBE_AFTER_MAX: u32 = 32;
+/// What a probe must find, times the capacity it started from, to count
+/// as having found more.
+pub const PROBE_FOUND: f64 = 1.1;
 
 /// What a session knows of one path's speed.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -84,6 +99,11 @@ pub struct PathCapacity {
     not_full: u32,
     /// Estimates in a row whose queue was long enough for full.
     queued: u32,
+    /// Reports not full, beside a full path, before the next probe
+    /// (0: [`PROBE_AFTER`]).
+    probe_after: u32,
+    /// While probing: the capacity the probe started from.
+    probed_from: Option<f64>,
 }
 
 impl PathCapacity {
@@ -101,6 +121,15 @@ impl PathCapacity {
             0
         };
         let full = self.queued >= FULL_AFTER;
+        if let Some(from) = self.probed_from.filter(|_| full) {
+            self.probed_from = None;
+            let wait = self.probe_after.max(PROBE_AFTER);
+            self.probe_after = if rate > from * PROBE_FOUND {
+                PROBE_AFTER
+            } else {
+                (wait * 2).min(PROBE_AFTER_MAX)
+            };
+        }
         self.capacity = if full {
             Some(rate)
         } else {
@@ -114,6 +143,28 @@ impl PathCapacity {
         };
     }
 
+    /// Whether the latest estimate found the path full.
+    pub fn is_full(&self) -> bool {
+        self.latest.is_some_and(|(_, full)| full)
+    }
+
+    /// After [`Self::on_estimate`]: a path of known capacity, not full for
+    /// [`PROBE_AFTER`] reports (more after probes that found nothing:
+    /// [`PROBE_AFTER_MAX`]) while another path of the session is full
+    /// (`beside_full`: the sender is held by that one, so this one has
+    /// room), raises its capacity by [`REPROBE_GAIN`], to at most
+    /// [`STARTUP_GAIN`] times what it carried. It rises report after
+    /// report until it fills; then what it carried full sets it again.
+    pub fn probe(&mut self, beside_full: bool) {
+        let (Some(c), Some((rate, false))) = (self.capacity, self.latest) else {
+            return;
+        };
+        if beside_full && self.not_full >= self.probe_after.max(PROBE_AFTER) {
+            self.probed_from.get_or_insert(c);
+            self.capacity = Some((c.max(rate) * REPROBE_GAIN).min(rate * STARTUP_GAIN).max(c));
+        }
+    }
+
     /// This path's share of the split, given an equal share of what all
     /// paths delivered (see the module comment); `None` before any
     /// estimate.
@@ -122,9 +173,30 @@ impl PathCapacity {
         Some(match self.capacity {
             _ if full => rate,
             None => (rate * STARTUP_GAIN).max(equal_share),
-            Some(c) if self.not_full >= PROBE_AFTER => (rate * REPROBE_GAIN).max(c),
             Some(c) => c,
         })
+    }
+}
+
+/// Takes a path report's estimates (path slot, estimate) into the
+/// capacities of the session's paths: each path's fullness and rate
+/// ([`PathCapacity::on_estimate`], against the queue all of them show),
+/// then the probing of those with room beside a full one
+/// ([`PathCapacity::probe`]).
+pub fn on_report(capacities: &mut [PathCapacity], reported: &[(usize, PathEstimate)]) {
+    let shared = shared_queue_ms(reported.iter().map(|(_, e)| e));
+    for (p, e) in reported {
+        if let Some(c) = capacities.get_mut(*p) {
+            c.on_estimate(e, shared);
+        }
+    }
+    for (p, _) in reported {
+        let beside_full = reported
+            .iter()
+            .any(|(q, _)| q != p && capacities.get(*q).is_some_and(PathCapacity::is_full));
+        if let Some(c) = capacities.get_mut(*p) {
+            c.probe(beside_full);
+        }
     }
 }
 
@@ -220,10 +292,6 @@ mod tests {
             self.on_estimate(e, 0.0);
         }
 
-        fn is_full(&self) -> bool {
-            self.latest.is_some_and(|(_, full)| full)
-        }
-
         /// The same estimate for as many reports as "full" takes.
         fn on_estimates_alone(&mut self, e: &PathEstimate) {
             for _ in 0..FULL_AFTER {
@@ -278,16 +346,78 @@ mod tests {
         caps[0].on_estimates_alone(&estimate(800.0, 40.0));
         caps[1].on_estimates_alone(&estimate(800.0, 40.0));
         // Path 1 could carry more now, but path 0 holds the sender.
-        caps[0].on_estimate_alone(&estimate(800.0, 40.0));
-        for report in 1..=PROBE_AFTER {
-            caps[1].on_estimate_alone(&estimate(800.0, 0.0));
+        let mut want = 1.0;
+        for report in 1..=PROBE_AFTER + 2 {
+            on_report(
+                &mut caps,
+                &[(0, estimate(800.0, 40.0)), (1, estimate(800.0, 0.0))],
+            );
             let r = ratio(&weights(&caps).unwrap());
-            if report < PROBE_AFTER {
-                assert!((r - 1.0).abs() < 1e-3, "report {report}: {r}");
-            } else {
-                assert!((r - REPROBE_GAIN).abs() < 1e-3, "report {report}: {r}");
+            if report >= PROBE_AFTER {
+                // Compounding, but never beyond twice what it carried.
+                want = (want * REPROBE_GAIN).min(STARTUP_GAIN);
             }
+            assert!((r - want).abs() < 1e-3, "report {report}: {r}, want {want}");
         }
+    }
+
+    #[test]
+    fn a_path_with_room_does_not_probe_while_nothing_is_full() {
+        let mut caps = [PathCapacity::default(); 2];
+        caps[0].on_estimates_alone(&estimate(800.0, 40.0));
+        caps[1].on_estimates_alone(&estimate(800.0, 40.0));
+        let before = weights(&caps).unwrap();
+        for _ in 0..5 {
+            on_report(
+                &mut caps,
+                &[(0, estimate(800.0, 0.0)), (1, estimate(800.0, 0.0))],
+            );
+        }
+        // The sender holds itself: nothing is full, the split holds, and
+        // no capacity rose behind it: once path 0 is full again, path 1
+        // probes one step from where it was.
+        assert_eq!(weights(&caps), None);
+        assert_eq!(ratio(&before), 1.0);
+        for _ in 0..FULL_AFTER {
+            on_report(
+                &mut caps,
+                &[(0, estimate(800.0, 40.0)), (1, estimate(800.0, 0.0))],
+            );
+        }
+        let r = ratio(&weights(&caps).unwrap());
+        assert!((r - REPROBE_GAIN).abs() < 1e-3, "{r}");
+    }
+
+    #[test]
+    fn probes_that_find_nothing_come_less_often() {
+        let mut caps = [PathCapacity::default(); 2];
+        caps[0].on_estimates_alone(&estimate(800.0, 40.0));
+        caps[1].on_estimates_alone(&estimate(800.0, 40.0));
+        // Two equal paths split right: whichever the split gives more
+        // than its 800 fills (its queue grows, the other's drains, as
+        // TCP held by the full one slows), and the other, with room
+        // beside it, probes. Every probe finds nothing new.
+        let mut overfilled = Vec::new();
+        let mut w = weights(&caps).unwrap();
+        for _ in 0..120 {
+            // The split holds while nothing is full.
+            w = weights(&caps).unwrap_or(w);
+            let r = ratio(&w);
+            let (q0, q1) = if r > 1.01 { (0.0, 40.0) } else { (40.0, 0.0) };
+            overfilled.push((r - 1.0).abs() > 0.01);
+            on_report(
+                &mut caps,
+                &[(0, estimate(800.0, q0)), (1, estimate(800.0, q1))],
+            );
+        }
+        let count = |from: usize| overfilled[from..].iter().filter(|&&o| o).count();
+        assert!(count(0) >= 4, "it probes: {overfilled:?}");
+        // Backed off: the last 60 reports hold fewer probes than the first.
+        assert!(count(60) * 2 < count(0), "{overfilled:?}");
+        assert!(
+            count(60) <= 60 / PROBE_AFTER_MAX as usize * 2 + 2,
+            "{overfilled:?}"
+        );
     }
 
     #[test]
@@ -342,11 +472,17 @@ mod tests {
                 .map(|(c, &x)| c * 1.1 * total / f64::from(x))
                 .fold(f64::INFINITY, f64::min);
             rate = (rate * 1.5).min(limit);
-            for ((c, &x), cap) in capacity.iter().zip(&w).zip(caps.iter_mut()) {
-                let given = rate * f64::from(x) / total;
-                let queue = if given > *c { 50.0 } else { 0.0 };
-                cap.on_estimate_alone(&estimate(given.min(*c), queue));
-            }
+            let reported: Vec<(usize, PathEstimate)> = capacity
+                .iter()
+                .zip(&w)
+                .enumerate()
+                .map(|(p, (c, &x))| {
+                    let given = rate * f64::from(x) / total;
+                    let queue = if given > *c { 50.0 } else { 0.0 };
+                    (p, estimate(given.min(*c), queue))
+                })
+                .collect();
+            on_report(&mut caps, &reported);
             w = weights(&caps).unwrap_or(w);
         }
         w

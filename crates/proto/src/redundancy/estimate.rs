@@ -155,6 +155,9 @@ pub struct PathEstimator {
     pending: u64,
     lost: u64,
     intervals: VecDeque<Interval>,
+    /// The latest report's delay sample, ms (the first report's too,
+    /// which opens no interval).
+    last_delay_ms: Option<f64>,
 }
 
 impl PathEstimator {
@@ -227,11 +230,13 @@ impl PathEstimator {
         latest: Option<u32>,
         age_ms: u16,
     ) -> u64 {
+        self.last_delay_ms = None;
         let Some((sent, sent_at)) = self.sent_up_to(latest) else {
             return 0;
         };
         let delay_ms =
             sent_at.map(|at| (now.since(at).as_secs_f64() * 1e3 - f64::from(age_ms)).max(0.0));
+        self.last_delay_ms = delay_ms;
         let mark = Mark {
             sent,
             received,
@@ -321,6 +326,13 @@ impl PathEstimator {
             .filter(|&&(o, _)| o == latest)
             .map(|&(_, at)| at);
         Some((self.sent - in_flight as u64, sent_at))
+    }
+
+    /// The delay sample of the latest report (the packet's way out and
+    /// the report's way back, ms; `None` when the report dated no packet
+    /// sent on the path that is still remembered).
+    pub fn last_delay_ms(&self) -> Option<f64> {
+        self.last_delay_ms
     }
 
     /// The estimate over the window; `None` until it rests on

@@ -388,6 +388,32 @@ impl IngressSession {
             .collect()
     }
 
+    /// Each path slot's share of the split (its weight over the sum of
+    /// the weights of the paths up; 0 for a path down).
+    pub fn shares(&self) -> Vec<f64> {
+        let up = |i: usize| self.paths.get(i).is_some_and(|p| p.up);
+        let sum: f64 = (0..self.weights.len())
+            .filter(|&i| up(i))
+            .map(|i| f64::from(self.weights[i]))
+            .sum();
+        (0..self.paths.len())
+            .map(|i| match self.weights.get(i) {
+                Some(&w) if up(i) && sum > 0.0 => f64::from(w) / sum,
+                _ => 0.0,
+            })
+            .collect()
+    }
+
+    /// Each path slot's delay sample from the latest path report (ms;
+    /// `None` for a slot it dated nothing on).
+    pub fn last_delays(&self) -> Vec<Option<f64>> {
+        self.estimators
+            .iter()
+            .take(self.paths.len())
+            .map(PathEstimator::last_delay_ms)
+            .collect()
+    }
+
     /// The paths up as the delivery formulas take them: measured loss and
     /// burstiness where the reports say enough, else the given loss taken
     /// as independent.
@@ -454,10 +480,7 @@ impl IngressSession {
             .filter(|&p| p < MAX_PATHS)
             .filter_map(|p| Some((p, self.estimators[p].estimate()?)))
             .collect();
-        let shared = capacity::shared_queue_ms(reported.iter().map(|(_, e)| e));
-        for (p, e) in &reported {
-            self.capacities[*p].on_estimate(e, shared);
-        }
+        capacity::on_report(&mut self.capacities, &reported);
         self.reweigh();
         self.reconsider(now, out);
     }

@@ -11,6 +11,7 @@ pub use mode::{Mode, ModeError};
 pub mod adaptive;
 pub mod capacity;
 pub mod egress;
+pub mod equalise;
 pub mod estimate;
 pub mod ingress;
 pub mod path;

@@ -118,6 +118,7 @@ fn check_node(ck: &mut Checker, raw: &RawNode, field: &str) -> Option<NodeSettin
         paths: raw.paths.map(|p| p.clamp(1, 16)),
         flush,
         reorder: raw.reorder,
+        equalise_delay: raw.equalise_delay,
         metric,
         damping: raw.damping,
         ignore_tx_failures: raw.ignore_tx_failures,

@@ -164,6 +164,7 @@ pub(super) struct RawNode {
     pub(super) paths: Option<usize>,
     pub(super) flush: Option<Spanned<String>>,
     pub(super) reorder: Option<bool>,
+    pub(super) equalise_delay: Option<bool>,
     pub(super) metric: Option<Spanned<String>>,
     pub(super) damping: Option<bool>,
     pub(super) ignore_tx_failures: Option<bool>,

@@ -56,6 +56,8 @@ pub struct Scenario {
     pub flush: Duration,
     /// Re-order at the egress.
     pub reorder: bool,
+    /// Delay equalisation at the ingress (with late binding).
+    pub equalise_delay: bool,
     pub metric: MetricKind,
     pub damping: bool,
     pub ignore_tx_failures: bool,
@@ -112,6 +114,7 @@ pub struct NodeSettings {
     pub paths: Option<usize>,
     pub flush: Option<Duration>,
     pub reorder: Option<bool>,
+    pub equalise_delay: Option<bool>,
     pub metric: Option<MetricKind>,
     pub damping: Option<bool>,
     pub ignore_tx_failures: Option<bool>,
@@ -140,6 +143,7 @@ impl Scenario {
         self.paths = n.paths.unwrap_or(self.paths);
         self.flush = n.flush.unwrap_or(self.flush);
         self.reorder = n.reorder.unwrap_or(self.reorder);
+        self.equalise_delay = n.equalise_delay.unwrap_or(self.equalise_delay);
         self.metric = n.metric.unwrap_or(self.metric);
         self.damping = n.damping.unwrap_or(self.damping);
         self.ignore_tx_failures = n.ignore_tx_failures.unwrap_or(self.ignore_tx_failures);

@@ -105,6 +105,7 @@ pub(super) fn node_config(
             .collect();
     }
     config.ingress.flush_after = scenario.flush;
+    config.equalise_delay = scenario.equalise_delay;
     if scenario.reorder {
         config.egress.reorder = Some(braid_proto::redundancy::reorder::ReorderConfig::default());
     }

@@ -1,0 +1,221 @@
+//! Delay equalisation: the one place that decides how long a bulk packet
+//! waits at the ingress before it leaves on a path faster than the
+//! slowest of its egress's paths (the node's hold line, `node/hold.rs`,
+//! does the waiting).
+//!
+//! A session that spreads its packets over paths of different delays
+//! (stripe, and the coded modes' data) delivers them in order only as
+//! fast as the slowest path: the egress's re-order buffer holds what the
+//! fast path brought until the slow path's packets fill the gaps. TCP
+//! behind it then sees its packets' round trip as the slow path's, except
+//! for the packets that found no gap before them (the first of a burst,
+//! any sent while only the fast path was used): those come back at the
+//! fast path's round trip. One such sample is enough: Linux keeps the
+//! lowest round trip it saw as the path's (`min_rtt`), CUBIC's HyStart
+//! leaves slow start when a round's samples rise above it by an eighth
+//! (so it leaves at a few dozen packets, far below what the paths carry),
+//! and BBR sizes its window as twice the bandwidth times that round trip
+//! (so it caps itself at what the fast path's round trip allows). MPTCP
+//! has no such problem: each subflow has its own round trip.
+//!
+//! So each path's packets wait at the ingress for the difference between
+//! the slowest path's delay and theirs: every packet then arrives about
+//! as late as the slow path's, TCP sees one round trip, and the egress's
+//! buffer holds only what the paths' queues and jitter add. Urgent
+//! packets (VoIP) never wait: they take the path that gets them there
+//! first (ECF and BLEST make the same choice per packet for MPTCP; with a
+//! single TCP flow inside a tunnel, equal arrival times are what keep it
+//! from seeing re-ordering).
+//!
+//! A path's delay is the lowest of its last [`SAMPLES_KEPT`] samples
+//! (each path report gives one per path: the packet's way out plus the
+//! report's way back, which one report shares among all its paths, so
+//! their differences are the paths' differences): queues come and go,
+//! the lowest is the path without one. A difference below
+//! [`MIN_HOLD_MS`] is noise and holds nothing; no hold exceeds
+//! [`MAX_HOLD_MS`] (a path that much slower is better left to the
+//! re-order buffer's timeout than to hold every packet of the fast one
+//! that long).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use braid_wire::RedundancyMode;
+
+/// Delay samples kept per path (one per path report: 16 s by default).
+pub const SAMPLES_KEPT: usize = 16;
+/// A delay difference below this holds nothing (ms).
+pub const MIN_HOLD_MS: f64 = 2.0;
+/// The longest hold (ms).
+pub const MAX_HOLD_MS: f64 = 250.0;
+
+/// Whether packets of `mode` are spread over paths, so that their
+/// arrival order depends on the paths' delays (single and tree use one
+/// way; mirror's copies race, and the first to arrive is taken).
+pub fn spreads(mode: RedundancyMode) -> bool {
+    matches!(
+        mode,
+        RedundancyMode::Stripe
+            | RedundancyMode::Parity
+            | RedundancyMode::ParityRotating
+            | RedundancyMode::Erasure
+    )
+}
+
+/// The holds that equalise paths of these delays (ms; `None`: not known
+/// yet, and that path holds nothing).
+pub fn holds(delays: &[Option<f64>]) -> Vec<Duration> {
+    let slowest = delays.iter().flatten().copied().fold(f64::NAN, f64::max);
+    delays
+        .iter()
+        .map(|d| match d {
+            Some(d) if slowest - d >= MIN_HOLD_MS => {
+                Duration::from_secs_f64((slowest - d).min(MAX_HOLD_MS) / 1e3)
+            }
+            _ => Duration::ZERO,
+        })
+        .collect()
+}
+
+/// The delays of an egress's paths, and the holds they call for.
+#[derive(Debug, Clone, Default)]
+pub struct PathDelays {
+    samples: Vec<VecDeque<f64>>,
+    holds: Vec<Duration>,
+}
+
+impl PathDelays {
+    /// Delays of `paths` paths, none known yet.
+    pub fn new(paths: usize) -> Self {
+        PathDelays {
+            samples: vec![VecDeque::new(); paths],
+            holds: vec![Duration::ZERO; paths],
+        }
+    }
+
+    /// The same delays for paths renumbered: new path i was old path
+    /// `old[i]` (`None`: a new path, not known yet).
+    pub fn renumbered(&self, old: &[Option<usize>]) -> PathDelays {
+        let samples: Vec<VecDeque<f64>> = old
+            .iter()
+            .map(|o| {
+                o.and_then(|j| self.samples.get(j))
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect();
+        let mut d = PathDelays {
+            samples,
+            holds: Vec::new(),
+        };
+        d.holds = holds(&d.delays());
+        d
+    }
+
+    /// A delay sample of path `path` (ms); ignored for a path not known
+    /// or a sample that is not a finite, non-negative number.
+    pub fn note(&mut self, path: usize, delay_ms: f64) {
+        let Some(s) = self.samples.get_mut(path) else {
+            return;
+        };
+        if !(delay_ms.is_finite() && delay_ms >= 0.0) {
+            return;
+        }
+        if s.len() == SAMPLES_KEPT {
+            s.pop_front();
+        }
+        s.push_back(delay_ms);
+        self.holds = holds(&self.delays());
+    }
+
+    /// Each path's delay: the lowest of its samples kept (`None` without
+    /// any).
+    pub fn delays(&self) -> Vec<Option<f64>> {
+        self.samples
+            .iter()
+            .map(|s| s.iter().copied().reduce(f64::min))
+            .collect()
+    }
+
+    /// How long a bulk packet for path `path` waits (zero for a path not
+    /// known).
+    pub fn hold(&self, path: usize) -> Duration {
+        self.holds.get(path).copied().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_fast_path_waits_for_the_difference_and_the_slowest_not_at_all() {
+        let mut d = PathDelays::new(3);
+        assert_eq!(d.hold(0), Duration::ZERO);
+        d.note(0, 21.0);
+        d.note(1, 101.0);
+        d.note(1, 140.0); // queued: the lowest counts
+        assert_eq!(d.hold(0), Duration::from_millis(80));
+        assert_eq!(d.hold(1), Duration::ZERO);
+        assert_eq!(d.hold(2), Duration::ZERO, "not known: holds nothing");
+        assert_eq!(d.hold(7), Duration::ZERO, "no such path");
+        d.note(2, 100.5);
+        assert_eq!(d.hold(2), Duration::ZERO, "half a millisecond is noise");
+    }
+
+    #[test]
+    fn old_samples_age_out_so_a_path_that_slowed_down_is_followed() {
+        let mut d = PathDelays::new(2);
+        d.note(0, 10.0);
+        d.note(1, 50.0);
+        for _ in 0..SAMPLES_KEPT {
+            d.note(0, 45.0);
+        }
+        assert_eq!(d.hold(0), Duration::from_millis(5));
+    }
+
+    #[test]
+    fn renumbered_paths_keep_their_samples_and_new_ones_start_unknown() {
+        let mut d = PathDelays::new(2);
+        d.note(0, 10.0);
+        d.note(1, 50.0);
+        let r = d.renumbered(&[Some(1), None, Some(0)]);
+        assert_eq!(r.delays(), vec![Some(50.0), None, Some(10.0)]);
+        assert_eq!(r.hold(2), Duration::from_millis(40));
+        assert_eq!(r.hold(1), Duration::ZERO);
+    }
+
+    #[test]
+    fn bad_samples_are_ignored_and_holds_are_capped() {
+        let mut d = PathDelays::new(2);
+        d.note(0, f64::NAN);
+        d.note(0, -3.0);
+        assert_eq!(d.delays()[0], None);
+        d.note(0, 1.0);
+        d.note(1, 900.0);
+        assert_eq!(d.hold(0), Duration::from_millis(MAX_HOLD_MS as u64));
+    }
+
+    proptest! {
+        /// With the holds added, every known path is as slow as the
+        /// slowest (within the noise floor and the cap), and no path is
+        /// made slower than the slowest.
+        #[test]
+        fn holds_equalise_within_the_floor(delays in proptest::collection::vec(proptest::option::of(0.0f64..400.0), 1..16)) {
+            let h = holds(&delays);
+            let slowest = delays.iter().flatten().copied().fold(f64::NAN, f64::max);
+            for (d, h) in delays.iter().zip(&h) {
+                let h = h.as_secs_f64() * 1e3;
+                match d {
+                    None => prop_assert_eq!(h, 0.0),
+                    Some(d) => {
+                        prop_assert!(d + h <= slowest + 1e-6);
+                        let short = slowest - (d + h);
+                        prop_assert!(short < MIN_HOLD_MS || (h - MAX_HOLD_MS).abs() < 1e-6, "{d} + {h} vs {slowest}");
+                    }
+                }
+            }
+        }
+    }
+}
