@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use braid_lab::scenario::Congestion;
+use braid_lab::sweep::SweepPlan;
 use braid_lab::DaemonLog;
 use clap::{Args, Subcommand};
 
@@ -98,22 +100,32 @@ enum LabAction {
         #[command(flatten)]
         keep: Keep,
     },
-    /// Run every variant at each loss ratio, several times; goodput and cost.
+    /// Run every variant of each file at each loss ratio, burst and
+    /// congestion control, several times; goodput, fairness and cost.
     ///
-    /// At each loss ratio (on every link the file makes lossy), several
-    /// runs each: per variant TCP goodput (mean and spread),
-    /// retransmissions, the udp flows' loss and delay, packets on the
-    /// wire per packet, beside the ceilings of an erasure channel and of
-    /// the cheapest code meeting 0.1% residual loss.
+    /// At each point (loss ratio and mean burst on every link the file
+    /// makes lossy, each congestion control asked for), several runs
+    /// each: per variant TCP goodput (mean and spread), Jain's fairness
+    /// index between the TCP flows, retransmissions, the udp flows' loss
+    /// and delay, packets on the wire per packet, beside the ceilings of
+    /// an erasure channel and of the cheapest code meeting 0.1% residual
+    /// loss.
     Sweep {
-        scenario: PathBuf,
+        /// Lab files, swept one after the other.
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
         /// Loss ratios, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "0,0.05,0.1,0.2,0.3")]
         loss: Vec<f64>,
-        /// Mean loss burst in packets (1: independent loss).
-        #[arg(long, default_value_t = 1.0)]
-        burst: f64,
-        /// Runs per loss ratio.
+        /// Mean loss bursts in packets, comma-separated (1: independent
+        /// loss).
+        #[arg(long, value_delimiter = ',', default_value = "1")]
+        burst: Vec<f64>,
+        /// Congestion controls every TCP flow runs under in turn,
+        /// comma-separated (cubic, reno, bbr; default: each flow's own).
+        #[arg(long, value_delimiter = ',', value_parser = parse_congestion)]
+        congestion: Vec<Congestion>,
+        /// Runs per point.
         #[arg(long, default_value_t = 3)]
         runs: usize,
         /// Print the report as JSON.
@@ -196,25 +208,34 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             keep,
         } => braid_lab::run::run(&scenario, json, out, log, keep.keep),
         LabAction::Sweep {
-            scenario,
+            scenarios,
             loss,
             burst,
+            congestion,
             runs,
             json,
             out,
             log,
             keep,
         } => braid_lab::sweep::sweep(
-            &scenario,
-            &loss,
-            burst,
-            runs,
+            &scenarios,
+            &SweepPlan {
+                losses: loss,
+                bursts: burst,
+                congestion,
+                runs,
+            },
             json,
             out.as_deref(),
             log,
             keep.keep,
         ),
     }
+}
+
+/// A congestion control named on the command line.
+fn parse_congestion(name: &str) -> Result<Congestion, String> {
+    Congestion::parse(name).ok_or_else(|| format!("\"{name}\" is not cubic, reno or bbr"))
 }
 
 #[derive(Args)]

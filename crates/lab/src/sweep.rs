@@ -1,13 +1,16 @@
-//! `braid lab sweep`: a lab scenario run at several loss ratios, several
-//! times each, on the links the file makes lossy; per variant the TCP
-//! goodput (mean and spread over the runs), the retransmissions, the udp
-//! flows' loss and one-way delay, and the flows' ingress daemon's packets
-//! on the wire per packet that entered, beside two ceilings computed from
-//! the lossy links' rates: what an erasure channel of that loss carries,
-//! and what the cheapest code braid has that meets a 0.1% residual loss
-//! carries (`braid_proto::redundancy::adaptive`).
+//! `braid lab sweep`: lab scenarios run at several loss ratios and mean
+//! loss bursts, under each congestion control asked for, several times
+//! each, on the links each file makes lossy; per variant the TCP goodput
+//! (the TCP flows' sum per run: mean and spread over the runs), Jain's
+//! fairness index between the TCP flows (with two or more), the
+//! retransmissions, the udp flows' loss and one-way delay, and the flows'
+//! ingress daemon's packets on the wire per packet that entered, beside
+//! two ceilings computed from the lossy links' rates: what an erasure
+//! channel of that loss carries, and what the cheapest code braid has
+//! that meets a 0.1% residual loss carries
+//! (`braid_proto::redundancy::adaptive`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,7 +23,7 @@ use serde::Serialize;
 
 use crate::report::VariantRun;
 use crate::run::run_variant;
-use crate::scenario::{DaemonLog, FlowKind, Lab};
+use crate::scenario::{Congestion, DaemonLog, FlowKind, Lab};
 
 /// The residual loss the code ceiling is computed for.
 const CEILING_TARGET: f64 = 0.999;
@@ -57,12 +60,24 @@ impl Spread {
     }
 }
 
-/// One variant at one loss ratio, over the runs.
+/// Jain's fairness index of `xs` (1: all equal; 1/n: one takes all);
+/// `None` for fewer than two, or all zero.
+pub fn jain(xs: &[f64]) -> Option<f64> {
+    let sum: f64 = xs.iter().sum();
+    let squares: f64 = xs.iter().map(|x| x * x).sum();
+    (xs.len() >= 2 && squares > 0.0).then(|| sum * sum / (xs.len() as f64 * squares))
+}
+
+/// One variant at one point, over the runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct PointSummary {
     pub variant: String,
     pub runs: usize,
+    /// The TCP flows' goodput, summed per run.
     pub goodput_mbps: Option<Spread>,
+    /// Jain's index between the TCP flows' goodputs, per run (two TCP
+    /// flows or more).
+    pub fairness: Option<Spread>,
     pub retransmits: Option<Spread>,
     /// Share of the udp flows' packets lost (0-1).
     pub udp_loss: Option<Spread>,
@@ -72,11 +87,15 @@ pub struct PointSummary {
     pub wire_per_packet: Option<Spread>,
 }
 
-/// One loss ratio: the ceilings and every variant.
+/// One point (loss ratio, burst, congestion control): the ceilings and
+/// every variant.
 #[derive(Debug, Serialize)]
 pub struct SweepPoint {
     pub loss: f64,
     pub burst: f64,
+    /// Every TCP flow's congestion control at this point (`None`: each
+    /// as the file says).
+    pub congestion: Option<&'static str>,
     /// What the lossy links carry after loss (an erasure channel's
     /// capacity), Mbit/s; `None` when a lossy link has no rate.
     pub capacity_mbps: Option<f64>,
@@ -89,12 +108,22 @@ pub struct SweepPoint {
     pub reports: Vec<Vec<VariantRun>>,
 }
 
-/// The lab with every link the file made lossy at `loss` and `burst`.
-fn at(lab: &Lab, lossy: &[usize], loss: f64, burst: f64) -> Lab {
+/// The lab with every link the file made lossy at `loss` and `burst`,
+/// and every TCP flow under `congestion` (when given).
+fn at(lab: &Lab, lossy: &[usize], loss: f64, burst: f64, congestion: Option<Congestion>) -> Lab {
     let mut l = lab.clone();
     for &j in lossy {
         l.links[j].loss = loss;
         l.links[j].burst = burst;
+    }
+    if let Some(c) = congestion {
+        for f in &mut l.flows {
+            if let FlowKind::Iperf(t) = &mut f.kind {
+                if !t.udp {
+                    t.congestion = c;
+                }
+            }
+        }
     }
     l
 }
@@ -149,6 +178,8 @@ fn summarize(lab: &Lab, variant: &str, runs: &[Vec<VariantRun>]) -> PointSummary
             .map(|(i, _)| i)
             .collect()
     };
+    // iperf3's flows (TCP, and its UDP tests: their goodput is what
+    // arrived).
     let tcp = flows_of(|k| matches!(k, FlowKind::Iperf(_)));
     let udp = flows_of(|k| matches!(k, FlowKind::Probe));
     let collect = |flows: &[usize], f: &dyn Fn(&braid_sim::FlowResult) -> Option<f64>| {
@@ -169,10 +200,26 @@ fn summarize(lab: &Lab, variant: &str, runs: &[Vec<VariantRun>]) -> PointSummary
             (io.tun_rx > 0).then(|| io.udp_tx as f64 / io.tun_rx as f64)
         })
         .collect();
+    let per_run = |f: &dyn Fn(&[f64]) -> Option<f64>| {
+        let xs: Vec<f64> = rows
+            .iter()
+            .filter_map(|v| {
+                let g: Vec<f64> = tcp
+                    .iter()
+                    .filter_map(|&i| v.flows.get(i))
+                    .map(|f| f.goodput_mbps)
+                    .collect();
+                (!g.is_empty()).then_some(g)
+            })
+            .filter_map(|g| f(&g))
+            .collect();
+        Spread::of(&xs)
+    };
     PointSummary {
         variant: variant.to_string(),
         runs: rows.len(),
-        goodput_mbps: collect(&tcp, &|f| Some(f.goodput_mbps)),
+        goodput_mbps: per_run(&|g| Some(g.iter().sum())),
+        fairness: per_run(&jain),
         retransmits: collect(&tcp, &|f| Some(f.retransmits as f64)),
         udp_loss: collect(&udp, &|f| {
             (f.sent > 0).then(|| f.lost as f64 / f.sent as f64)
@@ -183,60 +230,149 @@ fn summarize(lab: &Lab, variant: &str, runs: &[Vec<VariantRun>]) -> PointSummary
     }
 }
 
-/// Runs the sweep; prints the table (or JSON) and writes sweep.json and
-/// sweep.html into `out`.
-#[allow(clippy::too_many_arguments)]
+/// What one `braid lab sweep` runs over, besides its files.
+#[derive(Debug, Clone)]
+pub struct SweepPlan {
+    /// Loss ratios on each lossy link.
+    pub losses: Vec<f64>,
+    /// Mean loss bursts (1: independent loss).
+    pub bursts: Vec<f64>,
+    /// Congestion controls every TCP flow runs under in turn (empty:
+    /// each flow's own).
+    pub congestion: Vec<Congestion>,
+    /// Runs per point.
+    pub runs: usize,
+}
+
+impl SweepPlan {
+    /// Refuses what cannot be run, naming the option.
+    fn check(&self) -> anyhow::Result<()> {
+        if self.losses.is_empty() || self.losses.iter().any(|l| !(0.0..1.0).contains(l)) {
+            bail!("--loss: loss ratios in [0, 1), e.g. 0,0.05,0.1");
+        }
+        if self.bursts.is_empty() || self.bursts.iter().any(|b| b.is_nan() || *b < 1.0) {
+            bail!("--burst: mean bursts of at least 1 packet, e.g. 1,5,20");
+        }
+        if self.runs == 0 || self.runs > 100 {
+            bail!("--runs: 1 to 100");
+        }
+        Ok(())
+    }
+
+    /// Every congestion control to run under (`None`: the flows' own).
+    fn congestion_points(&self) -> Vec<Option<Congestion>> {
+        if self.congestion.is_empty() {
+            vec![None]
+        } else {
+            self.congestion.iter().copied().map(Some).collect()
+        }
+    }
+}
+
+/// Runs the sweep of each file in turn; prints each table (or the JSON)
+/// and writes sweep.json and sweep.html into `out` (into a directory per
+/// file, named after its lab, when there are several).
 pub fn sweep(
-    scenario: &Path,
-    losses: &[f64],
-    burst: f64,
-    runs: usize,
+    scenarios: &[PathBuf],
+    plan: &SweepPlan,
     json: bool,
     out: Option<&Path>,
     log: DaemonLog,
     keep: bool,
 ) -> anyhow::Result<ExitCode> {
-    let mut lab = Lab::load(scenario)?;
-    lab.log = log;
-    lab.keep = keep;
-    if losses.is_empty() || losses.iter().any(|l| !(0.0..1.0).contains(l)) {
-        bail!("--loss: loss ratios in [0, 1), e.g. 0,0.05,0.1");
+    plan.check()?;
+    if scenarios.is_empty() {
+        bail!("name at least one lab file to sweep");
     }
-    if burst.is_nan() || burst < 1.0 {
-        bail!("--burst: a mean burst of at least 1 packet");
+    // Every file is checked before the first run.
+    let mut labs = Vec::new();
+    for scenario in scenarios {
+        let mut lab = Lab::load(scenario)?;
+        lab.log = log;
+        lab.keep = keep;
+        let lossy: Vec<usize> = (0..lab.links.len())
+            .filter(|&j| lab.links[j].loss > 0.0)
+            .collect();
+        if lossy.is_empty() {
+            bail!(
+                "{}: no link has a loss to sweep (give the links to sweep a loss in the file)",
+                scenario.display()
+            );
+        }
+        crate::programs::check(&lab, &lab.variants, true, &[])?;
+        labs.push((lab, lossy));
     }
-    if runs == 0 || runs > 100 {
-        bail!("--runs: 1 to 100");
-    }
-    let lossy: Vec<usize> = (0..lab.links.len())
-        .filter(|&j| lab.links[j].loss > 0.0)
-        .collect();
-    if lossy.is_empty() {
-        bail!(
-            "{}: no link has a loss to sweep (give the links to sweep a loss in the file)",
-            scenario.display()
-        );
-    }
-    crate::programs::check(&lab, &lab.variants, true, &[])?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;
     }
-    let total = losses.len() * runs;
+    let mut docs = Vec::new();
+    for (lab, lossy) in &labs {
+        let points = sweep_one(lab, lossy, plan, &stop)?;
+        let doc = serde_json::json!({
+            "lab": lab.name,
+            "description": lab.description,
+            "runs": plan.runs,
+            "points": points,
+        });
+        if let Some(dir) = out {
+            let dir = if labs.len() > 1 {
+                dir.join(&lab.name)
+            } else {
+                dir.to_path_buf()
+            };
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&doc)?)?;
+            std::fs::write(dir.join("sweep.html"), page(lab, plan.runs, &points))?;
+            eprintln!("report: {}", dir.join("sweep.html").display());
+        }
+        if !json {
+            println!("{}", text(lab, &points, labs.len() > 1));
+        }
+        docs.push(doc);
+    }
+    if json {
+        let doc = if docs.len() == 1 {
+            docs.remove(0)
+        } else {
+            serde_json::json!({ "sweeps": docs })
+        };
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every point of one lab's sweep.
+fn sweep_one(
+    lab: &Lab,
+    lossy: &[usize],
+    plan: &SweepPlan,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<Vec<SweepPoint>> {
+    let mut grid = Vec::new();
+    for congestion in plan.congestion_points() {
+        for &burst in &plan.bursts {
+            for &loss in &plan.losses {
+                grid.push((congestion, burst, loss));
+            }
+        }
+    }
+    let total = grid.len() * plan.runs;
     let mut points = Vec::new();
-    for (k, &loss) in losses.iter().enumerate() {
-        let point_lab = at(&lab, &lossy, loss, burst);
+    for (k, &(congestion, burst, loss)) in grid.iter().enumerate() {
+        let point_lab = at(lab, lossy, loss, burst, congestion);
+        let cc = congestion.map_or("as the file says", Congestion::as_str);
         let mut reports = Vec::new();
-        for r in 0..runs {
+        for r in 0..plan.runs {
             eprintln!(
-                "sweep {}: [{}/{total}] loss {loss}, burst {burst}, run {}",
+                "sweep {}: [{}/{total}] loss {loss}, burst {burst}, congestion {cc}, run {}",
                 lab.name,
-                k * runs + r + 1,
+                k * plan.runs + r + 1,
                 r + 1
             );
             let mut one = Vec::new();
             for v in &point_lab.variants {
-                match run_variant(&point_lab, v, &stop) {
+                match run_variant(&point_lab, v, stop) {
                     Ok(run) => one.push(run),
                     Err(e) if stop.load(Ordering::Relaxed) => return Err(e),
                     // A variant that fails (say, iperf3 could not connect
@@ -246,15 +382,16 @@ pub fn sweep(
             }
             reports.push(one);
         }
-        let (capacity, code, code_ceiling) = ceilings(&lab, &lossy, loss, burst);
+        let (capacity, code, code_ceiling) = ceilings(lab, lossy, loss, burst);
         let variants = lab
             .variants
             .iter()
-            .map(|v| summarize(&lab, &v.name, &reports))
+            .map(|v| summarize(&point_lab, &v.name, &reports))
             .collect();
         points.push(SweepPoint {
             loss,
             burst,
+            congestion: congestion.map(Congestion::as_str),
             capacity_mbps: capacity,
             code,
             code_ceiling_mbps: code_ceiling,
@@ -262,43 +399,42 @@ pub fn sweep(
             reports,
         });
     }
-    let doc = serde_json::json!({
-        "lab": lab.name,
-        "description": lab.description,
-        "burst": burst,
-        "runs": runs,
-        "points": points,
-    });
-    if let Some(dir) = out {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        std::fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&doc)?)?;
-        std::fs::write(dir.join("sweep.html"), page(&lab, burst, runs, &points))?;
-        eprintln!("report: {}", dir.join("sweep.html").display());
-    }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        let mut text = String::new();
-        for p in &points {
-            text.push_str(&format!(
-                "loss {} (burst {}): erasure-channel capacity {} Mbit/s; {} leaves {} Mbit/s\n",
-                p.loss,
-                p.burst,
-                p.capacity_mbps.map_or("-".into(), |c| format!("{c:.2}")),
-                p.code,
-                p.code_ceiling_mbps
-                    .map_or("-".into(), |c| format!("{c:.2}"))
-            ));
-        }
-        println!("{text}{}", markdown(&points));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(points)
 }
 
-const HEADER: [&str; 8] = [
+/// One lab's sweep as text: the ceilings of each point, then the table.
+fn text(lab: &Lab, points: &[SweepPoint], titled: bool) -> String {
+    let mut text = String::new();
+    if titled {
+        text.push_str(&format!("## {} ({})\n", lab.name, lab.description));
+    }
+    let mut seen = Vec::new();
+    for p in points {
+        if seen.contains(&(p.loss.to_bits(), p.burst.to_bits())) {
+            continue;
+        }
+        seen.push((p.loss.to_bits(), p.burst.to_bits()));
+        text.push_str(&format!(
+            "loss {} (burst {}): erasure-channel capacity {} Mbit/s; {} leaves {} Mbit/s\n",
+            p.loss,
+            p.burst,
+            p.capacity_mbps.map_or("-".into(), |c| format!("{c:.2}")),
+            p.code,
+            p.code_ceiling_mbps
+                .map_or("-".into(), |c| format!("{c:.2}"))
+        ));
+    }
+    text.push_str(&markdown(points));
+    text
+}
+
+const HEADER: [&str; 11] = [
     "loss",
+    "burst",
+    "TCP",
     "variant",
     "TCP goodput Mbit/s",
+    "fairness (Jain)",
     "retransmissions",
     "UDP lost %",
     "UDP p50 ms",
@@ -318,8 +454,11 @@ fn rows(points: &[SweepPoint]) -> Vec<Vec<String>> {
                 });
                 vec![
                     format!("{}", p.loss),
+                    format!("{}", p.burst),
+                    p.congestion.unwrap_or("(file)").to_string(),
                     v.variant.clone(),
                     Spread::show(&v.goodput_mbps, 2),
+                    Spread::show(&v.fairness, 3),
                     Spread::show(&v.retransmits, 0),
                     Spread::show(&pct, 1),
                     Spread::show(&v.udp_p50_ms, 0),
@@ -344,9 +483,70 @@ fn markdown(points: &[SweepPoint]) -> String {
     s
 }
 
-fn page(lab: &Lab, burst: f64, runs: usize, points: &[SweepPoint]) -> String {
+fn page(lab: &Lab, runs: usize, points: &[SweepPoint]) -> String {
+    // A chart per (burst, congestion control): goodput against loss.
+    let mut groups: Vec<(f64, Option<&str>)> = Vec::new();
+    for p in points {
+        if !groups.contains(&(p.burst, p.congestion)) {
+            groups.push((p.burst, p.congestion));
+        }
+    }
+    let charts: Vec<String> = groups
+        .iter()
+        .map(|&(burst, cc)| {
+            let group: Vec<&SweepPoint> = points
+                .iter()
+                .filter(|p| p.burst == burst && p.congestion == cc)
+                .collect();
+            chart(lab, &group, burst, cc)
+        })
+        .collect();
+    let ceilings = html::table(
+        &[
+            "loss",
+            "burst",
+            "erasure-channel capacity Mbit/s",
+            "cheapest code meeting 0.1%",
+            "its data rate Mbit/s",
+        ],
+        &points
+            .iter()
+            .filter(|p| p.congestion == points[0].congestion)
+            .map(|p| {
+                vec![
+                    format!("{}", p.loss),
+                    format!("{}", p.burst),
+                    p.capacity_mbps.map_or("-".into(), |c| format!("{c:.2}")),
+                    p.code.clone(),
+                    p.code_ceiling_mbps
+                        .map_or("-".into(), |c| format!("{c:.2}")),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    );
+    let intro = format!(
+        "{}; every lossy link at each loss ratio and mean burst, {runs} runs each. Real daemons and kernel TCP in network namespaces (braid lab sweep). Ceilings are before headers.",
+        html::escape(&lab.description)
+    );
+    html::page(
+        &format!("lab sweep {}", lab.name),
+        &intro,
+        &[
+            format!("<h2>TCP goodput</h2>{}", charts.join("")),
+            format!("<h2>Ceilings</h2>{ceilings}"),
+            format!(
+                "<h2>Every variant</h2>{}",
+                html::table(&HEADER, &rows(points))
+            ),
+        ],
+    )
+}
+
+/// The goodput chart of the points of one burst and congestion control,
+/// with the ceilings.
+fn chart(lab: &Lab, points: &[&SweepPoint], burst: f64, cc: Option<&str>) -> String {
     let x = |p: &SweepPoint| 100.0 * p.loss;
-    let widest = points.iter().map(x).fold(1.0, f64::max);
+    let widest = points.iter().map(|p| x(p)).fold(1.0, f64::max);
     let mut series = Vec::new();
     for (ci, v) in lab.variants.iter().enumerate() {
         let pts: Vec<(f64, Spread)> = points
@@ -399,48 +599,118 @@ fn page(lab: &Lab, burst: f64, runs: usize, points: &[SweepPoint]) -> String {
                 .chain(s.spread.iter().map(|s| s.1))
         })
         .fold(1.0, f64::max);
-    let chart = html::line_chart(
-        &format!("{}: TCP goodput vs loss on each lossy link", lab.name),
+    html::line_chart(
+        &format!(
+            "{}: TCP goodput vs loss on each lossy link (mean burst {burst}, {})",
+            lab.name,
+            cc.unwrap_or("each flow's congestion control")
+        ),
         "loss on each lossy link (%)",
         "goodput (Mbit/s; mean, bar: lowest-highest run)",
         (0.0, widest),
         (0.0, top * 1.1),
         &series,
-    );
-    let ceilings = html::table(
-        &[
-            "loss",
-            "erasure-channel capacity Mbit/s",
-            "cheapest code meeting 0.1%",
-            "its data rate Mbit/s",
-        ],
-        &points
-            .iter()
-            .map(|p| {
-                vec![
-                    format!("{}", p.loss),
-                    p.capacity_mbps.map_or("-".into(), |c| format!("{c:.2}")),
-                    p.code.clone(),
-                    p.code_ceiling_mbps
-                        .map_or("-".into(), |c| format!("{c:.2}")),
-                ]
-            })
-            .collect::<Vec<_>>(),
-    );
-    let intro = format!(
-        "{}; every lossy link at each loss ratio (mean burst {burst} packets), {runs} runs each. Real daemons and kernel TCP in network namespaces (braid lab sweep). Ceilings are before headers.",
-        html::escape(&lab.description)
-    );
-    html::page(
-        &format!("lab sweep {}", lab.name),
-        &intro,
-        &[
-            format!("<h2>TCP goodput</h2>{chart}"),
-            format!("<h2>Ceilings</h2>{ceilings}"),
-            format!(
-                "<h2>Every variant</h2>{}",
-                html::table(&HEADER, &rows(points))
-            ),
-        ],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jains_index_is_one_for_equal_shares_and_one_nth_for_one_taking_all() {
+        assert_eq!(jain(&[10.0, 10.0]), Some(1.0));
+        assert_eq!(jain(&[20.0, 0.0]), Some(0.5));
+        assert_eq!(
+            jain(&[30.0, 0.0, 0.0]).map(|j| (j * 3.0).round()),
+            Some(1.0)
+        );
+        let j = jain(&[30.0, 10.0]).unwrap();
+        assert!((j - 0.8).abs() < 1e-9, "{j}");
+        assert_eq!(jain(&[5.0]), None);
+        assert_eq!(jain(&[0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn a_plan_that_cannot_run_names_its_option() {
+        let good = SweepPlan {
+            losses: vec![0.0, 0.1],
+            bursts: vec![1.0, 5.0],
+            congestion: vec![Congestion::Cubic, Congestion::Bbr],
+            runs: 3,
+        };
+        assert!(good.check().is_ok());
+        assert_eq!(good.congestion_points().len(), 2);
+        let no_cc = SweepPlan {
+            congestion: Vec::new(),
+            ..good.clone()
+        };
+        assert_eq!(no_cc.congestion_points(), vec![None]);
+        for (bad, option) in [
+            (
+                SweepPlan {
+                    losses: vec![1.0],
+                    ..good.clone()
+                },
+                "--loss",
+            ),
+            (
+                SweepPlan {
+                    bursts: vec![0.5],
+                    ..good.clone()
+                },
+                "--burst",
+            ),
+            (
+                SweepPlan {
+                    bursts: Vec::new(),
+                    ..good.clone()
+                },
+                "--burst",
+            ),
+            (SweepPlan { runs: 0, ..good }, "--runs"),
+        ] {
+            let e = bad.check().unwrap_err().to_string();
+            assert!(e.starts_with(option), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_point_sets_the_lossy_links_and_every_tcp_flows_congestion_control() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../scenarios/lab/unequal-paths.toml"),
+        )
+        .unwrap();
+        let lab = Lab::parse("unequal-paths.toml", &text).unwrap();
+        let lossy: Vec<usize> = (0..lab.links.len())
+            .filter(|&j| lab.links[j].loss > 0.0)
+            .collect();
+        assert_eq!(lossy.len(), 2);
+        let p = at(&lab, &lossy, 0.2, 5.0, Some(Congestion::Bbr));
+        for (j, l) in p.links.iter().enumerate() {
+            if lossy.contains(&j) {
+                assert_eq!((l.loss, l.burst), (0.2, 5.0));
+            } else {
+                assert_eq!(l.loss, 0.0);
+            }
+        }
+        let tcp = |lab: &Lab| -> Vec<Congestion> {
+            lab.flows
+                .iter()
+                .filter_map(|f| match &f.kind {
+                    FlowKind::Iperf(t) if !t.udp => Some(t.congestion),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(tcp(&p), vec![Congestion::Bbr]);
+        assert_eq!(tcp(&lab), vec![Congestion::Cubic]);
+        let same = at(&lab, &lossy, 0.0, 1.0, None);
+        assert_eq!(
+            tcp(&same),
+            tcp(&lab),
+            "no congestion control given: the file's"
+        );
+    }
 }

@@ -294,17 +294,15 @@ fn check_congestion(
     v: &Option<Spanned<String>>,
     field: &str,
 ) -> Result<Congestion, LocatedError> {
-    Ok(match v.as_ref().map(|c| c.get_ref().as_str()) {
-        None | Some("cubic") => Congestion::Cubic,
-        Some("reno") => Congestion::Reno,
-        Some("bbr") => Congestion::Bbr,
-        Some(other) => {
-            return Err(src.err(
-                v.as_ref().map(|c| c.span()),
-                field,
-                format!("\"{other}\" is not cubic, reno or bbr"),
-            ))
-        }
+    let Some(name) = v.as_ref() else {
+        return Ok(Congestion::Cubic);
+    };
+    Congestion::parse(name.get_ref()).ok_or_else(|| {
+        src.err(
+            Some(name.span()),
+            field,
+            format!("\"{}\" is not cubic, reno or bbr", name.get_ref()),
+        )
     })
 }
 

@@ -372,6 +372,14 @@ pub enum Congestion {
 }
 
 impl Congestion {
+    /// Every congestion control a flow can name.
+    pub const ALL: [Congestion; 3] = [Congestion::Cubic, Congestion::Reno, Congestion::Bbr];
+
+    /// The congestion control Linux calls `name`.
+    pub fn parse(name: &str) -> Option<Congestion> {
+        Congestion::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
     /// The name Linux gives this congestion control.
     pub fn as_str(self) -> &'static str {
         match self {
