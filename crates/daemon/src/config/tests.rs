@@ -121,6 +121,23 @@ fn window_and_binding_fields_reach_the_node() {
 }
 
 #[test]
+fn delay_equalisation_follows_reordering_unless_told() {
+    let cfg = |extra: &str| {
+        Config::parse(
+            "e.toml",
+            &format!("node = 1\n{extra}[[interface]]\nname = \"a\"\n"),
+        )
+        .unwrap()
+        .node_config
+        .equalise_delay
+    };
+    assert!(!cfg(""));
+    assert!(cfg("reorder = true\n"));
+    assert!(!cfg("reorder = true\nequalise_delay = false\n"));
+    assert!(cfg("equalise_delay = true\n"));
+}
+
+#[test]
 fn bad_files_are_refused_with_line_and_field() {
     let cases = [
         ("node = 0\n[[interface]]\nname = \"a\"\n", 1, "node"),

@@ -51,7 +51,10 @@ pub struct NodeConfig {
     /// Delay equalisation (`redundancy/equalise.rs`): with late binding,
     /// bulk datagrams of the modes that spread packets wait for the
     /// difference of their path's delay to the slowest path's, so that
-    /// TCP sees one round trip.
+    /// TCP sees one round trip. Worth it only where the egress re-orders
+    /// (without that, arrivals made equal interleave the paths' packets
+    /// finely, and TCP sees more re-ordering, not less): the daemon turns
+    /// it on with `reorder` unless told otherwise.
     pub equalise_delay: bool,
     /// Ignore link-layer transmission failures (SrcRR IGNORE-FAIL): the
     /// probes' long-term measure decides. Otherwise a failed link is
@@ -118,7 +121,7 @@ impl Default for NodeConfig {
             route_delay: Duration::from_millis(200),
             seed: 0,
             late_binding: Some(LateBinding::default()),
-            equalise_delay: true,
+            equalise_delay: false,
             ignore_tx_failures: true,
             tx_failure_hold: Duration::from_secs(10),
             neighbor_timeout: None,

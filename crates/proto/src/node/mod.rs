@@ -935,6 +935,7 @@ impl Node {
             if hold.is_zero() {
                 self.bind(held);
             } else if let Some(early) = self.held.hold(held) {
+                self.ingress.on_released(now, &early.pending.header);
                 self.bind(early);
             }
         }
@@ -957,6 +958,7 @@ impl Node {
     /// point.
     fn release_held(&mut self, now: Instant) {
         while let Some(h) = self.held.pop_ready(now) {
+            self.ingress.on_released(now, &h.pending.header);
             self.bind(h);
         }
     }
@@ -1028,6 +1030,7 @@ impl Node {
                 egress: change.egress,
             });
             for h in self.held.take_egress(change.egress) {
+                self.ingress.on_released(now, &h.pending.header);
                 self.bind(h);
             }
             self.binder.renumber(change.egress, change.states.len());

@@ -157,11 +157,7 @@ impl Routes {
     /// `egress` (`None`: no sample for that path).
     pub fn note_delays(&mut self, egress: NodeId, samples: &[Option<f64>]) {
         if let Some(set) = self.sets.get_mut(&egress) {
-            for (p, d) in samples.iter().enumerate() {
-                if let Some(d) = d {
-                    set.delays.note(p, *d);
-                }
-            }
+            set.delays.note(samples);
         }
     }
 

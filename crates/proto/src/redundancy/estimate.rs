@@ -186,6 +186,16 @@ impl PathEstimator {
         self.left(order, at);
     }
 
+    /// The packet with this send order, queued, was held back by the
+    /// ingress (delay equalisation) until `now`: its delay counts from
+    /// here, so that the hold is neither the path's delay nor its queue.
+    pub fn on_released(&mut self, now: Instant, order: u32) {
+        let order = order & LATEST_MASK;
+        if let Some(w) = self.waiting.iter_mut().find(|(o, _)| *o == order) {
+            w.1 = now;
+        }
+    }
+
     /// The packet with this send order, queued, was dropped before it left.
     pub fn on_dropped(&mut self, order: u32) {
         self.take_waiting(order & LATEST_MASK);
@@ -485,6 +495,29 @@ mod tests {
         // ...and lost when the next report has not got them either.
         assert_eq!(e.on_report(at(750), 18, Some(19 * 32), 0), 2);
         assert_eq!(e.lost(), 2);
+    }
+
+    #[test]
+    fn a_held_packets_delay_counts_from_its_release_not_its_encoding() {
+        let mut e = PathEstimator::default();
+        // Encoded at 0, held 40 ms for delay equalisation, released and
+        // sent at 41; it arrived 20 ms later, and the report (10 ms back)
+        // came 5 ms after that.
+        e.on_queued(at(0), 0);
+        e.on_released(at(40), 0);
+        e.on_transmit(at(41), 0);
+        e.on_report(at(76), 1, Some(0), 5);
+        assert_eq!(
+            e.last_delay_ms(),
+            Some(31.0),
+            "30 ms out and back, and the 1 ms above the binding point"
+        );
+        // One never held counts from its encoding, as before.
+        let mut plain = PathEstimator::default();
+        plain.on_queued(at(0), 0);
+        plain.on_transmit(at(41), 0);
+        plain.on_report(at(76), 1, Some(0), 5);
+        assert_eq!(plain.last_delay_ms(), Some(71.0));
     }
 
     #[test]

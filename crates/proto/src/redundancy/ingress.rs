@@ -561,6 +561,14 @@ impl IngressSession {
         }
     }
 
+    /// With late binding: the packet with `header`, held for delay
+    /// equalisation, went above the binding point at `now`.
+    pub fn on_released(&mut self, now: Instant, header: &DataHeader) {
+        if let Some(e) = self.estimators.get_mut(header.path as usize) {
+            e.on_released(now, header.send_order());
+        }
+    }
+
     /// With late binding: the packet with `header` was dropped above the
     /// binding point (it never left).
     pub fn on_dropped(&mut self, header: &DataHeader) {

@@ -390,6 +390,16 @@ impl Ingress {
         }
     }
 
+    /// With late binding: the datagram with `header`, held for delay
+    /// equalisation, went above the binding point at `now`: its path's
+    /// delay is measured from here, not from its encoding (the hold is
+    /// not the path's).
+    pub fn on_released(&mut self, now: Instant, header: &braid_wire::DataHeader) {
+        if let Some(s) = self.session_of(header) {
+            s.on_released(now, header);
+        }
+    }
+
     /// With late binding: the datagram with `header` was dropped before it
     /// left (above the binding point, or its path was gone).
     pub fn on_dropped(&mut self, header: &braid_wire::DataHeader) {
