@@ -100,8 +100,7 @@ enum LabAction {
         #[command(flatten)]
         keep: Keep,
     },
-    /// Run every variant of each file at each loss ratio, burst and
-    /// congestion control, several times; goodput, fairness and cost.
+    /// Run each file's variants over losses, bursts, congestion controls.
     ///
     /// At each point (loss ratio and mean burst on every link the file
     /// makes lossy, each congestion control asked for), several runs

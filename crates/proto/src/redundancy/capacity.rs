@@ -41,7 +41,8 @@
 //! A capacity that drops fills the path's queue, and the next report sets
 //! the lower capacity; one that rises is found by the probing. Either is
 //! followed within a few report intervals (a second each by default: a
-//! drop two reports on, a rise by a tenth per report once probing).
+//! drop two reports on, a rise by a quarter per report once probing
+//! beside a full path).
 //!
 //! Rates are what a path carried recently, lost packets included (its
 //! packets up to the latest arrival, `estimate.rs`): a path's random loss
