@@ -474,8 +474,8 @@ fn equalised_delays_let_striped_tcp_add_up_unequal_paths() {
         (goodput, retx)
     };
     let (single, _) = find("single path");
-    let (eq, eq_retx) = find("stripe, re-ordered");
-    let (raw, raw_retx) = find("stripe, re-ordered, no equalisation");
+    let (eq, eq_retx) = find("stripe, re-ordered, equalised");
+    let (raw, raw_retx) = find("stripe, re-ordered");
     assert!(eq > 1.5 * single, "stripe {eq:.2} vs one path {single:.2}");
     assert!(eq > 2.0 * raw, "equalised {eq:.2} vs not {raw:.2}");
     assert!(

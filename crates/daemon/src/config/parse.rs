@@ -323,7 +323,7 @@ fn check_node_config(found: &mut Findings<'_>, raw: &ConfigFile, node: NodeId) -
         nc.max_paths = p;
     }
     check_late_binding(found, raw.late_binding.as_ref(), &mut nc);
-    nc.equalise_delay = raw.equalise_delay.unwrap_or(raw.reorder == Some(true));
+    nc.equalise_delay = raw.equalise_delay.unwrap_or(false);
     let datapath = check_datapath(found, raw);
     if let Some(reorder) = check_reorder(found, raw) {
         nc.egress.reorder = Some(reorder);

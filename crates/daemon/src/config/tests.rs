@@ -121,7 +121,7 @@ fn window_and_binding_fields_reach_the_node() {
 }
 
 #[test]
-fn delay_equalisation_follows_reordering_unless_told() {
+fn delay_equalisation_is_off_unless_asked_for() {
     let cfg = |extra: &str| {
         Config::parse(
             "e.toml",
@@ -132,9 +132,9 @@ fn delay_equalisation_follows_reordering_unless_told() {
         .equalise_delay
     };
     assert!(!cfg(""));
-    assert!(cfg("reorder = true\n"));
-    assert!(!cfg("reorder = true\nequalise_delay = false\n"));
-    assert!(cfg("equalise_delay = true\n"));
+    assert!(!cfg("reorder = true\n"));
+    assert!(cfg("reorder = true\nequalise_delay = true\n"));
+    assert!(!cfg("equalise_delay = false\n"));
 }
 
 #[test]

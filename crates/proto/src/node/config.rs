@@ -53,8 +53,8 @@ pub struct NodeConfig {
     /// difference of their path's delay to the slowest path's, so that
     /// TCP sees one round trip. Worth it only where the egress re-orders
     /// (without that, arrivals made equal interleave the paths' packets
-    /// finely, and TCP sees more re-ordering, not less): the daemon turns
-    /// it on with `reorder` unless told otherwise.
+    /// finely, and TCP sees more re-ordering, not less). Off by default:
+    /// it costs CUBIC senders more than it gains them (docs/performance.md).
     pub equalise_delay: bool,
     /// Ignore link-layer transmission failures (SrcRR IGNORE-FAIL): the
     /// probes' long-term measure decides. Otherwise a failed link is

@@ -98,7 +98,7 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
         paths: node.paths.unwrap_or(3),
         flush: node.flush.unwrap_or(Duration::from_millis(20)),
         reorder: node.reorder.unwrap_or(false),
-        equalise_delay: node.equalise_delay.unwrap_or(node.reorder.unwrap_or(false)),
+        equalise_delay: node.equalise_delay.unwrap_or(false),
         metric: node.metric.unwrap_or_default(),
         damping: node.damping.unwrap_or(true),
         ignore_tx_failures: node.ignore_tx_failures.unwrap_or(true),

@@ -56,8 +56,8 @@ pub struct Scenario {
     pub flush: Duration,
     /// Re-order at the egress.
     pub reorder: bool,
-    /// Delay equalisation at the ingress (with late binding; by default
-    /// where the egress re-orders).
+    /// Delay equalisation at the ingress (with late binding; off by
+    /// default).
     pub equalise_delay: bool,
     pub metric: MetricKind,
     pub damping: bool,
@@ -144,11 +144,7 @@ impl Scenario {
         self.paths = n.paths.unwrap_or(self.paths);
         self.flush = n.flush.unwrap_or(self.flush);
         self.reorder = n.reorder.unwrap_or(self.reorder);
-        // Delay equalisation follows re-ordering unless told otherwise.
-        self.equalise_delay = n
-            .equalise_delay
-            .or(n.reorder)
-            .unwrap_or(self.equalise_delay);
+        self.equalise_delay = n.equalise_delay.unwrap_or(self.equalise_delay);
         self.metric = n.metric.unwrap_or(self.metric);
         self.damping = n.damping.unwrap_or(self.damping);
         self.ignore_tx_failures = n.ignore_tx_failures.unwrap_or(self.ignore_tx_failures);
