@@ -250,6 +250,9 @@ pub struct PathEstimateEntry {
     /// arrive with the slowest path's (delay equalisation), ms.
     #[serde(default)]
     pub hold_ms: f64,
+    /// The rate the path is paced at, Mbit/s (`None`: not paced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace_mbit: Option<f64>,
 }
 
 /// A session this node is the egress of.
@@ -618,6 +621,7 @@ fn sessions(v: &View<'_>) -> Sessions {
                             estimate,
                             share: shares.get(path).copied().unwrap_or(0.0),
                             hold_ms: v.node.path_hold(egress, path).as_secs_f64() * 1e3,
+                            pace_mbit: v.node.path_pace_rate(egress, path).map(|r| r * 8e-6),
                         })
                     })
                     .collect()

@@ -324,6 +324,8 @@ fn check_node_config(found: &mut Findings<'_>, raw: &ConfigFile, node: NodeId) -
     }
     check_late_binding(found, raw.late_binding.as_ref(), &mut nc);
     nc.equalise_delay = raw.equalise_delay.unwrap_or(false);
+    nc.pace = raw.pace.unwrap_or(false);
+    check_report_interval(found, raw, &mut nc);
     let datapath = check_datapath(found, raw);
     if let Some(reorder) = check_reorder(found, raw) {
         nc.egress.reorder = Some(reorder);
@@ -384,6 +386,25 @@ fn check_probe_intervals(found: &mut Findings<'_>, probes: &ProbesFile, nc: &mut
     p.small_interval = found.keep(small).unwrap_or(p.small_interval);
     let big = src.duration(&probes.big_interval, "probes.big_interval", p.big_interval);
     p.big_interval = found.keep(big).unwrap_or(p.big_interval);
+}
+
+/// `report_interval`: how often each egress session reports its paths to
+/// the ingress (1 s by default; pacing wants 250 ms or less).
+fn check_report_interval(found: &mut Findings<'_>, raw: &ConfigFile, nc: &mut NodeConfig) {
+    let src = found.src;
+    let default = nc.path_report_interval;
+    let interval = found
+        .keep(src.duration(&raw.report_interval, "report_interval", default))
+        .unwrap_or(default);
+    if (Duration::from_millis(50)..=Duration::from_secs(10)).contains(&interval) {
+        nc.path_report_interval = interval;
+    } else {
+        found.refuse(
+            raw.report_interval.as_ref().map(|v| v.span()),
+            "report_interval",
+            "50 ms to 10 s",
+        );
+    }
 }
 
 /// `mode`: the default redundancy mode.

@@ -45,6 +45,10 @@ pub struct ConfigFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub equalise_delay: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub pace: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report_interval: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub send_buffer: Option<Spanned<usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub datapath: Option<Spanned<String>>,
@@ -192,6 +196,8 @@ impl ConfigFile {
             paths: None,
             late_binding: None,
             equalise_delay: None,
+            pace: None,
+            report_interval: None,
             send_buffer: None,
             datapath: None,
             kernel_delivery: None,

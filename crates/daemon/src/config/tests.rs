@@ -121,6 +121,28 @@ fn window_and_binding_fields_reach_the_node() {
 }
 
 #[test]
+fn pacing_is_off_unless_asked_for_and_reports_take_an_interval_in_range() {
+    let parse = |extra: &str| {
+        Config::parse(
+            "p.toml",
+            &format!("node = 1\n{extra}[[interface]]\nname = \"a\"\n"),
+        )
+    };
+    let c = parse("").unwrap().node_config;
+    assert!(!c.pace);
+    assert_eq!(c.path_report_interval, Duration::from_secs(1));
+    let c = parse("pace = true\nreport_interval = \"250ms\"\n")
+        .unwrap()
+        .node_config;
+    assert!(c.pace);
+    assert_eq!(c.path_report_interval, Duration::from_millis(250));
+    for bad in ["\"10ms\"", "\"1h\"", "\"soon\""] {
+        let err = parse(&format!("report_interval = {bad}\n")).unwrap_err();
+        assert!(err.to_string().contains("report_interval"), "{bad}: {err}");
+    }
+}
+
+#[test]
 fn delay_equalisation_is_off_unless_asked_for() {
     let cfg = |extra: &str| {
         Config::parse(

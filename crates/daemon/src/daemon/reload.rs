@@ -56,7 +56,7 @@ pub(super) fn restart_needed(old: &Config, new: &Config) -> Vec<&'static str> {
     };
     if live(&new.node_config) != old.node_config {
         needs_restart
-            .push("prefixes/paths/probes/reorder/windows/late_binding/equalise_delay/client_margin/client_hold");
+            .push("prefixes/paths/probes/reorder/windows/late_binding/equalise_delay/pace/report_interval/client_margin/client_hold");
     }
     needs_restart
 }
@@ -117,7 +117,7 @@ mod tests {
             [
                 "node",
                 "interface",
-                "prefixes/paths/probes/reorder/windows/late_binding/equalise_delay/client_margin/client_hold"
+                "prefixes/paths/probes/reorder/windows/late_binding/equalise_delay/pace/report_interval/client_margin/client_hold"
             ]
         );
         let timeout = Some(old.node_config.control.probes.small_interval * new.dead_after);

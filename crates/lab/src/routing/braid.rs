@@ -47,6 +47,10 @@ pub fn config(
         datapath: Some(value(datapath.of(i).to_string())),
         late_binding: datapath.late_binding.map(value),
         equalise_delay: datapath.equalise_delay,
+        pace: datapath.pace,
+        report_interval: datapath
+            .report_interval
+            .map(|d| value(format!("{}ms", d.as_millis()))),
         kernel_delivery: datapath
             .kernel_delivery
             .filter(|_| datapath.of(i) == "kernel")

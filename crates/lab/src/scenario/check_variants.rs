@@ -154,6 +154,11 @@ fn check_datapath(
         &v.reorder_max_wait,
         &field("reorder_max_wait"),
     ));
+    let report_interval = p.keep(optional_duration(
+        &src,
+        &v.report_interval,
+        &field("report_interval"),
+    ));
     Some(BraidDatapath {
         kernel: kernel?,
         late_binding: v.late_binding,
@@ -165,6 +170,8 @@ fn check_datapath(
         reorder: v.reorder,
         reorder_max_wait: reorder_max_wait?,
         equalise_delay: v.equalise_delay,
+        pace: v.pace,
+        report_interval: report_interval?,
     })
 }
 

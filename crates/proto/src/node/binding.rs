@@ -131,13 +131,16 @@ impl Binder {
         }
     }
 
-    /// The next datagram whose path's first hop has room in the driver,
-    /// with the index of that path. `paths_of` gives the transit nodes of
-    /// each path toward an egress (`None`: the node keeps no routes
-    /// toward it). An egress with nothing left leaves the backlog.
+    /// The next datagram whose path's first hop has room in the driver
+    /// and whose path `may_send` (the pacer, asked only for a path with
+    /// datagrams waiting for it), with the index of that path. `paths_of`
+    /// gives the transit nodes of each path toward an egress (`None`: the
+    /// node keeps no routes toward it). An egress with nothing left
+    /// leaves the backlog.
     pub fn pull<'a>(
         &mut self,
         paths_of: impl Fn(NodeId) -> Option<&'a [Vec<NodeId>]>,
+        mut may_send: impl FnMut(NodeId, usize) -> bool,
     ) -> Option<(usize, Pending)> {
         let bound = self.late?.bound.max(1);
         let mut after: Option<NodeId> = None;
@@ -151,6 +154,9 @@ impl Binder {
                     for (p, transit) in paths.iter().enumerate() {
                         let hop = transit.first().copied().unwrap_or(egress);
                         if self.in_driver.get(&hop).copied().unwrap_or(0) >= bound {
+                            continue;
+                        }
+                        if waiting.waiting_for(p) > 0 && !may_send(egress, p) {
                             continue;
                         }
                         if let Some(pending) = waiting.pull(p) {
@@ -198,6 +204,19 @@ impl Binder {
         } else {
             0
         }
+    }
+
+    /// Whether datagrams wait above the binding point for path `path`
+    /// toward `egress`.
+    pub fn waits_for(&self, egress: NodeId, path: usize) -> bool {
+        self.waiting
+            .get(&egress)
+            .is_some_and(|w| path < w.paths() && w.waiting_for(path) > 0)
+    }
+
+    /// Bytes waiting above the binding point for `egress`.
+    pub fn queued_bytes(&self, egress: NodeId) -> usize {
+        self.waiting.get(&egress).map_or(0, Scheduler::queued_bytes)
     }
 
     /// Whether anything for `egress` waits above the binding point.
@@ -281,7 +300,7 @@ mod tests {
                 .is_empty());
         }
         let mut sent = Vec::new();
-        while let Some((p, d)) = b.pull(|_| Some(&paths[..])) {
+        while let Some((p, d)) = b.pull(|_| Some(&paths[..]), |_, _| true) {
             let hop = paths[p][0];
             b.handed_to_driver(hop);
             sent.push(d.header.seq);
@@ -289,7 +308,7 @@ mod tests {
         assert_eq!(sent, vec![0, 1], "the bound is 2 per next hop");
         assert!(b.holds_backlog() && b.holds_for(EGRESS));
         b.on_sent(NodeId(2));
-        let (p, d) = b.pull(|_| Some(&paths[..])).unwrap();
+        let (p, d) = b.pull(|_| Some(&paths[..]), |_, _| true).unwrap();
         assert_eq!((p, d.header.seq), (0, 2));
     }
 
@@ -301,7 +320,7 @@ mod tests {
         for seq in 0..40 {
             let path = (seq % 2) as u8;
             b.enqueue(EGRESS, 2, path, pending(seq, false), FlowKey::default());
-            while let Some((p, _)) = b.pull(|_| Some(&paths[..])) {
+            while let Some((p, _)) = b.pull(|_| Some(&paths[..]), |_, _| true) {
                 b.handed_to_driver(paths[p][0]);
                 if p == 1 {
                     b.on_sent(NodeId(3));
@@ -361,7 +380,7 @@ mod tests {
                 urgent: true,
             },
         );
-        let first = b.pull(|_| Some(&paths[..])).unwrap().1;
+        let first = b.pull(|_| Some(&paths[..]), |_, _| true).unwrap().1;
         assert_eq!(first.header.seq, 2);
     }
 
@@ -372,9 +391,9 @@ mod tests {
         // Path 1 is gone: one path left, and the datagram rides it.
         b.renumber(EGRESS, 1);
         let one = [vec![NodeId(2)]];
-        let (p, d) = b.pull(|_| Some(&one[..])).unwrap();
+        let (p, d) = b.pull(|_| Some(&one[..]), |_, _| true).unwrap();
         assert_eq!((p, d.header.seq), (0, 7));
-        assert!(b.pull(|_| Some(&one[..])).is_none());
+        assert!(b.pull(|_| Some(&one[..]), |_, _| true).is_none());
         assert!(
             !b.holds_backlog(),
             "an egress with nothing left leaves the backlog"
@@ -385,7 +404,7 @@ mod tests {
     fn an_egress_without_routes_leaves_the_backlog() {
         let mut b = binder();
         b.enqueue(EGRESS, 1, 0, pending(0, false), FlowKey::default());
-        assert!(b.pull(|_| None).is_none());
+        assert!(b.pull(|_| None, |_, _| true).is_none());
         assert!(!b.holds_backlog());
     }
 
@@ -413,6 +432,6 @@ mod tests {
             1
         );
         b.handed_to_driver(NodeId(2));
-        assert!(!b.holds_backlog() && b.pull(|_| None).is_none());
+        assert!(!b.holds_backlog() && b.pull(|_| None, |_, _| true).is_none());
     }
 }

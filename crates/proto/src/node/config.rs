@@ -56,6 +56,13 @@ pub struct NodeConfig {
     /// finely, and TCP sees more re-ordering, not less). Off by default:
     /// it costs CUBIC senders more than it gains them (docs/performance.md).
     pub equalise_delay: bool,
+    /// Pacing below capacity (`redundancy/pacing.rs`): with late binding,
+    /// each path toward an egress is paced just below what it carried
+    /// once a report shows its queue building, so that the queue forms
+    /// above the binding point (urgent first) and not at the path's
+    /// bottleneck. Its rate loop is as fast as the path reports: give it
+    /// a `path_report_interval` of 250 ms or less. Off by default.
+    pub pace: bool,
     /// Ignore link-layer transmission failures (SrcRR IGNORE-FAIL): the
     /// probes' long-term measure decides. Otherwise a failed link is
     /// treated as down for `tx_failure_hold`.
@@ -122,6 +129,7 @@ impl Default for NodeConfig {
             seed: 0,
             late_binding: Some(LateBinding::default()),
             equalise_delay: false,
+            pace: false,
             ignore_tx_failures: true,
             tx_failure_hold: Duration::from_secs(10),
             neighbor_timeout: None,
@@ -202,6 +210,11 @@ pub struct NodeCounters {
     pub tx_failures: u64,
     /// Dropped above the binding point to stay within its bounds.
     pub binding_overflow: u64,
+    /// Bulk user packets dropped before encoding because the queue above
+    /// the binding point toward their egress was full at the paced rates
+    /// (`redundancy/pacing.rs`).
+    #[serde(default)]
+    pub pace_dropped: u64,
     /// Bulk datagrams held for delay equalisation (`hold.rs`).
     #[serde(default)]
     pub held: u64,

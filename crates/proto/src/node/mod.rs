@@ -141,7 +141,7 @@ use crate::classify::{inspect, Classified, Classifier};
 use crate::control::{ConfigError, ControlPlane};
 use crate::forward::{TreeDest, TreeHop};
 use crate::lsdb::LsaStore;
-use crate::redundancy::equalise;
+use crate::redundancy::{equalise, pacing};
 use crate::redundancy::{
     Egress, Ingress, IngressConfig, Mode, Outgoing, Payload, Policy, SendHints, CLASS_CONTROL,
 };
@@ -188,6 +188,9 @@ pub struct Node {
     /// Reused for control messages; grows to the largest sent.
     control_buf: Vec<u8>,
     counters: NodeCounters,
+    /// Pacing: the earliest time a paced path with datagrams waiting for
+    /// it may send again, as the last pull above the binding point found.
+    pace_wake: Option<Instant>,
 }
 
 /// The link-state view tree lookups read: the database, and its graph
@@ -261,6 +264,7 @@ impl Node {
             got: Vec::new(),
             control_buf: Vec::new(),
             counters: NodeCounters::default(),
+            pace_wake: None,
             config,
         })
     }
@@ -325,6 +329,32 @@ impl Node {
         } else {
             Duration::ZERO
         }
+    }
+
+    /// The rate path `path` toward `egress` is paced at, bytes per
+    /// second (`None`: pacing is off, or the path not paced yet).
+    pub fn path_pace_rate(&self, egress: NodeId, path: usize) -> Option<f64> {
+        if !self.paces() {
+            return None;
+        }
+        self.routes.pacer(egress, path).and_then(|p| p.rate())
+    }
+
+    /// Pacing: whether what waits above the binding point for `egress`
+    /// would take too long to leave at its paths' rates (a bulk user
+    /// packet toward it is then dropped before it is encoded).
+    fn pace_queue_full(&self, egress: NodeId) -> bool {
+        if !self.paces() {
+            return false;
+        }
+        let paths = self.routes.paths_to(egress).map_or(0, Vec::len);
+        let rates = (0..paths).map(|p| self.routes.pacer(egress, p).and_then(|p| p.rate()));
+        pacing::queue_full(self.binder.queued_bytes(egress), rates)
+    }
+
+    /// Whether this node paces its paths (`pace`, with late binding).
+    fn paces(&self) -> bool {
+        self.config.pace && self.binder.is_on()
     }
 
     /// Every egress this node has routes to, with its paths (each from
@@ -431,11 +461,17 @@ impl Node {
             backlogged: self.binder.backlogged(egress, BACKLOG_PACKETS),
             ..SendHints::default()
         };
+        let c = self.ingress.classify(&info);
+        if !c.urgent && self.pace_queue_full(egress) {
+            self.counters.pace_dropped += 1;
+            self.scratch = out;
+            return;
+        }
         let key = match self
             .ingress
-            .send_inspected(now, egress, &info, packet, hints, paths, &mut out)
+            .send_classified(now, egress, c, packet, hints, paths, &mut out)
         {
-            Ok(c) => FlowKey {
+            Ok(()) => FlowKey {
                 hash: c.flow_hash,
                 urgent: c.urgent,
             },
@@ -762,6 +798,7 @@ impl Node {
             neighbors,
             self.access.next_deadline(),
             self.held.next_ready(),
+            self.pace_wake,
         ]
         .into_iter()
         .flatten()
@@ -899,7 +936,7 @@ impl Node {
                     self.out.deliver(p);
                 }
                 if self.binder.is_on() {
-                    self.ingress.on_transmit(now, &o.header);
+                    self.ingress.on_transmit(now, &o.header, false);
                 }
                 continue;
             }
@@ -981,14 +1018,36 @@ impl Node {
     /// Late binding: the next datagram whose path's first hop has room in
     /// the driver, with its source route.
     fn pull_bound(&mut self, now: Instant) -> Option<Transmit> {
+        let paces = self.paces();
         loop {
             let routes = &self.routes;
-            let (path, pending) = self
-                .binder
-                .pull(|egress| routes.paths_to(egress).map(Vec::as_slice))?;
+            let mut wake: Option<Instant> = None;
+            let pulled = self.binder.pull(
+                |egress| routes.paths_to(egress).map(Vec::as_slice),
+                |egress, path| {
+                    let Some(until) = routes
+                        .pacer(egress, path)
+                        .filter(|_| paces)
+                        .and_then(|p| p.wait_until(now))
+                    else {
+                        return true;
+                    };
+                    wake = Some(wake.map_or(until, |w| w.min(until)));
+                    false
+                },
+            );
+            self.pace_wake = wake;
+            let (path, pending) = pulled?;
             let t = self.route_datagram(pending.header, path, &pending.body);
-            if t.is_some() {
-                self.ingress.on_transmit(now, &pending.header);
+            if let Some(t) = &t {
+                // A paced node's path delay counts from here: the wait
+                // for the pacer is braid's queue, not the path's.
+                self.ingress.on_transmit(now, &pending.header, paces);
+                if paces {
+                    if let Some(p) = self.routes.pacer_mut(pending.header.egress, path) {
+                        p.on_send(now, t.bytes.len());
+                    }
+                }
             } else {
                 self.ingress.on_dropped(&pending.header);
             }
@@ -1202,6 +1261,34 @@ impl Node {
         sent
     }
 
+    /// Pacing: a path report from `egress` with its delay `samples` (per
+    /// path slot) moves the rate of each path it counted.
+    fn pace_on_report(
+        &mut self,
+        now: Instant,
+        egress: NodeId,
+        counts: &[PathCount],
+        samples: &[Option<f64>],
+    ) {
+        let gap = self.config.path_report_interval / 2;
+        for c in counts {
+            let path = c.path as usize;
+            // What the path carried, every session toward the egress
+            // summed (datagrams per second).
+            let carried = self
+                .ingress
+                .sessions_to(egress)
+                .filter_map(|s| s.path_estimates().get(path).copied().flatten())
+                .map(|e| e.carried_per_s)
+                .reduce(|a, b| a + b);
+            let held = self.binder.waits_for(egress, path);
+            let sample = samples.get(path).copied().flatten();
+            if let Some(p) = self.routes.pacer_mut(egress, path) {
+                p.on_report(now, gap, sample, carried, held);
+            }
+        }
+    }
+
     /// A message of the control class delivered here: a path report for
     /// one of our ingress sessions, or an echo.
     fn on_node_message(&mut self, now: Instant, bytes: &[u8]) {
@@ -1227,6 +1314,9 @@ impl Node {
                         }
                     }
                     self.routes.note_delays(sender, &samples);
+                    if self.paces() {
+                        self.pace_on_report(now, sender, &counts, &samples);
+                    }
                 }
                 self.emit_all(now, &mut out, &[], FlowKey::default());
                 self.scratch = out;

@@ -22,6 +22,7 @@ use crate::graph::Graph;
 use crate::lsdb::LsGraph;
 use crate::paths::{Damping, DampingConfig, DisjointPaths, Disjointness, Path};
 use crate::redundancy::equalise::PathDelays;
+use crate::redundancy::pacing::{PathPacer, PathPacers};
 use crate::redundancy::PathState;
 use crate::time::Instant;
 
@@ -51,6 +52,9 @@ struct RouteSet {
     /// How long each path takes, from the path reports, and the holds
     /// that equalise them (`redundancy/equalise.rs`), in the same order.
     delays: PathDelays,
+    /// How fast each path may be sent on (`redundancy/pacing.rs`), in
+    /// the same order.
+    pacers: PathPacers,
 }
 
 /// The paths toward `egress` changed: the new state of each, in path
@@ -170,6 +174,16 @@ impl Routes {
             .map_or(Duration::ZERO, |s| s.delays.hold(path))
     }
 
+    /// The pacer of path `path` toward `egress` (`None`: no such path).
+    pub fn pacer(&self, egress: NodeId, path: usize) -> Option<&PathPacer> {
+        self.sets.get(&egress)?.pacers.get(path)
+    }
+
+    /// The same, to change.
+    pub fn pacer_mut(&mut self, egress: NodeId, path: usize) -> Option<&mut PathPacer> {
+        self.sets.get_mut(&egress)?.pacers.get_mut(path)
+    }
+
     /// Whether the node keeps routes toward `egress` (computed, maybe
     /// empty).
     pub fn has(&self, egress: NodeId) -> bool {
@@ -252,6 +266,7 @@ impl Routes {
                     damping: Damping::new(self.settings.damping),
                     states: Vec::new(),
                     delays: PathDelays::default(),
+                    pacers: PathPacers::default(),
                 },
             );
             self.update(now, &graph(), &[egress], changes);
@@ -389,6 +404,7 @@ impl Routes {
             .map(|p| before.iter().position(|q| q == p))
             .collect();
         set.delays = set.delays.renumbered(&old);
+        set.pacers = set.pacers.renumbered(&old);
         set.states = paths
             .iter()
             .take(taken)

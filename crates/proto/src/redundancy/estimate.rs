@@ -179,10 +179,17 @@ impl PathEstimator {
     }
 
     /// The packet with this send order left for the path's first hop at
-    /// `now` (queued before with [`Self::on_queued`]).
-    pub fn on_transmit(&mut self, now: Instant, order: u32) {
+    /// `now` (queued before with [`Self::on_queued`]). Its delay counts
+    /// from when it was queued, or from `now` if `from_here` (a paced
+    /// node: the wait above the binding point is not the path's queue).
+    pub fn on_transmit(&mut self, now: Instant, order: u32, from_here: bool) {
         let order = order & LATEST_MASK;
-        let at = self.take_waiting(order).unwrap_or(now);
+        let queued = self.take_waiting(order);
+        let at = if from_here {
+            now
+        } else {
+            queued.unwrap_or(now)
+        };
         self.left(order, at);
     }
 
@@ -505,7 +512,7 @@ mod tests {
         // came 5 ms after that.
         e.on_queued(at(0), 0);
         e.on_released(at(40), 0);
-        e.on_transmit(at(41), 0);
+        e.on_transmit(at(41), 0, false);
         e.on_report(at(76), 1, Some(0), 5);
         assert_eq!(
             e.last_delay_ms(),
@@ -515,9 +522,15 @@ mod tests {
         // One never held counts from its encoding, as before.
         let mut plain = PathEstimator::default();
         plain.on_queued(at(0), 0);
-        plain.on_transmit(at(41), 0);
+        plain.on_transmit(at(41), 0, false);
         plain.on_report(at(76), 1, Some(0), 5);
         assert_eq!(plain.last_delay_ms(), Some(71.0));
+        // A paced node's counts from when it left the binding point.
+        let mut paced = PathEstimator::default();
+        paced.on_queued(at(0), 0);
+        paced.on_transmit(at(41), 0, true);
+        paced.on_report(at(76), 1, Some(0), 5);
+        assert_eq!(paced.last_delay_ms(), Some(30.0));
     }
 
     #[test]
@@ -684,7 +697,7 @@ mod tests {
                 while next < events.len() && events[next].0 <= report {
                     let (at, leaves, i) = events[next];
                     if leaves {
-                        e.on_transmit(Instant(at), i as u32 * 32);
+                        e.on_transmit(Instant(at), i as u32 * 32, false);
                     } else {
                         e.on_queued(Instant(at), i as u32 * 32);
                     }
@@ -717,7 +730,7 @@ mod tests {
             if i % 10 == 3 {
                 e.on_dropped(i * 32);
             } else {
-                e.on_transmit(Instant::from_millis(u64::from(i)), i * 32);
+                e.on_transmit(Instant::from_millis(u64::from(i)), i * 32, false);
                 arrived += 1;
             }
             if i % 50 == 49 {

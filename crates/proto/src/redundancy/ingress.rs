@@ -554,10 +554,11 @@ impl IngressSession {
     }
 
     /// With late binding: the packet with `header` left for its path's
-    /// first hop at `now`.
-    pub fn on_transmit(&mut self, now: Instant, header: &DataHeader) {
+    /// first hop at `now` (`from_here`: its path delay counts from now,
+    /// not from its encoding, as a paced node's does).
+    pub fn on_transmit(&mut self, now: Instant, header: &DataHeader, from_here: bool) {
         if let Some(e) = self.estimators.get_mut(header.path as usize) {
-            e.on_transmit(now, header.send_order());
+            e.on_transmit(now, header.send_order(), from_here);
         }
     }
 

@@ -14,6 +14,7 @@ pub mod egress;
 pub mod equalise;
 pub mod estimate;
 pub mod ingress;
+pub mod pacing;
 pub mod path;
 pub mod placement;
 pub mod predict;

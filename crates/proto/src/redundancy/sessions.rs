@@ -31,6 +31,14 @@ use crate::time::Instant;
 /// data packets; the egress hands them to the node, never to a host.
 pub const CLASS_CONTROL: u8 = 255;
 
+/// The mode of braid's own end-to-end messages (path reports, echoes)
+/// where no policy names their class: a copy on every path. They are
+/// small and few (a report per session and interval), and a report's
+/// arrival time is how the ingress measures each path's delay and queue
+/// (`estimate.rs`, `pacing.rs`): one that waited for its group's repair
+/// on a lossy way back would read as a queue on every path.
+pub const CONTROL_MODE: Mode = Mode::Mirror(super::mode::MAX_PATHS as u8);
+
 /// Modes by destination and class. The most specific entry wins:
 /// (egress, class), then egress, then class, then the default.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,8 +72,16 @@ impl Default for Policy {
 
 impl Policy {
     /// The mode for traffic to `egress` in `class`: the most specific entry's.
+    /// braid's own messages ([`CLASS_CONTROL`]) take [`CONTROL_MODE`]
+    /// unless an entry names their class.
     pub fn mode_for(&self, egress: NodeId, class: u8) -> Mode {
         let peer = self.peers.get(&egress);
+        let named = peer
+            .and_then(|p| p.classes.get(&class).copied())
+            .or_else(|| self.classes.get(&class).copied());
+        if class == CLASS_CONTROL {
+            return named.unwrap_or(CONTROL_MODE);
+        }
         peer.and_then(|p| p.classes.get(&class).copied())
             .or_else(|| peer.and_then(|p| p.default))
             .or_else(|| self.classes.get(&class).copied())
@@ -280,6 +296,13 @@ impl Ingress {
         self.sessions.iter()
     }
 
+    /// The open sessions toward `egress`, by class.
+    pub fn sessions_to(&self, egress: NodeId) -> impl Iterator<Item = &IngressSession> {
+        self.sessions
+            .range((egress, 0)..=(egress, u8::MAX))
+            .map(|(_, s)| s)
+    }
+
     /// Classifies and encodes one user packet toward `egress`, whose
     /// paths are `paths` (what a session that opens for it starts with),
     /// with nothing known of the moment ([`SendHints::default`]).
@@ -294,6 +317,11 @@ impl Ingress {
         let info = inspect(packet).inspect_err(|_| self.totals.not_ip += 1)?;
         let hints = SendHints::default();
         self.send_inspected(now, egress, &info, packet, hints, paths, out)
+    }
+
+    /// The class, urgency and flow of a packet already inspected.
+    pub fn classify(&self, info: &PacketInfo) -> Classified {
+        self.classifier.classify(info)
     }
 
     /// As [`Self::send`] for a packet already inspected (`info`), with
@@ -384,9 +412,9 @@ impl Ingress {
     /// With late binding: the datagram with `header` (of the session its
     /// egress and class name) left for its first hop at `now`. Nothing
     /// when no such session is open.
-    pub fn on_transmit(&mut self, now: Instant, header: &braid_wire::DataHeader) {
+    pub fn on_transmit(&mut self, now: Instant, header: &braid_wire::DataHeader, from_here: bool) {
         if let Some(s) = self.session_of(header) {
-            s.on_transmit(now, header);
+            s.on_transmit(now, header, from_here);
         }
     }
 
