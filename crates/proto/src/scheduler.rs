@@ -158,11 +158,6 @@ impl<P> Scheduler<P> {
         self.packets
     }
 
-    /// Bytes above the binding point.
-    pub fn queued_bytes(&self) -> usize {
-        self.bytes
-    }
-
     /// Packets bound to `path` and not yet pulled.
     pub fn bound(&self, path: usize) -> usize {
         self.bound.get(path).map_or(0, VecDeque::len)

@@ -446,8 +446,15 @@ fn a_sweep_of_unequal_paths_tracks_theory() {
             checked += 1;
             continue;
         }
+        // Within 2% of theory, except that stripe may deliver up to 3%
+        // more: its split leans a little off the lossiest path at high
+        // loss (the theory weighs the paths equally). Measured at 25%:
+        // 0.8820 against 0.8750 when path reports took the session's
+        // mode, 0.8962 since they are mirrored on every path and all
+        // arrive; at 30%, 0.8648 against 0.85.
+        let above = if f.mode == "stripe" { 0.03 } else { 0.02 };
         assert!(
-            (delivered - theory).abs() < 0.02,
+            delivered > theory - 0.02 && delivered < theory + above,
             "{} at {:?}: measured {delivered:.4}, theory {theory:.4}",
             f.mode,
             v.path_loss

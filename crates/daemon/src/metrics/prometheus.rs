@@ -535,7 +535,7 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
         ("malformed", c.malformed),
         ("queue_full", c.queue_full),
         ("binding_overflow", c.binding_overflow),
-        ("pace_dropped", c.pace_dropped),
+        ("queue_dropped", c.queue_dropped),
         ("unknown_neighbor", io.unknown_neighbor),
         ("udp_tx_queue_full", io.udp_tx_queue_full),
         ("udp_tx_errors", io.udp_tx_errors),

@@ -15,8 +15,10 @@ use std::collections::BTreeMap;
 
 use braid_wire::{DataFlags, DataHeader, NodeId};
 
+use super::admission::EntryCodel;
 use super::config::LateBinding;
 use crate::scheduler::Scheduler;
+use crate::time::Instant;
 
 /// Packets waiting above the binding point for one path alone from which
 /// that path counts as backlogged ([`Binder::backlogged`]): 18 ms of
@@ -30,6 +32,8 @@ pub struct Pending {
     pub header: DataHeader,
     /// What follows the header.
     pub body: Vec<u8>,
+    /// When it went above the binding point (set by [`Binder::enqueue`]).
+    pub queued_at: Instant,
 }
 
 /// How a datagram from the ingress is to be queued.
@@ -55,6 +59,9 @@ pub struct Binder {
     in_driver: BTreeMap<NodeId, usize>,
     /// Datagrams dropped above the binding point to stay within bounds.
     overflow: u64,
+    /// Per egress with a queue: which bulk user packets toward it are
+    /// dropped before they are encoded (`admission.rs`).
+    admission: BTreeMap<NodeId, EntryCodel>,
 }
 
 impl Binder {
@@ -67,6 +74,7 @@ impl Binder {
             backlog: Vec::new(),
             in_driver: BTreeMap::new(),
             overflow: 0,
+            admission: BTreeMap::new(),
         }
     }
 
@@ -80,20 +88,40 @@ impl Binder {
         self.overflow
     }
 
+    /// Whether a bulk user packet toward `egress` arriving at `now` may be
+    /// encoded: false while the queue above the binding point toward it
+    /// has stood too long (`admission.rs`: drop it, before encoding).
+    /// Always true without late binding.
+    pub fn admit(&mut self, egress: NodeId, now: Instant) -> bool {
+        if self.late.is_none() {
+            return true;
+        }
+        let Some(codel) = self.admission.get_mut(&egress) else {
+            return true;
+        };
+        if self.waiting.get(&egress).is_none_or(|w| w.queued() == 0) {
+            codel.on_empty(now);
+        }
+        codel.admit(now)
+    }
+
     /// Queues `pending` for path `path` of `egress` (which has `paths`
-    /// paths now), in flow `key`. Returns what the queue's bounds
-    /// dropped (counted), for the caller to recycle.
+    /// paths now), in flow `key`, at `now`. Returns what the queue's
+    /// bounds dropped (counted), for the caller to recycle.
     pub fn enqueue(
         &mut self,
+        now: Instant,
         egress: NodeId,
         paths: usize,
         path: u8,
-        pending: Pending,
+        mut pending: Pending,
         key: FlowKey,
     ) -> Vec<Pending> {
         let Some(late) = self.late else {
             return vec![pending];
         };
+        pending.queued_at = now;
+        self.admission.entry(egress).or_default();
         let waiting = self.waiting.entry(egress).or_insert_with(|| {
             let mut s = Scheduler::new(late.scheduler, crate::redundancy::mode::MAX_PATHS);
             for p in paths..s.paths() {
@@ -139,6 +167,7 @@ impl Binder {
     /// leaves the backlog.
     pub fn pull<'a>(
         &mut self,
+        now: Instant,
         paths_of: impl Fn(NodeId) -> Option<&'a [Vec<NodeId>]>,
         mut may_send: impl FnMut(NodeId, usize) -> bool,
     ) -> Option<(usize, Pending)> {
@@ -176,7 +205,10 @@ impl Binder {
                     self.backlog.remove(at);
                 }
             }
-            if pulled.is_some() {
+            if let Some((_, pending)) = &pulled {
+                if let Some(codel) = self.admission.get_mut(&egress) {
+                    codel.on_sojourn(now, now.since(pending.queued_at));
+                }
                 return pulled;
             }
         }
@@ -214,11 +246,6 @@ impl Binder {
             .is_some_and(|w| path < w.paths() && w.waiting_for(path) > 0)
     }
 
-    /// Bytes waiting above the binding point for `egress`.
-    pub fn queued_bytes(&self, egress: NodeId) -> usize {
-        self.waiting.get(&egress).map_or(0, Scheduler::queued_bytes)
-    }
-
     /// Whether anything for `egress` waits above the binding point.
     pub fn holds_for(&self, egress: NodeId) -> bool {
         self.waiting.get(&egress).is_some_and(|w| w.queued() > 0)
@@ -229,6 +256,7 @@ impl Binder {
     /// waits in it).
     pub fn forget(&mut self, egress: NodeId) {
         self.waiting.remove(&egress);
+        self.admission.remove(&egress);
     }
 
     /// A unicast datagram to `neighbor` went to the driver.
@@ -283,6 +311,7 @@ mod tests {
                 epoch: 1,
             },
             body: vec![0; 100],
+            queued_at: Instant::ZERO,
         }
     }
 
@@ -296,11 +325,18 @@ mod tests {
         let paths = [vec![NodeId(2)], vec![NodeId(3)]];
         for seq in 0..6 {
             assert!(b
-                .enqueue(EGRESS, 2, 0, pending(seq, false), FlowKey::default())
+                .enqueue(
+                    Instant::ZERO,
+                    EGRESS,
+                    2,
+                    0,
+                    pending(seq, false),
+                    FlowKey::default()
+                )
                 .is_empty());
         }
         let mut sent = Vec::new();
-        while let Some((p, d)) = b.pull(|_| Some(&paths[..]), |_, _| true) {
+        while let Some((p, d)) = b.pull(Instant::ZERO, |_| Some(&paths[..]), |_, _| true) {
             let hop = paths[p][0];
             b.handed_to_driver(hop);
             sent.push(d.header.seq);
@@ -308,7 +344,9 @@ mod tests {
         assert_eq!(sent, vec![0, 1], "the bound is 2 per next hop");
         assert!(b.holds_backlog() && b.holds_for(EGRESS));
         b.on_sent(NodeId(2));
-        let (p, d) = b.pull(|_| Some(&paths[..]), |_, _| true).unwrap();
+        let (p, d) = b
+            .pull(Instant::ZERO, |_| Some(&paths[..]), |_, _| true)
+            .unwrap();
         assert_eq!((p, d.header.seq), (0, 2));
     }
 
@@ -319,8 +357,15 @@ mod tests {
         // Path 0's first hop takes nothing; path 1's takes everything.
         for seq in 0..40 {
             let path = (seq % 2) as u8;
-            b.enqueue(EGRESS, 2, path, pending(seq, false), FlowKey::default());
-            while let Some((p, _)) = b.pull(|_| Some(&paths[..]), |_, _| true) {
+            b.enqueue(
+                Instant::ZERO,
+                EGRESS,
+                2,
+                path,
+                pending(seq, false),
+                FlowKey::default(),
+            );
+            while let Some((p, _)) = b.pull(Instant::ZERO, |_| Some(&paths[..]), |_, _| true) {
                 b.handed_to_driver(paths[p][0]);
                 if p == 1 {
                     b.on_sent(NodeId(3));
@@ -339,7 +384,14 @@ mod tests {
         );
         // Both full: neither is set apart (there is nowhere else to go).
         for seq in 40..80 {
-            b.enqueue(EGRESS, 2, 1, pending(seq, false), FlowKey::default());
+            b.enqueue(
+                Instant::ZERO,
+                EGRESS,
+                2,
+                1,
+                pending(seq, false),
+                FlowKey::default(),
+            );
         }
         assert_eq!(b.backlogged(EGRESS, BACKLOG_PACKETS), 0);
         // Another egress has nothing queued.
@@ -351,6 +403,7 @@ mod tests {
         let mut b = binder();
         let paths = [vec![]];
         b.enqueue(
+            Instant::ZERO,
             EGRESS,
             1,
             0,
@@ -361,6 +414,7 @@ mod tests {
             },
         );
         b.enqueue(
+            Instant::ZERO,
             EGRESS,
             1,
             0,
@@ -371,6 +425,7 @@ mod tests {
             },
         );
         b.enqueue(
+            Instant::ZERO,
             EGRESS,
             1,
             0,
@@ -380,20 +435,34 @@ mod tests {
                 urgent: true,
             },
         );
-        let first = b.pull(|_| Some(&paths[..]), |_, _| true).unwrap().1;
+        let first = b
+            .pull(Instant::ZERO, |_| Some(&paths[..]), |_, _| true)
+            .unwrap()
+            .1;
         assert_eq!(first.header.seq, 2);
     }
 
     #[test]
     fn renumbered_paths_take_back_what_waited_for_the_old_ones() {
         let mut b = binder();
-        b.enqueue(EGRESS, 2, 1, pending(7, false), FlowKey::default());
+        b.enqueue(
+            Instant::ZERO,
+            EGRESS,
+            2,
+            1,
+            pending(7, false),
+            FlowKey::default(),
+        );
         // Path 1 is gone: one path left, and the datagram rides it.
         b.renumber(EGRESS, 1);
         let one = [vec![NodeId(2)]];
-        let (p, d) = b.pull(|_| Some(&one[..]), |_, _| true).unwrap();
+        let (p, d) = b
+            .pull(Instant::ZERO, |_| Some(&one[..]), |_, _| true)
+            .unwrap();
         assert_eq!((p, d.header.seq), (0, 7));
-        assert!(b.pull(|_| Some(&one[..]), |_, _| true).is_none());
+        assert!(b
+            .pull(Instant::ZERO, |_| Some(&one[..]), |_, _| true)
+            .is_none());
         assert!(
             !b.holds_backlog(),
             "an egress with nothing left leaves the backlog"
@@ -403,8 +472,15 @@ mod tests {
     #[test]
     fn an_egress_without_routes_leaves_the_backlog() {
         let mut b = binder();
-        b.enqueue(EGRESS, 1, 0, pending(0, false), FlowKey::default());
-        assert!(b.pull(|_| None, |_, _| true).is_none());
+        b.enqueue(
+            Instant::ZERO,
+            EGRESS,
+            1,
+            0,
+            pending(0, false),
+            FlowKey::default(),
+        );
+        assert!(b.pull(Instant::ZERO, |_| None, |_, _| true).is_none());
         assert!(!b.holds_backlog());
     }
 
@@ -415,8 +491,15 @@ mod tests {
         let mut b = Binder::new(Some(late));
         let dropped: usize = (0..5)
             .map(|seq| {
-                b.enqueue(EGRESS, 1, 0, pending(seq, false), FlowKey::default())
-                    .len()
+                b.enqueue(
+                    Instant::ZERO,
+                    EGRESS,
+                    1,
+                    0,
+                    pending(seq, false),
+                    FlowKey::default(),
+                )
+                .len()
             })
             .sum();
         assert_eq!(dropped, 2);
@@ -427,11 +510,18 @@ mod tests {
     fn without_late_binding_nothing_waits_and_nothing_is_counted() {
         let mut b = Binder::new(None);
         assert_eq!(
-            b.enqueue(EGRESS, 1, 0, pending(0, false), FlowKey::default())
-                .len(),
+            b.enqueue(
+                Instant::ZERO,
+                EGRESS,
+                1,
+                0,
+                pending(0, false),
+                FlowKey::default()
+            )
+            .len(),
             1
         );
         b.handed_to_driver(NodeId(2));
-        assert!(!b.holds_backlog() && b.pull(|_| None, |_, _| true).is_none());
+        assert!(!b.holds_backlog() && b.pull(Instant::ZERO, |_| None, |_, _| true).is_none());
     }
 }

@@ -211,10 +211,10 @@ pub struct NodeCounters {
     /// Dropped above the binding point to stay within its bounds.
     pub binding_overflow: u64,
     /// Bulk user packets dropped before encoding because the queue above
-    /// the binding point toward their egress was full at the paced rates
-    /// (`redundancy/pacing.rs`).
+    /// the binding point toward their egress had stood too long
+    /// (`node/admission.rs`: CoDel at the queue's entry).
     #[serde(default)]
-    pub pace_dropped: u64,
+    pub queue_dropped: u64,
     /// Bulk datagrams held for delay equalisation (`hold.rs`).
     #[serde(default)]
     pub held: u64,

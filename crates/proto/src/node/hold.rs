@@ -179,6 +179,7 @@ mod tests {
                     epoch: 1,
                 },
                 body: vec![0; 10],
+                queued_at: at,
             },
             key: FlowKey::default(),
         }

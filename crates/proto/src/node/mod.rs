@@ -116,6 +116,7 @@
 //! `handle_datagram`) and the parsed packet is passed along; a user
 //! packet is inspected once ([`inspect`] in `send`).
 
+mod admission;
 mod binding;
 mod config;
 pub mod events;
@@ -141,7 +142,7 @@ use crate::classify::{inspect, Classified, Classifier};
 use crate::control::{ConfigError, ControlPlane};
 use crate::forward::{TreeDest, TreeHop};
 use crate::lsdb::LsaStore;
-use crate::redundancy::{equalise, pacing};
+use crate::redundancy::equalise;
 use crate::redundancy::{
     Egress, Ingress, IngressConfig, Mode, Outgoing, Payload, Policy, SendHints, CLASS_CONTROL,
 };
@@ -340,18 +341,6 @@ impl Node {
         self.routes.pacer(egress, path).and_then(|p| p.rate())
     }
 
-    /// Pacing: whether what waits above the binding point for `egress`
-    /// would take too long to leave at its paths' rates (a bulk user
-    /// packet toward it is then dropped before it is encoded).
-    fn pace_queue_full(&self, egress: NodeId) -> bool {
-        if !self.paces() {
-            return false;
-        }
-        let paths = self.routes.paths_to(egress).map_or(0, Vec::len);
-        let rates = (0..paths).map(|p| self.routes.pacer(egress, p).and_then(|p| p.rate()));
-        pacing::queue_full(self.binder.queued_bytes(egress), rates)
-    }
-
     /// Whether this node paces its paths (`pace`, with late binding).
     fn paces(&self) -> bool {
         self.config.pace && self.binder.is_on()
@@ -462,8 +451,8 @@ impl Node {
             ..SendHints::default()
         };
         let c = self.ingress.classify(&info);
-        if !c.urgent && self.pace_queue_full(egress) {
-            self.counters.pace_dropped += 1;
+        if !c.urgent && self.paces() && !self.binder.admit(egress, now) {
+            self.counters.queue_dropped += 1;
             self.scratch = out;
             return;
         }
@@ -955,6 +944,7 @@ impl Node {
             let pending = Pending {
                 header: o.header,
                 body: self.out.pool.copy_of(body),
+                queued_at: now,
             };
             let urgent = key.urgent || o.header.flags.contains(DataFlags::URGENT);
             let hold = if urgent || !equalise::spreads(o.header.mode) {
@@ -970,21 +960,21 @@ impl Node {
                 key,
             };
             if hold.is_zero() {
-                self.bind(held);
+                self.bind(now, held);
             } else if let Some(early) = self.held.hold(held) {
                 self.ingress.on_released(now, &early.pending.header);
-                self.bind(early);
+                self.bind(now, early);
             }
         }
     }
 
     /// Puts a datagram above the binding point for its path; what the
     /// queue's bounds drop never left (the path estimates are told).
-    fn bind(&mut self, h: Held) {
+    fn bind(&mut self, now: Instant, h: Held) {
         let paths = self.routes.paths_to(h.egress).map_or(0, Vec::len);
         for dropped in self
             .binder
-            .enqueue(h.egress, paths, h.path, h.pending, h.key)
+            .enqueue(now, h.egress, paths, h.path, h.pending, h.key)
         {
             self.ingress.on_dropped(&dropped.header);
             self.out.pool.give(dropped.body);
@@ -996,7 +986,7 @@ impl Node {
     fn release_held(&mut self, now: Instant) {
         while let Some(h) = self.held.pop_ready(now) {
             self.ingress.on_released(now, &h.pending.header);
-            self.bind(h);
+            self.bind(now, h);
         }
     }
 
@@ -1023,6 +1013,7 @@ impl Node {
             let routes = &self.routes;
             let mut wake: Option<Instant> = None;
             let pulled = self.binder.pull(
+                now,
                 |egress| routes.paths_to(egress).map(Vec::as_slice),
                 |egress, path| {
                     let Some(until) = routes
@@ -1090,7 +1081,7 @@ impl Node {
             });
             for h in self.held.take_egress(change.egress) {
                 self.ingress.on_released(now, &h.pending.header);
-                self.bind(h);
+                self.bind(now, h);
             }
             self.binder.renumber(change.egress, change.states.len());
             let mut out = std::mem::take(&mut self.scratch);

@@ -43,15 +43,9 @@
 //! pace with reports every 250 ms or less (`path_report_interval`): at
 //! 10 Mbit/s a 10% overshoot for 250 ms queues 25 ms at the bottleneck.
 //!
-//! **The queue above the binding point is kept short.** Once every path
-//! toward an egress is paced, a bulk user packet that arrives while what
-//! waits for the egress would take more than [`QUEUE_LIMIT_MS`] to leave
-//! at the paced rates is dropped before it is encoded ([`queue_full`]):
-//! a loss its TCP sender sees and answers, as it would at the
-//! bottleneck's own full queue. (Dropping an encoded datagram instead
-//! would be repaired at the egress, and the sender would never slow
-//! down; a long queue here would hold up every coded group that an
-//! urgent packet shares with bulk ones.)
+//! The queue that then builds above the binding point is kept short by
+//! the ingress's entry CoDel (`node/admission.rs`), which drops bulk user
+//! packets before they are encoded, so that TCP senders see it.
 //!
 //! Urgent datagrams pass the pacer like the others (the scheduler above
 //! the binding point gives them first), so one waits at most one bulk
@@ -91,27 +85,6 @@ pub const SAMPLES_KEPT: usize = 64;
 /// The lowest rate a path is paced at, bytes per second (64 kbit/s): a
 /// path whose reports said it carried nearly nothing still sends.
 pub const MIN_RATE: f64 = 8_000.0;
-/// The longest wait above the binding point, at the paced rates, beyond
-/// which bulk user packets toward the egress are dropped before they are
-/// encoded: about one round trip of a mesh path, what a TCP sender needs
-/// queued to keep its paths full.
-pub const QUEUE_LIMIT_MS: f64 = 150.0;
-
-/// Whether `queued_bytes` waiting above the binding point for an egress
-/// whose paths are paced at `rates` (bytes per second; `None`: a path not
-/// paced) take more than [`QUEUE_LIMIT_MS`] to leave. Never while a path
-/// is unpaced (its rate is not known: nothing to measure the wait by).
-pub fn queue_full(queued_bytes: usize, rates: impl IntoIterator<Item = Option<f64>>) -> bool {
-    let mut sum = 0.0;
-    for r in rates {
-        match r {
-            Some(r) => sum += r,
-            None => return false,
-        }
-    }
-    sum > 0.0 && queued_bytes as f64 / sum * 1e3 > QUEUE_LIMIT_MS
-}
-
 /// Bytes a pacer lets go at once after an idle spell (two full-size
 /// datagrams): the driver's batches and the late-binding bound take a
 /// few at a time.
@@ -468,17 +441,6 @@ mod tests {
         // 100 ms at 1000 bytes/ms, plus the burst allowance.
         let burst = (BURST_BYTES / 1000.0) as i32;
         assert!((100..=101 + burst).contains(&sent), "{sent}");
-    }
-
-    #[test]
-    fn the_queue_is_full_only_when_every_path_is_paced_and_it_is_long() {
-        // Two paths of 1 MB/s: the limit is 2 kB per ms.
-        let paced = [Some(1e6), Some(1e6)];
-        let limit = (QUEUE_LIMIT_MS * 2_000.0) as usize;
-        assert!(!queue_full(limit, paced));
-        assert!(queue_full(limit + 1, paced));
-        assert!(!queue_full(1 << 30, [Some(1e6), None]), "one unpaced");
-        assert!(!queue_full(1 << 30, []), "no path");
     }
 
     proptest! {

@@ -110,7 +110,28 @@ fn check_node(ck: &mut Checker, raw: &RawNode, field: &str) -> Option<NodeSettin
             .duration(&raw.flush, &format!("{field}.flush"), Duration::ZERO)
             .map(Some),
     };
-    let (Some(mode), Some(flush)) = (mode, flush) else {
+    let report_interval = match &raw.report_interval {
+        None => Some(None),
+        Some(v) => ck
+            .duration(
+                &raw.report_interval,
+                &format!("{field}.report_interval"),
+                Duration::ZERO,
+            )
+            .and_then(|d| {
+                if (Duration::from_millis(50)..=Duration::from_secs(10)).contains(&d) {
+                    Some(Some(d))
+                } else {
+                    ck.refuse(
+                        Some(v.span()),
+                        &format!("{field}.report_interval"),
+                        "50 ms to 10 s".to_string(),
+                    );
+                    None
+                }
+            }),
+    };
+    let (Some(mode), Some(flush), Some(report_interval)) = (mode, flush, report_interval) else {
         return None;
     };
     (ck.count() == before).then(|| NodeSettings {
@@ -119,6 +140,8 @@ fn check_node(ck: &mut Checker, raw: &RawNode, field: &str) -> Option<NodeSettin
         flush,
         reorder: raw.reorder,
         equalise_delay: raw.equalise_delay,
+        pace: raw.pace,
+        report_interval,
         metric,
         damping: raw.damping,
         ignore_tx_failures: raw.ignore_tx_failures,

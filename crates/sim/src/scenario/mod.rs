@@ -46,6 +46,22 @@ mod tests {
     use crate::link::LossModel;
 
     #[test]
+    fn pacing_and_the_report_interval_are_taken_and_checked() {
+        let base = "name = \"x\"\n[topology]\nkind = \"parallel\"\npaths = 2\nhops = 2\n";
+        let s = Scenario::parse("x.toml", base).unwrap();
+        assert!(!s.pace);
+        assert_eq!(s.report_interval, None);
+        let text = format!("{base}[node]\npace = true\nreport_interval = \"250ms\"\n");
+        let s = Scenario::parse("x.toml", &text).unwrap();
+        assert!(s.pace);
+        assert_eq!(s.report_interval, Some(Duration::from_millis(250)));
+        let bad = format!("{base}[node]\nreport_interval = \"5ms\"\n");
+        let e = Scenario::parse("x.toml", &bad).unwrap_err();
+        assert_eq!(e.field, "node.report_interval");
+        assert!(e.message.contains("50 ms to 10 s"), "{e}");
+    }
+
+    #[test]
     fn a_huge_topology_is_refused_before_it_is_built() {
         // Found by the scenario_text fuzz target: 2.8 billion hops per path
         // allocated until memory ran out.

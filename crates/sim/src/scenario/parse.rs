@@ -99,6 +99,8 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
         flush: node.flush.unwrap_or(Duration::from_millis(20)),
         reorder: node.reorder.unwrap_or(false),
         equalise_delay: node.equalise_delay.unwrap_or(false),
+        pace: node.pace.unwrap_or(false),
+        report_interval: node.report_interval,
         metric: node.metric.unwrap_or_default(),
         damping: node.damping.unwrap_or(true),
         ignore_tx_failures: node.ignore_tx_failures.unwrap_or(true),

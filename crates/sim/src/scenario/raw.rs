@@ -165,6 +165,8 @@ pub(super) struct RawNode {
     pub(super) flush: Option<Spanned<String>>,
     pub(super) reorder: Option<bool>,
     pub(super) equalise_delay: Option<bool>,
+    pub(super) pace: Option<bool>,
+    pub(super) report_interval: Option<Spanned<String>>,
     pub(super) metric: Option<Spanned<String>>,
     pub(super) damping: Option<bool>,
     pub(super) ignore_tx_failures: Option<bool>,

@@ -59,6 +59,12 @@ pub struct Scenario {
     /// Delay equalisation at the ingress (with late binding; off by
     /// default).
     pub equalise_delay: bool,
+    /// Pacing below capacity at the ingress (with late binding; off by
+    /// default).
+    pub pace: bool,
+    /// How often egress sessions report their paths (`None`: the node's
+    /// default, 1 s).
+    pub report_interval: Option<Duration>,
     pub metric: MetricKind,
     pub damping: bool,
     pub ignore_tx_failures: bool,
@@ -116,6 +122,8 @@ pub struct NodeSettings {
     pub flush: Option<Duration>,
     pub reorder: Option<bool>,
     pub equalise_delay: Option<bool>,
+    pub pace: Option<bool>,
+    pub report_interval: Option<Duration>,
     pub metric: Option<MetricKind>,
     pub damping: Option<bool>,
     pub ignore_tx_failures: Option<bool>,
@@ -145,6 +153,8 @@ impl Scenario {
         self.flush = n.flush.unwrap_or(self.flush);
         self.reorder = n.reorder.unwrap_or(self.reorder);
         self.equalise_delay = n.equalise_delay.unwrap_or(self.equalise_delay);
+        self.pace = n.pace.unwrap_or(self.pace);
+        self.report_interval = n.report_interval.or(self.report_interval);
         self.metric = n.metric.unwrap_or(self.metric);
         self.damping = n.damping.unwrap_or(self.damping);
         self.ignore_tx_failures = n.ignore_tx_failures.unwrap_or(self.ignore_tx_failures);

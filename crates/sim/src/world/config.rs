@@ -106,6 +106,10 @@ pub(super) fn node_config(
     }
     config.ingress.flush_after = scenario.flush;
     config.equalise_delay = scenario.equalise_delay;
+    config.pace = scenario.pace;
+    if let Some(interval) = scenario.report_interval {
+        config.path_report_interval = interval;
+    }
     if scenario.reorder {
         config.egress.reorder = Some(braid_proto::redundancy::reorder::ReorderConfig::default());
     }
