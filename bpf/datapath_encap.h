@@ -82,34 +82,53 @@ static __always_inline int to_segmenter(struct __sk_buff *skb, __u32 ifindex, __
 
 // Readdresses a transit packet to its next hop `nb`: the underlay from
 // us to it, and in the braid header (at RX_BRAID) route pointer `new_ptr`
-// and hop limit `hop - 1`. Written with the checksum kept right for
-// CHECKSUM_COMPLETE: the underlay (IPv4 and UDP, contiguous) in one
-// write, and the braid header from the route pointer to the hop limit in
-// another. Then redirected to the neighbor.
+// and hop limit `hop - 1`. Then redirected to the neighbor.
+//
+// The UDP checksum is kept right, not zeroed, for every state the skb
+// can be in: its pseudo-header part follows the new addresses and its
+// payload part the braid header's new bytes (bpf_l4_csum_replace does
+// each as the skb's state needs: a CHECKSUM_PARTIAL skb's field holds
+// only the pseudo-header sum, which the device or the stack finishes
+// later; a zero checksum stays zero). Zeroing it was wrong for a
+// CHECKSUM_PARTIAL skb: a device without checksum offload further on
+// finished it from the zero, and a daemon behind that link (an egress in
+// user space, with re-ordering on) got every packet with a bad checksum.
+// The underlay's IPv4 header is written with its own checksum, which
+// keeps the skb's CHECKSUM_COMPLETE sum right; the braid header's bytes
+// and the UDP checksum change by amounts that cancel in that sum.
 static __always_inline int readdress(struct __sk_buff *skb, const struct iphdr *ip,
 				     const struct udphdr *udp, const __u8 *b,
 				     const struct braid_neighbor *nb, __u32 new_ptr, __u8 hop)
 {
-	struct {
-		struct iphdr ip;
-		struct udphdr udp;
-	} under = {.ip = *ip, .udp = *udp};
-	_Static_assert(sizeof(under) == UNDERLAY_LEN, "no padding between the headers");
-	under.ip.saddr = nb->src_be;
-	under.ip.daddr = nb->addr_be;
-	under.ip.ttl = UNDERLAY_TTL;
-	under.ip.check = 0;
-	under.ip.check = ip_checksum(&under.ip);
-	under.udp.check = 0;
-	__u8 mid[BRAID_DATA_OFF_HOP_LIMIT - BRAID_DATA_OFF_RLEN_RPTR + 1];
-	__builtin_memcpy(mid, b + BRAID_DATA_OFF_RLEN_RPTR, sizeof(mid));
-	mid[0] = (b[BRAID_DATA_OFF_RLEN_RPTR] & ~ROUTE_FIELD) | (new_ptr & ROUTE_FIELD);
-	mid[sizeof(mid) - 1] = hop - 1;
+	(void)udp;
+	struct iphdr under = *ip;
+	__be32 old_src = ip->saddr, old_dst = ip->daddr;
+	under.saddr = nb->src_be;
+	under.daddr = nb->addr_be;
+	under.ttl = UNDERLAY_TTL;
+	under.check = 0;
+	under.check = ip_checksum(&under);
+	// The braid header's first 16 bytes (4-byte aligned from the UDP
+	// header's start, as the checksum's 16-bit words are), before and
+	// after: the route pointer (byte 3) and the hop limit (byte 14).
+	__u8 before[16], after[16];
+	__builtin_memcpy(before, b, sizeof(before));
+	__builtin_memcpy(after, b, sizeof(after));
+	after[BRAID_DATA_OFF_RLEN_RPTR] =
+		(b[BRAID_DATA_OFF_RLEN_RPTR] & ~ROUTE_FIELD) | (new_ptr & ROUTE_FIELD);
+	after[BRAID_DATA_OFF_HOP_LIMIT] = hop - 1;
 	__u32 ifindex = nb->ifindex;
 	__u32 nh = nb->addr_be;
-	if (bpf_skb_store_bytes(skb, ETH_HLEN, &under, sizeof(under), BPF_F_RECOMPUTE_CSUM) ||
-	    bpf_skb_store_bytes(skb, RX_BRAID + BRAID_DATA_OFF_RLEN_RPTR, mid, sizeof(mid),
-				BPF_F_RECOMPUTE_CSUM)) {
+	const __u32 check = ETH_HLEN + sizeof(struct iphdr) + __builtin_offsetof(struct udphdr, check);
+	const __u64 pseudo = BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0 | sizeof(__be32);
+	__s64 diff = bpf_csum_diff((__be32 *)before, sizeof(before), (__be32 *)after,
+				   sizeof(after), 0);
+	if (diff < 0 ||
+	    bpf_skb_store_bytes(skb, ETH_HLEN, &under, sizeof(under), BPF_F_RECOMPUTE_CSUM) ||
+	    bpf_l4_csum_replace(skb, check, old_src, under.saddr, pseudo) ||
+	    bpf_l4_csum_replace(skb, check, old_dst, under.daddr, pseudo) ||
+	    bpf_skb_store_bytes(skb, RX_BRAID, after, sizeof(after), 0) ||
+	    bpf_l4_csum_replace(skb, check, 0, diff, BPF_F_MARK_MANGLED_0)) {
 		count(BRAID_RX_ERROR);
 		return TC_ACT_SHOT;
 	}

@@ -210,10 +210,51 @@ fn transit_follows_the_route_like_user_space() {
         assert_eq!(&out[14 + 16..14 + 20], &[198, 18, 0, next.0 as u8]);
         assert_eq!(out[14 + 8], 64, "TTL");
         assert_eq!(checksum(&out[14..34]), 0, "IP checksum");
-        assert_eq!(&out[14 + 26..14 + 28], &[0, 0], "UDP checksum off");
+        assert_eq!(
+            &out[14 + 26..14 + 28],
+            &[0, 0],
+            "no UDP checksum stays none"
+        );
         assert_eq!(&out[14 + 22..14 + 24], &PORT.to_be_bytes());
+        // With a UDP checksum, it is kept right for the new addresses and
+        // header bytes (it was zeroed: a device without checksum offload
+        // further on then finished a partial one from zero, and a daemon
+        // behind it dropped every packet).
+        let mut summed = frame.clone();
+        fill_udp_checksum(&mut summed);
+        let (verdict, out) = run(&mut dp, Program::Rx, &summed);
+        assert_eq!(verdict, TC_ACT_REDIRECT, "route {route:?}");
+        assert_eq!(&out[RX..], &expected[..], "route {route:?}");
+        assert_ne!(&out[14 + 26..14 + 28], &[0, 0], "route {route:?}");
+        assert_eq!(udp_checksum(&out), 0, "UDP checksum, route {route:?}");
     }
-    assert_eq!(stat(&dp, "rx_forwarded"), 3);
+    assert_eq!(stat(&dp, "rx_forwarded"), 6);
+}
+
+/// The one's complement sum of an IPv4 UDP frame's pseudo header and
+/// datagram, complemented: 0 when its checksum is right.
+fn udp_checksum(frame: &[u8]) -> u16 {
+    let ip = &frame[14..34];
+    let udp = &frame[34..];
+    let mut pseudo = Vec::new();
+    pseudo.extend_from_slice(&ip[12..20]);
+    pseudo.extend_from_slice(&[0, 17]);
+    pseudo.extend_from_slice(&(udp.len() as u16).to_be_bytes());
+    pseudo.extend_from_slice(udp);
+    if pseudo.len() % 2 == 1 {
+        pseudo.push(0);
+    }
+    checksum(&pseudo)
+}
+
+/// Fills the UDP checksum of an IPv4 UDP frame whose field is zero.
+fn fill_udp_checksum(frame: &mut [u8]) {
+    frame[40..42].copy_from_slice(&[0, 0]);
+    let sum = match udp_checksum(frame) {
+        0 => 0xffff,
+        s => s,
+    };
+    frame[40..42].copy_from_slice(&sum.to_be_bytes());
 }
 
 fn transit_passes_up_what_user_space_refuses() {
