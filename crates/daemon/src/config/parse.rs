@@ -396,13 +396,13 @@ fn check_report_interval(found: &mut Findings<'_>, raw: &ConfigFile, nc: &mut No
     let interval = found
         .keep(src.duration(&raw.report_interval, "report_interval", default))
         .unwrap_or(default);
-    if (Duration::from_millis(50)..=Duration::from_secs(10)).contains(&interval) {
+    if braid_proto::node::PATH_REPORT_INTERVALS.contains(&interval) {
         nc.path_report_interval = interval;
     } else {
         found.refuse(
             raw.report_interval.as_ref().map(|v| v.span()),
             "report_interval",
-            "50 ms to 10 s",
+            braid_proto::node::PATH_REPORT_INTERVALS_TEXT,
         );
     }
 }

@@ -59,8 +59,9 @@ pub struct Binder {
     in_driver: BTreeMap<NodeId, usize>,
     /// Datagrams dropped above the binding point to stay within bounds.
     overflow: u64,
-    /// Per egress with a queue: which bulk user packets toward it are
-    /// dropped before they are encoded (`admission.rs`).
+    /// Per egress asked about ([`Binder::admit`]: pacing nodes only):
+    /// which bulk user packets toward it are dropped before they are
+    /// encoded (`admission.rs`). Gone with the egress's queue.
     admission: BTreeMap<NodeId, EntryCodel>,
 }
 
@@ -96,9 +97,7 @@ impl Binder {
         if self.late.is_none() {
             return true;
         }
-        let Some(codel) = self.admission.get_mut(&egress) else {
-            return true;
-        };
+        let codel = self.admission.entry(egress).or_default();
         if self.waiting.get(&egress).is_none_or(|w| w.queued() == 0) {
             codel.on_empty(now);
         }
@@ -121,7 +120,6 @@ impl Binder {
             return vec![pending];
         };
         pending.queued_at = now;
-        self.admission.entry(egress).or_default();
         let waiting = self.waiting.entry(egress).or_insert_with(|| {
             let mut s = Scheduler::new(late.scheduler, crate::redundancy::mode::MAX_PATHS);
             for p in paths..s.paths() {

@@ -13,6 +13,14 @@ use crate::paths::{DampingConfig, Disjointness};
 use crate::redundancy::{EgressConfig, IngressConfig, Policy, SessionLimits};
 use crate::scheduler::SchedulerConfig;
 
+/// The path report intervals a node may be given (`path_report_interval`):
+/// from fast enough for pacing's rate loop (several a second) to one so
+/// slow the estimates barely follow.
+pub const PATH_REPORT_INTERVALS: std::ops::RangeInclusive<Duration> =
+    Duration::from_millis(50)..=Duration::from_secs(10);
+/// [`PATH_REPORT_INTERVALS`] as an operator reads it, for errors.
+pub const PATH_REPORT_INTERVALS_TEXT: &str = "50 ms to 10 s";
+
 /// Everything a node is configured with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeConfig {

@@ -149,7 +149,10 @@ use crate::redundancy::{
 use crate::time::Instant;
 
 use binding::{Binder, FlowKey, Pending, BACKLOG_PACKETS};
-pub use config::{Dest, LateBinding, NodeConfig, NodeCounters, Transmit};
+pub use config::{
+    Dest, LateBinding, NodeConfig, NodeCounters, Transmit, PATH_REPORT_INTERVALS,
+    PATH_REPORT_INTERVALS_TEXT,
+};
 pub use events::{DownReason, Interface, NodeEvent};
 use hold::{Held, HoldLine};
 use neighbors::Heard;
@@ -1262,16 +1265,22 @@ impl Node {
         samples: &[Option<f64>],
     ) {
         let gap = self.config.path_report_interval / 2;
+        // What each path carried, every session toward the egress summed
+        // (datagrams per second; each session's estimates taken once).
+        let mut carried: Vec<Option<f64>> = Vec::new();
+        for s in self.ingress.sessions_to(egress) {
+            for (path, e) in s.path_estimates().into_iter().enumerate() {
+                if path >= carried.len() {
+                    carried.resize(path + 1, None);
+                }
+                if let Some(e) = e {
+                    carried[path] = Some(carried[path].unwrap_or(0.0) + e.carried_per_s);
+                }
+            }
+        }
         for c in counts {
             let path = c.path as usize;
-            // What the path carried, every session toward the egress
-            // summed (datagrams per second).
-            let carried = self
-                .ingress
-                .sessions_to(egress)
-                .filter_map(|s| s.path_estimates().get(path).copied().flatten())
-                .map(|e| e.carried_per_s)
-                .reduce(|a, b| a + b);
+            let carried = carried.get(path).copied().flatten();
             let held = self.binder.waits_for(egress, path);
             let sample = samples.get(path).copied().flatten();
             if let Some(p) = self.routes.pacer_mut(egress, path) {

@@ -309,6 +309,14 @@ mod tests {
     }
 
     impl Link {
+        /// An empty path of `capacity` datagrams/s.
+        fn new(capacity: f64) -> Self {
+            Link {
+                capacity,
+                queue_pkts: 0.0,
+            }
+        }
+
         /// One interval of `seconds` in which `sent` datagrams were given
         /// to the path; returns the report's delay sample (the queue at
         /// its end) and what the path carried per second.
@@ -361,10 +369,7 @@ mod tests {
     #[test]
     fn a_full_path_is_paced_just_below_what_it_carried_and_its_queue_stays_short() {
         let mut p = pacer();
-        let mut link = Link {
-            capacity: 1000.0,
-            queue_pkts: 0.0,
-        };
+        let mut link = Link::new(1000.0);
         let trace = run(&mut p, &mut link, 0, 40);
         assert!(p.rate().is_some(), "the greedy sender filled the path");
         let late = &trace[8..];
@@ -384,10 +389,7 @@ mod tests {
     #[test]
     fn a_capacity_that_halves_or_doubles_is_followed_within_two_seconds() {
         let mut p = pacer();
-        let mut link = Link {
-            capacity: 1000.0,
-            queue_pkts: 0.0,
-        };
+        let mut link = Link::new(1000.0);
         run(&mut p, &mut link, 0, 20);
         link.capacity = 500.0;
         let trace = run(&mut p, &mut link, 5_000, 8);

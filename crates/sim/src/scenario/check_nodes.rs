@@ -119,13 +119,13 @@ fn check_node(ck: &mut Checker, raw: &RawNode, field: &str) -> Option<NodeSettin
                 Duration::ZERO,
             )
             .and_then(|d| {
-                if (Duration::from_millis(50)..=Duration::from_secs(10)).contains(&d) {
+                if braid_proto::node::PATH_REPORT_INTERVALS.contains(&d) {
                     Some(Some(d))
                 } else {
                     ck.refuse(
                         Some(v.span()),
                         &format!("{field}.report_interval"),
-                        "50 ms to 10 s".to_string(),
+                        braid_proto::node::PATH_REPORT_INTERVALS_TEXT.to_string(),
                     );
                     None
                 }
