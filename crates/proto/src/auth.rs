@@ -23,6 +23,18 @@
 //!   request with a fresh nonce. A reply that echoes it (and carries a
 //!   valid MAC) proves the sender is live with the reply's index and
 //!   counter: from then on its messages are accepted. One round trip.
+//!   Messages with our own id and another boot index go through the same
+//!   checks: a replay of our past boot is refused, a live second router
+//!   with our id answers the challenge (the caller then reports it).
+//! * **Answers to what is not verified** (a challenge request, a reply
+//!   to an unverified message) are limited: each such message draws at
+//!   most one challenge message (a request is answered, not also
+//!   challenged back: the requester's next message is); at most one
+//!   request to and one reply to each sender per [`CHALLENGE_INTERVAL`],
+//!   answered or not; at most [`CHALLENGE_RATE`] a second in all (a
+//!   burst of [`MAX_OUTBOX`]). What a limit holds back is counted
+//!   (`challenges_limited`). Replaying anything at any rate makes a node
+//!   send at most about 7 challenge messages a second per sender named.
 //!
 //! Bounds: at most [`MAX_PEERS`] senders with replay state, at most
 //! [`MAX_PEERS`] challenges outstanding, at most [`MAX_OUTBOX`]
@@ -58,6 +70,9 @@ pub const MAX_OUTBOX: usize = 64;
 pub const CHALLENGE_INTERVAL: Duration = Duration::from_millis(300);
 /// A reply later than this after its request is refused.
 pub const CHALLENGE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Challenge messages sent per second at most, to all senders together
+/// (a burst of up to [`MAX_OUTBOX`] at once).
+pub const CHALLENGE_RATE: f64 = 50.0;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -194,7 +209,9 @@ impl Refusal {
 pub enum Passed {
     /// An ordinary message from a verified sender (or authentication is off).
     Message,
-    /// A challenge reply that proved `0` live: it was unverified until now.
+    /// A challenge reply that proved `0` live with a boot index we did not
+    /// hold for it (new, or restarted). A reply that only confirms what
+    /// we held is [`Passed::Challenge`].
     Verified(NodeId),
     /// A challenge (a request to us, answered; or not for us): nothing else to do.
     Challenge,
@@ -213,6 +230,9 @@ struct Peer {
 struct Asked {
     nonce: [u8; 8],
     at: Instant,
+    /// Not answered yet (a request): kept after the answer, so that the
+    /// interval between two requests holds whatever is answered.
+    open: bool,
 }
 
 /// The authenticator of one node.
@@ -228,8 +248,16 @@ pub struct Authenticator {
     /// same nonce) is not answered again.
     answered: BTreeMap<NodeId, Asked>,
     outbox: VecDeque<Challenge>,
+    /// Challenge messages that may be sent now (refilled at
+    /// [`CHALLENGE_RATE`], at most [`MAX_OUTBOX`]), and when last
+    /// refilled.
+    budget: f64,
+    refilled: Option<Instant>,
     /// Challenge messages dropped because the outbox was full.
     pub outbox_full: u64,
+    /// Challenge messages not sent because a rate limit held (per
+    /// sender, or all together).
+    pub challenges_limited: u64,
     /// Challenge requests sent, and replies that verified a sender.
     pub challenges_sent: u64,
     /// Replies that proved a sender live.
@@ -252,7 +280,10 @@ impl Authenticator {
             asked: BTreeMap::new(),
             answered: BTreeMap::new(),
             outbox: VecDeque::new(),
+            budget: MAX_OUTBOX as f64,
+            refilled: None,
             outbox_full: 0,
+            challenges_limited: 0,
             challenges_sent: 0,
             senders_verified: 0,
             challenges_received: 0,
@@ -347,11 +378,17 @@ impl Authenticator {
                     // because it does not know us (RFC 8967 §4.3). Once
                     // per nonce: a replayed request gets no second reply
                     // (a stranger replaying requests makes us send
-                    // nothing).
-                    let again = self.answered.get(&h.sender).is_some_and(|a| {
-                        a.nonce == c.nonce && now.since(a.at) <= CHALLENGE_TIMEOUT
-                    });
-                    if again {
+                    // nothing); and once per interval per requester (a
+                    // stranger replaying many old requests makes us send
+                    // little).
+                    let last = self.answered.get(&h.sender);
+                    if last
+                        .is_some_and(|a| a.nonce == c.nonce && now.since(a.at) <= CHALLENGE_TIMEOUT)
+                    {
+                        return Ok(Passed::Challenge);
+                    }
+                    if last.is_some_and(|a| now.since(a.at) < CHALLENGE_INTERVAL) {
+                        self.challenges_limited += 1;
                         return Ok(Passed::Challenge);
                     }
                     if !self.answered.contains_key(&h.sender) && self.answered.len() >= MAX_PEERS {
@@ -364,31 +401,41 @@ impl Authenticator {
                             Asked {
                                 nonce: c.nonce,
                                 at: now,
+                                open: false,
                             },
                         );
                     }
-                    self.queue(Challenge {
-                        kind: ChallengeKind::Reply,
-                        target: h.sender,
-                        nonce: c.nonce,
-                    });
-                    // And it may be as new to us as we are to it.
-                    if !self.is_verified(h.sender, h.boot_index) {
-                        self.ask(now, h.sender);
-                    }
+                    // Only the reply: if the requester is as new to us as
+                    // we are to it, its next message is challenged (one
+                    // datagram per unverified one, whatever it is).
+                    self.queue(
+                        now,
+                        Challenge {
+                            kind: ChallengeKind::Reply,
+                            target: h.sender,
+                            nonce: c.nonce,
+                        },
+                    );
                     return Ok(Passed::Challenge);
                 }
                 ChallengeKind::Reply => {
                     let ok = self.asked.get(&h.sender).is_some_and(|a| {
-                        a.nonce == c.nonce && now.since(a.at) <= CHALLENGE_TIMEOUT
+                        a.open && a.nonce == c.nonce && now.since(a.at) <= CHALLENGE_TIMEOUT
                     });
                     if !ok {
                         return Err(Refusal::UnexpectedReply);
                     }
-                    self.asked.remove(&h.sender);
-                    self.remember(now, h.sender, h.boot_index, h.counter);
+                    if let Some(a) = self.asked.get_mut(&h.sender) {
+                        a.open = false;
+                    }
                     self.senders_verified += 1;
-                    return Ok(Passed::Verified(h.sender));
+                    let known = self.is_verified(h.sender, h.boot_index);
+                    self.remember(now, h.sender, h.boot_index, h.counter);
+                    return Ok(if known {
+                        Passed::Challenge
+                    } else {
+                        Passed::Verified(h.sender)
+                    });
                 }
             }
         }
@@ -451,10 +498,11 @@ impl Authenticator {
     }
 
     /// Sends `sender` a challenge request, at most once per
-    /// [`CHALLENGE_INTERVAL`].
+    /// [`CHALLENGE_INTERVAL`] (answered or not).
     fn ask(&mut self, now: Instant, sender: NodeId) {
         if let Some(a) = self.asked.get(&sender) {
             if now.since(a.at) < CHALLENGE_INTERVAL {
+                self.challenges_limited += 1;
                 return;
             }
         } else if self.asked.len() >= MAX_PEERS {
@@ -468,21 +516,40 @@ impl Authenticator {
         let mut nonce = [0u8; 8];
         nonce[..4].copy_from_slice(&self.boot_index.to_be_bytes());
         nonce[4..].copy_from_slice(&self.nonces.to_be_bytes());
-        self.asked.insert(sender, Asked { nonce, at: now });
-        self.challenges_sent += 1;
-        self.queue(Challenge {
+        let request = Challenge {
             kind: ChallengeKind::Request,
             target: sender,
             nonce,
-        });
+        };
+        if self.queue(now, request) {
+            self.asked.insert(
+                sender,
+                Asked {
+                    nonce,
+                    at: now,
+                    open: true,
+                },
+            );
+            self.challenges_sent += 1;
+        }
     }
 
-    fn queue(&mut self, c: Challenge) {
+    /// Queues `c` if the overall rate and the outbox allow; whether it was.
+    fn queue(&mut self, now: Instant, c: Challenge) -> bool {
+        let since = self.refilled.map_or(Duration::ZERO, |t| now.since(t));
+        self.refilled = Some(now);
+        self.budget = (self.budget + since.as_secs_f64() * CHALLENGE_RATE).min(MAX_OUTBOX as f64);
+        if self.budget < 1.0 {
+            self.challenges_limited += 1;
+            return false;
+        }
         if self.outbox.len() >= MAX_OUTBOX {
             self.outbox_full += 1;
-            return;
+            return false;
         }
+        self.budget -= 1.0;
         self.outbox.push_back(c);
+        true
     }
 
     /// The next challenge message to send, if any.
@@ -537,14 +604,23 @@ mod tests {
         auth.check(Instant::from_millis(now), &msg, c.as_ref())
     }
 
-    /// Runs the challenge exchange between `a` (receiver) and `b`.
-    fn verify(a: &mut Authenticator, b: &mut Authenticator, b_id: u16, b_index: u32, counter: u32) {
+    /// Runs the challenge exchange between `a` (receiver) and `b`
+    /// at `now` (ms).
+    fn verify(
+        a: &mut Authenticator,
+        b: &mut Authenticator,
+        (b_id, b_index, counter): (u16, u32, u32),
+        now: u64,
+    ) {
         let first = message(b, b_id, b_index, counter);
-        assert_eq!(check(a, 0, &first), Err(Refusal::UnverifiedIndex));
+        assert_eq!(check(a, now, &first), Err(Refusal::UnverifiedIndex));
         let req = a.poll_challenge().expect("a challenge request");
         assert_eq!(req.kind, ChallengeKind::Request);
         let reply = b.answer_for_test(req, NodeId(b_id), b_index, counter + 1, a.id);
-        assert_eq!(check(a, 1, &reply), Ok(Passed::Verified(NodeId(b_id))));
+        assert_eq!(
+            check(a, now + 1, &reply),
+            Ok(Passed::Verified(NodeId(b_id)))
+        );
     }
 
     impl Authenticator {
@@ -619,7 +695,7 @@ mod tests {
     fn a_new_sender_is_challenged_once_then_accepted_and_replays_are_refused() {
         let mut a = Authenticator::new(NodeId(1), keys(&[(1, A)]), 7).unwrap();
         let mut b = Authenticator::new(NodeId(2), keys(&[(1, A)]), 9).unwrap();
-        verify(&mut a, &mut b, 2, 900, 10);
+        verify(&mut a, &mut b, (2, 900, 10), 0);
         let m12 = message(&b, 2, 900, 12);
         assert_eq!(check(&mut a, 2, &m12), Ok(Passed::Message));
         assert_eq!(check(&mut a, 2, &m12), Err(Refusal::Replayed));
@@ -638,7 +714,7 @@ mod tests {
         // A replay of an old boot is refused and challenged; the old
         // boot cannot answer with the new nonce, the live one can.
         assert_eq!(
-            check(&mut a, 5, &message(&b, 2, 800, 5000)),
+            check(&mut a, 500, &message(&b, 2, 800, 5000)),
             Err(Refusal::UnverifiedIndex)
         );
         let req = a.poll_challenge().unwrap();
@@ -653,12 +729,12 @@ mod tests {
             NodeId(1),
         );
         assert_eq!(
-            check(&mut a, 5, &stale_reply),
+            check(&mut a, 500, &stale_reply),
             Err(Refusal::UnexpectedReply)
         );
         // Still verified with the live index.
         assert_eq!(
-            check(&mut a, 6, &message(&b, 2, 900, 201)),
+            check(&mut a, 501, &message(&b, 2, 900, 201)),
             Ok(Passed::Message)
         );
     }
@@ -667,55 +743,119 @@ mod tests {
     fn a_restarted_sender_is_verified_with_its_new_index() {
         let mut a = Authenticator::new(NodeId(1), keys(&[(1, A)]), 7).unwrap();
         let mut b = Authenticator::new(NodeId(2), keys(&[(1, A)]), 9).unwrap();
-        verify(&mut a, &mut b, 2, 900, 500);
+        verify(&mut a, &mut b, (2, 900, 500), 0);
         // Restarted: a new index, counters from 1 again.
-        verify(&mut a, &mut b, 2, 901, 1);
+        verify(&mut a, &mut b, (2, 901, 1), 1000);
         assert_eq!(
-            check(&mut a, 2, &message(&b, 2, 901, 3)),
+            check(&mut a, 1002, &message(&b, 2, 901, 3)),
             Ok(Passed::Message)
         );
         assert_eq!(
-            check(&mut a, 2, &message(&b, 2, 900, 501)),
+            check(&mut a, 1002, &message(&b, 2, 900, 501)),
             Err(Refusal::UnverifiedIndex)
         );
     }
 
-    #[test]
-    fn a_challenge_request_is_answered_and_the_requester_challenged_back() {
-        let mut a = Authenticator::new(NodeId(1), keys(&[(1, A)]), 7).unwrap();
-        let (key_id, mac_len) = a.header_fields();
+    /// A signed challenge request from `sender` (boot `index`) to `target`.
+    fn request(auth: &Authenticator, sender: u16, index: u32, target: u16, nonce: u8) -> Vec<u8> {
+        let (key_id, mac_len) = auth.header_fields();
         let header = ControlHeader {
             key_id,
             mac_len,
-            boot_index: 33,
+            boot_index: index,
             counter: 1,
-            ..ControlHeader::new(MessageType::Challenge, NodeId(2))
+            ..ControlHeader::new(MessageType::Challenge, NodeId(sender))
         };
         let req = Challenge {
             kind: ChallengeKind::Request,
-            target: NodeId(1),
-            nonce: [1, 2, 3, 4, 5, 6, 7, 8],
+            target: NodeId(target),
+            nonce: [nonce; 8],
         };
         let mut buf = vec![0u8; 128];
         let n = req.emit(&header, &mut buf).unwrap();
         buf.truncate(n);
-        a.sign(&mut buf);
+        auth.sign(&mut buf);
+        buf
+    }
+
+    #[test]
+    fn a_challenge_request_is_answered_once_and_not_challenged_back() {
+        let mut a = Authenticator::new(NodeId(1), keys(&[(1, A)]), 7).unwrap();
+        let buf = request(&a, 2, 33, 1, 5);
         assert_eq!(check(&mut a, 0, &buf), Ok(Passed::Challenge));
         let reply = a.poll_challenge().unwrap();
         assert_eq!(
             (reply.kind, reply.target, reply.nonce),
-            (ChallengeKind::Reply, NodeId(2), req.nonce)
+            (ChallengeKind::Reply, NodeId(2), [5; 8])
         );
+        // One datagram for one request: the requester is challenged on
+        // its next message, not now.
+        assert!(a.poll_challenge().is_none());
+        // The same request again (a replay): no second reply.
+        assert_eq!(check(&mut a, 100, &buf), Ok(Passed::Challenge));
+        assert!(a.poll_challenge().is_none());
+        assert_eq!(a.challenges_received, 2);
+        let next = message(&a, 2, 33, 2);
+        assert_eq!(check(&mut a, 101, &next), Err(Refusal::UnverifiedIndex));
         let back = a.poll_challenge().unwrap();
         assert_eq!(
             (back.kind, back.target),
             (ChallengeKind::Request, NodeId(2))
         );
-        // The same request again (a replay): no second reply, and no
-        // second request within the interval.
-        assert_eq!(check(&mut a, 100, &buf), Ok(Passed::Challenge));
-        assert!(a.poll_challenge().is_none());
-        assert_eq!(a.challenges_received, 2);
+    }
+
+    #[test]
+    fn replays_at_any_rate_draw_one_challenge_per_interval() {
+        let mut a = Authenticator::new(NodeId(1), keys(&[(1, A)]), 7).unwrap();
+        let mut b = Authenticator::new(NodeId(2), keys(&[(1, A)]), 9).unwrap();
+        verify(&mut a, &mut b, (2, 900, 10), 0);
+        // 3 s of an old boot's messages replayed at 1,000 a second, each
+        // request answered by the live sender: one request per interval,
+        // not one per answer.
+        let mut requests = 0;
+        for ms in 0..3000u64 {
+            let old = message(&b, 2, 800, 5000 + ms as u32);
+            assert_eq!(check(&mut a, 10 + ms, &old), Err(Refusal::UnverifiedIndex));
+            while let Some(req) = a.poll_challenge() {
+                requests += 1;
+                let reply = b.answer_for_test(req, NodeId(2), 900, 20 + ms as u32, NodeId(1));
+                // Re-verified as it was: nothing new.
+                assert_eq!(check(&mut a, 10 + ms, &reply), Ok(Passed::Challenge));
+            }
+        }
+        assert!((9..=11).contains(&requests), "{requests} requests in 3 s");
+        assert!(a.challenges_limited > 2900);
+        // Requests with ever new nonces (an old boot's, replayed): one
+        // reply per interval.
+        let mut replies = 0;
+        for ms in 0..3000u64 {
+            let req = request(&b, 2, 800, 1, (ms % 251) as u8);
+            assert_eq!(check(&mut a, 4000 + ms, &req), Ok(Passed::Challenge));
+            while a.poll_challenge().is_some() {
+                replies += 1;
+            }
+        }
+        assert!((9..=11).contains(&replies), "{replies} replies in 3 s");
+    }
+
+    #[test]
+    fn all_senders_together_draw_at_most_the_overall_rate() {
+        let mut a = Authenticator::new(NodeId(1), keys(&[(1, A)]), 7).unwrap();
+        let b = Authenticator::new(NodeId(2), keys(&[(1, A)]), 9).unwrap();
+        // A key holder's messages from 1,000 ids in 1 s, each unverified.
+        let mut sent = 0;
+        for i in 0..1000u64 {
+            let m = message(&b, 100 + i as u16, 1, 1);
+            assert_eq!(check(&mut a, i, &m), Err(Refusal::UnverifiedIndex));
+            while a.poll_challenge().is_some() {
+                sent += 1;
+            }
+        }
+        // The burst, then the rate.
+        let most = MAX_OUTBOX + CHALLENGE_RATE as usize + 1;
+        assert!(sent <= most, "{sent} challenges in 1 s");
+        assert!(sent >= CHALLENGE_RATE as usize, "{sent}");
+        assert_eq!(a.challenges_limited as usize, 1000 - sent);
     }
 
     #[test]
@@ -724,7 +864,7 @@ mod tests {
         let mut old = Authenticator::new(NodeId(2), keys(&[(1, A)]), 9).unwrap();
         let new = Authenticator::new(NodeId(3), keys(&[(2, B), (1, A)]), 9).unwrap();
         assert_eq!(new.header_fields(), (2, MAC_LEN as u8));
-        verify(&mut a, &mut old, 2, 9, 1);
+        verify(&mut a, &mut old, (2, 9, 1), 0);
         assert_eq!(
             check(&mut a, 1, &message(&new, 3, 9, 1)),
             Err(Refusal::UnverifiedIndex)

@@ -284,6 +284,17 @@ fn a_campaign_of_faults_and_forgers_keeps_every_invariant() {
                 }
             }
             assert!(n.control().lsdb().len() <= count as usize);
+            // No id is used twice here: restarts (their old boots'
+            // advertisements still flooding) and strangers' replays
+            // raise no duplicate-id alarm.
+            assert_eq!(
+                n.control().counters().duplicate_id_signs,
+                0,
+                "seed {seed}: {:?} saw a duplicate id ({:?}): {:?}",
+                n.id(),
+                n.control().duplicate_id_seen(),
+                n.control().counters().rx_errors
+            );
         }
         let refused: u64 = nodes
             .iter()

@@ -105,6 +105,9 @@ pub struct ControlCounters {
     pub senders_verified: u64,
     /// Challenge messages dropped because too many waited.
     pub challenges_dropped: u64,
+    /// Challenge messages not sent because a rate limit held (one
+    /// request and one reply per sender per 300 ms, 50 a second in all).
+    pub challenges_limited: u64,
     /// Challenges received whose MAC checked (for us or for another node
     /// on the link; a replayed request is not answered again).
     pub challenges_received: u64,

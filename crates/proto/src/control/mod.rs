@@ -284,6 +284,7 @@ impl ControlPlane {
         self.counters.challenges_sent = self.auth.challenges_sent;
         self.counters.senders_verified = self.auth.senders_verified;
         self.counters.challenges_dropped = self.auth.outbox_full;
+        self.counters.challenges_limited = self.auth.challenges_limited;
         self.counters.challenges_received = self.auth.challenges_received;
         result
     }
@@ -309,8 +310,16 @@ impl ControlPlane {
                 self.counters.rx_own += 1;
                 return Ok(None);
             }
-            // Another boot with our id: a forger unless the MAC checks.
-            self.auth.check_mac(&m)?;
+            // Another boot with our id: a live second router, or a
+            // replay of one of our past boots. With keys, only what passes
+            // the neighbor checks is evidence: a replay is refused (and
+            // challenged, which no past boot can answer); a live router
+            // answers the challenge, and its reply and its later messages
+            // are the evidence. Without keys, anything is.
+            match self.auth.check(now, &m, challenge.as_ref())? {
+                Passed::Challenge => return Ok(None),
+                Passed::Message | Passed::Verified(_) => {}
+            }
             self.counters.duplicate_id_signs += 1;
             self.duplicate = Some(DuplicateSign::NeighborWithOurId);
             self.duplicate_seen = Some((DuplicateSign::NeighborWithOurId, now));
@@ -461,8 +470,9 @@ impl ControlPlane {
 
     /// One of our own advertisements came back. Newer than ours (from
     /// before a restart), the same number with other contents, or a flush
-    /// of ours: issue one numbered past it at once. Older: the sender holds
-    /// a stale copy; send ours back.
+    /// of ours: issue one numbered past it at once (the network knows us:
+    /// what we issue next must replace that copy everywhere, links or
+    /// not). Older: the sender holds a stale copy; send ours back.
     fn own_heard(&mut self, now: Instant, lsa: &braid_wire::Lsa<'_>) {
         use core::cmp::Ordering;
         if self.leaving {
@@ -475,9 +485,18 @@ impl ControlPlane {
             Some(Ordering::Less) => self.answer(now, self.id),
             Some(Ordering::Equal) if !flush => {}
             _ => {
-                if seq_newer(lsa.seq, self.own_seq) {
-                    self.own_seq = lsa.seq;
+                // Only a number past every one we issued or jumped to is
+                // news: a copy at or below it is one of our past lives'
+                // (several neighbors send theirs back after a restart,
+                // some before our renumbered one reaches them).
+                let past_ours = seq_newer(lsa.seq, self.own_seq);
+                self.flooded_own = true;
+                self.lsa_wanted = true;
+                self.jump_wanted = true;
+                if !past_ours {
+                    return;
                 }
+                self.own_seq = lsa.seq;
                 self.counters.own_seq_jumps += 1;
                 // One jump follows a restart (the network remembers our
                 // last life); more within a minute mean another router
@@ -493,11 +512,6 @@ impl ControlPlane {
                     self.own_jumps.pop_front();
                 }
                 self.own_jumps.push_back(now);
-                // The network knows us: what we issue next must replace
-                // that copy everywhere, links or not.
-                self.flooded_own = true;
-                self.lsa_wanted = true;
-                self.jump_wanted = true;
             }
         }
     }
