@@ -70,6 +70,7 @@ local msg_types = {
     [4] = "path report",
     [5] = "challenge",
     [6] = "echo",
+    [7] = "session check",
 }
 local modes = {
     [0] = "single",
@@ -90,6 +91,7 @@ local prefix_kinds = {
 }
 local challenge_kinds = { [1] = "request", [2] = "reply" }
 local echo_kinds = { [1] = "request", [2] = "reply" }
+local check_kinds = { [1] = "request", [2] = "proof" }
 local PAYLOAD_IPV4, PAYLOAD_IPV6, PAYLOAD_BRAID = 1, 2, 3
 local PAYLOAD_XOR, PAYLOAD_SHARD, PAYLOAD_OTHER = 4, 5, 6
 local payload_kinds = {
@@ -235,6 +237,15 @@ field("echo_reserved", ProtoField.uint8("braid.echo.reserved", "Reserved", base.
 field("echo_target", ProtoField.uint16("braid.echo.target", "Target node", base.DEC))
 field("echo_seq", ProtoField.uint32("braid.echo.seq", "Sequence number", base.DEC))
 field("echo_stamp", ProtoField.uint64("braid.echo.stamp", "Requester's stamp", base.DEC))
+-- Session checks (type 7): an egress asks the ingress to prove a new
+-- epoch or a jump, end to end inside data packets.
+field("check", ProtoField.none("braid.check", "Session check"))
+field("check_kind", ProtoField.uint8("braid.check.kind", "Kind", base.DEC, check_kinds))
+field("check_class", ProtoField.uint8("braid.check.class", "Class", base.DEC))
+field("check_target", ProtoField.uint16("braid.check.target", "Target node", base.DEC))
+field("check_epoch", ProtoField.uint32("braid.check.epoch", "Epoch", base.HEX))
+field("check_next_seq", ProtoField.uint32("braid.check.next_seq", "Next sequence number", base.DEC))
+field("check_nonce", ProtoField.bytes("braid.check.nonce", "Nonce"))
 
 -- Challenges (type 5).
 field("challenge", ProtoField.none("braid.challenge", "Challenge"))
@@ -851,6 +862,27 @@ local function dissect_echo(body, tree)
     return string.format("Echo %s to %s, seq %d", echo_kinds[kind] or ("kind " .. kind), node(target), seq)
 end
 
+local function dissect_check(body, tree)
+    local len = body:len()
+    local t = tree:add(f.check, body())
+    if len < 20 then
+        truncated(t, body, 0, 20, "session check")
+        return "Session check (truncated)"
+    end
+    local kind, class, target = body(0, 1):uint(), body(1, 1):uint(), body(2, 2):uint()
+    local k = t:add(f.check_kind, body(0, 1))
+    if check_kinds[kind] == nil then k:add_proto_expert_info(e.invalid_field, "Session check kind is 1 or 2") end
+    t:add(f.check_class, body(1, 1))
+    t:add(f.check_target, body(2, 2))
+    t:add(f.check_epoch, body(4, 4))
+    t:add(f.check_next_seq, body(8, 4))
+    t:add(f.check_nonce, body(12, 8))
+    if len > 20 then
+        give_up(t, body, 20, e.length_mismatch, string.format("A session check is 20 bytes, not %d", len))
+    end
+    return string.format("Session check %s to %s, class %d", check_kinds[kind] or ("kind " .. kind), node(target), class)
+end
+
 ---------------------------------------------------------------- control messages
 
 local function dissect_control(tvb, pinfo, tree, mtype)
@@ -893,6 +925,8 @@ local function dissect_control(tvb, pinfo, tree, mtype)
             info = body and dissect_path_report(body, tree) or "Path report (empty)"
         elseif mtype == 6 then
             info = body and dissect_echo(body, tree) or "Echo (empty)"
+        elseif mtype == 7 then
+            info = body and dissect_check(body, tree) or "Session check (empty)"
         else
             info = body and dissect_challenge(body, tree) or "Challenge (empty)"
         end
@@ -967,12 +1001,12 @@ dissect_message = function(tvb, pinfo, tree, root, nested)
         give_up(tree, tvb, 1, e.unknown_type, "Unknown message type " .. mtype)
         return "Unknown type " .. mtype
     end
-    -- Path reports and echoes travel end to end inside data packets; the
-    -- link-local control plane refuses one on its own, the egress
-    -- anything else.
-    local end_to_end = mtype == 4 or mtype == 6
+    -- Path reports, echoes and session checks travel end to end inside
+    -- data packets; the link-local control plane refuses one on its own,
+    -- the egress anything else.
+    local end_to_end = mtype == 4 or mtype == 6 or mtype == 7
     if nested and not end_to_end then
-        tree:add_proto_expert_info(e.wrong_type, "Inside a data packet of the control class: not a path report or echo")
+        tree:add_proto_expert_info(e.wrong_type, "Inside a data packet of the control class: not a path report, echo or session check")
     elseif not nested and end_to_end then
         tree:add_proto_expert_info(e.wrong_type, msg_types[mtype] .. " outside a data packet")
     end

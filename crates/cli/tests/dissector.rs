@@ -116,6 +116,8 @@ fn codec_messages_decode_field_for_field() {
             "challenge/reply",
             "echo/request",
             "echo/reply",
+            "check/request",
+            "check/proof",
             "mac/good",
             "mac/none",
             "mac/unknown key",

@@ -1,7 +1,7 @@
 //! Any braid message, parsed from bytes that arrive from the network: the
 //! one entry point that dispatches on the type byte.
 
-use crate::control::{Challenge, ControlMessage, Echo, LsaBundle, PathReport, Probe};
+use crate::control::{Challenge, ControlMessage, Echo, LsaBundle, PathReport, Probe, SessionCheck};
 use crate::data::{DataHeader, DataPacket};
 use crate::{peek, MessageType, WireError};
 
@@ -20,6 +20,8 @@ pub enum Message<'a> {
     Challenge(ControlMessage<'a>, Challenge),
     /// An echo request or reply.
     Echo(ControlMessage<'a>, Echo),
+    /// A session check request or proof.
+    SessionCheck(ControlMessage<'a>, SessionCheck),
 }
 
 /// Parses whatever message `buf` holds. The one entry point for bytes that
@@ -46,6 +48,10 @@ pub fn parse_any(buf: &[u8]) -> Result<Message<'_>, WireError> {
         MessageType::Echo => {
             let msg = ControlMessage::parse(buf)?;
             Ok(Message::Echo(msg, Echo::parse(&msg)?))
+        }
+        MessageType::SessionCheck => {
+            let msg = ControlMessage::parse(buf)?;
+            Ok(Message::SessionCheck(msg, SessionCheck::parse(&msg)?))
         }
     }
 }

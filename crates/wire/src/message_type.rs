@@ -29,6 +29,10 @@ pub enum MessageType {
     Challenge = 5,
     /// An echo request or reply, end to end ([`Echo`](crate::Echo): `braid ctl ping`).
     Echo = 6,
+    /// A session check request or proof, end to end
+    /// ([`SessionCheck`](crate::SessionCheck): an egress making sure of a
+    /// new epoch or a jump).
+    SessionCheck = 7,
 }
 
 impl MessageType {
@@ -41,6 +45,7 @@ impl MessageType {
             4 => MessageType::PathReport,
             5 => MessageType::Challenge,
             6 => MessageType::Echo,
+            7 => MessageType::SessionCheck,
             other => return Err(WireError::UnknownType(other)),
         })
     }

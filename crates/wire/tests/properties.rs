@@ -254,7 +254,35 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
             buf.truncate(n);
             buf
         });
-    prop_oneof![data, probe, lsa, report, challenge, echo]
+    let check = (
+        control_header(MessageType::SessionCheck),
+        any::<bool>(),
+        any::<u8>(),
+        node(),
+        (any::<u32>(), any::<u32>()),
+        any::<[u8; 8]>(),
+    )
+        .prop_map(|(h, request, class, target, (epoch, next_seq), nonce)| {
+            let kind = if request {
+                SessionCheckKind::Request
+            } else {
+                SessionCheckKind::Proof
+            };
+            let c = SessionCheck {
+                kind,
+                class,
+                target,
+                epoch,
+                next_seq,
+                nonce,
+            };
+            let mut buf = vec![0u8; 512];
+            let n = c.emit(&h, &mut buf).unwrap();
+            assert_eq!(n, SessionCheck::encoded_len(h.mac_len as usize));
+            buf.truncate(n);
+            buf
+        });
+    prop_oneof![data, probe, lsa, report, challenge, echo, check]
 }
 
 /// Re-emits a parsed message; parsing that again must give the same value.
@@ -308,6 +336,7 @@ fn re_emit(msg: &Message<'_>) -> Vec<u8> {
         }
         Message::Challenge(m, c) => c.emit(&m.header, &mut buf).unwrap(),
         Message::Echo(m, e) => e.emit(&m.header, &mut buf).unwrap(),
+        Message::SessionCheck(m, c) => c.emit(&m.header, &mut buf).unwrap(),
     };
     buf.truncate(n);
     buf
@@ -338,6 +367,9 @@ fn same_value(a: &Message<'_>, b: &Message<'_>) -> bool {
         }
         (Message::Challenge(mx, x), Message::Challenge(my, y)) => mx.header == my.header && x == y,
         (Message::Echo(mx, x), Message::Echo(my, y)) => mx.header == my.header && x == y,
+        (Message::SessionCheck(mx, x), Message::SessionCheck(my, y)) => {
+            mx.header == my.header && x == y
+        }
         _ => false,
     }
 }

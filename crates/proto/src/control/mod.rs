@@ -294,7 +294,10 @@ impl ControlPlane {
         let (m, challenge) = match msg {
             // Data, and path reports and echoes (which travel inside data
             // packets end to end), are not for the link-local control plane.
-            Message::Data(_) | Message::PathReport(..) | Message::Echo(..) => {
+            Message::Data(_)
+            | Message::PathReport(..)
+            | Message::Echo(..)
+            | Message::SessionCheck(..) => {
                 let found = braid_wire::peek(datagram).map_or(0, |t| t as u8);
                 return Err(WireError::WrongType {
                     expected: braid_wire::MessageType::Lsa as u8,
@@ -341,6 +344,7 @@ impl ControlPlane {
             Message::Data(_)
             | Message::PathReport(..)
             | Message::Echo(..)
+            | Message::SessionCheck(..)
             | Message::Challenge(..) => Ok(None),
             Message::Probe(m, probe) => {
                 self.counters.rx_probes += 1;

@@ -212,6 +212,13 @@ pub struct NodeCounters {
     /// router).
     #[serde(default)]
     pub echoes_answered: u64,
+    /// Session checks answered with a proof (this node the ingress).
+    #[serde(default)]
+    pub session_checks_answered: u64,
+    /// Session checks sent (this node the egress: it held packets of an
+    /// epoch, or numbers, its ingress had not proven yet).
+    #[serde(default)]
+    pub session_checks_sent: u64,
     /// Times the paths toward some egress changed.
     pub route_changes: u64,
     /// Link-layer failures the driver reported.

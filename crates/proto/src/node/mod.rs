@@ -134,6 +134,7 @@ use std::time::Duration;
 
 use braid_wire::{
     DataFlags, DataHeader, DataPacket, DataView, MessageType, NodeId, PathCount, RedundancyMode,
+    SessionCheck, SessionCheckKind,
 };
 use rand_core::RngCore;
 
@@ -160,7 +161,9 @@ pub use neighbors::NeighborTable;
 use outbox::Outbox;
 pub use refusal::{Counter, Refusal};
 pub use reports::DecodedPath;
-use reports::{answer_echo, echo_message, read_node_message, EchoAnswer, NodeMessage, Reporter};
+use reports::{
+    answer_echo, check_message, echo_message, read_node_message, EchoAnswer, NodeMessage, Reporter,
+};
 use routes::{RouteChange, RouteSettings, Routes, Unrouted};
 use tree::{Trees, View};
 
@@ -254,7 +257,9 @@ impl Node {
                 config.sessions,
                 config.seed,
             ),
-            egress: Egress::new(config.egress, config.sessions),
+            // The control plane's boot index is drawn at random each
+            // start: session checks' nonces never repeat an earlier one's.
+            egress: Egress::new(config.egress, config.sessions, control.boot_index()),
             control,
             routes: Routes::new(id, settings, now),
             route_changes: Vec::new(),
@@ -548,6 +553,7 @@ impl Node {
         self.emit_all(now, &mut out, &[], FlowKey::default());
         self.scratch = out;
         self.deliver_from_egress(|egress, deliver| egress.handle_timeout(now, deliver));
+        self.send_session_checks(now);
         self.note_topology(now);
         if self.routes.is_due(now) {
             self.recompute_routes(now);
@@ -832,6 +838,7 @@ impl Node {
                 self.egress
                     .receive(now, pkt, &mut |p| got.push(pool.copy_of(p)));
                 self.take_delivered(now, pkt.header.class);
+                self.send_session_checks(now);
             }
             (Forward::To(next), route_ptr) => {
                 self.counters.forwarded += 1;
@@ -1219,6 +1226,26 @@ impl Node {
         }
     }
 
+    /// Asks the ingress of every session that holds packets it has not
+    /// proven (a new epoch, numbers too far ahead) for its proof.
+    fn send_session_checks(&mut self, now: Instant) {
+        for (ingress, class, nonce) in self.egress.poll_checks(now) {
+            let check = SessionCheck {
+                kind: SessionCheckKind::Request,
+                class,
+                target: ingress,
+                epoch: 0,
+                next_seq: 0,
+                nonce,
+            };
+            if let Some(buf) = check_message(&check, self.id, self.control.mac_fields()) {
+                if self.send_in_control_class(now, ingress, buf) {
+                    self.counters.session_checks_sent += 1;
+                }
+            }
+        }
+    }
+
     /// Writes `echo` and sends it to `to` in the control class.
     fn send_end_to_end(&mut self, now: Instant, to: NodeId, echo: &braid_wire::Echo) -> bool {
         match echo_message(echo, self.id, self.control.mac_fields()) {
@@ -1289,8 +1316,52 @@ impl Node {
         }
     }
 
+    /// A session check from `sender`: a request to us as the ingress of
+    /// one of its sessions (answered with our proof), or a proof for one
+    /// of our egress sessions (what it held goes through).
+    fn on_session_check(&mut self, now: Instant, sender: NodeId, check: SessionCheck) {
+        if check.target != self.id {
+            return self.refuse(Refusal::NotOurCheck);
+        }
+        match check.kind {
+            SessionCheckKind::Request => {
+                let Some((epoch, next_seq)) = self.ingress.proof(now, sender, check.class) else {
+                    // No such session (it expired, or the request was
+                    // forged by a key holder), or answered just now.
+                    return self.refuse(Refusal::UnansweredCheck);
+                };
+                let proof = SessionCheck {
+                    kind: SessionCheckKind::Proof,
+                    epoch,
+                    next_seq,
+                    target: sender,
+                    ..check
+                };
+                if let Some(buf) = check_message(&proof, self.id, self.control.mac_fields()) {
+                    if self.send_in_control_class(now, sender, buf) {
+                        self.counters.session_checks_answered += 1;
+                    }
+                }
+            }
+            SessionCheckKind::Proof => {
+                let (got, pool) = (&mut self.got, &mut self.out.pool);
+                let taken = self.egress.on_proof(
+                    now,
+                    (sender, check.class),
+                    (check.epoch, check.next_seq),
+                    check.nonce,
+                    &mut |p| got.push(pool.copy_of(p)),
+                );
+                self.take_delivered(now, check.class);
+                if taken.is_err() {
+                    self.refuse(Refusal::UnexpectedProof);
+                }
+            }
+        }
+    }
+
     /// A message of the control class delivered here: a path report for
-    /// one of our ingress sessions, or an echo.
+    /// one of our ingress sessions, a session check, or an echo.
     fn on_node_message(&mut self, now: Instant, bytes: &[u8]) {
         let (sender, body) = match read_node_message(bytes, self.control.auth()) {
             Ok(read) => read,
@@ -1322,6 +1393,7 @@ impl Node {
                 self.scratch = out;
                 self.note_mode_changes();
             }
+            NodeMessage::Check(check) => self.on_session_check(now, sender, check),
             NodeMessage::Echo(echo) => match answer_echo(echo, self.id, sender) {
                 Ok(EchoAnswer::Reply(reply)) => {
                     if self.send_end_to_end(now, sender, &reply) {

@@ -22,6 +22,14 @@ pub enum Refusal {
     NotOurReport,
     /// An echo that is neither a request for this node nor a reply to it.
     NotOurEcho,
+    /// A session check for another node.
+    NotOurCheck,
+    /// A session check request for a session this node does not hold as
+    /// its ingress (or answered within the last 50 ms).
+    UnansweredCheck,
+    /// A session check proof no session of ours asked for (a replay, or
+    /// one that came after the session gave up).
+    UnexpectedProof,
     /// With authentication on: data from an underlay address no
     /// authenticated neighbor uses.
     Unauthenticated,
@@ -95,6 +103,9 @@ impl Refusal {
             Refusal::TreeWithRoute => "tree_with_route",
             Refusal::NotOurReport => "not_our_report",
             Refusal::NotOurEcho => "not_our_echo",
+            Refusal::NotOurCheck => "not_our_check",
+            Refusal::UnansweredCheck => "unanswered_check",
+            Refusal::UnexpectedProof => "unexpected_proof",
             Refusal::BadNodeMessage(r) => r.kind(),
             Refusal::Control(r) => r.kind(),
             other => other.counter().name(),
@@ -107,7 +118,10 @@ impl Refusal {
             Refusal::Malformed(_)
             | Refusal::TreeWithRoute
             | Refusal::NotOurReport
-            | Refusal::NotOurEcho => Counter::Malformed,
+            | Refusal::NotOurEcho
+            | Refusal::NotOurCheck
+            | Refusal::UnansweredCheck
+            | Refusal::UnexpectedProof => Counter::Malformed,
             Refusal::Unauthenticated | Refusal::BadNodeMessage(_) => Counter::Unauthenticated,
             Refusal::WrongPreviousHop => Counter::WrongPreviousHop,
             Refusal::HopLimitExceeded => Counter::HopLimitExceeded,

@@ -1,5 +1,6 @@
 //! Node messages: what one router tells another end to end, inside data
-//! packets of the control class. Path reports: every
+//! packets of the control class. Session checks (`egress.rs` says when an
+//! egress asks; the ingress answers with its proof). Path reports: every
 //! `path_report_interval` each egress session tells its ingress how many
 //! packets arrived on each path; the ingress turns two reports and what
 //! it sent in between into each path's loss (what the adaptive mode and
@@ -16,6 +17,7 @@ use std::time::Duration;
 use braid_wire::control::LATEST_MASK;
 use braid_wire::{
     ControlHeader, ControlMessage, Echo, EchoKind, MessageType, NodeId, PathCount, PathReport,
+    SessionCheck,
 };
 
 use super::refusal::Refusal;
@@ -29,6 +31,8 @@ pub enum NodeMessage<'a> {
     Report(PathReport<'a>),
     /// An echo request or reply.
     Echo(Echo),
+    /// A session check request or proof.
+    Check(SessionCheck),
 }
 
 /// What another decoder of an egress session (the kernel data path)
@@ -189,6 +193,24 @@ pub fn echo_message(echo: &Echo, me: NodeId, (key_id, mac_len): (u8, u8)) -> Opt
     Some(buf)
 }
 
+/// `check`, written by `me` with the MAC fields `(key_id, mac_len)`,
+/// unsigned.
+pub fn check_message(
+    check: &SessionCheck,
+    me: NodeId,
+    (key_id, mac_len): (u8, u8),
+) -> Option<Vec<u8>> {
+    let header = ControlHeader {
+        key_id,
+        mac_len,
+        ..ControlHeader::new(MessageType::SessionCheck, me)
+    };
+    let mut buf = vec![0u8; SessionCheck::encoded_len(mac_len as usize)];
+    let n = check.emit(&header, &mut buf).ok()?;
+    buf.truncate(n);
+    Some(buf)
+}
+
 /// A message of the control class delivered to `me`: parsed, then its
 /// MAC checked (once for every kind); its sender and body.
 pub fn read_node_message<'a>(
@@ -196,10 +218,12 @@ pub fn read_node_message<'a>(
     auth: &Authenticator,
 ) -> Result<(NodeId, NodeMessage<'a>), Refusal> {
     let msg = ControlMessage::parse(bytes).map_err(Refusal::Malformed)?;
-    let body = if msg.header.msg_type == MessageType::Echo {
-        NodeMessage::Echo(Echo::parse(&msg).map_err(Refusal::Malformed)?)
-    } else {
-        NodeMessage::Report(PathReport::parse(&msg).map_err(Refusal::Malformed)?)
+    let body = match msg.header.msg_type {
+        MessageType::Echo => NodeMessage::Echo(Echo::parse(&msg).map_err(Refusal::Malformed)?),
+        MessageType::SessionCheck => {
+            NodeMessage::Check(SessionCheck::parse(&msg).map_err(Refusal::Malformed)?)
+        }
+        _ => NodeMessage::Report(PathReport::parse(&msg).map_err(Refusal::Malformed)?),
     };
     auth.check_mac(&msg).map_err(Refusal::BadNodeMessage)?;
     Ok((msg.header.sender, body))

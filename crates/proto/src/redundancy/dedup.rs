@@ -7,13 +7,14 @@
 //!
 //! * A number above the highest seen, by at most half the window, is new:
 //!   the window slides up to it.
-//! * A number further ahead moves the window only when the next packet
-//!   confirms the jump (lands within half a window of it): alone it is
-//!   dropped and counted ([`Verdict::TooFarAhead`]), and any packet that
-//!   fits the window in between cancels it. One forged or corrupted number
-//!   therefore costs at most that packet, never the packets after it; a
-//!   real jump (more than half a window of packets lost in a row) costs
-//!   its first packet.
+//! * A number further ahead never moves the window: it is dropped and
+//!   counted ([`Verdict::TooFarAhead`]) however many follow it. Only
+//!   [`DedupWindow::advance_to`] moves it that far, which the egress calls
+//!   when the ingress has proven (in a signed session check: `egress.rs`)
+//!   that its numbers really are there. Forged or corrupted numbers,
+//!   any number of them, therefore cost only themselves; a real jump (more
+//!   than half a window of packets lost in a row) costs a round trip to
+//!   the ingress, its packets held meanwhile.
 //! * A number inside the window is new exactly when its bit is clear.
 //! * A number older than the window cannot be told apart from a duplicate.
 //!   It is **dropped and counted** ([`Verdict::TooOld`]): delivering it
@@ -36,8 +37,8 @@ pub enum Verdict {
     Duplicate,
     /// Older than the window: dropped, counted.
     TooOld,
-    /// More than half a window ahead, unconfirmed: dropped, counted; the
-    /// next packet near it confirms the jump.
+    /// More than half a window ahead: dropped, counted (see
+    /// [`DedupWindow::advance_to`]).
     TooFarAhead,
 }
 
@@ -48,9 +49,6 @@ pub struct DedupWindow {
     mask: u32,
     highest: u32,
     started: bool,
-    /// The last number that arrived too far ahead, if no packet that fits
-    /// the window came since: the next one near it confirms the jump.
-    jump: Option<u32>,
 }
 
 impl DedupWindow {
@@ -63,7 +61,6 @@ impl DedupWindow {
             mask: size - 1,
             highest: 0,
             started: false,
-            jump: None,
         }
     }
 
@@ -96,7 +93,7 @@ impl DedupWindow {
         }
         let ahead = seq.wrapping_sub(self.highest);
         if ahead != 0 && ahead < 1 << 31 {
-            return if ahead <= self.max_advance() || self.confirms_jump(seq) {
+            return if ahead <= self.max_advance() {
                 Verdict::New
             } else {
                 Verdict::TooFarAhead
@@ -114,23 +111,9 @@ impl DedupWindow {
         }
     }
 
-    /// Whether `seq` lands within half a window of the last number that
-    /// arrived too far ahead.
-    fn confirms_jump(&self, seq: u32) -> bool {
-        self.jump.is_some_and(|j| {
-            let d = seq.wrapping_sub(j);
-            d.min(d.wrapping_neg()) <= self.max_advance()
-        })
-    }
-
     /// Checks `seq` and, when new, records it.
     pub fn insert(&mut self, seq: u32) -> Verdict {
         let verdict = self.check(seq);
-        match verdict {
-            Verdict::TooFarAhead => self.jump = Some(seq),
-            Verdict::Duplicate => self.jump = None,
-            _ => {}
-        }
         if verdict != Verdict::New {
             return verdict;
         }
@@ -140,19 +123,33 @@ impl DedupWindow {
         } else {
             let ahead = seq.wrapping_sub(self.highest);
             if ahead != 0 && ahead < 1 << 31 {
-                if ahead > self.max_advance() {
-                    // A confirmed jump: the window starts over here.
-                    self.bits.fill(0);
-                } else {
-                    self.slide(ahead);
-                }
+                self.slide(ahead);
                 self.highest = seq;
             }
         }
-        self.jump = None;
         let (w, b) = self.bit(seq);
         self.bits[w] |= b;
         verdict
+    }
+
+    /// Moves the window up so that the numbers just below `next` fit it:
+    /// the highest becomes `next - 1` (none of the numbers it slides over
+    /// seen), unless it is there already. A window with no number yet
+    /// starts there. Called when the ingress proved that its next packet
+    /// carries `next`.
+    pub fn advance_to(&mut self, next: u32) {
+        let top = next.wrapping_sub(1);
+        if !self.started {
+            self.started = true;
+            self.highest = top;
+            self.bits.fill(0);
+            return;
+        }
+        let ahead = top.wrapping_sub(self.highest);
+        if ahead != 0 && ahead < 1 << 31 {
+            self.slide(ahead);
+            self.highest = top;
+        }
     }
 
     /// Forgets the numbers that fall out as the window moves up by `by`.
@@ -212,14 +209,15 @@ mod tests {
     }
 
     #[test]
-    fn one_far_number_costs_itself_only_and_a_real_jump_is_confirmed() {
+    fn far_numbers_cost_only_themselves_and_a_proven_jump_moves_the_window() {
         let mut w = DedupWindow::new(8192);
         for s in 1000..1100u32 {
             assert_eq!(w.insert(s), Verdict::New);
         }
-        // A forged (or corrupted) number far ahead: dropped, and the
-        // packets after it are not.
+        // Forged (or corrupted) numbers far ahead, even two in a row close
+        // together: dropped, and the packets after them are not.
         assert_eq!(w.insert(2_000_000_000), Verdict::TooFarAhead);
+        assert_eq!(w.insert(2_000_000_001), Verdict::TooFarAhead);
         for s in 1100..1200u32 {
             assert_eq!(w.insert(s), Verdict::New, "{s}");
         }
@@ -231,13 +229,26 @@ mod tests {
             }
             assert_eq!(w.insert(s), Verdict::New, "{s}");
         }
-        // A real jump (the ingress lost 50,000 packets in a row): the first
-        // packet is dropped, the next confirms, its copies are duplicates.
+        // A real jump (the ingress lost 50,000 packets in a row): refused
+        // until proven; then the packets before the proven number are new
+        // once, and what came before the jump is too old.
         assert_eq!(w.insert(51_400), Verdict::TooFarAhead);
+        assert_eq!(w.insert(51_401), Verdict::TooFarAhead);
+        w.advance_to(51_402);
         assert_eq!(w.insert(51_401), Verdict::New);
         assert_eq!(w.insert(51_401), Verdict::Duplicate);
         assert_eq!(w.insert(51_400), Verdict::New, "its late copy");
+        assert_eq!(w.insert(51_402), Verdict::New);
         assert_eq!(w.insert(1399), Verdict::TooOld);
+        // A proof behind the window changes nothing.
+        w.advance_to(50_000);
+        assert_eq!(w.insert(51_402), Verdict::Duplicate);
+        // A window with nothing yet starts below the proven number.
+        let mut fresh = DedupWindow::new(64);
+        fresh.advance_to(500);
+        assert_eq!(fresh.insert(499), Verdict::New);
+        assert_eq!(fresh.insert(400), Verdict::TooOld);
+        assert_eq!(fresh.insert(600), Verdict::TooFarAhead);
     }
 
     proptest! {
@@ -280,24 +291,27 @@ mod tests {
             }
         }
 
-        /// A lone far number (forged or corrupted), ahead or behind, never
-        /// gets in and never costs a real packet: with one between every
-        /// two real ones, every real packet is still new exactly once.
+        /// Far numbers (forged or corrupted), ahead or behind, alone or in
+        /// runs of close ones, never get in and never cost a real packet:
+        /// with some between every two real ones, every real packet is
+        /// still new exactly once.
         #[test]
-        fn lone_far_numbers_cost_nothing_but_themselves(
+        fn far_numbers_cost_nothing_but_themselves(
             start: u32,
-            far in prop::collection::vec((any::<bool>(), 129u32..(1 << 30)), 1..500),
+            far in prop::collection::vec((any::<bool>(), 129u32..(1 << 30), 1u32..4), 1..500),
         ) {
             let mut w = DedupWindow::new(256);
             let mut cur = start;
             prop_assert_eq!(w.insert(cur), Verdict::New);
-            for (ahead, distance) in far {
-                let forged = if ahead {
-                    cur.wrapping_add(distance)
-                } else {
-                    cur.wrapping_sub(distance + 256)
-                };
-                prop_assert_ne!(w.insert(forged), Verdict::New, "{} got in", forged);
+            for (ahead, distance, run) in far {
+                for k in 0..run {
+                    let forged = if ahead {
+                        cur.wrapping_add(distance + k)
+                    } else {
+                        cur.wrapping_sub(distance + 256 + k)
+                    };
+                    prop_assert_ne!(w.insert(forged), Verdict::New, "{} got in", forged);
+                }
                 cur = cur.wrapping_add(1);
                 prop_assert_eq!(w.insert(cur), Verdict::New, "{} was refused", cur);
                 prop_assert_eq!(w.insert(cur), Verdict::Duplicate);

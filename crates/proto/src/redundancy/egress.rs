@@ -4,35 +4,58 @@
 //! brought.
 //!
 //! Order of decisions for an arriving packet:
-//! 0. epoch: a packet of another epoch than the session's means its
-//!    ingress opened the session anew (it restarted, or its session
-//!    expired): the window, the open groups and the re-order buffer start
-//!    over (what the buffer held is delivered first). A packet of the
-//!    epoch just replaced is a late copy from before: dropped, counted.
-//!    Nothing else ever resets the window;
+//! 0. epoch: the first packet's epoch is the session's. A packet of
+//!    another epoch may mean that the ingress opened the session anew (it
+//!    restarted, or its session expired), or that someone forged it: it
+//!    is held (at most [`MAX_HELD`]), and the session asks its ingress in
+//!    a signed session check (`braid_wire::SessionCheck`) with a fresh
+//!    nonce. Only the ingress's proof (its epoch and next number, the
+//!    nonce, its MAC checked by the node) changes the epoch: then the
+//!    window, the open groups and the re-order buffer start over (what the
+//!    buffer held is delivered first) and the held packets of the proven
+//!    epoch go through, the others are dropped. A packet of the epoch
+//!    just replaced is a late copy from before: dropped, counted. Nothing
+//!    else ever resets the window;
 //! 1. data: the dedup window decides new / duplicate / too old / too far
-//!    ahead (see `dedup.rs`: one packet alone moves it at most half a
-//!    window); a new
-//!    packet is delivered at once (or through the re-order buffer) and,
-//!    when it belongs to a group, kept until the group is settled;
+//!    ahead (see `dedup.rs`: no packet moves it more than half a window).
+//!    A packet too far ahead is held and checked like a new epoch: the
+//!    proof's next number moves the window ([`DedupWindow::advance_to`]).
+//!    A new packet is delivered at once (or through the re-order buffer)
+//!    and, when it belongs to a group, kept until the group is settled;
 //! 2. repair: kept with its group; its header's group shape is
 //!    authoritative (a flushed group is smaller than planned);
 //! 3. the group is rebuilt when the missing data packets are no more than
 //!    the repair packets at hand (XOR: one; Reed-Solomon: n-m), and every
 //!    rebuilt packet passes the dedup window like any other.
 //!
+//! So forged data packets, whatever their epoch or number and however
+//! many, cost only themselves (and a check each [`CHECK_INTERVAL`] at
+//! most): the real packets around them are delivered as before.
+//! Sessions of the control class deliver a packet that waits for a proof
+//! at once as well (each node message there is signed on its own: the
+//! proof itself travels in that class).
+//!
 //! Bounded: at most `max_groups` open groups per session (the oldest is
-//! dropped, counted), the dedup window, and the re-order buffer.
+//! dropped, counted), the dedup window, the re-order buffer, and
+//! [`MAX_HELD`] packets waiting for a proof, for at most [`CHECK_TIMEOUT`].
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
-use braid_wire::{DataPacket, Group, PathCount, RedundancyMode};
+use braid_wire::{DataHeader, DataPacket, Group, PathCount, RedundancyMode};
 
 use super::coding::{rs_rebuild, xor_rebuild, RsCodec};
 use super::dedup::{DedupWindow, Verdict};
 use super::mode::MAX_PATHS;
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderCounters};
 use crate::time::Instant;
+
+/// Packets a session holds while it waits for its ingress's proof.
+pub const MAX_HELD: usize = 32;
+/// A session asks its ingress again at most this often.
+pub const CHECK_INTERVAL: Duration = Duration::from_millis(200);
+/// Held packets, and a check not answered, are given up after this.
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Egress settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +119,21 @@ pub struct EgressCounters {
     /// Packets of the epoch just replaced (late copies from before the
     /// ingress restarted): dropped.
     pub old_epoch: u64,
+    /// Packets of an epoch, or numbers too far ahead, that the ingress
+    /// had not proven when they arrived: held for its proof (or, in the
+    /// control class, delivered but not moving the window).
+    pub unproven: u64,
+    /// Of those, dropped: the proof named another epoch or numbers (a
+    /// forgery), none came in time, or the hold was full.
+    pub unproven_dropped: u64,
+    /// Session checks sent to the ingress.
+    pub checks_sent: u64,
+    /// Proofs taken: each moved the epoch or the window, or confirmed
+    /// them.
+    pub proofs: u64,
+    /// Windows moved more than half their span by a proof (the ingress's
+    /// numbers jumped: a long run of lost packets).
+    pub jumps: u64,
     /// What each path brought, by path index.
     pub per_path: [PathCounters; MAX_PATHS],
 }
@@ -116,10 +154,34 @@ struct RxGroup {
     settled: bool,
 }
 
+/// What a session waits for its ingress to prove.
+#[derive(Debug)]
+struct Unproven {
+    /// Packets held meanwhile: header and payload.
+    held: VecDeque<(DataHeader, Vec<u8>)>,
+    /// When the first of them arrived.
+    since: Instant,
+    /// The check sent, if any: its nonce, and when.
+    asked: Option<([u8; 8], Instant)>,
+}
+
+/// Why a proof changed nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProofRefusal {
+    /// No session asked (it never did, or the proof came late, or twice):
+    /// a replay, or a check given up.
+    NotAsked,
+    /// Its nonce is not the one the session sent.
+    WrongNonce,
+}
+
 /// The decoder of one session.
 #[derive(Debug)]
 pub struct EgressSession {
     config: EgressConfig,
+    /// Deliver what waits for a proof as well (the control class).
+    deliver_unproven: bool,
+    unproven: Option<Unproven>,
     /// The epoch of the session's packets, once one has arrived, and the
     /// one it replaced.
     epoch: Option<u32>,
@@ -142,6 +204,8 @@ impl EgressSession {
     /// A session that has had no packet yet, as of `now`.
     pub fn new(config: EgressConfig, now: Instant) -> Self {
         EgressSession {
+            deliver_unproven: false,
+            unproven: None,
             epoch: None,
             retired_epoch: None,
             dedup: DedupWindow::new(config.dedup_window),
@@ -166,34 +230,127 @@ impl EgressSession {
         self.epoch
     }
 
-    /// Takes `epoch` as the session's: false when the packet must be
-    /// dropped (a late copy from the epoch just replaced).
-    fn follow_epoch(&mut self, epoch: u32, deliver: &mut dyn FnMut(&[u8])) -> bool {
-        match self.epoch {
-            Some(e) if e == epoch => true,
-            _ if self.retired_epoch == Some(epoch) => {
-                self.counters.old_epoch += 1;
-                false
+    /// A session of the control class: what waits for a proof is
+    /// delivered at once too (node messages are signed one by one).
+    pub fn delivering_unproven(mut self) -> Self {
+        self.deliver_unproven = true;
+        self
+    }
+
+    /// Starts the session over at `epoch` (proven), after delivering what
+    /// the re-order buffer held.
+    fn start_epoch(&mut self, epoch: u32, deliver: &mut dyn FnMut(&[u8])) {
+        self.counters.epoch_changes += 1;
+        self.retired_epoch = self.epoch;
+        self.epoch = Some(epoch);
+        self.dedup = DedupWindow::new(self.config.dedup_window);
+        self.groups.clear();
+        self.latest = [None; MAX_PATHS];
+        if let Some(r) = &mut self.reorder {
+            r.flush(|p| held(p, deliver));
+            *r = ReorderBuffer::new(self.config.reorder.expect("reorder configured"));
+        }
+    }
+
+    /// A packet the ingress has not proven (another epoch, or numbers
+    /// too far ahead): held for the proof, or dropped when the hold is
+    /// full; delivered at once too in the control class.
+    fn hold(
+        &mut self,
+        now: Instant,
+        h: &DataHeader,
+        payload: &[u8],
+        deliver: &mut dyn FnMut(&[u8]),
+    ) {
+        self.counters.unproven += 1;
+        if self.deliver_unproven && !h.group.is_repair() {
+            deliver(payload);
+        }
+        let u = self.unproven.get_or_insert_with(|| Unproven {
+            held: VecDeque::new(),
+            since: now,
+            asked: None,
+        });
+        if self.deliver_unproven {
+            return;
+        }
+        if u.held.len() >= MAX_HELD {
+            self.counters.unproven_dropped += 1;
+            return;
+        }
+        u.held.push_back((*h, payload.to_vec()));
+    }
+
+    /// Whether the session wants to ask its ingress now: something waits
+    /// for a proof and it did not ask within [`CHECK_INTERVAL`].
+    pub fn wants_check(&self, now: Instant) -> bool {
+        self.unproven.as_ref().is_some_and(|u| {
+            u.asked
+                .is_none_or(|(_, at)| now.since(at) >= CHECK_INTERVAL)
+        })
+    }
+
+    /// The check is sent with `nonce` at `now`.
+    pub fn asked(&mut self, now: Instant, nonce: [u8; 8]) {
+        if let Some(u) = &mut self.unproven {
+            u.asked = Some((nonce, now));
+            self.counters.checks_sent += 1;
+        }
+    }
+
+    /// The ingress's proof: the session's epoch is `epoch`, and its next
+    /// packet will carry `next_seq`. Moves the epoch or the window as it
+    /// says, then passes the held packets again (those of another epoch,
+    /// or still too far ahead, are dropped: forged).
+    pub fn on_proof(
+        &mut self,
+        now: Instant,
+        (epoch, next_seq): (u32, u32),
+        nonce: [u8; 8],
+        deliver: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), ProofRefusal> {
+        let Some(u) = &self.unproven else {
+            return Err(ProofRefusal::NotAsked);
+        };
+        match u.asked {
+            None => return Err(ProofRefusal::NotAsked),
+            Some((n, _)) if n != nonce => return Err(ProofRefusal::WrongNonce),
+            Some(_) => {}
+        }
+        let held = self.unproven.take().map(|u| u.held).unwrap_or_default();
+        self.counters.proofs += 1;
+        if self.epoch != Some(epoch) {
+            self.start_epoch(epoch, deliver);
+        }
+        if self.dedup.check(next_seq.wrapping_sub(1)) == Verdict::TooFarAhead {
+            self.counters.jumps += 1;
+        }
+        self.dedup.advance_to(next_seq);
+        for (h, payload) in held {
+            if h.epoch != epoch || self.dedup.check(h.seq) == Verdict::TooFarAhead {
+                self.counters.unproven_dropped += 1;
+                continue;
             }
-            None => {
-                self.epoch = Some(epoch);
-                true
-            }
-            Some(old) => {
-                // The ingress opened the session anew: start over, after
-                // delivering what the re-order buffer held.
-                self.counters.epoch_changes += 1;
-                self.retired_epoch = Some(old);
-                self.epoch = Some(epoch);
-                self.dedup = DedupWindow::new(self.config.dedup_window);
-                self.groups.clear();
-                self.latest = [None; MAX_PATHS];
-                if let Some(r) = &mut self.reorder {
-                    r.flush(|p| held(p, deliver));
-                    *r = ReorderBuffer::new(self.config.reorder.expect("reorder configured"));
-                }
-                true
-            }
+            self.take(now, &h, &payload, deliver);
+        }
+        // What the held packets themselves left unproven (none, unless
+        // forged ones came with them) is dropped with them.
+        if let Some(u) = self.unproven.take() {
+            self.counters.unproven_dropped += u.held.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Gives up a check not answered within [`CHECK_TIMEOUT`]: what it
+    /// held is dropped.
+    fn give_up_check(&mut self, now: Instant) {
+        if self
+            .unproven
+            .as_ref()
+            .is_some_and(|u| now.since(u.since) >= CHECK_TIMEOUT)
+        {
+            let u = self.unproven.take().expect("checked");
+            self.counters.unproven_dropped += u.held.len() as u64;
         }
     }
 
@@ -230,13 +387,33 @@ impl EgressSession {
     /// Takes one arriving packet; calls `deliver` with every payload now
     /// due (zero, one or several: rebuilt packets, re-ordered runs).
     pub fn receive(&mut self, now: Instant, pkt: &DataPacket<'_>, deliver: &mut dyn FnMut(&[u8])) {
-        let h = &pkt.header;
+        self.take(now, &pkt.header, pkt.payload, deliver);
+    }
+
+    fn take(
+        &mut self,
+        now: Instant,
+        h: &DataHeader,
+        payload: &[u8],
+        deliver: &mut dyn FnMut(&[u8]),
+    ) {
         let path = (h.path as usize).min(MAX_PATHS - 1);
+        match self.epoch {
+            None => self.epoch = Some(h.epoch),
+            Some(e) if e == h.epoch => {}
+            _ if self.retired_epoch == Some(h.epoch) => {
+                self.counters.old_epoch += 1;
+                return;
+            }
+            Some(_) => return self.hold(now, h, payload, deliver),
+        }
+        // (A repair packet carries its group's first number.)
+        if self.dedup.check(h.seq) == Verdict::TooFarAhead {
+            self.counters.too_far_ahead += 1;
+            return self.hold(now, h, payload, deliver);
+        }
         self.last_active = now;
         self.counters.per_path[path].received += 1;
-        if !self.follow_epoch(h.epoch, deliver) {
-            return;
-        }
         let order = h.send_order();
         let latest = &mut self.latest[path];
         if latest.is_none_or(|l| (order.wrapping_sub(l) as i32) > 0) {
@@ -253,7 +430,7 @@ impl EgressSession {
                 g.repair_count = h.group.repair;
                 g.shape_known = true;
                 g.repairs
-                    .push((h.group.index, path as u8, pkt.payload.to_vec()));
+                    .push((h.group.index, path as u8, payload.to_vec()));
             }
             self.try_rebuild(now, gi, deliver);
             return;
@@ -283,7 +460,7 @@ impl EgressSession {
             h.seq,
             congestion,
             urgent,
-            pkt.payload,
+            payload,
             deliver,
         );
         if !h.group.is_none() {
@@ -292,7 +469,7 @@ impl EgressSession {
             let g = &mut self.groups[gi];
             if !g.settled {
                 if let Some(slot) = g.slots.get_mut(h.group.index as usize) {
-                    *slot = Some(pkt.payload.to_vec());
+                    *slot = Some(payload.to_vec());
                 }
             }
             self.try_rebuild(now, gi, deliver);
@@ -447,16 +624,28 @@ impl EgressSession {
             .collect()
     }
 
-    /// When the re-order buffer next needs [`Self::handle_timeout`].
+    /// When the re-order buffer, or a check, next needs
+    /// [`Self::handle_timeout`] (or the node a check sent again).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.reorder.as_ref().and_then(ReorderBuffer::poll_timeout)
+        let reorder = self.reorder.as_ref().and_then(ReorderBuffer::poll_timeout);
+        // A check to send again, or to give up.
+        let check = self.unproven.as_ref().map(|u| {
+            let again = u.asked.map_or(u.since, |(_, at)| at + CHECK_INTERVAL);
+            again.min(u.since + CHECK_TIMEOUT)
+        });
+        match (reorder, check) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Releases what the re-order buffer holds past its timeout as of `now`.
+    /// Releases what the re-order buffer holds past its timeout as of
+    /// `now`, and gives up a check not answered in time.
     pub fn handle_timeout(&mut self, now: Instant, deliver: &mut dyn FnMut(&[u8])) {
         if let Some(r) = &mut self.reorder {
             r.handle_timeout(now, |p| held(p, deliver));
         }
+        self.give_up_check(now);
     }
 
     /// Releases everything the re-order buffer holds.
@@ -479,7 +668,7 @@ fn held(p: Vec<u8>, deliver: &mut dyn FnMut(&[u8])) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use braid_wire::{DataFlags, DataHeader, Group, NodeId};
+    use braid_wire::{DataFlags, Group, NodeId};
 
     fn packet(epoch: u32, seq: u32) -> Vec<u8> {
         packet_flagged(epoch, seq, DataFlags::empty())
@@ -519,20 +708,118 @@ mod tests {
         got
     }
 
+    /// Asks (as the node does when the session wants a check) and
+    /// returns the nonce sent.
+    fn ask(eg: &mut EgressSession, now: Instant) -> [u8; 8] {
+        assert!(eg.wants_check(now), "a check is wanted");
+        let nonce = [(now.as_micros() % 251) as u8 + 1; 8];
+        eg.asked(now, nonce);
+        assert!(!eg.wants_check(now), "one check per interval");
+        nonce
+    }
+
+    fn proof(eg: &mut EgressSession, proven: (u32, u32), nonce: [u8; 8]) -> Vec<u32> {
+        let mut got = Vec::new();
+        eg.on_proof(Instant::ZERO, proven, nonce, &mut |b| {
+            got.push(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        })
+        .unwrap();
+        got
+    }
+
     #[test]
-    fn a_restarted_ingress_is_followed_at_once_whatever_its_first_number() {
+    fn a_restarted_ingress_is_followed_once_it_proves_its_new_epoch() {
         let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
         assert_eq!(feed(&mut eg, (1000..1100).map(|s| (7, s))).len(), 100);
+        assert!(!eg.wants_check(Instant::ZERO));
         // The ingress restarts with a new epoch and, by bad luck, a first
         // number just behind its old highest (inside the old window: the
-        // numbers alone would say "duplicate"): every packet is delivered.
-        let got = feed(&mut eg, (1050..1250).map(|s| (9, s)));
-        assert_eq!(got, (1050..1250).collect::<Vec<_>>());
+        // numbers alone would say "duplicate"): held until it proves it.
+        assert!(feed(&mut eg, (1050..1070).map(|s| (9, s))).is_empty());
+        let nonce = ask(&mut eg, Instant::ZERO);
+        assert_eq!(
+            eg.on_proof(Instant::ZERO, (9, 1070), [0; 8], &mut |_| {}),
+            Err(ProofRefusal::WrongNonce)
+        );
+        assert_eq!(
+            proof(&mut eg, (9, 1070), nonce),
+            (1050..1070).collect::<Vec<_>>()
+        );
+        assert_eq!(eg.epoch(), Some(9));
+        // Then every packet goes through at once; the same proof again
+        // (a replay) changes nothing.
+        let got = feed(&mut eg, (1070..1250).map(|s| (9, s)));
+        assert_eq!(got, (1070..1250).collect::<Vec<_>>());
+        assert_eq!(
+            eg.on_proof(Instant::ZERO, (9, 1070), nonce, &mut |_| {}),
+            Err(ProofRefusal::NotAsked)
+        );
         // Late copies of the old epoch are dropped, not delivered again.
         assert!(feed(&mut eg, (1090..1100).map(|s| (7, s))).is_empty());
         let c = eg.counters();
-        assert_eq!((c.epoch_changes, c.old_epoch, c.too_old), (1, 10, 0));
-        assert_eq!(eg.epoch(), Some(9));
+        assert_eq!(
+            (
+                c.epoch_changes,
+                c.old_epoch,
+                c.too_old,
+                c.unproven,
+                c.proofs
+            ),
+            (1, 10, 0, 20, 1)
+        );
+    }
+
+    #[test]
+    fn forged_epochs_and_numbers_cost_only_themselves() {
+        let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
+        feed(&mut eg, (0..100).map(|s| (7, s)));
+        // Between the real packets: forged ones of a new epoch, and runs
+        // of two close numbers far ahead (what once made a jump).
+        let mut packets = Vec::new();
+        for s in 100..400u32 {
+            if s % 50 == 0 {
+                packets.push((0xdead_beef, s));
+                packets.push((7, s + 1_000_000));
+                packets.push((7, s + 1_000_001));
+            }
+            packets.push((7, s));
+        }
+        let got = feed(&mut eg, packets);
+        assert_eq!(got, (100..400).collect::<Vec<_>>());
+        // The ingress's proof names the real epoch and number: what was
+        // held is dropped, nothing moves.
+        let nonce = ask(&mut eg, Instant::ZERO);
+        assert!(proof(&mut eg, (7, 400), nonce).is_empty());
+        assert_eq!(eg.epoch(), Some(7));
+        assert_eq!(feed(&mut eg, (400..410).map(|s| (7, s))).len(), 10);
+        let c = eg.counters();
+        assert_eq!(
+            (c.epoch_changes, c.unproven, c.unproven_dropped, c.jumps),
+            (0, 18, 18, 0)
+        );
+        // Unanswered (a forgery for a session its ingress does not
+        // hold), the hold is given up after the timeout.
+        feed(&mut eg, [(0xdead, 5)]);
+        assert!(eg.wants_check(Instant::ZERO));
+        eg.handle_timeout(Instant::ZERO + CHECK_TIMEOUT, &mut |_| {});
+        assert!(!eg.wants_check(Instant::ZERO + CHECK_TIMEOUT));
+        assert_eq!(eg.counters().unproven_dropped, 19);
+    }
+
+    #[test]
+    fn a_proven_jump_moves_the_window_and_delivers_what_was_held() {
+        let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
+        feed(&mut eg, (0..100).map(|s| (7, s)));
+        // 60,000 packets lost in a row (an outage): the next ones are too
+        // far ahead, held; the proof moves the window.
+        assert!(feed(&mut eg, (60_100..60_110).map(|s| (7, s))).is_empty());
+        let nonce = ask(&mut eg, Instant::ZERO);
+        assert_eq!(
+            proof(&mut eg, (7, 60_112), nonce),
+            (60_100..60_110).collect::<Vec<_>>()
+        );
+        assert_eq!(feed(&mut eg, [(7, 60_111), (7, 50)]), vec![60_111]);
+        assert_eq!(eg.counters().jumps, 1);
     }
 
     #[test]

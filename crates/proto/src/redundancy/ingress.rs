@@ -222,8 +222,14 @@ pub struct IngressSession {
     /// While the session is lent to another encoder: the first number it
     /// was given (numbers from here on are its own).
     lent: Option<u32>,
+    /// When the last session check was answered.
+    proved_at: Option<Instant>,
     counters: IngressCounters,
 }
+
+/// A session check is answered at most this often per session (its
+/// egress asks every 200 ms at most: more is a replay).
+pub const PROOF_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl IngressSession {
     /// A session from `ingress` to `egress` for traffic class `class`;
@@ -264,8 +270,24 @@ impl IngressSession {
             estimators: vec![PathEstimator::default(); MAX_PATHS],
             data_rate: DataRate::default(),
             lent: None,
+            proved_at: None,
             counters: IngressCounters::default(),
         }
+    }
+
+    /// What a session check's proof says as of `now`: the epoch, and the
+    /// number the next packet will carry (while lent, the first number
+    /// lent: a bound the borrower's packets are at or above). `None`
+    /// within [`PROOF_INTERVAL`] of the last proof.
+    pub fn proof(&mut self, now: Instant) -> Option<(u32, u32)> {
+        if self
+            .proved_at
+            .is_some_and(|t| now.since(t) < PROOF_INTERVAL)
+        {
+            return None;
+        }
+        self.proved_at = Some(now);
+        Some((self.epoch, self.lent.unwrap_or(self.seq)))
     }
 
     /// What the session has counted so far.

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use braid_wire::{DataPacket, NodeId};
 
-use super::egress::{EgressConfig, EgressSession};
+use super::egress::{EgressConfig, EgressSession, ProofRefusal};
 use super::ingress::{IngressConfig, IngressSession, Outgoing, PacketMeta, SendHints};
 use super::mode::Mode;
 use super::path::PathState;
@@ -520,6 +520,12 @@ impl Ingress {
         self.sessions.get_mut(&(egress, class))?.lend(gap)
     }
 
+    /// The proof a session check from `egress` for `class` gets: see
+    /// [`IngressSession::proof`]. `None` without such a session.
+    pub fn proof(&mut self, now: Instant, egress: NodeId, class: u8) -> Option<(u32, u32)> {
+        self.sessions.get_mut(&(egress, class))?.proof(now)
+    }
+
     /// Takes session (`egress`, `class`) back; the borrower stopped at
     /// `next_seq`.
     pub fn take_back(&mut self, egress: NodeId, class: u8, next_seq: u32) {
@@ -544,17 +550,60 @@ pub struct Egress {
     sessions: BTreeMap<(NodeId, u8), EgressSession>,
     limits: SessionLimits,
     counters: SessionTableCounters,
+    /// Session checks' nonces: this start's random half, then a count.
+    nonce_base: u32,
+    nonces: u32,
 }
 
 impl Egress {
-    /// An egress with no sessions yet.
-    pub fn new(config: EgressConfig, limits: SessionLimits) -> Self {
+    /// An egress with no sessions yet; `nonce_base` (drawn at random
+    /// each start) makes its session checks' nonces unlike any earlier
+    /// start's.
+    pub fn new(config: EgressConfig, limits: SessionLimits, nonce_base: u32) -> Self {
         Egress {
             config,
             sessions: BTreeMap::new(),
             limits,
             counters: SessionTableCounters::default(),
+            nonce_base,
+            nonces: 0,
         }
+    }
+
+    /// The session checks to send now, each (ingress, class, nonce): one
+    /// per session that holds packets its ingress has not proven, at
+    /// most every [`super::egress::CHECK_INTERVAL`]. Each counts as
+    /// sent; one lost is sent again after the interval.
+    pub fn poll_checks(&mut self, now: Instant) -> Vec<(NodeId, u8, [u8; 8])> {
+        let mut out = Vec::new();
+        for (&(ingress, class), s) in self.sessions.iter_mut() {
+            if !s.wants_check(now) {
+                continue;
+            }
+            self.nonces = self.nonces.wrapping_add(1);
+            let mut nonce = [0u8; 8];
+            nonce[..4].copy_from_slice(&self.nonce_base.to_be_bytes());
+            nonce[4..].copy_from_slice(&self.nonces.to_be_bytes());
+            s.asked(now, nonce);
+            out.push((ingress, class, nonce));
+        }
+        out
+    }
+
+    /// The proof of the session from `ingress` for `class` (its MAC
+    /// checked by the caller): see [`EgressSession::on_proof`].
+    pub fn on_proof(
+        &mut self,
+        now: Instant,
+        (ingress, class): (NodeId, u8),
+        proven: (u32, u32),
+        nonce: [u8; 8],
+        deliver: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), ProofRefusal> {
+        self.sessions
+            .get_mut(&(ingress, class))
+            .ok_or(ProofRefusal::NotAsked)?
+            .on_proof(now, proven, nonce, deliver)
     }
 
     /// What the session table did (`refused`: packets of a new session
@@ -601,8 +650,11 @@ impl Egress {
             if !room {
                 return false;
             }
-            self.sessions
-                .insert(key, EgressSession::new(self.config, now));
+            let mut session = EgressSession::new(self.config, now);
+            if key.1 == CLASS_CONTROL {
+                session = session.delivering_unproven();
+            }
+            self.sessions.insert(key, session);
         }
         self.sessions
             .get_mut(&key)
@@ -705,7 +757,7 @@ mod tests {
         assert_eq!(out.len(), 1, "the other direction: single");
 
         // The egress delivers one copy of the mirrored packet.
-        let mut eg = Egress::new(EgressConfig::default(), limits(16));
+        let mut eg = Egress::new(EgressConfig::default(), limits(16), 7);
         out.clear();
         ing_a.send(t, b, &voip, &paths, &mut out).unwrap();
         let mut got = 0;
@@ -783,7 +835,7 @@ mod tests {
     #[test]
     fn bogus_sessions_never_lock_real_ones_out_for_good() {
         // 1,024 bogus (ingress, class) pairs fill the egress's table.
-        let mut eg = Egress::new(EgressConfig::default(), SessionLimits::default());
+        let mut eg = Egress::new(EgressConfig::default(), SessionLimits::default(), 7);
         for i in 0..1024u16 {
             assert!(eg.receive(
                 secs(0),

@@ -24,6 +24,7 @@
 //! | `path_report` | an egress's per-path receive counts (type 4) |
 //! | `challenge` | challenge requests and replies (type 5) |
 //! | `echo` | echo requests and replies (type 6) |
+//! | `session_check` | session check requests and proofs (type 7) |
 
 mod challenge;
 mod echo;
@@ -33,6 +34,7 @@ pub mod offset;
 mod path_report;
 mod prefix;
 mod probe;
+mod session_check;
 
 pub use challenge::{Challenge, ChallengeKind};
 pub use echo::{Echo, EchoKind};
@@ -41,3 +43,4 @@ pub use lsa::{Lsa, LsaBundle, LsaEntry, LsaLink};
 pub use path_report::{PathCount, PathReport, LATEST_MASK};
 pub use prefix::{Prefix, CLIENT_QUALITY_MAX};
 pub use probe::{Probe, ProbeKind, ProbeReport, RATE_SMALL, RATE_UNSPECIFIED};
+pub use session_check::{SessionCheck, SessionCheckKind};

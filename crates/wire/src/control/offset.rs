@@ -107,6 +107,24 @@ pub mod echo {
     /// Body bytes.
     pub const LEN: usize = 16;
 }
+/// A session check's body (type 7).
+pub mod session_check {
+    /// Request (1) or proof (2).
+    pub const KIND: usize = 0;
+    /// The session's class.
+    pub const CLASS: usize = 1;
+    /// The ingress asked (request) or the egress answered (proof).
+    pub const TARGET: usize = 2;
+    /// The session's epoch (proof; 0 in a request).
+    pub const EPOCH: usize = 4;
+    /// The number the session's next packet will carry (proof; 0 in a
+    /// request).
+    pub const NEXT_SEQ: usize = 8;
+    /// The egress's nonce, echoed by the proof.
+    pub const NONCE: usize = 12;
+    /// Body bytes.
+    pub const LEN: usize = 20;
+}
 /// A path report's body.
 pub mod path_report {
     /// The session's ingress (16 bits).

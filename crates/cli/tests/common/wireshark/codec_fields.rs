@@ -8,7 +8,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use braid_proto::auth::{AuthConfig, AuthKey, Authenticator, Refusal};
 use braid_wire::{
     ChallengeKind, ControlMessage, DataFlags, EchoKind, LsaBundle, Message, NodeId, PathCount,
-    Prefix, RedundancyMode,
+    Prefix, RedundancyMode, SessionCheckKind,
 };
 
 /// A field's value as the codec gives it: a number (PDML's `show`, in
@@ -75,7 +75,8 @@ pub fn expect(bytes: &[u8], base: usize, auth: &Authenticator, e: &mut Expected)
         | Message::Lsa(m, _)
         | Message::PathReport(m, _)
         | Message::Challenge(m, _)
-        | Message::Echo(m, _) => (m, m.header.msg_type as u8),
+        | Message::Echo(m, _)
+        | Message::SessionCheck(m, _) => (m, m.header.msg_type as u8),
     };
     let h = msg.header;
     e.n("braid.ctl.version", 1u8);
@@ -157,6 +158,18 @@ pub fn expect(bytes: &[u8], base: usize, auth: &Authenticator, e: &mut Expected)
             e.n("braid.echo.target", x.target.0);
             e.n("braid.echo.seq", x.seq);
             e.n("braid.echo.stamp", x.stamp);
+        }
+        Message::SessionCheck(_, c) => {
+            e.kind(match c.kind {
+                SessionCheckKind::Request => "check/request",
+                SessionCheckKind::Proof => "check/proof",
+            });
+            e.n("braid.check.kind", c.kind as u8);
+            e.n("braid.check.class", c.class);
+            e.n("braid.check.target", c.target.0);
+            e.n("braid.check.epoch", c.epoch);
+            e.n("braid.check.next_seq", c.next_seq);
+            e.b("braid.check.nonce", &c.nonce);
         }
         Message::Data(_) => unreachable!(),
     }

@@ -10,7 +10,7 @@ use braid_wire::control::LATEST_MASK;
 use braid_wire::{
     Challenge, ChallengeKind, ControlFlags, ControlHeader, ControlMessage, DataFlags, DataHeader,
     Echo, EchoKind, Group, Lsa, LsaEntry, LsaLink, Message, MessageType, NodeId, PathCount,
-    PathReport, Prefix, Probe, ProbeReport, RedundancyMode,
+    PathReport, Prefix, Probe, ProbeReport, RedundancyMode, SessionCheck, SessionCheckKind,
 };
 
 use super::captures::ipv6_udp;
@@ -113,6 +113,22 @@ fn echo(signer: Option<&Authenticator>, kind: EchoKind) -> Vec<u8> {
     finish(buf, n, signer)
 }
 
+/// A session check of `kind` between node 9 and node 1.
+fn session_check(signer: Option<&Authenticator>, kind: SessionCheckKind) -> Vec<u8> {
+    let h = control(MessageType::SessionCheck, 9, signer);
+    let mut buf = vec![0u8; SessionCheck::encoded_len(h.mac_len as usize)];
+    let x = SessionCheck {
+        kind,
+        class: 46,
+        target: NodeId(1),
+        epoch: 0x0a0b_0c0d,
+        next_seq: 0x0102_0304,
+        nonce: [1, 2, 3, 4, 0, 0, 0, 9],
+    };
+    let n = x.emit(&h, &mut buf).unwrap();
+    finish(buf, n, signer)
+}
+
 /// A challenge of `kind` from node 4 to node 5.
 fn challenge(signer: Option<&Authenticator>, kind: ChallengeKind) -> Vec<u8> {
     let h = control(MessageType::Challenge, 4, signer);
@@ -134,7 +150,9 @@ pub fn codec_verdict(m: &[u8]) -> Result<(), &'static str> {
     match braid_wire::parse_any(m).map_err(|e| e.kind())? {
         // A path report or echo on its own: the link-local control
         // plane's.
-        Message::PathReport(..) | Message::Echo(..) => Err("wrong_type"),
+        Message::PathReport(..) | Message::Echo(..) | Message::SessionCheck(..) => {
+            Err("wrong_type")
+        }
         Message::Data(p) if p.header.mode == RedundancyMode::Tree && !p.route.is_empty() => {
             Err("tree_with_route")
         }
@@ -143,10 +161,16 @@ pub fn codec_verdict(m: &[u8]) -> Result<(), &'static str> {
             if !p.header.group.is_repair() && p.payload.first().is_some_and(|b| b >> 4 == 1) =>
         {
             let msg = ControlMessage::parse(p.payload).map_err(|e| e.kind())?;
-            if msg.header.msg_type == MessageType::Echo {
-                Echo::parse(&msg).map_err(|e| e.kind())?;
-            } else {
-                PathReport::parse(&msg).map_err(|e| e.kind())?;
+            match msg.header.msg_type {
+                MessageType::Echo => {
+                    Echo::parse(&msg).map_err(|e| e.kind())?;
+                }
+                MessageType::SessionCheck => {
+                    SessionCheck::parse(&msg).map_err(|e| e.kind())?;
+                }
+                _ => {
+                    PathReport::parse(&msg).map_err(|e| e.kind())?;
+                }
             }
             Ok(())
         }
@@ -401,6 +425,22 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
         (
             "echo reply in a data packet",
             data(parts.control_class, &[4], &echo(s, EchoKind::Reply)),
+        ),
+        (
+            "session check request in a data packet",
+            data(
+                parts.control_class,
+                &[4],
+                &session_check(s, SessionCheckKind::Request),
+            ),
+        ),
+        (
+            "session check proof in a data packet",
+            data(
+                parts.control_class,
+                &[4],
+                &session_check(s, SessionCheckKind::Proof),
+            ),
         ),
         (
             "small probe",

@@ -17,7 +17,7 @@ pub const GENERATED: [&str; 7] = [
 ];
 
 /// Subtrees: their children are the fields.
-pub const SUBTREES: [&str; 16] = [
+pub const SUBTREES: [&str; 17] = [
     "braid.data",
     "braid.data.group",
     "braid.data.route",
@@ -34,6 +34,7 @@ pub const SUBTREES: [&str; 16] = [
     "braid.path_report.entry",
     "braid.challenge",
     "braid.echo",
+    "braid.check",
 ];
 
 /// The bytes of the braid protocol item that no braid field covers
