@@ -175,11 +175,15 @@ struct braid_window {
 	__u32 epoch;
 	__u32 retired;
 	__u32 highest;
-	__u32 jump;
+	/* Packets of another epoch, or numbers too far ahead, passed up to
+	 * user space, which holds them and asks the ingress for its proof
+	 * (docs/protocol.md "Sessions and restarts"); on the proof, the
+	 * daemon rewrites this window. */
+	__u32 unproven;
 	__u8 has_epoch;
 	__u8 has_retired;
 	__u8 started;
-	__u8 has_jump;
+	__u8 pad;
 	__u64 last_ns;
 	__u64 delivered;
 	__u64 duplicates;
@@ -205,7 +209,7 @@ enum braid_stat {
 	BRAID_RX_DELIVERED,       /* egress: first copy, delivered */
 	BRAID_RX_DUPLICATE,       /* egress: copy already delivered, dropped */
 	BRAID_RX_TOO_OLD,         /* egress: older than the window, dropped */
-	BRAID_RX_TOO_FAR_AHEAD,   /* egress: unconfirmed jump, dropped */
+	BRAID_RX_TOO_FAR_AHEAD,   /* egress: too far ahead, to user space (its proof) */
 	BRAID_RX_OLD_EPOCH,       /* egress: late copy of a replaced epoch */
 	BRAID_RX_NO_WINDOW,       /* egress: window table full, dropped */
 	BRAID_RX_NOT_IP,          /* egress: payload not IP, dropped */
@@ -241,6 +245,8 @@ enum braid_stat {
 	/* authentication (BRAID_AUTHENTICATED) */
 	BRAID_RX_UNAUTHENTICATED,        /* data from no authenticated neighbor: dropped */
 	BRAID_RX_WRONG_PREVIOUS_HOP,       /* route names another node before us: dropped */
+	/* egress: another epoch than the window's, not proven: to user space */
+	BRAID_PASS_UNPROVEN_EPOCH,
 	BRAID_STATS
 };
 

@@ -13,7 +13,7 @@
 #include "datapath_maps.h"
 #include "datapath_parsing.h"
 
-enum verdict { NEW, DUPLICATE, TOO_OLD, TOO_FAR_AHEAD, OLD_EPOCH };
+enum verdict { NEW, DUPLICATE, TOO_OLD, TOO_FAR_AHEAD, OLD_EPOCH, UNPROVEN_EPOCH };
 
 static __always_inline void clear_all(struct braid_window *w)
 {
@@ -37,24 +37,17 @@ static __always_inline __u32 word_of(__u32 seq, __u32 words)
 	return i;
 }
 
-// Forgets every path's newest arrival (a new epoch numbers afresh).
-static __always_inline void clear_latest(struct braid_window *w)
-{
-#pragma unroll
-	for (int i = 0; i < BRAID_MAX_PATH_INDEX; i++)
-		w->latest_ns[i] = 0;
-}
-
 // The egress's decision for (epoch, seq) arriving on `path` at `now`:
 // the same as EgressSession::receive for a packet without a group
 // (dedup.rs's window, egress.rs's epochs), which also notes the newest
-// arrival of each path for the path reports. Called with the window's
-// lock held.
+// arrival of each path for the path reports. A packet of another epoch,
+// or too far ahead, moves nothing: user space holds it and asks the
+// ingress (only its proof moves a window, and the daemon writes it
+// here). Called with the window's lock held.
 static __always_inline enum verdict judge(struct braid_window *w, __u32 epoch, __u32 seq,
 					  __u32 path, __u32 mask, __u64 now)
 {
 	path &= BRAID_MAX_PATH_INDEX - 1;
-	w->received[path] += 1;
 	if (!w->has_epoch) {
 		w->has_epoch = 1;
 		w->epoch = epoch;
@@ -63,16 +56,23 @@ static __always_inline enum verdict judge(struct braid_window *w, __u32 epoch, _
 			w->old_epoch += 1;
 			return OLD_EPOCH;
 		}
-		// The ingress opened the session anew: the window starts over.
-		w->epoch_changes += 1;
-		w->has_retired = 1;
-		w->retired = w->epoch;
-		w->epoch = epoch;
-		w->started = 0;
-		w->has_jump = 0;
-		clear_all(w);
-		clear_latest(w);
+		w->unproven += 1;
+		return UNPROVEN_EPOCH;
 	}
+	__u32 half = (mask + 1) / 2;
+	__u32 words = (mask + 1) / 64 + 1;
+	if (words > BRAID_WINDOW_WORDS)
+		words = BRAID_WINDOW_WORDS;
+	if (w->started) {
+		__u32 ahead = seq - w->highest;
+		if (ahead != 0 && ahead < (1u << 31) && ahead > half) {
+			w->too_far_ahead += 1;
+			w->unproven += 1;
+			return TOO_FAR_AHEAD;
+		}
+	}
+	w->received[path] += 1;
+	w->last_ns = now;
 	// Newer than the path's newest so far, whatever the window then says
 	// of it (an arrival is an arrival): serial arithmetic on the send
 	// orders (32 per sequence number: wire's data_send_order), as the
@@ -82,56 +82,25 @@ static __always_inline enum verdict judge(struct braid_window *w, __u32 epoch, _
 		w->latest[path] = seq;
 		w->latest_ns[path] = now | 1; // never 0 once set
 	}
-	__u32 half = (mask + 1) / 2;
-	__u32 words = (mask + 1) / 64 + 1;
-	if (words > BRAID_WINDOW_WORDS)
-		words = BRAID_WINDOW_WORDS;
-	enum verdict v = NEW;
 	if (w->started) {
 		__u32 ahead = seq - w->highest;
-		if (ahead != 0 && ahead < (1u << 31)) {
-			int confirms = 0;
-			if (w->has_jump) {
-				__u32 d = seq - w->jump;
-				__u32 nd = -d;
-				confirms = (d < nd ? d : nd) <= half;
+		if (ahead == 0 || ahead >= (1u << 31)) {
+			if (w->highest - seq > mask) {
+				w->too_old += 1;
+				return TOO_OLD;
 			}
-			v = (ahead <= half || confirms) ? NEW : TOO_FAR_AHEAD;
-		} else if (w->highest - seq > mask) {
-			v = TOO_OLD;
-		} else {
 			__u32 i = word_of(seq, words);
-			if (w->tags[i] == seq >> 6 && (w->bits[i] & (1ULL << (seq & 63))))
-				v = DUPLICATE;
-		}
-	}
-	if (v == TOO_FAR_AHEAD) {
-		w->has_jump = 1;
-		w->jump = seq;
-		w->too_far_ahead += 1;
-		return v;
-	}
-	if (v == DUPLICATE) {
-		w->has_jump = 0;
-		w->duplicates += 1;
-		return v;
-	}
-	if (v == TOO_OLD) {
-		w->too_old += 1;
-		return v;
-	}
-	if (!w->started) {
-		w->started = 1;
-		w->highest = seq;
-	} else {
-		__u32 ahead = seq - w->highest;
-		if (ahead != 0 && ahead < (1u << 31)) {
-			if (ahead > half)
-				clear_all(w); // a confirmed jump: start over here
+			if (w->tags[i] == seq >> 6 && (w->bits[i] & (1ULL << (seq & 63)))) {
+				w->duplicates += 1;
+				return DUPLICATE;
+			}
+		} else {
 			w->highest = seq;
 		}
+	} else {
+		w->started = 1;
+		w->highest = seq;
 	}
-	w->has_jump = 0;
 	__u32 i = word_of(seq, words);
 	if (w->tags[i] != seq >> 6) {
 		w->tags[i] = seq >> 6;
@@ -170,13 +139,13 @@ static __always_inline int dedup(const struct braid_settings *s, const struct da
 	struct braid_window *w = window_of(h);
 	if (!w)
 		return TC_ACT_SHOT;
-	// When it was last used, for the daemon's idle expiry, and when each
-	// path's newest packet arrived, for the path reports: the coarse
-	// clock (a tick's resolution, no clock source read) is enough.
+	// When it was last used (by a packet it took: nothing forged keeps
+	// it), for the daemon's idle expiry, and when each path's newest
+	// packet arrived, for the path reports: the coarse clock (a tick's
+	// resolution, no clock source read) is enough.
 	__u64 now = bpf_ktime_get_coarse_ns();
 	bpf_spin_lock(&w->lock);
 	enum verdict v = judge(w, h->epoch, h->seq, h->path, s->window_mask, now);
-	w->last_ns = now;
 	bpf_spin_unlock(&w->lock);
 	switch (v) {
 	case NEW:
@@ -188,8 +157,13 @@ static __always_inline int dedup(const struct braid_settings *s, const struct da
 		count(BRAID_RX_TOO_OLD);
 		return TC_ACT_SHOT;
 	case TOO_FAR_AHEAD:
+		// User space holds it and asks the ingress; its proof moves
+		// this window (the daemon writes it).
 		count(BRAID_RX_TOO_FAR_AHEAD);
-		return TC_ACT_SHOT;
+		return TC_ACT_UNSPEC;
+	case UNPROVEN_EPOCH:
+		count(BRAID_PASS_UNPROVEN_EPOCH);
+		return TC_ACT_UNSPEC;
 	default:
 		count(BRAID_RX_OLD_EPOCH);
 		return TC_ACT_SHOT;

@@ -429,6 +429,23 @@ impl Datapath {
             .collect()
     }
 
+    /// Egress window `key`, read under its lock, if the kernel has it.
+    pub fn window(&self, key: WindowKey) -> Result<Option<Window>, DatapathError> {
+        match self.windows.get(&key, F_LOCK) {
+            Ok(w) => Ok(Some(w)),
+            Err(e) if not_found(&e) => Ok(None),
+            Err(e) => Err(access("windows")(e)),
+        }
+    }
+
+    /// Replaces egress window `key` (under its lock): a window the
+    /// ingress's proof moved (see [`crate::handover`]).
+    pub fn set_window(&mut self, key: WindowKey, w: &Window) -> Result<(), DatapathError> {
+        self.windows
+            .insert(key, w, F_LOCK)
+            .map_err(access("windows"))
+    }
+
     /// Forgets an egress window (an idle session).
     pub fn remove_window(&mut self, key: WindowKey) -> Result<(), DatapathError> {
         remove(&mut self.windows, &key, "windows")

@@ -15,10 +15,12 @@
 //! | [`loss`] | the lab's loss program, attached ahead of everything on a link's receiving side |
 //! | [`compile`] | the node's classifier and sessions in the kernel's terms, or why not |
 //! | [`datapath`] | loading the data path, attaching it (TCX links), typed map writes, counters |
+//! | [`handover`] | an egress window rewritten from the node's after the ingress's proof |
 
 pub mod compile;
 pub mod constants;
 pub mod datapath;
+pub mod handover;
 pub mod loss;
 pub mod maps;
 pub mod objects;

@@ -216,11 +216,13 @@ pub struct Window {
     pub epoch: u32,
     pub retired: u32,
     pub highest: u32,
-    pub jump: u32,
+    /// Packets of another epoch, or too far ahead, passed up to user
+    /// space for its proof.
+    pub unproven: u32,
     pub has_epoch: u8,
     pub has_retired: u8,
     pub started: u8,
-    pub has_jump: u8,
+    pub pad: u8,
     pub last_ns: u64,
     pub delivered: u64,
     pub duplicates: u64,
@@ -238,7 +240,7 @@ pub struct Window {
 }
 
 /// What the programs count (the `stats` map's indices), by name.
-pub const STATS: [&str; 38] = [
+pub const STATS: [&str; 39] = [
     "rx_data",
     "rx_forwarded",
     "rx_delivered",
@@ -277,6 +279,7 @@ pub const STATS: [&str; 38] = [
     "pass_tree_ttl",
     "rx_unauthenticated",
     "rx_wrong_previous_hop",
+    "pass_unproven_epoch",
 ];
 
 /// Index of the counter named `name` in [`STATS`].

@@ -1,5 +1,5 @@
 //! `braid lab up|run|down|soak|sweep|bench SCENARIO`, `braid lab-delay`
-//! and `braid lab-flood`: the arguments; the lab itself is the
+//! and `braid lab-flood`, `braid lab-spoof`: the arguments; the lab itself is the
 //! `braid-lab` crate.
 
 use std::path::PathBuf;
@@ -283,6 +283,31 @@ pub struct FloodArgs {
     /// How long to flood (at most a minute).
     #[arg(long)]
     pub duration: humantime::Duration,
+}
+
+/// `braid lab-spoof`: what a lab's spoof flow runs in a namespace.
+#[derive(Args)]
+pub struct SpoofArgs {
+    /// The link toward the router attacked (in the spoofed router's
+    /// namespace).
+    #[arg(long)]
+    pub listen: String,
+    /// braid's port.
+    #[arg(long)]
+    pub port: u16,
+    /// The attacked router's node id (the egress of the session forged).
+    #[arg(long)]
+    pub target: u16,
+}
+
+pub fn run_spoof(args: SpoofArgs) -> anyhow::Result<ExitCode> {
+    let report = braid_lab::spoof::run(braid_lab::spoof::SpoofArgs {
+        listen: args.listen,
+        port: args.port,
+        target: args.target,
+    })?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run_flood(args: FloodArgs) -> anyhow::Result<ExitCode> {

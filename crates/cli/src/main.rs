@@ -42,6 +42,8 @@ enum Command {
     /// The lab's hostile stranger (a flood flow); `braid lab` runs it.
     #[command(name = "lab-flood", hide = true)]
     LabFlood(lab::FloodArgs),
+    #[command(name = "lab-spoof", hide = true)]
+    LabSpoof(lab::SpoofArgs),
     /// Ask a running daemon: status, neighbors, links, routes, paths, topology, sessions, clients, stats, monitor, reload.
     Ctl(daemon::CtlArgs),
     /// Make a new authentication key (32 random bytes from the kernel) for `[auth] keys`.
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
         Command::Lab(args) => lab::run_lab(args),
         Command::LabDelay(args) => lab::run_delay(args),
         Command::LabFlood(args) => lab::run_flood(args),
+        Command::LabSpoof(args) => lab::run_spoof(args),
         Command::Generate(args) => generate::run(args, <Cli as clap::CommandFactory>::command()),
     };
     match result {

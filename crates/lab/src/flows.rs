@@ -680,6 +680,55 @@ pub fn flood_flow(
     result
 }
 
+/// A spoofer on the link between `f.from` and `f.to`, as `f.from`, from
+/// `origin` (`braid lab-spoof`, in `f.from`'s namespace): reports what
+/// it heard and sent.
+pub fn spoof_flow(lab: &Lab, f: &LabFlow, origin: Instant) -> anyhow::Result<FlowResult> {
+    let link = lab
+        .links
+        .iter()
+        .position(|l| (l.a, l.b) == (f.from, f.to) || (l.a, l.b) == (f.to, f.from))
+        .ok_or_else(|| anyhow!("spoof {}: no link joins its routers", f.name))?;
+    if let Some(wait) = origin.checked_duration_since(Instant::now()) {
+        std::thread::sleep(wait);
+    }
+    let out = Command::new("ip")
+        .args(["netns", "exec", &lab.ns(f.from)])
+        .arg(std::env::current_exe()?)
+        .args(["lab-spoof", "--listen", &Lab::link_dev(link)])
+        .args(["--port", &braid_daemon::config::DEFAULT_PORT.to_string()])
+        .args(["--target", &(f.to + 1).to_string()])
+        .stdin(Stdio::null())
+        .output()
+        .context("running the spoofer")?;
+    if !out.status.success() {
+        bail!(
+            "the spoofer failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "the spoofer's report: {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })?;
+    let sent = ["new_epoch", "far_ahead", "mixed"]
+        .iter()
+        .map(|k| report[k].as_u64().unwrap_or(0))
+        .sum();
+    Ok(FlowResult {
+        name: f.name.clone(),
+        mode: "spoof".to_string(),
+        sent,
+        details: Some(serde_json::json!({
+            "spoofer": report,
+            "target": lab.routers[f.to].name,
+        })),
+        ..FlowResult::default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

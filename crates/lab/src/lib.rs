@@ -32,6 +32,7 @@
 //! | [`tap`] | raw sockets on an interface (the emulator's, the flooder's) |
 //! | [`delay`] | the delay and jitter emulator process |
 //! | [`flood`] | the hostile stranger process (garbage, forgeries, replays) |
+//! | [`spoof`] | the spoofer process (forged data as a neighbor: epochs, far numbers) |
 
 pub mod bench;
 pub mod delay;
@@ -48,6 +49,7 @@ pub mod routing;
 pub mod run;
 pub mod scenario;
 pub mod soak;
+pub mod spoof;
 pub mod step;
 pub mod sweep;
 pub mod tap;

@@ -17,7 +17,7 @@ use braid_daemon::ctl::{Doc, Stats};
 use braid_sim::FlowResult;
 
 use crate::exec::{self, Built};
-use crate::flows::{flood_flow, iperf_flow, probe_flow, urgent_flow};
+use crate::flows::{flood_flow, iperf_flow, probe_flow, spoof_flow, urgent_flow};
 use crate::report::{print_table, write_report, VariantRun};
 use crate::scenario::{DaemonLog, FlowKind, Lab, LabVariant, Software};
 use crate::{events, plan, programs, routing, teardown};
@@ -198,6 +198,7 @@ pub fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Resu
                     FlowKind::Iperf(t) => iperf_flow(lab, &v.software, mode, i, f, t, origin),
                     FlowKind::Urgent => urgent_flow(lab, mode, i, f, origin + f.start, stop),
                     FlowKind::Flood(d) => flood_flow(lab, f, d, origin + f.start),
+                    FlowKind::Spoof => spoof_flow(lab, f, origin + f.start),
                     FlowKind::Probe => probe_flow(
                         lab,
                         mode,

@@ -377,6 +377,9 @@ impl KernelPath {
         book: &AddressBook,
         ports: &[Option<Port>],
     ) {
+        // Windows the node's ingresses proved: at once, so that the
+        // kernel takes the session's packets again.
+        egress::hand_over(&mut self.dp, node, self.window_mask, &mut self.counters);
         let lsdb = node.control().lsdb().version();
         if !self.dirty && now < self.next_sync && lsdb == self.prefixes_seen {
             return;
@@ -427,9 +430,10 @@ impl KernelPath {
     fn sweep(&mut self, node: &mut Node, now: Instant) {
         let idle = node_idle(node);
         let now_ns = braid_bpf::datapath::kernel_now_ns();
-        let (external, egress_sessions) =
-            egress::read_windows(&mut self.dp, idle, (now_ns, now), &mut self.counters);
-        node.set_external_path_counts(external);
+        let windows = egress::read_windows(&mut self.dp, idle, (now_ns, now), &mut self.counters);
+        node.set_external_path_counts(windows.counts);
+        node.set_external_windows(windows.states);
+        let egress_sessions = windows.entries;
         let ingress_sessions =
             self.lending
                 .sweep(&mut self.dp, node, idle, now_ns, &mut self.counters);

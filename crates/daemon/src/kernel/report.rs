@@ -103,6 +103,10 @@ pub struct KernelCounters {
     pub taken_back: u64,
     /// Egress windows dropped after `idle` without a packet.
     pub windows_expired: u64,
+    /// Egress windows rewritten as the node's after the ingress proved a
+    /// new epoch or a jump.
+    #[serde(default)]
+    pub windows_handed_over: u64,
     /// Map writes the kernel refused (full maps): that part stays in
     /// user space.
     pub map_errors: u64,

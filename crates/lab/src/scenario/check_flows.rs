@@ -148,8 +148,11 @@ fn check_flow_ends(
 ) {
     let src = p.src;
     let router_count = ends.routers.list.len();
-    let flood = f.kind.as_ref().is_some_and(|k| k.get_ref() == "flood");
-    if flood {
+    let on_link = f
+        .kind
+        .as_ref()
+        .is_some_and(|k| matches!(k.get_ref().as_str(), "flood" | "spoof"));
+    if on_link {
         let joined = ends
             .links
             .iter()
@@ -158,7 +161,7 @@ fn check_flow_ends(
             p.note(src.err(
                 Some(f.to.span()),
                 &format!("flow[{i}]"),
-                "a flood runs on the link between two routers (from: where the stranger stands, to: the router flooded)",
+                "a flood or spoof runs on the link between two routers (from: where the stranger stands, or whom it spoofs; to: the router attacked)",
             ));
         }
         return;
@@ -239,6 +242,7 @@ fn check_kind(src: &Source, f: &RawLabFlow, i: usize) -> Result<FlowKind, Locate
     Ok(match f.kind.as_ref().map(|k| k.get_ref().as_str()) {
         None | Some("udp") => FlowKind::Probe,
         Some("urgent") => FlowKind::Urgent,
+        Some("spoof") => FlowKind::Spoof,
         Some("flood") => FlowKind::Flood(check_duration(
             src,
             f,

@@ -352,6 +352,11 @@ pub enum FlowKind {
     /// floods `to`'s braid port for this long: garbage, forged control
     /// messages, replays of what it heard, data it has no right to send.
     Flood(Duration),
+    /// A spoofer on the link between `from` and `to` (two routers), as
+    /// `from`: it hears one data packet `from` sends toward `to` and
+    /// sends forged copies of it (a new epoch, numbers far ahead:
+    /// `spoof.rs`).
+    Spoof,
 }
 
 /// An iperf3 test: how long, and how fast (TCP without a `bitrate` finds

@@ -145,7 +145,8 @@ use crate::forward::{TreeDest, TreeHop};
 use crate::lsdb::LsaStore;
 use crate::redundancy::equalise;
 use crate::redundancy::{
-    Egress, Ingress, IngressConfig, Mode, Outgoing, Payload, Policy, SendHints, CLASS_CONTROL,
+    Egress, Ingress, IngressConfig, Mode, Outgoing, Payload, Policy, ProvenWindow, SendHints,
+    CLASS_CONTROL,
 };
 use crate::time::Instant;
 
@@ -735,6 +736,24 @@ impl Node {
         counts: impl IntoIterator<Item = ((NodeId, u8), Vec<DecodedPath>)>,
     ) {
         self.reporter.set_external(counts, self.config.sessions.max);
+    }
+
+    /// What another decoder of this node's egress sessions (the kernel
+    /// data path) holds: per (ingress, class), its epoch and highest
+    /// number. What it passes up as unproven (another epoch, numbers
+    /// too far ahead) is then checked here against that state, and a
+    /// proof hands the window back through [`Self::poll_proven_window`].
+    pub fn set_external_windows(
+        &mut self,
+        windows: impl IntoIterator<Item = ((NodeId, u8), (u32, Option<u32>))>,
+    ) {
+        self.egress.set_external_windows(windows);
+    }
+
+    /// The next egress window the other decoder must take over: its
+    /// ingress proved a new epoch or a jump here ([`ProvenWindow`]).
+    pub fn poll_proven_window(&mut self) -> Option<ProvenWindow> {
+        self.egress.poll_proven()
     }
 
     /// Gives back the buffer of a datagram the driver has sent, or of a

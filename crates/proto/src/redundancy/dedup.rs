@@ -76,6 +76,19 @@ impl DedupWindow {
         self.mask + 1
     }
 
+    /// The highest number taken, once one was.
+    pub fn highest(&self) -> Option<u32> {
+        self.started.then_some(self.highest)
+    }
+
+    /// Whether `seq`, inside the window, was taken (false outside it).
+    pub fn seen(&self, seq: u32) -> bool {
+        self.started && self.highest.wrapping_sub(seq) <= self.mask && {
+            let (w, b) = self.bit(seq);
+            self.bits[w] & b != 0
+        }
+    }
+
     /// Bytes of state this window holds.
     pub fn memory(&self) -> usize {
         self.bits.len() * 8 + core::mem::size_of::<Self>()

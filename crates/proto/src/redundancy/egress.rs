@@ -230,6 +230,28 @@ impl EgressSession {
         self.epoch
     }
 
+    /// The epoch replaced last, if any.
+    pub fn retired_epoch(&self) -> Option<u32> {
+        self.retired_epoch
+    }
+
+    /// The dedup window.
+    pub fn window(&self) -> &DedupWindow {
+        &self.dedup
+    }
+
+    /// A session another decoder (the kernel data path) already holds
+    /// at `epoch`, its highest number `highest`: this one starts there,
+    /// so that what that decoder passes up as unproven is checked here,
+    /// not taken as a first packet.
+    pub fn following(mut self, epoch: u32, highest: Option<u32>) -> Self {
+        self.epoch = Some(epoch);
+        if let Some(h) = highest {
+            self.dedup.advance_to(h.wrapping_add(1));
+        }
+        self
+    }
+
     /// A session of the control class: what waits for a proof is
     /// delivered at once too (node messages are signed one by one).
     pub fn delivering_unproven(mut self) -> Self {

@@ -27,6 +27,6 @@ pub use path::PathState;
 pub mod sessions;
 
 pub use sessions::{
-    Egress, Ingress, IngressTotals, PeerPolicy, Policy, SendError, SessionLimits,
+    Egress, Ingress, IngressTotals, PeerPolicy, Policy, ProvenWindow, SendError, SessionLimits,
     SessionTableCounters, CLASS_CONTROL,
 };

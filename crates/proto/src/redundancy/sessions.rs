@@ -15,11 +15,12 @@
 //! An ingress session that opens again gets a new epoch and a new first
 //! sequence number, so its egress starts a new window at once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use braid_wire::{DataPacket, NodeId};
 
+use super::dedup::DedupWindow;
 use super::egress::{EgressConfig, EgressSession, ProofRefusal};
 use super::ingress::{IngressConfig, IngressSession, Outgoing, PacketMeta, SendHints};
 use super::mode::Mode;
@@ -553,7 +554,31 @@ pub struct Egress {
     /// Session checks' nonces: this start's random half, then a count.
     nonce_base: u32,
     nonces: u32,
+    /// What another decoder (the kernel data path) holds of sessions:
+    /// (ingress, class) to its epoch and highest number.
+    external: BTreeMap<(NodeId, u8), (u32, Option<u32>)>,
+    /// Proven sessions that other decoder holds: its window to rewrite.
+    proven: VecDeque<ProvenWindow>,
 }
+
+/// A session whose ingress proved a new epoch or a jump, that another
+/// decoder (the kernel data path) holds too: that decoder's window is
+/// to be made this one (the same epoch, the epoch replaced, the same
+/// numbers seen), so that neither delivers what the other did.
+#[derive(Debug, Clone)]
+pub struct ProvenWindow {
+    /// The session: (ingress, class).
+    pub session: (NodeId, u8),
+    /// Its epoch now.
+    pub epoch: u32,
+    /// The epoch it replaced, if any.
+    pub retired: Option<u32>,
+    /// The numbers taken, as this decoder's window holds them.
+    pub window: DedupWindow,
+}
+
+/// Proven windows waiting for the driver, at most.
+pub const MAX_PROVEN: usize = 64;
 
 impl Egress {
     /// An egress with no sessions yet; `nonce_base` (drawn at random
@@ -567,7 +592,25 @@ impl Egress {
             counters: SessionTableCounters::default(),
             nonce_base,
             nonces: 0,
+            external: BTreeMap::new(),
+            proven: VecDeque::new(),
         }
+    }
+
+    /// What another decoder (the kernel data path) holds of sessions,
+    /// each (ingress, class) with its epoch and highest number; replaces
+    /// what was given before; at most the session table's size.
+    pub fn set_external_windows(
+        &mut self,
+        windows: impl IntoIterator<Item = ((NodeId, u8), (u32, Option<u32>))>,
+    ) {
+        self.external = windows.into_iter().take(self.limits.max).collect();
+    }
+
+    /// The next window another decoder must take over (see
+    /// [`ProvenWindow`]).
+    pub fn poll_proven(&mut self) -> Option<ProvenWindow> {
+        self.proven.pop_front()
     }
 
     /// The session checks to send now, each (ingress, class, nonce): one
@@ -600,10 +643,25 @@ impl Egress {
         nonce: [u8; 8],
         deliver: &mut dyn FnMut(&[u8]),
     ) -> Result<(), ProofRefusal> {
-        self.sessions
+        let s = self
+            .sessions
             .get_mut(&(ingress, class))
-            .ok_or(ProofRefusal::NotAsked)?
-            .on_proof(now, proven, nonce, deliver)
+            .ok_or(ProofRefusal::NotAsked)?;
+        s.on_proof(now, proven, nonce, deliver)?;
+        if self.external.contains_key(&(ingress, class)) {
+            if self.proven.len() >= MAX_PROVEN {
+                self.proven.pop_front();
+            }
+            self.proven.push_back(ProvenWindow {
+                session: (ingress, class),
+                epoch: proven.0,
+                retired: s.retired_epoch(),
+                window: s.window().clone(),
+            });
+            self.external
+                .insert((ingress, class), (proven.0, s.window().highest()));
+        }
+        Ok(())
     }
 
     /// What the session table did (`refused`: packets of a new session
@@ -653,6 +711,9 @@ impl Egress {
             let mut session = EgressSession::new(self.config, now);
             if key.1 == CLASS_CONTROL {
                 session = session.delivering_unproven();
+            }
+            if let Some(&(epoch, highest)) = self.external.get(&key) {
+                session = session.following(epoch, highest);
             }
             self.sessions.insert(key, session);
         }
