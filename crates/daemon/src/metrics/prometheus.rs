@@ -319,7 +319,7 @@ fn ingress_families(out: &mut String, id: &str, node: &Node) {
 /// Egress sessions: what became of arriving packets, and restarts seen.
 fn egress_outcome_families(out: &mut String, id: &str, node: &Node) {
     let egress: Vec<_> = node.egress().sessions().collect();
-    let mut f = family(out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets (the names of `braid ctl sessions` egress counters): delivered, duplicates (dropped), rebuilt (from parity or erasure), too_old, too_far_ahead (an unconfirmed jump), old_epoch (a late copy from before its ingress restarted) and rebuild_failed (dropped).");
+    let mut f = family(out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets (the names of `braid ctl sessions` egress counters): delivered, duplicates (dropped), rebuilt (from parity or erasure), too_old, too_far_ahead (more than half a window ahead: held for the ingress's proof), old_epoch (a late copy from before its ingress restarted), rebuild_failed (dropped), unproven (another epoch or numbers too far ahead, held for the ingress's proof) and unproven_dropped (what the proof refuted, or none came in time: forged).");
     for (&(ingress, class), s) in &egress {
         let c = s.counters();
         for (what, n) in [
@@ -330,6 +330,8 @@ fn egress_outcome_families(out: &mut String, id: &str, node: &Node) {
             ("too_far_ahead", c.too_far_ahead),
             ("old_epoch", c.old_epoch),
             ("rebuild_failed", c.rebuild_failed),
+            ("unproven", c.unproven),
+            ("unproven_dropped", c.unproven_dropped),
         ] {
             f.sample(
                 &SessionLabels::new(id, "ingress", ingress.0, class).with("what", what),
