@@ -167,7 +167,8 @@ field("data_repair_shard", ProtoField.bytes("braid.data.repair.shard", "Reed-Sol
 field("ctl", ProtoField.none("braid.ctl", "Control header"))
 field("ctl_version", ProtoField.uint8("braid.ctl.version", "Version", base.DEC, nil, 0xf0))
 field("ctl_type", ProtoField.uint8("braid.ctl.type", "Type", base.DEC, msg_types, 0x0f))
-field("ctl_flags", ProtoField.uint8("braid.ctl.flags", "Flags (none defined)", base.HEX))
+field("ctl_flags", ProtoField.uint8("braid.ctl.flags", "Flags (0x01: LSAs carry origin signatures)", base.HEX))
+field("lsa_signature", ProtoField.bytes("braid.lsa.signature", "Origin signature (Ed25519)"))
 field("ctl_body_len", ProtoField.uint16("braid.ctl.body_len", "Body length", base.DEC))
 field("ctl_sender", ProtoField.uint16("braid.ctl.sender", "Sender node", base.DEC))
 field("ctl_key_id", ProtoField.uint8("braid.ctl.key_id", "Key id", base.DEC))
@@ -663,7 +664,7 @@ end
 
 -- One LSA at `off` of the body; returns the offset after it, or nil
 -- when it cannot be read to its end (the rest is then marked).
-local function dissect_lsa(body, off, tree, summary)
+local function dissect_lsa(body, off, tree, summary, signed)
     local len = body:len()
     local t = tree:add(f.lsa, body(off, math.min(16, len - off)))
     if off + 16 > len then
@@ -762,10 +763,21 @@ local function dissect_lsa(body, off, tree, summary)
         sum_item:add_proto_expert_info(e.bad_checksum,
             string.format("Bad LSA checksum: 0x%08x, computed 0x%08x", declared, computed))
     end
+    if signed then
+        -- The origin's Ed25519 signature (not checked here: the roster
+        -- is the routers').
+        if at + 64 > len then
+            truncated(t, body, at, at + 64, "LSA signature")
+            return nil
+        end
+        t:add(f.lsa_signature, body(at, 64))
+        at = at + 64
+        t:set_len(at - off)
+    end
     return at
 end
 
-local function dissect_lsas(body, tree, sender)
+local function dissect_lsas(body, tree, sender, signed)
     local len = body:len()
     local summary = {}
     if len == 0 then
@@ -774,7 +786,7 @@ local function dissect_lsas(body, tree, sender)
     end
     local off = 0
     while off < len do
-        off = dissect_lsa(body, off, tree, summary)
+        off = dissect_lsa(body, off, tree, summary, signed)
         if off == nil then break end
     end
     tree:add(f.lsa_count, body(), #summary):set_generated()
@@ -895,7 +907,9 @@ local function dissect_control(tvb, pinfo, tree, mtype)
         return msg_types[mtype] .. " (truncated)"
     end
     local flags = hdr:add(f.ctl_flags, tvb(1, 1))
-    if tvb(1, 1):uint() ~= 0 then flags:add_proto_expert_info(e.reserved) end
+    local flag_bits = tvb(1, 1):uint()
+    local known_flags = mtype == 3 and 0x01 or 0x00
+    if band(flag_bits, 0xff - known_flags) ~= 0 then flags:add_proto_expert_info(e.reserved) end
     local body_len = tvb(2, 2):uint()
     local len_item = hdr:add(f.ctl_body_len, tvb(2, 2))
     local sender = tvb(4, 2):uint()
@@ -916,7 +930,7 @@ local function dissect_control(tvb, pinfo, tree, mtype)
             info = body and dissect_probe(body, tree, mtype) or "Probe (empty)"
         elseif mtype == 3 then
             if body then
-                info = dissect_lsas(body, tree, sender)
+                info = dissect_lsas(body, tree, sender, band(flag_bits, 0x01) ~= 0)
             else
                 len_item:add_proto_expert_info(e.truncated, "LSA message without an LSA")
                 info = "LSA (empty)"

@@ -131,17 +131,36 @@ pub struct KeygenArgs {
     /// The key's id (0-255): what `[auth] keys` names it by.
     #[arg(long, default_value_t = 1)]
     pub id: u8,
+    /// Make this router's origin key instead (per-origin signatures,
+    /// `[origin]`): prints its secret key file and its roster entry.
+    #[arg(long)]
+    pub origin: bool,
+    /// With --origin: the router's node id, for its roster entry.
+    #[arg(long, requires = "origin")]
+    pub node: Option<u16>,
 }
 
 /// Prints a new key, as `[auth]` takes it: 32 bytes from the kernel's
-/// random source (getrandom), in hex.
+/// random source (getrandom), in hex. With `--origin`, a router's origin
+/// key: the secret key file and the roster line of its public key.
 pub fn run_keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
     use std::io::Read;
     let mut secret = [0u8; 32];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut secret))
         .context("reading /dev/urandom")?;
-    let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = braid_proto::origin::hex(&secret);
+    if args.origin {
+        let key = braid_proto::origin::OriginKey::from_secret(&secret)?;
+        let node = args.node.map_or_else(|| "N".to_string(), |n| n.to_string());
+        println!("# this router's origin key file ([origin] key_file; chmod 600, root only):");
+        println!("secret = \"{hex}\"");
+        println!("# its entry in the roster ([origin] roster_file, the same on every router):");
+        println!("[[router]]");
+        println!("node = {node}");
+        println!("key = \"{}\"", braid_proto::origin::hex(&key.public()));
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("# keep it secret: the same key on every router (docs/security.md)");
     println!("[auth]");
     println!("keys = [{{ id = {}, secret = \"{hex}\" }}]", args.id);

@@ -29,6 +29,9 @@ pub struct SimArgs {
     /// file (into --out, else the current directory).
     #[arg(long, value_name = "A,B", value_delimiter = ',', num_args = 1)]
     pcap: Option<Vec<String>>,
+    /// Run only the scenario's `[[variant]]` of this name (to time one).
+    #[arg(long, value_name = "NAME")]
+    variant: Option<String>,
 }
 
 /// Runs a scenario, with progress on stderr when it is a terminal.
@@ -153,7 +156,26 @@ pub fn table(report: &ScenarioReport) -> String {
 }
 
 pub fn run(args: SimArgs) -> Result<ExitCode> {
-    let scenario = Scenario::load(&args.file)?;
+    let mut scenario = Scenario::load(&args.file)?;
+    if let Some(name) = &args.variant {
+        let names: Vec<String> = scenario
+            .node_variants
+            .iter()
+            .map(|v| v.name.clone())
+            .collect();
+        scenario.node_variants.retain(|v| &v.name == name);
+        if scenario.node_variants.is_empty() {
+            anyhow::bail!(
+                "{}: no [[variant]] named {name:?}; it has: {}",
+                args.file.display(),
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+    }
     let seed = args.seed.unwrap_or(scenario.seed);
     let runs = args.runs.unwrap_or(scenario.runs).max(1);
     let capture = match &args.pcap {

@@ -111,6 +111,7 @@ fn codec_messages_decode_field_for_field() {
             "lsa/client4",
             "lsa/client6",
             "lsa/flush",
+            "lsa/signed",
             "path report",
             "challenge/request",
             "challenge/reply",

@@ -1,7 +1,10 @@
 //! The price of authentication: signing and checking one control message
 //! (a small probe) with HMAC-SHA-256, and what the same MAC would cost on
 //! every 1400-byte data packet (braid does not put one there: see
-//! docs/security.md "Data packets"). Figures go in docs/performance.md.
+//! docs/security.md "Data packets"); and per-origin signatures: signing
+//! and checking one advertisement (8 links, 2 prefixes) with Ed25519,
+//! beside the CRC-32 every advertisement already costs. Figures go in
+//! docs/performance.md.
 
 use std::hint::black_box;
 
@@ -107,6 +110,67 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(1400));
     g.bench_function("HMAC-SHA-256 over a 1400-byte packet", |b| {
         b.iter(|| signer.sign(black_box(&mut data)))
+    });
+    g.finish();
+    origins(c);
+}
+
+/// Ed25519 per advertisement: what an origin pays once per advertisement
+/// it issues, and what every router pays once per new advertisement it
+/// takes; the CRC-32 check beside it is what every advertisement costs
+/// already.
+fn origins(c: &mut Criterion) {
+    use braid_proto::origin::{OriginConfig, OriginKey, Roster};
+    use braid_wire::{ControlFlags, LsaBundle, LsaEntry, LsaLink, Prefix};
+    let key = OriginKey::from_secret(&[7; 32]).unwrap();
+    let roster = Roster::new([(NodeId(5), key.public())]).unwrap();
+    let config = OriginConfig {
+        key: Some(key),
+        roster: Some(std::sync::Arc::new(roster)),
+    };
+    let links: Vec<LsaLink> = (0..8)
+        .map(|n| LsaLink {
+            neighbor: NodeId(10 + n),
+            link_id: 0,
+            metric_out: 1000 + u32::from(n),
+            metric_in: 1100,
+        })
+        .collect();
+    let prefixes = [
+        Prefix::V4 {
+            addr: [198, 18, 5, 0],
+            len: 24,
+        },
+        Prefix::V4 {
+            addr: [198, 19, 5, 0],
+            len: 24,
+        },
+    ];
+    let sig = config.sign(NodeId(5), 42, &links, &prefixes).unwrap();
+    let entry = LsaEntry {
+        signature: Some(&sig),
+        ..LsaEntry::new(NodeId(5), 3, 42, &links, &prefixes)
+    };
+    let header = ControlHeader {
+        flags: ControlFlags::SIGNED_ORIGINS,
+        ..ControlHeader::new(MessageType::Lsa, NodeId(5))
+    };
+    let mut buf = vec![0u8; 512];
+    let n = braid_wire::Lsa::emit_bundle(&header, &[entry], &mut buf).unwrap();
+    buf.truncate(n);
+    let mut g = c.benchmark_group("origins");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("sign an advertisement (Ed25519, 8 links)", |b| {
+        b.iter(|| black_box(config.sign(NodeId(5), black_box(42), &links, &prefixes)))
+    });
+    let msg = ControlMessage::parse(&buf).unwrap();
+    g.bench_function("parse an advertisement (CRC-32 checked)", |b| {
+        b.iter(|| black_box(LsaBundle::parse(black_box(&msg)).unwrap()))
+    });
+    let bundle = LsaBundle::parse(&msg).unwrap();
+    let lsa = bundle.iter().next().unwrap();
+    g.bench_function("check an advertisement's origin (Ed25519)", |b| {
+        b.iter(|| config.verify(black_box(&lsa)).unwrap())
     });
     g.finish();
 }

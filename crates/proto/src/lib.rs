@@ -41,6 +41,7 @@ pub mod lsdb;
 pub mod metric;
 pub mod netjson;
 pub mod node;
+pub mod origin;
 pub mod paths;
 pub mod random;
 pub mod redundancy;

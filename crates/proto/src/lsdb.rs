@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use braid_wire::{Lsa, LsaLink, NodeId, Prefix};
+use braid_wire::{Lsa, LsaLink, NodeId, Prefix, ORIGIN_SIGNATURE_LEN};
 
 use crate::graph::{Graph, GraphBuilder, NodeIx};
 use crate::metric::Metric;
@@ -145,6 +145,9 @@ pub struct LsaRecord {
     pub links: Box<[LsaLink]>,
     /// The prefixes and clients the origin serves.
     pub prefixes: Box<[Prefix]>,
+    /// The origin's signature over its contents (`crate::origin`), when
+    /// the network signs origins.
+    pub signature: Option<Box<[u8; ORIGIN_SIGNATURE_LEN]>>,
 }
 
 impl LsaRecord {
@@ -158,6 +161,19 @@ impl LsaRecord {
             checksum,
             links,
             prefixes,
+            signature: None,
+        }
+    }
+
+    /// The record of a received advertisement (its signature kept).
+    pub fn from_parsed(lsa: &Lsa<'_>) -> Self {
+        LsaRecord {
+            origin: lsa.origin,
+            seq: lsa.seq,
+            checksum: lsa.checksum,
+            links: lsa.links().collect(),
+            prefixes: lsa.prefixes().collect(),
+            signature: lsa.signature.map(|s| Box::new(*s)),
         }
     }
 
@@ -170,6 +186,7 @@ impl LsaRecord {
             checksum: self.checksum,
             links: &self.links,
             prefixes: &self.prefixes,
+            signature: self.signature.as_deref(),
         }
     }
 
@@ -188,6 +205,7 @@ impl LsaRecord {
             && self.prefixes.len() == lsa.prefix_count()
             && self.links.iter().copied().eq(lsa.links())
             && self.prefixes.iter().copied().eq(lsa.prefixes())
+            && self.signature.as_deref() == lsa.signature
     }
 }
 
@@ -260,13 +278,7 @@ impl LsaStore {
                 return held;
             }
         }
-        let record = Arc::new(LsaRecord {
-            origin: lsa.origin,
-            seq: lsa.seq,
-            checksum: lsa.checksum,
-            links: lsa.links().collect(),
-            prefixes: lsa.prefixes().collect(),
-        });
+        let record = Arc::new(LsaRecord::from_parsed(lsa));
         inner.insert(key, &record);
         record
     }

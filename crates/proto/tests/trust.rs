@@ -611,3 +611,100 @@ fn forged_data_from_a_spoofed_neighbor_costs_at_most_itself() {
     assert!(net.nodes[4].counters().session_checks_sent >= 3);
     assert!(net.nodes[0].counters().session_checks_answered >= 3);
 }
+
+/// The diamond with per-origin signatures: every node its key, every
+/// node the roster of all five (or, `roster = false`, keys and no
+/// roster: signed, not checked).
+fn signed_diamond(seed: u64, roster: bool) -> Mesh {
+    use braid_proto::origin::{OriginConfig, OriginKey, Roster};
+    let auth = keys(&[(1, K1)]);
+    let key = |id: u16| OriginKey::from_secret(&[id as u8; 32]).unwrap();
+    let list =
+        std::sync::Arc::new(Roster::new((1..=5).map(|id| (NodeId(id), key(id).public()))).unwrap());
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let nodes = (1..=5)
+        .map(|id| {
+            let mut c = config(id, 5, &auth);
+            c.control.origins = OriginConfig {
+                key: Some(key(id)),
+                roster: roster.then(|| list.clone()),
+            };
+            Node::new(NodeId(id), c, Instant::ZERO, &mut rng).unwrap()
+        })
+        .collect();
+    let mut net = Mesh::new(nodes, rng, RECORDING);
+    for (a, b) in DIAMOND {
+        net.link(a, b, 0.0);
+    }
+    net
+}
+
+/// A router that holds the network key (node 3, a neighbor of node 1)
+/// forges node 5's advertisement: a newer number, no prefix, its only
+/// link to node 3 (a black hole for 198.18.5.0/24). Sent to node 1 as
+/// node 3's own message (its MAC, boot index and a fresh counter: the
+/// hop-by-hop checks pass), signed with node 3's origin key or with
+/// none. With the roster, node 1 refuses both and counts them, and the
+/// stream loses nothing; without it (today's network key alone), the
+/// forgery is taken and the stream is cut: the test can fail.
+#[test]
+fn a_key_holder_cannot_forge_another_origins_advertisement() {
+    use braid_proto::origin::{OriginConfig, OriginKey};
+    for roster in [true, false] {
+        let mut net = signed_diamond(29, roster);
+        net.run_until(Instant::from_millis(10_000));
+        assert_eq!(stream(&mut net, 0, 20).len(), 20, "roster {roster}: up");
+        let real = net.nodes[0].control().lsdb().get(NodeId(5)).unwrap().seq;
+        let links = [LsaLink {
+            neighbor: NodeId(3),
+            link_id: 0,
+            metric_out: 1,
+            metric_in: 1,
+        }];
+        let three = OriginConfig {
+            key: Some(OriginKey::from_secret(&[3; 32]).unwrap()),
+            roster: None,
+        };
+        let boot = net.nodes[2].control().boot_index();
+        for (k, signed) in [(1u32, true), (2, false)] {
+            let seq = real + 1000 + k;
+            let sig = three.sign(NodeId(5), seq, &links, &[]).unwrap();
+            let entry = LsaEntry {
+                signature: signed.then_some(&sig),
+                ..LsaEntry::new(NodeId(5), 0, seq, &links, &[])
+            };
+            let header = ControlHeader {
+                key_id: 1,
+                mac_len: 32,
+                boot_index: boot,
+                counter: 1_000_000 + k,
+                flags: if signed {
+                    braid_wire::ControlFlags::SIGNED_ORIGINS
+                } else {
+                    braid_wire::ControlFlags::empty()
+                },
+                ..ControlHeader::new(MessageType::Lsa, NodeId(3))
+            };
+            let mut buf = vec![0u8; 512];
+            let n = braid_wire::Lsa::emit_bundle(&header, &[entry], &mut buf).unwrap();
+            buf.truncate(n);
+            braid_proto::auth::Authenticator::new(NodeId(3), keys(&[(1, K1)]), boot)
+                .unwrap()
+                .sign(&mut buf);
+            let now = net.now;
+            net.nodes[0].handle_datagram(now, Interface(2), Some(NodeId(3)), &buf);
+            net.flush();
+        }
+        let got = stream(&mut net, 20, 50).len();
+        let held = net.nodes[0].control().lsdb().get(NodeId(5)).unwrap().seq;
+        if roster {
+            assert_eq!(got, 50, "the stream lost packets");
+            assert!(held < real + 1000, "a forgery got in: {held}");
+            assert_eq!(refused(&net, 0, "bad_origin_signature"), 1);
+            assert_eq!(refused(&net, 0, "unsigned_origin"), 1);
+        } else {
+            assert!(held > real + 1000, "taken without a roster");
+            assert!(got < 50, "the black hole worked without a roster: {got}");
+        }
+    }
+}

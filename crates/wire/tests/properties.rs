@@ -161,12 +161,21 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
     let lsa = (
         control_header(MessageType::Lsa),
         prop::collection::vec(one_lsa, 1..4),
+        any::<bool>(),
+        any::<u8>(),
     )
-        .prop_map(|(h, lsas)| {
+        .prop_map(|(mut h, lsas, signed, sig_byte)| {
+            // Signed: each LSA followed by its origin's signature (any
+            // bytes to the codec).
+            let sig = [sig_byte; ORIGIN_SIGNATURE_LEN];
+            if signed {
+                h.flags = ControlFlags::SIGNED_ORIGINS;
+            }
             let entries: Vec<LsaEntry<'_>> = lsas
                 .iter()
-                .map(|(origin, age, seq, links, prefixes)| {
-                    LsaEntry::new(*origin, *age, *seq, links, prefixes)
+                .map(|(origin, age, seq, links, prefixes)| LsaEntry {
+                    signature: signed.then_some(&sig),
+                    ..LsaEntry::new(*origin, *age, *seq, links, prefixes)
                 })
                 .collect();
             let mut buf = vec![0u8; 4096];
@@ -326,6 +335,7 @@ fn re_emit(msg: &Message<'_>) -> Vec<u8> {
                     checksum: l.checksum,
                     links,
                     prefixes,
+                    signature: l.signature,
                 })
                 .collect();
             Lsa::emit_bundle(&m.header, &entries, &mut buf).unwrap()
@@ -358,6 +368,7 @@ fn same_value(a: &Message<'_>, b: &Message<'_>) -> bool {
                     (x.origin, x.age, x.seq) == (y.origin, y.age, y.seq)
                         && x.links().eq(y.links())
                         && x.prefixes().eq(y.prefixes())
+                        && x.signature == y.signature
                 })
         }
         (Message::PathReport(mx, x), Message::PathReport(my, y)) => {

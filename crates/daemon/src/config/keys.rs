@@ -85,7 +85,7 @@ fn check_secret(found: &mut Findings<'_>, k: &KeyFile, here: &str) -> Option<Aut
         .ok()
 }
 
-fn hex_bytes(text: &str) -> Option<Vec<u8>> {
+pub(super) fn hex_bytes(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) || !text.is_ascii() {
         return None;
     }
@@ -99,6 +99,23 @@ fn hex_bytes(text: &str) -> Option<Vec<u8>> {
 /// read (mode 0600 or 0400) and owned by root or by the user the daemon
 /// runs as.
 pub(super) fn load_keys(path: &Path) -> Result<AuthConfig, ConfigLoadError> {
+    owner_only(path)?;
+    let shown = path.display().to_string();
+    let text = braid_conf::read_text(path).map_err(|e| ConfigLoadError::Read {
+        path: shown.clone(),
+        source: e,
+    })?;
+    let src = Source::new(&shown, &text);
+    let raw: KeysOnly = src.parse().map_err(ConfigErrors::from)?;
+    let mut found = Findings::new(src);
+    let keys = check_keys(&mut found, &raw.keys, "keys");
+    Ok(found.finish(Some(keys))?)
+}
+
+/// Checks that the secret file at `path` is a regular file only its
+/// owner can read (mode 0600 or 0400), owned by root or by the user the
+/// daemon runs as.
+pub(super) fn owner_only(path: &Path) -> Result<(), ConfigLoadError> {
     use std::os::unix::fs::MetadataExt;
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|e| ConfigLoadError::Read {
@@ -127,13 +144,5 @@ pub(super) fn load_keys(path: &Path) -> Result<AuthConfig, ConfigLoadError> {
             why: format!("belongs to uid {}, not root", meta.uid()),
         });
     }
-    let text = braid_conf::read_text(path).map_err(|e| ConfigLoadError::Read {
-        path: shown.clone(),
-        source: e,
-    })?;
-    let src = Source::new(&shown, &text);
-    let raw: KeysOnly = src.parse().map_err(ConfigErrors::from)?;
-    let mut found = Findings::new(src);
-    let keys = check_keys(&mut found, &raw.keys, "keys");
-    Ok(found.finish(Some(keys))?)
+    Ok(())
 }

@@ -15,6 +15,7 @@
 mod access;
 mod errors;
 mod keys;
+mod origins;
 mod parse;
 mod schema;
 mod settings;

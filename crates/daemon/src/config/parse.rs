@@ -22,6 +22,7 @@ use braid_conf::Findings;
 
 use super::errors::{ConfigErrors, ConfigLoadError};
 use super::keys::{check_auth, load_keys};
+use super::origins::{check_origin, load_origins};
 use super::schema::{ConfigFile, InterfaceFile, PolicyFile, ProbesFile, TunFile};
 use super::settings::{
     Config, DatapathChoice, KernelDelivery, TunConfig, DEFAULT_DEAD_AFTER, DEFAULT_GROUP,
@@ -57,6 +58,7 @@ impl Config {
         nc.access.hold = check_client_hold(&mut found, &raw.client_hold, nc.access.hold);
         let (auth, key_file) = check_auth(&mut found, raw.auth.as_ref());
         nc.control.auth = auth;
+        let (origin_key_file, roster_file) = check_origin(&mut found, raw.origin.as_ref());
         let lan_interfaces = check_lan_interfaces(&mut found, &raw.lan_interfaces, &interfaces);
         found.finish(Some(Config {
             lan_interfaces,
@@ -80,6 +82,8 @@ impl Config {
             tun,
             node_config: node_config.node,
             key_file,
+            origin_key_file,
+            roster_file,
         }))
     }
 
@@ -93,6 +97,11 @@ impl Config {
         if let Some(file) = &config.key_file {
             config.node_config.control.auth = load_keys(file)?;
         }
+        config.node_config.control.origins = load_origins(
+            config.node,
+            config.origin_key_file.as_deref(),
+            config.roster_file.as_deref(),
+        )?;
         Ok(config)
     }
 }

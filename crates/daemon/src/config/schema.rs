@@ -72,6 +72,9 @@ pub struct ConfigFile {
     pub client_hold: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth: Option<AuthFile>,
+    /// `[origin]`: this router's origin key and the roster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<OriginFile>,
     /// `[labels]`: names for node ids (`1 = "gateway"`), shown on the
     /// dashboard and in the NetJSON topology.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -95,6 +98,41 @@ pub struct AuthFile {
 pub struct KeyFile {
     pub id: Spanned<u8>,
     pub secret: Spanned<String>,
+}
+
+/// `[origin]`: per-origin signatures (docs/security.md).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OriginFile {
+    /// This router's secret key (`braid keygen --origin`), owner-only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_file: Option<Spanned<String>>,
+    /// Every router's public key: this router checks every origin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roster_file: Option<Spanned<String>>,
+}
+
+/// An origin key file: `secret = "<64 hex digits>"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OriginKeyFile {
+    pub secret: Spanned<String>,
+}
+
+/// A roster: `[[router]]` entries.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RosterFile {
+    #[serde(default)]
+    pub router: Vec<RosterEntry>,
+}
+
+/// One router's public key: `{ node = 3, key = "<64 hex digits>" }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RosterEntry {
+    pub node: Spanned<u16>,
+    pub key: Spanned<String>,
 }
 
 /// A key file's contents: `keys = [...]` as in `[auth]`.
@@ -210,6 +248,7 @@ impl ConfigFile {
             client_margin: None,
             client_hold: None,
             auth: None,
+            origin: None,
         }
     }
 

@@ -102,6 +102,10 @@ pub struct Config {
     /// `[auth] key_file`: read by [`Config::load`] into
     /// `node_config.control.auth` (root only).
     pub key_file: Option<PathBuf>,
+    /// `[origin] key_file` and `roster_file`: read by [`Config::load`]
+    /// into `node_config.control.origins`.
+    pub origin_key_file: Option<PathBuf>,
+    pub roster_file: Option<PathBuf>,
 }
 
 /// The TUN device: where traffic enters and leaves the mesh here.

@@ -375,3 +375,64 @@ fn every_problem_is_reported_at_once_the_first_as_a_check_that_stopped_would_say
         "{shown}"
     );
 }
+
+#[test]
+fn origin_keys_and_the_roster_are_read_and_checked() {
+    use braid_proto::origin::{hex, OriginKey};
+    use std::os::unix::fs::PermissionsExt;
+    let base = "node = 3\n[[interface]]\nname = \"a\"\n";
+    let dir = std::env::temp_dir().join(format!("braid-origin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mine = [3u8; 32];
+    let public = |s: [u8; 32]| hex(&OriginKey::from_secret(&s).unwrap().public());
+    let key = dir.join("origin.key");
+    std::fs::write(&key, format!("secret = \"{}\"\n", hex(&mine))).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let roster = dir.join("roster.toml");
+    let write_roster = |entries: &[(u16, String)]| {
+        let text: String = entries
+            .iter()
+            .map(|(n, k)| format!("[[router]]\nnode = {n}\nkey = \"{k}\"\n"))
+            .collect();
+        std::fs::write(&roster, text).unwrap();
+    };
+    let conf = dir.join("braid.toml");
+    let load = |origin: &str| {
+        std::fs::write(&conf, format!("{base}[origin]\n{origin}")).unwrap();
+        Config::load(&conf)
+    };
+    let both = format!(
+        "key_file = \"{}\"\nroster_file = \"{}\"\n",
+        key.display(),
+        roster.display()
+    );
+    write_roster(&[(3, public(mine)), (4, public([4; 32]))]);
+    let c = load(&both).unwrap();
+    let o = &c.node_config.control.origins;
+    assert!(o.key.is_some() && o.roster.as_ref().unwrap().len() == 2);
+    // The roster must list this router's own key.
+    write_roster(&[(3, public([9; 32]))]);
+    let e = load(&both).unwrap_err().to_string();
+    assert!(e.contains("does not list this router's public key"), "{e}");
+    // A key that is not a key.
+    write_roster(&[(3, "abcd".into())]);
+    let e = load(&both).unwrap_err().to_string();
+    assert!(e.contains("router[0].key"), "{e}");
+    // A roster without this router's key.
+    let e = Config::parse(
+        "c.toml",
+        &format!("{base}[origin]\nroster_file = \"{}\"\n", roster.display()),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("origin.key_file"), "{e}");
+    // A key alone (step 1 of a rollout) signs without checking.
+    let c = load(&format!("key_file = \"{}\"\n", key.display())).unwrap();
+    assert!(c.node_config.control.origins.key.is_some());
+    assert!(c.node_config.control.origins.roster.is_none());
+    // The secret key file is owner-only.
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = load(&both).unwrap_err().to_string();
+    assert!(e.contains("chmod 600"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -263,6 +263,19 @@ impl Management {
                 checks::warn_if_unauthenticated(&new);
             }
         }
+        // The origin key and roster too: revoking a key is a roster
+        // without it, and a reload (docs/security.md).
+        let origins = new.node_config.control.origins.clone();
+        if origins != old.node_config.control.origins {
+            match data.node.set_origins(origins.clone()) {
+                Ok(()) => info!(
+                    signing = origins.key.is_some(),
+                    roster = origins.roster.as_ref().map_or(0, |r| r.len()),
+                    "origin key or roster changed"
+                ),
+                Err(e) => warn!(error = %e, "reload: origin key or roster refused"),
+            }
+        }
         // A neighbor timeout that follows the running probe interval.
         let timeout = Some(old.node_config.control.probes.small_interval * new.dead_after);
         data.node.set_neighbor_timeout(timeout);
@@ -272,7 +285,7 @@ impl Management {
         data.counters.reloads += 1;
         info!(modes_changed, "config reloaded");
         // Keep what is running for the fields that need a restart.
-        data.config = reload::running_after(old, new, timeout, auth);
+        data.config = reload::running_after(old, new, timeout, auth, origins);
         self.last_reload = Some((unix_now(), true));
         Ok(needs_restart)
     }

@@ -52,6 +52,7 @@ pub(super) fn restart_needed(old: &Config, new: &Config) -> Vec<&'static str> {
             ..c.clone()
         };
         c.control.auth = old.node_config.control.auth.clone();
+        c.control.origins = old.node_config.control.origins.clone();
         c
     };
     if live(&new.node_config) != old.node_config {
@@ -62,13 +63,14 @@ pub(super) fn restart_needed(old: &Config, new: &Config) -> Vec<&'static str> {
 }
 
 /// The config the daemon runs with after taking `new`: `new`'s modes and
-/// policies, keys, `dead_after` (the neighbor timeout now `timeout`) and
+/// policies, keys, origin key and roster, `dead_after` (the neighbor timeout now `timeout`) and
 /// log level; `old`'s for everything that needs a restart.
 pub(super) fn running_after(
     old: Config,
     new: Config,
     timeout: Option<std::time::Duration>,
     auth: AuthConfig,
+    origins: braid_proto::origin::OriginConfig,
 ) -> Config {
     let mut kept = new;
     kept.node = old.node;
@@ -88,6 +90,7 @@ pub(super) fn running_after(
         ..old.node_config
     };
     kept.node_config.control.auth = auth;
+    kept.node_config.control.origins = origins;
     kept
 }
 
@@ -123,7 +126,7 @@ mod tests {
         let timeout = Some(old.node_config.control.probes.small_interval * new.dead_after);
         let auth = new.node_config.control.auth.clone();
         let policy = new.node_config.policy.clone();
-        let kept = running_after(old.clone(), new, timeout, auth);
+        let kept = running_after(old.clone(), new, timeout, auth, Default::default());
         assert_eq!(
             (kept.node, kept.interfaces.clone()),
             (old.node, old.interfaces)

@@ -12,6 +12,7 @@ use crate::auth::{AuthConfig, AuthError};
 use crate::linkest::{LinkEstConfig, MetricKind};
 use crate::lsdb::LsdbConfig;
 use crate::metric::Metric;
+use crate::origin::{OriginConfig, OriginError};
 
 /// Probe timing and sizes.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,6 +92,10 @@ pub struct ControlConfig {
     pub overrides: BTreeMap<(NodeId, NodeId), Metric>,
     /// Keys that sign and check every control message (none: off).
     pub auth: AuthConfig,
+    /// This router's origin key and the roster of every router's
+    /// (`crate::origin`; none: advertisements are not signed or checked
+    /// per origin).
+    pub origins: OriginConfig,
 }
 
 impl Default for ControlConfig {
@@ -109,6 +114,7 @@ impl Default for ControlConfig {
             prefixes: Vec::new(),
             overrides: BTreeMap::new(),
             auth: AuthConfig::default(),
+            origins: OriginConfig::default(),
         }
     }
 }
@@ -155,6 +161,9 @@ pub enum ConfigError {
     /// The authentication keys cannot be used.
     #[error(transparent)]
     Auth(#[from] AuthError),
+    /// The origin key or roster cannot be used.
+    #[error(transparent)]
+    Origin(#[from] OriginError),
 }
 
 impl ControlConfig {
@@ -188,6 +197,7 @@ impl ControlConfig {
             return Err(ConfigError::Window(self.links.window));
         }
         self.auth.validate()?;
+        self.origins.validate(id)?;
         if self.probes.big_rates.len() > crate::linkest::MAX_RATES {
             return Err(ConfigError::Rates {
                 max: crate::linkest::MAX_RATES,

@@ -40,8 +40,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use braid_wire::{
-    parse_any, ControlHeader, LsaLink, Message, NodeId, Prefix, Probe, ProbeKind, ProbeReport,
-    WireError, RATE_SMALL, RATE_UNSPECIFIED,
+    parse_any, ControlFlags, ControlHeader, LsaLink, Message, NodeId, Prefix, Probe, ProbeKind,
+    ProbeReport, WireError, RATE_SMALL, RATE_UNSPECIFIED,
 };
 use fixedbitset::FixedBitSet;
 use rand_core::RngCore;
@@ -51,6 +51,7 @@ use crate::linkest::{LinkEstimate, LinkEstimator};
 use crate::lsdb::{
     instance_order, seq_newer, Install, LsGraph, LsaRecord, LsaStore, Lsdb, FLUSH_AGE,
 };
+use crate::origin::OriginRefusal;
 use crate::random::uniform;
 use crate::time::Instant;
 
@@ -363,6 +364,12 @@ impl ControlPlane {
             Message::Lsa(m, bundle) => {
                 for lsa in bundle.iter() {
                     self.counters.rx_lsas += 1;
+                    if let Err(r) = self.check_origin(&lsa) {
+                        // This advertisement only: the rest of the
+                        // message is its senders' own business.
+                        self.count_rx_error(r.kind());
+                        continue;
+                    }
                     if lsa.origin == self.id {
                         self.own_heard(now, &lsa);
                         continue;
@@ -373,13 +380,7 @@ impl ControlPlane {
                             // Our copy is gone; the flush goes on (it
                             // carries the contents its checksum covers).
                             self.counters.flushes_received += 1;
-                            let record = LsaRecord {
-                                origin: lsa.origin,
-                                seq: lsa.seq,
-                                checksum: lsa.checksum,
-                                links: lsa.links().collect(),
-                                prefixes: lsa.prefixes().collect(),
-                            };
+                            let record = LsaRecord::from_parsed(&lsa);
                             self.flushing.insert(lsa.origin, record);
                             self.want_flood(lsa.origin);
                         }
@@ -390,6 +391,27 @@ impl ControlPlane {
                 Ok(Some(m.header.sender))
             }
         }
+    }
+
+    /// Whether `lsa` is its origin's (the roster's key signed it), when
+    /// this router checks origins. An instance already held (the same
+    /// number, checksum and signature: flooding brings each from every
+    /// neighbor) is not checked again.
+    fn check_origin(&self, lsa: &braid_wire::Lsa<'_>) -> Result<(), OriginRefusal> {
+        if !self.config.origins.checks() {
+            return Ok(());
+        }
+        let held = self.lsdb.get(lsa.origin).is_some_and(|r| {
+            r.seq == lsa.seq
+                && r.checksum == lsa.checksum
+                && r.signature
+                    .as_deref()
+                    .is_some_and(|s| Some(s) == lsa.signature)
+        });
+        if held {
+            return Ok(());
+        }
+        self.config.origins.verify(lsa)
     }
 
     /// Counts a refused datagram by kind (a key is made once per kind).
@@ -727,6 +749,22 @@ impl ControlPlane {
         Ok(())
     }
 
+    /// A new origin key or roster (an operator's reload): checked as at
+    /// start; a new key signs an advertisement issued at once (so that
+    /// routers checking origins take it without waiting for a refresh).
+    pub fn set_origins(
+        &mut self,
+        origins: crate::origin::OriginConfig,
+    ) -> Result<(), crate::origin::OriginError> {
+        origins.validate(self.id)?;
+        if origins.key != self.config.origins.key {
+            self.lsa_wanted = true;
+            self.jump_wanted = true;
+        }
+        self.config.origins = origins;
+        Ok(())
+    }
+
     /// Signs a control message this node made outside the control plane
     /// (a path report): its header must carry [`Self::mac_fields`].
     pub fn sign(&self, buf: &mut [u8]) {
@@ -860,9 +898,13 @@ impl ControlPlane {
     /// database (floods are most of a large network's control traffic).
     /// Returns 0 when none of them is still held (expired meanwhile).
     fn emit_floods(&mut self, now: Instant, buf: &mut Vec<u8>) -> Result<usize, WireError> {
-        let mut entries = Vec::new();
+        let mut entries: Vec<braid_wire::LsaEntry<'_>> = Vec::new();
         let mut bytes = 0;
         let mut taken = Vec::new();
+        // A message's advertisements all carry their origin's signature
+        // (flagged), or none does: the first one decides; the others wait
+        // for the next message.
+        let mut signed = None;
         for i in self.pending_floods.ones() {
             let origin = NodeId(i as u16);
             // What we hold (ours with the flush age when leaving), else a
@@ -876,6 +918,10 @@ impl ControlPlane {
                     continue;
                 }
             };
+            let has = entry.signature.is_some();
+            if *signed.get_or_insert(has) != has {
+                continue;
+            }
             let len = entry.encoded_len();
             if !entries.is_empty() && bytes + len > self.config.flood_bundle_bytes {
                 break;
@@ -892,11 +938,17 @@ impl ControlPlane {
             // database.
             self.counter = self.counter.wrapping_add(1);
             let (key_id, mac_len) = self.auth.header_fields();
+            let flags = if signed == Some(true) {
+                ControlFlags::SIGNED_ORIGINS
+            } else {
+                ControlFlags::empty()
+            };
             let header = ControlHeader {
                 boot_index: self.boot_index,
                 counter: self.counter,
                 key_id,
                 mac_len,
+                flags,
                 ..ControlHeader::new(braid_wire::MessageType::Lsa, self.id)
             };
             fit(buf, braid_wire::Lsa::bundle_len(&entries, MAX_MAC));
@@ -951,12 +1003,17 @@ impl ControlPlane {
             .chain(&self.clients)
             .copied()
             .collect();
-        let record = LsaRecord::new(
+        let mut record = LsaRecord::new(
             self.id,
             self.own_seq,
             links.as_slice().into(),
             prefixes.as_slice().into(),
         );
+        record.signature = self
+            .config
+            .origins
+            .sign(self.id, self.own_seq, &links, &prefixes)
+            .map(Box::new);
         // Until the node has a link, nobody can hear its advertisement:
         // keep it in the local database (its own prefixes) but do not send
         // it. Once it has flooded one, it floods every later one, so a node

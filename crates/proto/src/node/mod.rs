@@ -683,6 +683,17 @@ impl Node {
         Ok(())
     }
 
+    /// A new origin key or roster (an operator's reload; see
+    /// [`crate::origin`]).
+    pub fn set_origins(
+        &mut self,
+        origins: crate::origin::OriginConfig,
+    ) -> Result<(), crate::origin::OriginError> {
+        self.control.set_origins(origins.clone())?;
+        self.config.control.origins = origins;
+        Ok(())
+    }
+
     /// A new neighbor timeout (an operator's reload; see
     /// [`NodeConfig::neighbor_timeout`]).
     pub fn set_neighbor_timeout(&mut self, timeout: Option<std::time::Duration>) {

@@ -150,6 +150,7 @@ fn check_node(ck: &mut Checker, raw: &RawNode, field: &str) -> Option<NodeSettin
         bound,
         clients: raw.clients.clone(),
         auth: raw.auth,
+        sign_origins: raw.sign_origins,
     })
 }
 

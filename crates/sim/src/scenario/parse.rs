@@ -116,6 +116,7 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
         sweep: sweep?,
         node_failures: node_failures?,
         auth: node.auth.unwrap_or(false),
+        sign_origins: node.sign_origins.unwrap_or(false),
         strangers: strangers?,
     })
 }

@@ -176,6 +176,7 @@ pub(super) struct RawNode {
     pub(super) bound: Option<usize>,
     pub(super) clients: Option<Vec<String>>,
     pub(super) auth: Option<bool>,
+    pub(super) sign_origins: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -88,6 +88,10 @@ pub struct Scenario {
     /// Every node signs and checks its control messages with the
     /// simulation's key (`[node] auth = true`).
     pub auth: bool,
+    /// Every node signs its advertisements with a key of its own and
+    /// checks every origin's against a roster of all of them (`[node]
+    /// sign_origins = true`).
+    pub sign_origins: bool,
     /// Hostile strangers in range of some nodes.
     pub strangers: Vec<StrangerSpec>,
 }
@@ -132,6 +136,7 @@ pub struct NodeSettings {
     pub bound: Option<Option<usize>>,
     pub clients: Option<Vec<String>>,
     pub auth: Option<bool>,
+    pub sign_origins: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -165,6 +170,7 @@ impl Scenario {
             self.clients = c.clone();
         }
         self.auth = n.auth.unwrap_or(self.auth);
+        self.sign_origins = n.sign_origins.unwrap_or(self.sign_origins);
     }
 }
 

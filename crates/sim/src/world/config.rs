@@ -22,6 +22,23 @@ fn sim_key() -> braid_proto::auth::AuthConfig {
     braid_proto::auth::AuthConfig { keys: vec![key] }
 }
 
+/// Node `i`'s origin key in a simulation that signs origins (from its
+/// index: deterministic, as everything in a run).
+pub(super) fn origin_key(i: u32) -> braid_proto::origin::OriginKey {
+    let mut secret = [0x5au8; braid_proto::origin::KEY_LEN];
+    secret[..4].copy_from_slice(&i.to_be_bytes());
+    braid_proto::origin::OriginKey::from_secret(&secret).expect("32 bytes")
+}
+
+/// The roster of nodes `0..count` (each with [`origin_key`]).
+pub(super) fn origin_roster(count: u32) -> std::sync::Arc<braid_proto::origin::Roster> {
+    let roster = braid_proto::origin::Roster::new(
+        (0..count).map(|i| (braid_wire::NodeId(i as u16), origin_key(i).public())),
+    )
+    .expect("one key per node");
+    std::sync::Arc::new(roster)
+}
+
 /// Every flow's class rule (by destination port) and the policy giving
 /// each flow with a mode of its own that mode.
 pub(super) fn flow_rules(scenario: &Scenario) -> (Classifier, Policy) {
@@ -62,6 +79,7 @@ pub(super) fn node_config(
     (classifier, policy): (&Classifier, &Policy),
     own: &[usize],
     unmodified: bool,
+    roster: Option<&std::sync::Arc<braid_proto::origin::Roster>>,
 ) -> NodeConfig {
     let mut node_policy = policy.clone();
     node_policy
@@ -85,6 +103,12 @@ pub(super) fn node_config(
     config.control.metric = scenario.metric;
     if scenario.auth {
         config.control.auth = sim_key();
+    }
+    if let Some(roster) = roster {
+        config.control.origins = braid_proto::origin::OriginConfig {
+            key: Some(origin_key(i)),
+            roster: Some(roster.clone()),
+        };
     }
     if !scenario.damping {
         config.damping = DampingConfig {

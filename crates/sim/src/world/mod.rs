@@ -189,6 +189,9 @@ impl World {
         let lsa_store = LsaStore::new();
         let mut nodes = Vec::with_capacity(names.len());
         let mut configs = Vec::with_capacity(names.len());
+        let roster = scenario
+            .sign_origins
+            .then(|| config::origin_roster(names.len() as u32));
         for i in 0..names.len() as u32 {
             let own: Vec<usize> = (0..flows.len()).filter(|&k| flows[k].from == i).collect();
             let config = node_config(
@@ -198,6 +201,7 @@ impl World {
                 (&rules.0, &rules.1),
                 &own,
                 unmodified[i as usize],
+                roster.as_ref(),
             );
             configs.push(config.clone());
             let node = Node::with_lsa_store(

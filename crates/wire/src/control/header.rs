@@ -8,18 +8,31 @@ use crate::{first_byte, peek, MessageType, NodeId, Reader, WireError, Writer};
 /// Length of the control header.
 pub const CONTROL_HEADER_LEN: usize = offset::header::BODY;
 
-/// Control header flags (byte 1). This version defines none: they are
-/// sent as 0 and ignored on receipt, so a later version can use them.
+/// Control header flags (byte 1). This version defines one
+/// ([`ControlFlags::SIGNED_ORIGINS`]); the others are sent as 0 and
+/// ignored on receipt, so a later version can use them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct ControlFlags(u8);
 
 impl ControlFlags {
     /// The bits this version defines.
-    const KNOWN: u8 = 0;
+    const KNOWN: u8 = Self::SIGNED_ORIGINS.0;
+
+    /// In an LSA message: every LSA is followed by its origin's Ed25519
+    /// signature (64 bytes) over [`crate::LsaEntry::signed_content`].
+    pub const SIGNED_ORIGINS: ControlFlags = ControlFlags(0x01);
 
     /// No flags set.
     pub const fn empty() -> Self {
         ControlFlags(0)
+    }
+    /// Whether every bit of `other` is set.
+    pub const fn contains(self, other: ControlFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+    /// These flags and `other`'s.
+    pub const fn with(self, other: ControlFlags) -> Self {
+        ControlFlags(self.0 | other.0)
     }
     /// The flags as the byte sent.
     pub const fn bits(self) -> u8 {
@@ -36,7 +49,7 @@ impl ControlFlags {
 pub struct ControlHeader {
     /// Which control message follows: a probe, an LSA or a path report.
     pub msg_type: MessageType,
-    /// Header flags (none defined in this version).
+    /// Header flags ([`ControlFlags::SIGNED_ORIGINS`] in LSA messages).
     pub flags: ControlFlags,
     /// The neighbor that sent this copy (not necessarily the LSA's origin).
     pub sender: NodeId,

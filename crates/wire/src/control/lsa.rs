@@ -1,14 +1,25 @@
 //! Link-state advertisements (type 3): an LSA message carries one or more
 //! LSAs back to back, each with its origin's links (metrics both ways)
-//! and what it serves ([`Prefix`]), checksummed (CRC-32) without its age.
+//! and what it serves ([`Prefix`]), checksummed (CRC-32) without its age,
+//! and, in a message flagged [`ControlFlags::SIGNED_ORIGINS`], followed by
+//! its origin's Ed25519 signature (64 bytes) over the same contents.
 
-use super::header::{emit_control, expect_type, ControlHeader, ControlMessage, CONTROL_HEADER_LEN};
+use super::header::{
+    emit_control, expect_type, ControlFlags, ControlHeader, ControlMessage, CONTROL_HEADER_LEN,
+};
 use super::offset;
 use super::prefix::Prefix;
 use crate::{MessageType, NodeId, Reader, WireError, Writer};
 
 const LSA_FIXED_LEN: usize = offset::lsa::LINKS;
 const LSA_LINK_LEN: usize = offset::lsa_link::LEN;
+
+/// Bytes of an origin's signature (Ed25519).
+pub const ORIGIN_SIGNATURE_LEN: usize = 64;
+
+/// What an origin signs before its LSA's contents (so that no other
+/// message braid signs reads as an LSA).
+const SIGNED_PREFIX: &[u8] = b"braid LSA v1\0";
 
 /// One link of an LSA's origin, with its metric in both directions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,6 +49,12 @@ pub struct Lsa<'a> {
     links: &'a [u8],
     prefixes: &'a [u8],
     prefix_count: usize,
+    /// The counts, links and prefixes as sent: what the checksum and the
+    /// signature cover after the origin and number.
+    covered: &'a [u8],
+    /// The origin's signature, in a message flagged
+    /// [`ControlFlags::SIGNED_ORIGINS`].
+    pub signature: Option<&'a [u8; ORIGIN_SIGNATURE_LEN]>,
 }
 
 /// Whether reading an LSA checks its checksum (a bundle checks each once,
@@ -56,16 +73,18 @@ enum Checksum {
 pub struct LsaBundle<'a> {
     body: &'a [u8],
     count: usize,
+    signed: bool,
 }
 
 impl<'a> LsaBundle<'a> {
     /// Decodes an LSA message body and validates every LSA in it, checksums included.
     pub fn parse(msg: &ControlMessage<'a>) -> Result<Self, WireError> {
         expect_type(&msg.header, &[MessageType::Lsa])?;
+        let signed = msg.header.flags.contains(ControlFlags::SIGNED_ORIGINS);
         let mut r = Reader::new(msg.body);
         let mut count = 0;
         loop {
-            Lsa::read(&mut r, Checksum::Verify)?;
+            Lsa::read(&mut r, Checksum::Verify, signed)?;
             count += 1;
             if r.is_empty() {
                 break;
@@ -74,6 +93,7 @@ impl<'a> LsaBundle<'a> {
         Ok(LsaBundle {
             body: msg.body,
             count,
+            signed,
         })
     }
 
@@ -90,8 +110,14 @@ impl<'a> LsaBundle<'a> {
     /// The LSAs, in the order they were sent.
     pub fn iter(&self) -> impl Iterator<Item = Lsa<'a>> + 'a {
         let mut r = Reader::new(self.body);
+        let signed = self.signed;
         // Validated (checksums too) in `parse`, so `read` cannot fail here.
-        (0..self.count).map_while(move |_| Lsa::read(&mut r, Checksum::Trust).ok())
+        (0..self.count).map_while(move |_| Lsa::read(&mut r, Checksum::Trust, signed).ok())
+    }
+
+    /// Whether every LSA carries its origin's signature.
+    pub fn is_signed(&self) -> bool {
+        self.signed
     }
 }
 
@@ -113,14 +139,51 @@ pub struct LsaEntry<'b> {
     pub links: &'b [LsaLink],
     /// What the origin serves: IP prefixes and clients' MAC addresses.
     pub prefixes: &'b [Prefix],
+    /// The origin's signature over [`Self::signed_content`], if it has
+    /// one (written only in a message flagged
+    /// [`ControlFlags::SIGNED_ORIGINS`], which every entry must have).
+    pub signature: Option<&'b [u8; ORIGIN_SIGNATURE_LEN]>,
 }
 
 impl<'b> LsaEntry<'b> {
-    /// Bytes this LSA takes in a message body.
+    /// Bytes this LSA takes in a message body (with its signature in a
+    /// signed message).
     pub fn encoded_len(&self) -> usize {
         LSA_FIXED_LEN
             + self.links.len() * LSA_LINK_LEN
             + self.prefixes.iter().map(Prefix::encoded_len).sum::<usize>()
+            + self.signature.map_or(0, |_| ORIGIN_SIGNATURE_LEN)
+    }
+
+    /// What an origin signs: a fixed prefix, then the bytes the checksum
+    /// covers (origin, sequence number, counts, links, prefixes). Not the
+    /// age, which changes in flight.
+    pub fn signed_content(
+        origin: NodeId,
+        seq: u32,
+        links: &[LsaLink],
+        prefixes: &[Prefix],
+    ) -> Vec<u8> {
+        let mut out = Vec::with_capacity(
+            SIGNED_PREFIX.len() + 10 + links.len() * LSA_LINK_LEN + prefixes.len() * 18,
+        );
+        out.extend_from_slice(SIGNED_PREFIX);
+        out.extend_from_slice(&origin.0.to_be_bytes());
+        out.extend_from_slice(&seq.to_be_bytes());
+        out.extend_from_slice(&(links.len() as u16).to_be_bytes());
+        out.extend_from_slice(&(prefixes.len() as u16).to_be_bytes());
+        let mut link = [0u8; LSA_LINK_LEN];
+        for l in links {
+            l.encode(&mut link);
+            out.extend_from_slice(&link);
+        }
+        let mut prefix = [0u8; 18];
+        for p in prefixes {
+            let n = p.encoded_len();
+            p.write(&mut Writer::new(&mut prefix[..n]));
+            out.extend_from_slice(&prefix[..n]);
+        }
+        out
     }
 
     /// An entry with its checksum computed.
@@ -138,6 +201,7 @@ impl<'b> LsaEntry<'b> {
             checksum: Self::checksum_of(origin, seq, links, prefixes),
             links,
             prefixes,
+            signature: None,
         }
     }
 
@@ -192,7 +256,7 @@ impl<'a> Lsa<'a> {
         }
     }
 
-    fn read(r: &mut Reader<'a>, checksum_check: Checksum) -> Result<Self, WireError> {
+    fn read(r: &mut Reader<'a>, checksum_check: Checksum, signed: bool) -> Result<Self, WireError> {
         let origin = NodeId(r.u16()?);
         let age = r.u16()?;
         let seq = r.u32()?;
@@ -209,6 +273,7 @@ impl<'a> Lsa<'a> {
             Prefix::read(r)?;
         }
         let prefixes = start.between(r);
+        let covered_bytes = covered.between(r);
         if checksum_check == Checksum::Verify {
             // The same bytes, in the same order, as `LsaEntry::checksum_of`.
             let mut head = [0u8; 6];
@@ -216,7 +281,7 @@ impl<'a> Lsa<'a> {
             head[2..].copy_from_slice(&seq.to_be_bytes());
             let mut h = crc32fast::Hasher::new();
             h.update(&head);
-            h.update(covered.between(r));
+            h.update(covered_bytes);
             let computed = h.finalize();
             if computed != checksum {
                 return Err(WireError::BadChecksum {
@@ -226,6 +291,15 @@ impl<'a> Lsa<'a> {
                 });
             }
         }
+        let signature = if signed {
+            let b = r.take(ORIGIN_SIGNATURE_LEN)?;
+            Some(b.try_into().map_err(|_| WireError::Truncated {
+                need: ORIGIN_SIGNATURE_LEN,
+                have: b.len(),
+            })?)
+        } else {
+            None
+        };
         Ok(Lsa {
             origin,
             age,
@@ -234,7 +308,20 @@ impl<'a> Lsa<'a> {
             links,
             prefixes,
             prefix_count,
+            covered: covered_bytes,
+            signature,
         })
+    }
+
+    /// What its origin signed ([`LsaEntry::signed_content`]), from the
+    /// bytes as they arrived.
+    pub fn signed_content(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(SIGNED_PREFIX.len() + 6 + self.covered.len());
+        out.extend_from_slice(SIGNED_PREFIX);
+        out.extend_from_slice(&self.origin.0.to_be_bytes());
+        out.extend_from_slice(&self.seq.to_be_bytes());
+        out.extend_from_slice(self.covered);
+        out
     }
 
     /// How many links the LSA lists.
@@ -287,7 +374,9 @@ impl<'a> Lsa<'a> {
         CONTROL_HEADER_LEN + entries.iter().map(LsaEntry::encoded_len).sum::<usize>() + mac_len
     }
 
-    /// Writes a message carrying `entries` (at least one), in order.
+    /// Writes a message carrying `entries` (at least one), in order; in a
+    /// message flagged [`ControlFlags::SIGNED_ORIGINS`] every entry must
+    /// carry its signature (and only there is it written).
     pub fn emit_bundle(
         header: &ControlHeader,
         entries: &[LsaEntry<'_>],
@@ -301,6 +390,13 @@ impl<'a> Lsa<'a> {
                 value: 0,
             });
         }
+        let signed = header.flags.contains(ControlFlags::SIGNED_ORIGINS);
+        if signed && entries.iter().any(|e| e.signature.is_none()) {
+            return Err(WireError::InvalidField {
+                field: "LSA signature",
+                value: 0,
+            });
+        }
         for e in entries {
             u16::try_from(e.links.len()).map_err(|_| too_large("LSA links", e.links.len()))?;
             u16::try_from(e.prefixes.len())
@@ -309,7 +405,13 @@ impl<'a> Lsa<'a> {
                 p.check()?;
             }
         }
-        let body_len = entries.iter().map(LsaEntry::encoded_len).sum();
+        let body_len = entries
+            .iter()
+            .map(|e| {
+                e.encoded_len() - e.signature.map_or(0, |_| ORIGIN_SIGNATURE_LEN)
+                    + if signed { ORIGIN_SIGNATURE_LEN } else { 0 }
+            })
+            .sum();
         emit_control(header, body_len, out, |w| {
             let mut link = [0u8; LSA_LINK_LEN];
             for e in entries {
@@ -325,6 +427,9 @@ impl<'a> Lsa<'a> {
                 }
                 for p in e.prefixes {
                     p.write(w);
+                }
+                if let (true, Some(sig)) = (signed, e.signature) {
+                    w.put(sig);
                 }
             }
         })

@@ -232,6 +232,10 @@ fn expect_lsas(bundle: &LsaBundle<'_>, e: &mut Expected) {
             }
         }
         e.n("braid.lsa.checksum.status", 1u8);
+        if let Some(sig) = lsa.signature {
+            e.kind("lsa/signed");
+            e.b("braid.lsa.signature", sig);
+        }
     }
     e.n("braid.lsa_count", bundle.len() as u64);
 }

@@ -83,9 +83,13 @@ fn probe(
     finish(buf, n, signer)
 }
 
-/// An LSA message from node 2 carrying `entries`.
+/// An LSA message from node 2 carrying `entries` (flagged as carrying
+/// origin signatures when they do).
 fn lsa_message(signer: Option<&Authenticator>, entries: &[LsaEntry<'_>]) -> Vec<u8> {
-    let h = control(MessageType::Lsa, 2, signer);
+    let mut h = control(MessageType::Lsa, 2, signer);
+    if entries.iter().all(|e| e.signature.is_some()) {
+        h.flags = ControlFlags::SIGNED_ORIGINS;
+    }
     let mut buf = vec![0u8; Lsa::bundle_len(entries, h.mac_len as usize)];
     let n = Lsa::emit_bundle(&h, entries, &mut buf).unwrap();
     finish(buf, n, signer)
@@ -464,6 +468,16 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
             ),
         ),
         ("LSA bundle, flush", lsa_message(s, &entries)),
+        (
+            "LSA with its origin's signature",
+            lsa_message(
+                s,
+                &[LsaEntry {
+                    signature: Some(&[0x5a; 64]),
+                    ..entries[0]
+                }],
+            ),
+        ),
         ("challenge request", challenge(s, ChallengeKind::Request)),
         ("challenge reply", challenge(s, ChallengeKind::Reply)),
     ]
