@@ -389,7 +389,7 @@ fn status(v: &View<'_>) -> Status {
             .map(|(sign, at)| DuplicateId {
                 sign: sign.as_str().to_string(),
                 ms_ago: ms(v.now.since(at)),
-                fix: "give one of the two routers another node_id and restart it".to_string(),
+                fix: "give one of the two routers another `node` (the config's node id) and restart it; a restart of this router does not raise this sign".to_string(),
             }),
     }
 }

@@ -22,7 +22,7 @@ pub enum DaemonError {
     Access(#[from] AccessError),
     #[error("kernel data path (datapath = \"kernel\"): {0}")]
     Kernel(#[from] KernelError),
-    #[error("TUN device {name}: {source}")]
+    #[error("TUN device {name}: {source}{}", if source.kind() == io::ErrorKind::PermissionDenied { " (run braid as root, or with CAP_NET_ADMIN: the packaged systemd unit does)" } else { "" })]
     Tun { name: String, source: io::Error },
     #[error("route {route} via {dev}: {message}")]
     Route {
@@ -36,6 +36,13 @@ pub enum DaemonError {
     AlreadyRunning { path: String },
     #[error("TUN device {name} is in use, by another braid daemon or another program (ip -d link show {name}); stop it, or set another [tun] name")]
     TunBusy { name: String },
+    #[error("metrics port {addr} (the `metrics` field): {source}; another program (another braid daemon?) listens there: give this daemon another `metrics` address")]
+    Metrics {
+        addr: std::net::SocketAddr,
+        source: io::Error,
+    },
+    #[error("[tun] routes: {route} is already routed via {dev} (another braid daemon's, or the system's own route); this daemon would take it over and remove it when it stops. Drop it from [tun] routes, or remove that route first")]
+    RouteTaken { route: String, dev: String },
     #[error("control_group {group}: {why}")]
     ControlGroup { group: String, why: String },
     #[error("{what}: {source}")]

@@ -47,6 +47,9 @@ pub(super) struct Management {
     /// Where the config is read again from.
     config_path: PathBuf,
     ctl: UnixListener,
+    /// The control socket's file: removed when the daemon stops, or when
+    /// a later step of its start fails.
+    ctl_path: PathBuf,
     metrics: Option<TcpListener>,
     monitors: Vec<UnixStream>,
     /// Control-socket and metrics clients being served, by slot.
@@ -66,21 +69,36 @@ pub(super) struct Management {
     echoes: Echoes,
 }
 
+impl Drop for Management {
+    fn drop(&mut self) {
+        // Ours: open_ctl refused a socket another daemon answers on.
+        let _ = std::fs::remove_file(&self.ctl_path);
+    }
+}
+
 impl Management {
-    /// Opens the control socket (shared with `control_group`), the
-    /// metrics port if asked for, and the signals' pipe.
+    /// Opens the metrics port if asked for, the control socket (shared
+    /// with `control_group`), and the signals' pipe. The daemon's start
+    /// does this before it touches anything in the kernel, so that a
+    /// daemon refused here changes nothing.
     pub fn open(config_path: &Path, config: &Config) -> Result<Management, DaemonError> {
-        let ctl = open_ctl(&config.control_socket)?;
-        share_ctl(&config.control_socket, config.control_group.as_deref())?;
         let metrics = config
             .metrics
-            .map(TcpListener::bind)
-            .transpose()
-            .map_err(io_err("metrics port"))?;
-        let (signals, reload_wanted, stop_wanted) = signal_pipe()?;
+            .map(|addr| {
+                TcpListener::bind(addr).map_err(|source| DaemonError::Metrics { addr, source })
+            })
+            .transpose()?;
+        let ctl = open_ctl(&config.control_socket)?;
+        let remove = |e| {
+            let _ = std::fs::remove_file(&config.control_socket);
+            e
+        };
+        share_ctl(&config.control_socket, config.control_group.as_deref()).map_err(remove)?;
+        let (signals, reload_wanted, stop_wanted) = signal_pipe().map_err(remove)?;
         Ok(Management {
             config_path: config_path.to_path_buf(),
             ctl,
+            ctl_path: config.control_socket.clone(),
             metrics,
             monitors: Vec::new(),
             clients: (0..crate::clients::MAX_CLIENTS).map(|_| None).collect(),
@@ -195,8 +213,11 @@ impl Management {
                             sign = sign.as_str(),
                             "ANOTHER ROUTER USES THIS NODE ID: the two fight over the link-state \
                              database and routes through both are wrong. Give one of them another \
-                             `node_id` in its config and restart it (`braid ctl status` shows the \
-                             last sign; logged at most every 30 s)"
+                             `node` in its config and restart it. A restart of this router does not \
+                             raise this: with keys, the other router answered a challenge just now \
+                             (it is live), or advertisements of this id numbered past this \
+                             router's own keep arriving (`braid ctl status` shows the last sign; \
+                             logged at most every 30 s)"
                         );
                     }
                     self.emit_event(e.kind(), now, json!({ "sign": sign, "interface": name }));

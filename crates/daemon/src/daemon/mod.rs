@@ -91,6 +91,10 @@ impl Daemon {
         checks::warn_if_unauthenticated(&config);
         checks::check_interfaces(&config);
         refuse_if_running(&config.control_socket)?;
+        // Everything that can refuse before anything in the kernel is
+        // touched: a daemon refused changes nothing of a running one's.
+        let management = Management::open(config_path, &config)?;
+        check_routes_free(&config)?;
         let clock = std::time::Instant::now();
         let now = Instant::ZERO;
         let seed = std::time::SystemTime::now()
@@ -113,7 +117,6 @@ impl Daemon {
             .iter()
             .map(|a| AccessPort::open(a, now))
             .collect::<Result<Vec<_>, _>>()?;
-        let management = Management::open(config_path, &config)?;
         let poll = Poll::new().map_err(io_err("poll"))?;
         let recv_slot = (config.tun.mtu as usize + 512).max(2048);
         let max_neighbors = config.node_config.control.links.max_neighbors;
@@ -324,6 +327,38 @@ fn open_tun(config: &Config) -> Result<tun_rs::SyncDevice, DaemonError> {
         add_route(&route.to_string(), &t.name)?;
     }
     Ok(dev)
+}
+
+/// Refuses `[tun] routes` that another device routes already (another
+/// braid daemon's TUN device, or the system's own route): `ip route
+/// replace` would take them over, and they would go with this daemon's
+/// device when it stops. Read-only: runs before the TUN device is made.
+fn check_routes_free(config: &Config) -> Result<(), DaemonError> {
+    let ours = &config.tun.name;
+    for route in &config.tun.routes {
+        let text = route.to_string();
+        let family = if text.contains(':') { "-6" } else { "-4" };
+        let Ok(out) = std::process::Command::new("ip")
+            .args([family, "-j", "route", "show", "exact", &text])
+            .output()
+        else {
+            // No iproute2: add_route says so when it runs.
+            continue;
+        };
+        let Ok(list) = serde_json::from_slice::<serde_json::Value>(&out.stdout) else {
+            continue;
+        };
+        let other = list.as_array().into_iter().flatten().find_map(|r| {
+            let dev = r["dev"].as_str()?;
+            // Only the main table's unicast routes (not `unreachable`
+            // and the like, which carry no device).
+            (dev != ours).then(|| dev.to_string())
+        });
+        if let Some(dev) = other {
+            return Err(DaemonError::RouteTaken { route: text, dev });
+        }
+    }
+    Ok(())
 }
 
 /// Routes `route` into the mesh through the TUN device, with iproute2

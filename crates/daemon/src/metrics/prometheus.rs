@@ -451,7 +451,7 @@ fn control_families(out: &mut String, id: &str, node: &Node, now: Instant) {
         out,
         "braid_duplicate_node_id",
         "gauge",
-        "1 when another router showed signs of using this router's node id within the last 60 s (braid ctl status says how; give one of them another node_id).",
+        "1 when another router showed signs of using this router's node id within the last 60 s (braid ctl status says how; give one of them another `node`).",
     )
     .sample(
         &[me()],
