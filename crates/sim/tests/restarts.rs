@@ -394,9 +394,9 @@ fn a_stranger_changes_nothing_in_a_keyed_mesh_and_rewrites_an_open_ones_tables()
                 .map(|&i| {
                     let n = &world.nodes()[i];
                     let c = n.control().counters();
-                    // (unverified_index: replays of non-neighbors', and
-                    // a few real first messages before a challenge.)
-                    let refused: u64 = c.rx_errors.values().sum();
+                    // (unverified: replays of non-neighbors', and a few
+                    // real first messages before a challenge.)
+                    let refused: u64 = c.rx_errors.values().sum::<u64>() + c.unverified;
                     refused + n.counters().unauthenticated + c.rx_own + c.challenges_received
                 })
                 .sum();

@@ -402,6 +402,7 @@ fn control_families(out: &mut String, id: &str, node: &Node, now: Instant) {
         ("senders_verified", cc.senders_verified),
         ("challenges_dropped", cc.challenges_dropped),
         ("challenges_limited", cc.challenges_limited),
+        ("unverified", cc.unverified),
         ("duplicate_id_signs", cc.duplicate_id_signs),
     ] {
         f.sample(&[me(), ("what", what.into())], n as f64);

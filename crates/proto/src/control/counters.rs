@@ -111,6 +111,12 @@ pub struct ControlCounters {
     /// Challenges received whose MAC checked (for us or for another node
     /// on the link; a replayed request is not answered again).
     pub challenges_received: u64,
+    /// Messages from a sender not proven live yet (a new neighbor, one
+    /// that restarted, or a replay of an old boot), refused until it
+    /// answers a challenge. Normal whenever a neighbor comes or comes
+    /// back, so not among `rx_errors`.
+    #[serde(default)]
+    pub unverified: u64,
     /// Signs that another router uses our node id: messages from a
     /// neighbor with our id, and repeated foreign advertisements of ours.
     pub duplicate_id_signs: u64,

@@ -280,8 +280,13 @@ impl ControlPlane {
     /// returned as an error; it never changes a table.
     pub fn handle(&mut self, now: Instant, datagram: &[u8]) -> Result<Option<NodeId>, Refused> {
         let result = self.handle_inner(now, datagram);
-        if let Err(e) = &result {
-            self.count_rx_error(e.kind());
+        match &result {
+            // A handshake, not an error: see `ControlCounters::unverified`.
+            Err(Refused::Auth(crate::auth::Refusal::UnverifiedIndex)) => {
+                self.counters.unverified += 1;
+            }
+            Err(e) => self.count_rx_error(e.kind()),
+            Ok(_) => {}
         }
         self.counters.challenges_sent = self.auth.challenges_sent;
         self.counters.senders_verified = self.auth.senders_verified;
