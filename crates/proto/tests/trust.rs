@@ -484,6 +484,7 @@ fn replays_of_a_restarted_routers_old_boot_raise_no_alarm_and_draw_little() {
         .map(|(a, q)| *a as i64 - *q as i64)
         .collect();
     let total: i64 = drawn.iter().sum();
+    eprintln!("{replays} replays drew {total} signed datagrams, per node {drawn:?}");
     assert!(
         total * 20 < replays as i64,
         "{replays} replays drew {total} signed datagrams ({drawn:?}; quiet {quiet:?})"
