@@ -303,6 +303,11 @@ impl EgressSession {
         u.held.push_back((*h, payload.to_vec()));
     }
 
+    /// Whether something waits for the ingress's proof.
+    pub fn holds_unproven(&self) -> bool {
+        self.unproven.is_some()
+    }
+
     /// Whether the session wants to ask its ingress now: something waits
     /// for a proof and it did not ask within [`CHECK_INTERVAL`].
     pub fn wants_check(&self, now: Instant) -> bool {

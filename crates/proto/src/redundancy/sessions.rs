@@ -15,7 +15,7 @@
 //! An ingress session that opens again gets a new epoch and a new first
 //! sequence number, so its egress starts a new window at once.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
 use braid_wire::{DataPacket, NodeId};
@@ -559,6 +559,10 @@ pub struct Egress {
     external: BTreeMap<(NodeId, u8), (u32, Option<u32>)>,
     /// Proven sessions that other decoder holds: its window to rewrite.
     proven: VecDeque<ProvenWindow>,
+    /// Sessions that held a packet not proven yet (a subset of
+    /// `sessions`, cleared as [`Self::poll_checks`] finds them proven or
+    /// gone): what it looks at, not every session, after each packet.
+    unproven: BTreeSet<(NodeId, u8)>,
 }
 
 /// A session whose ingress proved a new epoch or a jump, that another
@@ -594,6 +598,7 @@ impl Egress {
             nonces: 0,
             external: BTreeMap::new(),
             proven: VecDeque::new(),
+            unproven: BTreeSet::new(),
         }
     }
 
@@ -619,7 +624,16 @@ impl Egress {
     /// sent; one lost is sent again after the interval.
     pub fn poll_checks(&mut self, now: Instant) -> Vec<(NodeId, u8, [u8; 8])> {
         let mut out = Vec::new();
-        for (&(ingress, class), s) in self.sessions.iter_mut() {
+        if self.unproven.is_empty() {
+            return out;
+        }
+        let sessions = &mut self.sessions;
+        self.unproven
+            .retain(|key| sessions.get(key).is_some_and(EgressSession::holds_unproven));
+        for &(ingress, class) in &self.unproven {
+            let Some(s) = self.sessions.get_mut(&(ingress, class)) else {
+                continue;
+            };
             if !s.wants_check(now) {
                 continue;
             }
@@ -717,10 +731,11 @@ impl Egress {
             }
             self.sessions.insert(key, session);
         }
-        self.sessions
-            .get_mut(&key)
-            .expect("inserted")
-            .receive(now, pkt, deliver);
+        let s = self.sessions.get_mut(&key).expect("inserted");
+        s.receive(now, pkt, deliver);
+        if s.holds_unproven() {
+            self.unproven.insert(key);
+        }
         true
     }
 
