@@ -103,6 +103,17 @@ mod tests {
         }
     }
 
+    /// A kernel window of `epoch` whose highest number is `highest`.
+    fn at(epoch: u32, highest: u32) -> Window {
+        Window {
+            has_epoch: 1,
+            epoch,
+            started: 1,
+            highest,
+            ..blank()
+        }
+    }
+
     /// Whether the kernel window `w` (of `mask + 1` numbers) holds `seq`.
     fn holds(w: &Window, seq: u32, mask: u32) -> bool {
         let words = ((mask as usize + 1) / 64 + 1).min(WINDOW_WORDS) as u32;
@@ -129,11 +140,7 @@ mod tests {
     #[test]
     fn within_an_epoch_both_decoders_numbers_are_kept() {
         let mask = 255;
-        let mut k = blank();
-        k.has_epoch = 1;
-        k.epoch = 5;
-        k.started = 1;
-        k.highest = 1000;
+        let mut k = at(5, 1000);
         let p = proven(5, None, &[1000], 1001);
         // The kernel took 990..=1000; the node knows only its own.
         for s in 990..=1000u32 {
@@ -152,11 +159,7 @@ mod tests {
     #[test]
     fn a_new_epoch_takes_the_nodes_numbers_only() {
         let mask = 255;
-        let mut k = blank();
-        k.has_epoch = 1;
-        k.epoch = 5;
-        k.started = 1;
-        k.highest = 1000;
+        let mut k = at(5, 1000);
         k = take_over(k, &proven(5, None, &[999, 1000], 1001), mask);
         let w = take_over(k, &proven(9, Some(5), &[40, 41], 42), mask);
         assert_eq!((w.epoch, w.retired, w.has_retired), (9, 5, 1));

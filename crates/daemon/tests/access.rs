@@ -13,34 +13,12 @@ mod common;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use braid_daemon::access::{dhcp_frame, neighbor_solicitation, AccessPort};
 use braid_daemon::config::AccessInterface;
+use common::{ip, Netns};
 use nix::libc;
-
-fn ip(args: &[&str]) -> String {
-    let out = Command::new("ip").args(args).output().expect("ip runs");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A named network namespace, deleted when dropped (also when the test
-/// fails).
-struct Netns(String);
-
-impl Netns {
-    fn new() -> Netns {
-        let name = format!("braid-acctest-{}", std::process::id());
-        ip(&["netns", "add", &name]);
-        Netns(name)
-    }
-}
 
 /// Runs `f` on a thread inside the named namespace `name`.
 fn in_netns<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -52,12 +30,6 @@ fn in_netns<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'stati
     })
     .join()
     .expect("the namespace's thread")
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
-    }
 }
 
 /// Waits (at most `ms`) until one of `fds` is readable.
@@ -136,7 +108,7 @@ fn main() -> std::process::ExitCode {
 }
 
 fn clients_are_found_from_dhcp_arp_neighbor_discovery_and_the_neighbor_table() {
-    let client_ns = Netns::new();
+    let client_ns = Netns::new(format!("braid-acctest-{}", std::process::id()));
     let client_name = client_ns.0.clone();
     std::thread::spawn(move || {
         // This thread, and what it starts, get a network namespace of

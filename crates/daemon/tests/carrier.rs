@@ -9,19 +9,10 @@
 mod common;
 
 use std::os::fd::AsRawFd;
-use std::process::Command;
 
 use braid_daemon::carrier::CarrierWatch;
 use braid_daemon::underlay::Port;
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("ip runs");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::ip;
 
 /// Reads notifications until one about interface `index` arrives (at
 /// most 5 s each); returns whether it said usable.

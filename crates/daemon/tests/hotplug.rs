@@ -20,43 +20,14 @@ mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use braid_bpf::{Datapath, Program};
 use braid_daemon::ctl::{self, Neighbors, Stats, Status};
 use braid_daemon::daemon::Daemon;
+use common::{ip, Netns};
 use serde_json::Value;
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("ip runs");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A named network namespace, deleted when dropped (also when the test
-/// fails).
-struct Netns(String);
-
-impl Netns {
-    fn new(role: &str) -> Netns {
-        let name = format!("braid-hp{role}-{}", std::process::id());
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        ip(&["netns", "add", &name]);
-        ip(&["-n", &name, "link", "set", "lo", "up"]);
-        Netns(name)
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
-    }
-}
 
 /// Runs `f` on a thread inside the named namespace `name`, and what that
 /// thread starts too.
@@ -221,8 +192,8 @@ fn an_interface_missing_at_start_is_used_when_it_appears_and_again_after_it_went
         .with_ansi(false)
         .with_writer(move || writer.clone())
         .init();
-    let a = Netns::new("a");
-    let b = Netns::new("b");
+    let a = Netns::new(format!("braid-hpa-{}", std::process::id()));
+    let b = Netns::new(format!("braid-hpb-{}", std::process::id()));
     let dir = std::env::temp_dir().join(format!("braid-hotplug-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut daemons = Daemons {

@@ -12,40 +12,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use braid_daemon::daemon::Daemon;
-
-fn ip(args: &[&str]) -> String {
-    let out = Command::new("ip").args(args).output().expect("ip runs");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A named network namespace, deleted when dropped.
-struct Netns(String);
-
-impl Netns {
-    fn new() -> Netns {
-        let name = format!("braid-second-{}", std::process::id());
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        ip(&["netns", "add", &name]);
-        ip(&["-n", &name, "link", "set", "lo", "up"]);
-        Netns(name)
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
-    }
-}
+use common::{ip, Netns};
 
 /// Starts the daemon of `config` on a thread inside `ns`: `Ok` once it
 /// runs (it runs until SIGTERM), or why it was refused.
@@ -87,7 +58,7 @@ fn main() -> std::process::ExitCode {
 }
 
 fn a_refused_second_daemon_changes_nothing_of_the_running_ones() {
-    let ns = Netns::new();
+    let ns = Netns::new(format!("braid-second-{}", std::process::id()));
     let dir: PathBuf = std::env::temp_dir().join(format!("braid-second-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     ip(&[

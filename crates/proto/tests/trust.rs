@@ -202,22 +202,7 @@ fn a_stranger_without_the_key_changes_no_table_and_delivers_nothing() {
     );
     // Data injected by a stranger: a packet for node 5's host, as if from
     // node 1, with a far sequence number and a new epoch.
-    let mut data = vec![0u8; 100];
-    let h = braid_wire::DataHeader {
-        flags: braid_wire::DataFlags::empty(),
-        mode: braid_wire::RedundancyMode::Single,
-        path: 0,
-        route_ptr: 1,
-        ingress: NodeId(1),
-        egress: NodeId(5),
-        seq: 4_000_000_000,
-        group: braid_wire::Group::NONE,
-        hop_limit: 16,
-        class: 0,
-        epoch: 0xdead_beef,
-    };
-    let n = h.emit(&[NodeId(3)], &mut data).unwrap();
-    data[n..n + 60].copy_from_slice(&host_packet([198, 18, 5, 9], 999_999));
+    let data = forged_data(NodeId(3), 0xdead_beef, 4_000_000_000);
     // The egress's sessions before: one, from node 1, class 0.
     let sessions = |net: &Mesh| -> Vec<(NodeId, u8, u64, u64, u64)> {
         net.nodes[4]
@@ -235,10 +220,10 @@ fn a_stranger_without_the_key_changes_no_table_and_delivers_nothing() {
     let mut other = data.clone();
     other[braid_wire::data::offset::CLASS] = 9;
     let now = net.now;
-    net.nodes[4].handle_datagram(now, Interface(9), None, &other[..n + 60]);
-    net.nodes[4].handle_datagram(now, Interface(9), None, &data[..n + 60]);
+    net.nodes[4].handle_datagram(now, Interface(9), None, &other);
+    net.nodes[4].handle_datagram(now, Interface(9), None, &data);
     // And by neighbor 2, claiming the packet came through 3.
-    net.nodes[4].handle_datagram(now, Interface(1), Some(NodeId(2)), &data[..n + 60]);
+    net.nodes[4].handle_datagram(now, Interface(1), Some(NodeId(2)), &data);
     net.flush();
     assert_eq!(
         net.nodes[4].counters().delivered,
