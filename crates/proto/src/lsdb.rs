@@ -454,6 +454,21 @@ impl Lsdb {
         outcome
     }
 
+    /// Whether installing `lsa` could change the database (a newer
+    /// instance, or a flush of what is held): what is not worth checking
+    /// an origin's signature for (the same instance, an older one, one
+    /// past its age with nothing to flush) changes nothing here.
+    pub fn would_change(&self, lsa: &Lsa<'_>) -> bool {
+        use core::cmp::Ordering;
+        let held = self.get(lsa.origin).map(|r| (r.seq, r.checksum));
+        let order = held.map(|h| instance_order((lsa.seq, lsa.checksum), h));
+        if Duration::from_secs(lsa.age as u64) >= self.config.max_age {
+            matches!(order, Some(Ordering::Equal | Ordering::Greater))
+        } else {
+            !matches!(order, Some(Ordering::Equal | Ordering::Less))
+        }
+    }
+
     /// Installs a record this node made itself (its own advertisement),
     /// issued `now`.
     pub fn install_own(&mut self, now: Instant, record: LsaRecord) -> Install {
@@ -1207,6 +1222,30 @@ mod tests {
             }
             proptest::prop_assert!(!seq_newer(a, a));
             proptest::prop_assert!(seq_newer(a.wrapping_add(step), a));
+        }
+
+        /// `would_change` (whether an origin's signature is worth
+        /// checking) is true of every offer that installs or flushes, in
+        /// any order of numbers, contents and flushes.
+        #[test]
+        fn would_change_foresees_every_install_and_flush(
+            offers in proptest::collection::vec((1u16..4, 0u32..6, proptest::bool::ANY, 0u16..3), 1..40)
+        ) {
+            let mut db = Lsdb::new(LsdbConfig::default());
+            let t = Instant::ZERO;
+            let header = ControlHeader::new(MessageType::Lsa, NodeId(99));
+            for (origin, seq, flush, to) in offers {
+                let age = if flush { FLUSH_AGE } else { 0 };
+                let links = [link(10 + to, 1000, 1000)];
+                let mut buf = vec![0u8; 4096];
+                let n = Lsa::emit(&header, NodeId(origin), age, seq, &links, &[], &mut buf).unwrap();
+                let msg = ControlMessage::parse(&buf[..n]).unwrap();
+                let lsa = Lsa::parse(&msg).unwrap();
+                let foreseen = db.would_change(&lsa);
+                let outcome = db.install(t, &lsa);
+                let changed = matches!(outcome, Install::New | Install::Flushed);
+                proptest::prop_assert_eq!(foreseen, changed, "{:?}", outcome);
+            }
         }
     }
 }

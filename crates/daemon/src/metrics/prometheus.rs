@@ -389,7 +389,7 @@ fn control_families(out: &mut String, id: &str, node: &Node, now: Instant) {
         out,
         "braid_control_events_total",
         "counter",
-        "Link-state events: neighbors_new and neighbors_restarted (each got a probe and the database), stale_answered (an older advertisement answered with ours), own_seq_jumps (numbered past our own advertisement from before a restart), flushes_received, resyncs (repair floods).",
+        "Link-state events: neighbors_new and neighbors_restarted (each got a probe and the database), stale_answered (an older advertisement answered with ours), own_seq_jumps (numbered past our own advertisement from before a restart), flushes_received, resyncs (repair floods), origin_checks (advertisements whose origin signature was checked).",
     );
     for (what, n) in [
         ("neighbors_new", cc.neighbors_new),
@@ -398,6 +398,7 @@ fn control_families(out: &mut String, id: &str, node: &Node, now: Instant) {
         ("own_seq_jumps", cc.own_seq_jumps),
         ("flushes_received", cc.flushes_received),
         ("resyncs", cc.resyncs),
+        ("origin_checks", cc.origin_checks),
         ("challenges_sent", cc.challenges_sent),
         ("senders_verified", cc.senders_verified),
         ("challenges_dropped", cc.challenges_dropped),

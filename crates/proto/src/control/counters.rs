@@ -117,6 +117,11 @@ pub struct ControlCounters {
     /// back, so not among `rx_errors`.
     #[serde(default)]
     pub unverified: u64,
+    /// Advertisements whose origin signature was checked (with a roster:
+    /// only those that would change the database; each costs one Ed25519
+    /// check).
+    #[serde(default)]
+    pub origin_checks: u64,
     /// Signs that another router uses our node id: messages from a
     /// neighbor with our id, and repeated foreign advertisements of ours.
     pub duplicate_id_signs: u64,
