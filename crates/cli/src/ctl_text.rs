@@ -187,6 +187,26 @@ fn status(doc: &Value) -> String {
             a.get("accepted_keys").map_or("-".into(), |k| k.to_string()),
             s(&a, "verified_senders")
         ));
+        for f in a
+            .get("failing")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let says = f
+                .get("says_node")
+                .filter(|n| !n.is_null())
+                .map_or(String::new(), |n| format!(" (says node {n})"));
+            out.push_str(&format!(
+                "AUTH FAILING  {} on {}{}: {} messages refused ({}), last {} ms ago: another [auth] key there?\n",
+                s(f, "address"),
+                s(f, "interface"),
+                says,
+                s(f, "messages"),
+                s(f, "reason"),
+                s(f, "last_ms_ago")
+            ));
+        }
     } else {
         out.push_str("auth          OFF: anyone on these links can change the routes ([auth] keys; docs/security.md)\n");
     }

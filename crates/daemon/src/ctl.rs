@@ -113,8 +113,26 @@ pub struct Authentication {
     pub signing_key: Option<u8>,
     /// Every key id accepted.
     pub accepted_keys: Vec<u8>,
-    /// Neighbors proven live by a challenge, with replay state.
+    /// Neighbors up now that were proven live by a challenge.
     pub verified_senders: usize,
+    /// Underlay addresses whose control messages failed the key check in
+    /// the last two minutes (another key there?), by interface.
+    #[serde(default)]
+    pub failing: Vec<FailingSender>,
+}
+
+/// An address whose control messages fail the key check.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FailingSender {
+    pub interface: String,
+    pub address: String,
+    /// The node id its messages claim (not proven).
+    pub says_node: Option<u16>,
+    /// `bad_mac` (another secret), `unknown_key` (a key id we lack) or
+    /// `unauthenticated` (no MAC: authentication off there).
+    pub reason: String,
+    pub messages: u64,
+    pub last_ms_ago: u64,
 }
 
 /// A sign of a duplicate node id.
@@ -324,6 +342,7 @@ pub struct View<'a> {
     pub started: Instant,
     pub interfaces: &'a [String],
     pub book: &'a AddressBook,
+    pub key_mismatches: &'a crate::key_mismatch::KeyMismatches,
     pub io: &'a IoCounters,
     pub kernel: Option<&'a KernelPath>,
     pub access: &'a [crate::access::AccessPort],
@@ -381,7 +400,7 @@ fn status(v: &View<'_>) -> Status {
         egresses_routed: v.node.routes().count(),
         ingress_sessions: v.node.ingress().sessions().count(),
         egress_sessions: v.node.egress().sessions().count(),
-        authentication: authentication(v.node),
+        authentication: authentication(v),
         duplicate_id: v
             .node
             .control()
@@ -672,19 +691,37 @@ fn stats(v: &View<'_>) -> Stats {
             },
             io: v.io.clone(),
             kernel: v.kernel.map(KernelPath::report),
-            auth: Some(authentication(v.node)),
+            auth: Some(authentication(v)),
         },
     }
 }
 
-fn authentication(node: &Node) -> Authentication {
-    let auth = node.control().auth();
+fn authentication(v: &View<'_>) -> Authentication {
+    let auth = v.node.control().auth();
     let keys = &auth.config().keys;
+    let failing = v
+        .key_mismatches
+        .current(v.now)
+        .map(|m| FailingSender {
+            interface: v.interfaces.get(m.port).cloned().unwrap_or_default(),
+            address: m.addr.to_string(),
+            says_node: m.claimed.map(|n| n.0),
+            reason: m.reason.to_string(),
+            messages: m.count,
+            last_ms_ago: ms(v.now.since(m.last)),
+        })
+        .collect();
     Authentication {
         enabled: auth.enabled(),
         signing_key: keys.first().map(|k| k.id),
         accepted_keys: keys.iter().map(|k| k.id).collect(),
-        verified_senders: auth.verified(),
+        verified_senders: v
+            .node
+            .neighbors()
+            .iter()
+            .filter(|(n, _, _)| auth.is_proven(*n))
+            .count(),
+        failing,
     }
 }
 

@@ -28,6 +28,7 @@ pub mod ctl;
 pub mod daemon;
 pub mod dashboard;
 pub mod kernel;
+pub mod key_mismatch;
 pub mod metrics;
 pub mod neighbors;
 pub mod rtnl;

@@ -18,126 +18,14 @@
 
 mod common;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
 
 use braid_bpf::{Datapath, Program};
 use braid_daemon::ctl::{self, Neighbors, Stats, Status};
-use braid_daemon::daemon::Daemon;
-use common::{ip, Netns};
+use common::{ip, spawn_in, wait_for, Daemons, Log, Netns};
 use serde_json::Value;
-
-/// Runs `f` on a thread inside the named namespace `name`, and what that
-/// thread starts too.
-fn spawn_in<T: Send + 'static>(
-    name: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    let path = format!("/run/netns/{name}");
-    std::thread::spawn(move || {
-        let ns = std::fs::File::open(&path).expect("the namespace");
-        nix::sched::setns(ns, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns (root)");
-        f()
-    })
-}
-
-/// Everything the daemons log, kept to look for lines in (and shown
-/// when the test fails).
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<u8>>>);
-
-impl Log {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-
-    fn count(&self, needle: &str) -> usize {
-        self.text().matches(needle).count()
-    }
-}
-
-impl Write for Log {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The daemons running, stopped (SIGTERM: each daemon's handler takes it)
-/// when dropped; the log is shown if the test failed.
-struct Daemons {
-    threads: Vec<std::thread::JoinHandle<()>>,
-    /// Whether any daemon started (registered its SIGTERM handler:
-    /// without one, SIGTERM would end the test).
-    started: bool,
-    log: Log,
-    dir: PathBuf,
-}
-
-impl Daemons {
-    /// Starts a daemon with `config` in namespace `ns`; returns its
-    /// control socket once it answers.
-    fn start(&mut self, ns: &str, name: &str, config: String) -> PathBuf {
-        let path = self.dir.join(format!("{name}.toml"));
-        let socket = self.dir.join(format!("{name}.sock"));
-        let config = format!("control_socket = \"{}\"\n{config}", socket.display());
-        std::fs::write(&path, config).unwrap();
-        let (started, ok) = mpsc::channel();
-        self.threads.push(spawn_in(ns, move || {
-            let d = match Daemon::start(&path) {
-                Ok(d) => d,
-                Err(e) => {
-                    let _ = started.send(Err(e.to_string()));
-                    return;
-                }
-            };
-            let _ = started.send(Ok(()));
-            d.run().expect("the daemon runs until stopped");
-        }));
-        ok.recv_timeout(Duration::from_secs(30))
-            .expect("the daemon starts within 30 s")
-            .unwrap_or_else(|e| panic!("daemon {name} refused to start: {e}"));
-        self.started = true;
-        socket
-    }
-}
-
-impl Drop for Daemons {
-    fn drop(&mut self) {
-        if self.started {
-            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTERM);
-            let deadline = Instant::now() + Duration::from_secs(10);
-            for t in self.threads.drain(..) {
-                while !t.is_finished() && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                if t.is_finished() {
-                    let _ = t.join();
-                }
-            }
-        }
-        if std::thread::panicking() {
-            eprintln!("--- what the daemons logged:\n{}", self.log.text());
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Waits (at most `within`) until `what` holds, asking again every 50 ms.
-fn wait_for(what: &str, within: Duration, mut f: impl FnMut() -> bool) -> Duration {
-    let t0 = Instant::now();
-    while !f() {
-        assert!(t0.elapsed() < within, "{what} within {within:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    t0.elapsed()
-}
 
 /// Where A has `neighbor` up: its interface's name.
 fn neighbor_interface(socket: &Path, neighbor: u16) -> Option<String> {
@@ -186,22 +74,12 @@ fn main() -> std::process::ExitCode {
 }
 
 fn an_interface_missing_at_start_is_used_when_it_appears_and_again_after_it_went() {
-    let log = Log::default();
-    let writer = log.clone();
-    tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .init();
+    let log = Log::capture();
     let a = Netns::new(format!("braid-hpa-{}", std::process::id()));
     let b = Netns::new(format!("braid-hpb-{}", std::process::id()));
     let dir = std::env::temp_dir().join(format!("braid-hotplug-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut daemons = Daemons {
-        threads: Vec::new(),
-        started: false,
-        log: log.clone(),
-        dir,
-    };
+    let mut daemons = Daemons::new(log.clone(), dir);
     // The kernel data path where braid carries its programs.
     let kernel = braid_bpf::missing().is_none();
     if !kernel {

@@ -561,6 +561,11 @@ impl Authenticator {
     pub fn verified(&self) -> usize {
         self.peers.len()
     }
+
+    /// Whether `sender` was proven live by a challenge (any boot).
+    pub fn is_proven(&self, sender: NodeId) -> bool {
+        self.peers.contains_key(&sender)
+    }
 }
 
 #[cfg(test)]

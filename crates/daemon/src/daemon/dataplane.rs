@@ -20,6 +20,7 @@ use crate::config::Config;
 use crate::counters::IoCounters;
 use crate::ctl::View;
 use crate::kernel::KernelPath;
+use crate::key_mismatch::KeyMismatches;
 use crate::neighbors::{AddressBook, Noted, Place};
 use crate::underlay::Port;
 
@@ -43,6 +44,8 @@ pub(super) struct DataPlane {
     pub outgoing: Vec<SendBatch>,
     /// Where each neighbor up is (the node decides who is up).
     pub book: AddressBook,
+    /// Addresses whose control messages fail the key check.
+    pub key_mismatches: KeyMismatches,
     pub counters: IoCounters,
     /// The kernel data path, when it runs (`crate::kernel`).
     pub kernel: Option<KernelPath>,
@@ -64,6 +67,7 @@ impl DataPlane {
             started: self.started,
             interfaces: &self.config.interfaces,
             book: &self.book,
+            key_mismatches: &self.key_mismatches,
             io: &self.counters,
             kernel: self.kernel.as_ref(),
             access: &self.access,
@@ -156,21 +160,56 @@ impl DataPlane {
                 let sender = self
                     .node
                     .handle_datagram(now, Interface(i as u16), known, bytes);
-                if let Some(id) = sender {
-                    match self.book.note(id, place) {
-                        Noted::Moved => {
-                            info!(neighbor = id.0, interface = %self.config.interfaces[i], %from, "neighbor moved");
-                            self.touch_kernel();
-                        }
-                        Noted::New => self.touch_kernel(),
-                        Noted::Same | Noted::Refused => {}
+                let Some(id) = sender else {
+                    let refusal = self.node.last_refusal();
+                    if let Some(reason) = refusal.and_then(|r| r.key_mismatch()) {
+                        let claimed = braid_wire::ControlMessage::parse(bytes)
+                            .ok()
+                            .map(|m| m.header.sender);
+                        self.key_mismatch(now, place, claimed, reason);
                     }
+                    continue;
+                };
+                self.key_mismatches.passed(i, from.ip());
+                match self.book.note(id, place) {
+                    Noted::Moved => {
+                        info!(neighbor = id.0, interface = %self.config.interfaces[i], %from, "neighbor moved");
+                        self.touch_kernel();
+                    }
+                    Noted::New => self.touch_kernel(),
+                    Noted::Same | Noted::Refused => {}
                 }
             }
             self.flush(now);
             if n < crate::batch::BATCH {
                 break;
             }
+        }
+    }
+
+    /// A neighbor's control message from `place` was made with another
+    /// key (`reason`): the operator learns which neighbor (its address,
+    /// and the node id it claims), once a minute per address.
+    fn key_mismatch(
+        &mut self,
+        now: Instant,
+        place: Place,
+        claimed: Option<braid_wire::NodeId>,
+        reason: &'static str,
+    ) {
+        let ip = place.addr.ip();
+        if let Some(m) = self
+            .key_mismatches
+            .note(now, place.port, ip, claimed, reason)
+        {
+            warn!(
+                interface = %self.config.interfaces[place.port],
+                from = %ip,
+                says_node = ?m.claimed.map(|n| n.0),
+                why = reason,
+                failing = m.count,
+                "control messages from {ip} fail the key check ({reason}): another [auth] key there? Every router needs the same keys (docs/security.md); `braid ctl status` lists who fails"
+            );
         }
     }
 

@@ -130,6 +130,7 @@ impl Daemon {
             outgoing: (0..ports.len()).map(|_| SendBatch::default()).collect(),
             ports,
             book: AddressBook::new(max_neighbors),
+            key_mismatches: Default::default(),
             counters: IoCounters {
                 interfaces_missing: missing,
                 ..IoCounters::default()

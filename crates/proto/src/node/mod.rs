@@ -189,6 +189,8 @@ pub struct Node {
     access: AccessPoint,
     reporter: Reporter,
     out: Outbox,
+    /// Why the last datagram given to `handle_datagram` was refused.
+    last_refusal: Option<Refusal>,
     /// What the ingress encoded, before binding (reused).
     scratch: Vec<Outgoing>,
     /// Packets the egress handed over, before delivery (reused).
@@ -270,6 +272,7 @@ impl Node {
             access: AccessPoint::new(config.access),
             reporter: Reporter::new(now, config.path_report_interval),
             out: Outbox::new(config.max_queue),
+            last_refusal: None,
             scratch: Vec::new(),
             got: Vec::new(),
             control_buf: Vec::new(),
@@ -479,6 +482,14 @@ impl Node {
         self.scratch = out;
     }
 
+    /// Why the last datagram given to [`Node::handle_datagram`] was
+    /// refused (`None`: it was taken). The driver knows the underlay
+    /// address it came from, which the node does not: it tells the
+    /// operator which neighbor's key fails ([`Refusal::key_mismatch`]).
+    pub fn last_refusal(&self) -> Option<Refusal> {
+        self.last_refusal
+    }
+
     /// A datagram from the underlay that arrived on `interface`. `from` is
     /// the neighbor the driver knows sent it (the underlay address that
     /// neighbor's taken control messages come from), `None` when the
@@ -499,6 +510,7 @@ impl Node {
         from: Option<NodeId>,
         bytes: &[u8],
     ) -> Option<NodeId> {
+        self.last_refusal = None;
         if braid_wire::peek(bytes) == Ok(MessageType::Data) {
             if from.is_none() && self.control.auth().enabled() {
                 self.refuse(Refusal::Unauthenticated);
@@ -940,6 +952,7 @@ impl Node {
 
     /// Counts `refusal` under its counter and tells the driver.
     fn refuse(&mut self, refusal: Refusal) {
+        self.last_refusal = Some(refusal);
         self.counters.count(refusal);
         self.out.event(NodeEvent::Refused { reason: refusal });
     }

@@ -112,6 +112,22 @@ impl Refusal {
         }
     }
 
+    /// When a neighbor's own control message was refused because its
+    /// key is not ours (a MAC made with another secret, a key id we do
+    /// not hold, or no MAC at all while ours is on): the refusal's name.
+    /// Node messages are left out: they come through relays, so their
+    /// underlay address is not their sender's.
+    pub fn key_mismatch(&self) -> Option<&'static str> {
+        match self {
+            Refusal::Control(control::Refused::Auth(
+                r @ (auth::Refusal::BadMac
+                | auth::Refusal::UnknownKey
+                | auth::Refusal::Unauthenticated),
+            )) => Some(r.kind()),
+            _ => None,
+        }
+    }
+
     /// The counter it is counted under.
     pub fn counter(&self) -> Counter {
         match self {
