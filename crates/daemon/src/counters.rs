@@ -11,6 +11,17 @@ pub struct IoCounters {
     /// the mesh, left alone.
     #[serde(default)]
     pub tun_rx_link_local: u64,
+    /// Packets the kernel routed to the TUN device and dropped because
+    /// its queue (`txqueuelen`) was full: braid did not read them in
+    /// time, so the traffic offered was more than braid forwarded. The
+    /// kernel's own count (the device's TX dropped), read when `stats`
+    /// or the metrics are asked for.
+    #[serde(default)]
+    pub tun_queue_dropped: u64,
+    /// Packets braid wrote to the TUN device that the kernel dropped
+    /// (the device's RX dropped), read the same way.
+    #[serde(default)]
+    pub tun_write_dropped: u64,
     pub udp_rx: u64,
     /// Datagrams longer than the receive slot (TUN MTU + 512): dropped.
     pub udp_rx_truncated: u64,

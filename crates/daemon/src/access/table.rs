@@ -5,18 +5,12 @@
 
 use std::io;
 use std::net::IpAddr;
-use std::os::fd::AsRawFd;
 
-use nix::libc;
-
-use netlink_packet_core::{
-    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_DUMP, NLM_F_REQUEST,
-};
+use netlink_packet_core::{NetlinkPayload, NLM_F_DUMP};
 use netlink_packet_route::neighbour::{
     NeighbourAddress, NeighbourAttribute, NeighbourMessage, NeighbourState,
 };
 use netlink_packet_route::RouteNetlinkMessage;
-use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
 /// The dump's replies are read in batches of this many bytes.
 const BUF: usize = 32 * 1024;
@@ -26,42 +20,14 @@ pub const MAX_ENTRIES: usize = 4096;
 
 /// The resolved neighbors (reachable, stale, being probed, or permanent)
 /// on interface `ifindex`: address and link address. Waits at most 100 ms
-/// for each batch of the answer.
+/// for each batch of the answer (`crate::rtnl::request_socket`).
 pub fn dump(ifindex: u32) -> io::Result<Vec<(IpAddr, [u8; 6])>> {
-    let mut socket = Socket::new(NETLINK_ROUTE)?;
-    socket.bind_auto()?;
-    socket.connect(&SocketAddr::new(0, 0))?;
-    // The daemon's loop runs this: a kernel that never finished the dump
-    // must not stall it (the answer takes microseconds).
-    let limit = libc::timeval {
-        tv_sec: 0,
-        tv_usec: 100_000,
-    };
-    // SAFETY: a valid timeval for the call's duration, on our socket.
-    let set = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&limit as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as u32,
-        )
-    };
-    if set < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut header = NetlinkHeader::default();
-    header.flags = NLM_F_REQUEST | NLM_F_DUMP;
-    let mut request = NetlinkMessage::new(
-        header,
-        NetlinkPayload::from(RouteNetlinkMessage::GetNeighbour(
-            NeighbourMessage::default(),
-        )),
-    );
-    request.finalize();
-    let mut bytes = vec![0; request.buffer_len()];
-    request.serialize(&mut bytes);
-    socket.send(&bytes, 0)?;
+    let socket = crate::rtnl::request_socket()?;
+    crate::rtnl::send(
+        &socket,
+        NLM_F_DUMP,
+        RouteNetlinkMessage::GetNeighbour(NeighbourMessage::default()),
+    )?;
     let mut out = Vec::new();
     let mut buf = vec![0u8; BUF];
     loop {

@@ -74,6 +74,20 @@ impl DataPlane {
         }
     }
 
+    /// Takes the kernel's drop counts of the TUN device into the
+    /// counters (`tun_queue_dropped`, `tun_write_dropped`); they stay as
+    /// they were when the kernel cannot say.
+    pub fn read_tun_drops(&mut self) {
+        let drops = self.tun.if_index().and_then(crate::rtnl::device_drops);
+        match drops {
+            Ok(d) => {
+                self.counters.tun_queue_dropped = d.tx_dropped;
+                self.counters.tun_write_dropped = d.rx_dropped;
+            }
+            Err(e) => debug!(error = %e, "the TUN device's drop counts"),
+        }
+    }
+
     /// Something the kernel data path follows changed.
     pub fn touch_kernel(&mut self) {
         if let Some(k) = &mut self.kernel {

@@ -455,6 +455,9 @@ impl Management {
     /// The answer to a ctl command, one JSON document and a line end.
     fn ctl_reply(&mut self, command: &str, data: &mut DataPlane) -> Vec<u8> {
         data.counters.ctl_requests += 1;
+        if command == "stats" {
+            data.read_tun_drops();
+        }
         let doc = if command == "reload" {
             match self.reload(data) {
                 Ok(restart) => serde_json::json!({
@@ -482,7 +485,7 @@ impl Management {
 
     /// The answer to an HTTP request line on the metrics port: `/metrics`
     /// (Prometheus) or `/topology` (NetJSON).
-    fn metrics_reply(&self, request_line: &str, data: &DataPlane) -> Vec<u8> {
+    fn metrics_reply(&self, request_line: &str, data: &mut DataPlane) -> Vec<u8> {
         let mut words = request_line.split_whitespace();
         let method = words.next().unwrap_or("");
         let path = words.next().unwrap_or("");
@@ -493,6 +496,9 @@ impl Management {
                 "only GET and HEAD are served here\n",
             )
             .into_bytes();
+        }
+        if path == "/metrics" {
+            data.read_tun_drops();
         }
         match path {
             "/metrics" => crate::metrics::response(
