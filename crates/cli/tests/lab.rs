@@ -1621,6 +1621,43 @@ fn an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk() {
     assert!(p50(&f(0)) > 300.0, "{}", p50(&f(0)));
     // braid: behind what its kernel queue holds and the TUN's backlog.
     assert!(p50(&f(1)) > 0.0 && p50(&f(1)) < 50.0, "{}", p50(&f(1)));
+    // Every datagram braid lost is counted where it was dropped: above
+    // the binding point (its bounds), none at the TUN device. With
+    // Linux's default TUN queue (500) the kernel dropped half of each
+    // burst and the urgent datagram behind it, in no counter of braid's:
+    // the test then failed now and then, with the same figures each time
+    // (4,998 of 10,020 delivered, no urgent datagram): 500 a round.
+    let daemons = r["variants"][1]["daemons"].as_array().unwrap();
+    let sum = |part: &str, names: &[&str]| -> u64 {
+        daemons
+            .iter()
+            .flat_map(|d| {
+                names
+                    .iter()
+                    .map(move |n| d["stats"][part][*n].as_u64().unwrap_or(0))
+            })
+            .sum()
+    };
+    let at_tun = sum("io", &["tun_queue_dropped", "tun_write_dropped"]);
+    let counted = sum(
+        "node",
+        &[
+            "binding_overflow",
+            "queue_full",
+            "queue_dropped",
+            "no_egress",
+            "no_path",
+        ],
+    ) + sum(
+        "io",
+        &["udp_tx_queue_full", "udp_tx_errors", "unknown_neighbor"],
+    ) + at_tun;
+    assert_eq!(at_tun, 0, "the TUN device dropped some of the burst");
+    assert_eq!(
+        f(1)["lost"].as_u64().unwrap(),
+        counted,
+        "every datagram lost is counted: {daemons:?}"
+    );
     assert!(namespaces_of("turg").is_empty());
 }
 
