@@ -27,14 +27,7 @@ pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         println!("{}: valid (node {})", args.config.display(), config.node.0);
         return Ok(ExitCode::SUCCESS);
     }
-    let level: tracing::Level = config.log.parse().unwrap_or(tracing::Level::WARN);
-    tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_writer(std::io::stderr)
-        // Colour codes only on a terminal, not in a log file.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .init();
+    braid_daemon::logging::init(&config.log, config.log_format);
     let d = Daemon::start(&args.config)?;
     d.run()?;
     Ok(ExitCode::SUCCESS)

@@ -280,6 +280,26 @@ fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
             event.contains("\"event\":\"mode_change\"") && event.contains("mirror:2"),
             "{event}"
         );
+        // The log level changes at once; a new metrics port waits for a
+        // restart, and the reload names it alone.
+        let louder = good
+            .replace("mode = \"single\"", "mode = \"mirror:2\"")
+            .replace("log = \"warn\"", "log = \"info\"")
+            .replace(
+                "metrics = \"127.0.0.1:9468\"",
+                "metrics = \"127.0.0.1:9469\"",
+            );
+        assert_ne!(louder, good, "the lab's config sets log and metrics");
+        std::fs::write(&config, louder).unwrap();
+        let reply = braid(&["ctl", "--json", "--socket", s, "reload"]);
+        let reply: serde_json::Value = serde_json::from_slice(&reply.stdout).unwrap();
+        assert_eq!(
+            reply["restart_needed"],
+            serde_json::json!(["metrics"]),
+            "{reply}"
+        );
+        let log = std::fs::read_to_string(dir.join("a.log")).unwrap();
+        assert!(log.contains("log level changed"), "{log}");
         std::fs::write(&config, "node = \"x\"\n").unwrap();
         Command::new("kill")
             .args(["-HUP", pid.trim()])
@@ -323,7 +343,7 @@ fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
         );
         let out = braid(&["ctl", "--json", "--socket", s, "stats"]);
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(doc["stats"]["io"]["reloads"], 1);
+        assert_eq!(doc["stats"]["io"]["reloads"], 2, "a new mode, then log and metrics");
         assert_eq!(doc["stats"]["io"]["reloads_refused"], 1);
     });
 }

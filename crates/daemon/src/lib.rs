@@ -7,7 +7,9 @@
 //! | [`config`] | the TOML config: its schema, the checked config and its defaults, the checks (every problem at once, each located), access interfaces, keys |
 //! | [`underlay`] | two UDP sockets per interface: multicast control, unicast data with a small send buffer |
 //! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down; a configured interface that appears is opened, one that goes away closed |
-//! | [`rtnl`] | route netlink batches split into decoded messages (carrier watch, neighbor tables) |
+//! | [`rtnl`] | route netlink: batches split into decoded messages (carrier watch, neighbor tables), requests (a device's drop counts) |
+//! | [`key_mismatch`] | neighbors whose control messages fail the key check: where, why, when the operator is warned |
+//! | [`logging`] | the daemon's log: text or JSON lines, a level a reload changes |
 //! | [`batch`] | recvmmsg with buffers allocated once; each interface's send queue (sendmmsg) |
 //! | [`clients`] | control-socket and metrics clients, served without blocking the loop |
 //! | [`daemon`] | the loop and what it opened; its data plane (TUN, sockets), its interfaces as they come and go (links), and management plane (signals, reload, ctl, metrics, monitors) |
@@ -29,6 +31,7 @@ pub mod daemon;
 pub mod dashboard;
 pub mod kernel;
 pub mod key_mismatch;
+pub mod logging;
 pub mod metrics;
 pub mod neighbors;
 pub mod rtnl;

@@ -85,6 +85,7 @@ fn entry(m: &NeighbourMessage, ifindex: u32) -> Option<(IpAddr, [u8; 6])> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use netlink_packet_core::{NetlinkHeader, NetlinkMessage};
     use netlink_packet_route::AddressFamily;
 
     fn message(ifindex: u32, state: NeighbourState, addr: IpAddr, mac: &[u8]) -> Vec<u8> {

@@ -29,6 +29,6 @@ pub use schema::{
     ProbesFile, TunFile,
 };
 pub use settings::{
-    Config, DatapathChoice, KernelDelivery, TunConfig, DEFAULT_DEAD_AFTER, DEFAULT_GROUP,
-    DEFAULT_PORT, DEFAULT_SEND_BUFFER, DEFAULT_SOCKET,
+    Config, DatapathChoice, KernelDelivery, LogFormat, TunConfig, DEFAULT_DEAD_AFTER,
+    DEFAULT_GROUP, DEFAULT_PORT, DEFAULT_SEND_BUFFER, DEFAULT_SOCKET,
 };

@@ -25,8 +25,8 @@ use super::keys::{check_auth, load_keys};
 use super::origins::{check_origin, load_origins};
 use super::schema::{ConfigFile, InterfaceFile, PolicyFile, ProbesFile, TunFile};
 use super::settings::{
-    Config, DatapathChoice, KernelDelivery, TunConfig, DEFAULT_DEAD_AFTER, DEFAULT_GROUP,
-    DEFAULT_PORT, DEFAULT_SEND_BUFFER, DEFAULT_SOCKET,
+    Config, DatapathChoice, KernelDelivery, LogFormat, TunConfig, DEFAULT_DEAD_AFTER,
+    DEFAULT_GROUP, DEFAULT_PORT, DEFAULT_SEND_BUFFER, DEFAULT_SOCKET,
 };
 
 const LOG_LEVELS: [&str; 5] = ["error", "warn", "info", "debug", "trace"];
@@ -46,6 +46,7 @@ impl Config {
         let group = check_group(&mut found, raw.group.as_ref());
         let metrics = check_metrics(&mut found, raw.metrics.as_ref());
         let log = check_log(&mut found, raw.log.as_ref());
+        let log_format = check_log_format(&mut found, raw.log_format.as_ref());
         let interfaces = check_interfaces(&mut found, &raw.interfaces);
         let tun = check_tun(&mut found, &raw.tun);
         let mut node_config = check_node_config(&mut found, &raw, node);
@@ -78,12 +79,14 @@ impl Config {
             labels,
             metrics,
             log,
+            log_format,
             interfaces,
             tun,
             node_config: node_config.node,
             key_file,
             origin_key_file,
             roster_file,
+            source: toml::from_str(text).unwrap_or_default(),
         }))
     }
 
@@ -186,6 +189,22 @@ fn check_log(found: &mut Findings<'_>, log: Option<&Spanned<String>>) -> String 
                 ),
             );
             "warn".to_string()
+        }
+    }
+}
+
+/// `log_format`: "text" (the default) or "json".
+fn check_log_format(found: &mut Findings<'_>, format: Option<&Spanned<String>>) -> LogFormat {
+    match format.map(|f| f.get_ref().as_str()) {
+        None | Some("text") => LogFormat::Text,
+        Some("json") => LogFormat::Json,
+        Some(other) => {
+            found.refuse(
+                format.map(|f| f.span()),
+                "log_format",
+                format!("\"{other}\" is not one of text, json"),
+            );
+            LogFormat::Text
         }
     }
 }

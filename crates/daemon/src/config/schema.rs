@@ -26,6 +26,8 @@ pub struct ConfigFile {
     pub metrics: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_format: Option<Spanned<String>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prefixes: Vec<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -225,6 +227,7 @@ impl ConfigFile {
             labels: Default::default(),
             metrics: None,
             log: None,
+            log_format: None,
             prefixes: Vec::new(),
             mode: None,
             reorder: None,

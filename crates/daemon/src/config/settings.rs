@@ -86,6 +86,8 @@ pub struct Config {
     /// Where to serve Prometheus metrics and the NetJSON topology (opt-in).
     pub metrics: Option<SocketAddr>,
     pub log: String,
+    /// How log lines are written (`log_format`).
+    pub log_format: LogFormat,
     pub interfaces: Vec<String>,
     /// A neighbor unheard for this many small-probe intervals is down.
     pub dead_after: u32,
@@ -106,6 +108,20 @@ pub struct Config {
     /// into `node_config.control.origins`.
     pub origin_key_file: Option<PathBuf>,
     pub roster_file: Option<PathBuf>,
+    /// The file's settings as written (a reload names what changed by
+    /// comparing them).
+    pub source: toml::Table,
+}
+
+/// How the daemon writes its log lines (to standard error).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line (`timestamp`, `level`, `fields`
+    /// with `message`): for log shippers (journald, Vector, Loki).
+    Json,
 }
 
 /// The TUN device: where traffic enters and leaves the mesh here.

@@ -237,7 +237,7 @@ impl Management {
     /// is named in the log.
     /// Returns the fields that changed but take effect only at the next
     /// start, or why the file was refused.
-    pub fn reload(&mut self, data: &mut DataPlane) -> Result<Vec<&'static str>, String> {
+    pub fn reload(&mut self, data: &mut DataPlane) -> Result<Vec<String>, String> {
         let now = data.now();
         let new = match Config::load(&self.config_path) {
             Ok(c) => c,
@@ -250,7 +250,13 @@ impl Management {
             }
         };
         let old = data.config.clone();
-        let needs_restart = reload::restart_needed(&old, &new);
+        // The log level changes at once where this process's log is
+        // braid's own (`crate::logging`).
+        let log_live = new.log == old.log || crate::logging::set_level(&new.log);
+        if new.log != old.log && log_live {
+            info!(level = %new.log, "log level changed");
+        }
+        let needs_restart = reload::restart_needed(&old, &new, log_live);
         let modes_changed = new.node_config.policy != old.node_config.policy
             || new.node_config.classifier != old.node_config.classifier;
         if modes_changed {
@@ -306,7 +312,7 @@ impl Management {
         data.counters.reloads += 1;
         info!(modes_changed, "config reloaded");
         // Keep what is running for the fields that need a restart.
-        data.config = reload::running_after(old, new, timeout, auth, origins);
+        data.config = reload::running_after(old, new, timeout, auth, origins, log_live);
         self.last_reload = Some((unix_now(), true));
         Ok(needs_restart)
     }
