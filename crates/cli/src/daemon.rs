@@ -24,7 +24,26 @@ pub struct DaemonArgs {
 pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(&args.config)?;
     if args.check {
-        println!("{}: valid (node {})", args.config.display(), config.node.0);
+        // What the start would warn of on this host: valid all the same
+        // (the interface may appear, the address be added later).
+        let mut warnings = braid_daemon::daemon::host_warnings(&config);
+        warnings.extend(braid_daemon::config::inline_keys_warning(
+            &args.config,
+            &config,
+        ));
+        println!(
+            "{}: valid (node {}){}",
+            args.config.display(),
+            config.node.0,
+            match warnings.len() {
+                0 => String::new(),
+                1 => ", with a warning for this host:".to_string(),
+                n => format!(", with {n} warnings for this host:"),
+            }
+        );
+        for w in &warnings {
+            println!("warning: {w}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     braid_daemon::logging::init(&config.log, config.log_format);

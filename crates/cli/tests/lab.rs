@@ -343,7 +343,10 @@ fn ctl_monitor_reload_and_teardown_on_a_running_lab() {
         );
         let out = braid(&["ctl", "--json", "--socket", s, "stats"]);
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(doc["stats"]["io"]["reloads"], 2, "a new mode, then log and metrics");
+        assert_eq!(
+            doc["stats"]["io"]["reloads"], 2,
+            "a new mode, then log and metrics"
+        );
         assert_eq!(doc["stats"]["io"]["reloads_refused"], 1);
     });
 }
@@ -819,6 +822,17 @@ fn the_getting_started_walkthrough_works_as_written() {
         "{stdout}"
     );
     assert!(stdout.contains("auth          on: key 1 signs"), "{stdout}");
+    // Each router's config, checked there, is valid with nothing to warn
+    // of; the key and the configs holding it are root's alone.
+    for i in [1, 2] {
+        let valid = format!("/tmp/braid-bench/r{i}.toml: valid (node {i})\n");
+        assert!(stdout.contains(&valid), "{stdout}");
+    }
+    assert!(!stdout.contains("warning:"), "{stdout}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("cannot reach"),
+        "the wait loop is quiet"
+    );
     assert!(
         stdout.contains("198.18.2.0/24              2       2"),
         "{stdout}"

@@ -207,6 +207,25 @@ fn table_header(line: &str) -> Option<String> {
 
 /// serde's message in an operator's words: the value forms a TOML file
 /// has, not Rust's type names (`u16`, `a sequence`).
+/// For serde's "unknown field `x`, expected one of `a`, `b`, ...": the
+/// field meant, when one is close to what was written (a letter or two
+/// off, or one is the other's beginning: `prefix` for `prefixes`).
+fn nearest_field(raw: &str) -> Option<String> {
+    let rest = raw.strip_prefix("unknown field `")?;
+    let (written, rest) = rest.split_once('`')?;
+    let expected = rest.split_once("expected")?.1;
+    expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|f| (strsim::levenshtein(written, f), f))
+        .filter(|(d, f)| {
+            *d <= 2.max(written.len() / 4) || (written.len() >= 3 && f.starts_with(written))
+        })
+        .min()
+        .map(|(_, f)| f.to_string())
+}
+
 fn plain_message(raw: &str) -> String {
     fn form(t: &str) -> String {
         let t = t.trim().trim_matches('`');
@@ -284,6 +303,9 @@ impl<'a> Source<'a> {
                 _ => self.key_at(e.span()).unwrap_or_else(|| "(syntax)".into()),
             };
             let mut message = plain_message(&raw);
+            if let Some(near) = nearest_field(&raw) {
+                message = format!("unknown field; did you mean `{near}`?");
+            }
             if raw.starts_with("invalid type: map, expected a sequence") {
                 message =
                     format!("a list of tables: write [[{field}]] (two brackets), once per entry");

@@ -132,6 +132,22 @@ pub enum RuleError {
 }
 
 impl IpPrefix {
+    /// The prefix with its host bits cleared (the network it names).
+    pub fn network(&self) -> IpPrefix {
+        let mut addr = self.addr;
+        let width = if self.v4 { 4 } else { 16 };
+        for (i, b) in addr.iter_mut().enumerate() {
+            let first_bit = i as u32 * 8;
+            let keep = (u32::from(self.len).saturating_sub(first_bit)).min(8);
+            *b &= if i >= width || keep == 0 {
+                0
+            } else {
+                0xffu8 << (8 - keep)
+            };
+        }
+        IpPrefix { addr, ..*self }
+    }
+
     /// Whether the packet's destination lies in this prefix (of the same IP version).
     pub fn contains(&self, info: &PacketInfo) -> bool {
         if self.v4 != info.v4 {

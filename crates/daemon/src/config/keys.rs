@@ -112,6 +112,24 @@ pub(super) fn load_keys(path: &Path) -> Result<AuthConfig, ConfigLoadError> {
     Ok(found.finish(Some(keys))?)
 }
 
+/// The warning for a config file at `path` that holds `[auth]` keys
+/// itself (no `key_file`) and that other users can read: the network's
+/// key is then anyone's on this host. Not refused (a config made by a
+/// tool may be mode 0644 first), but said at start and by `--check`.
+pub fn inline_keys_warning(path: &Path, config: &super::Config) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if config.key_file.is_some() || !config.node_config.control.auth.enabled() {
+        return None;
+    }
+    let mode = std::fs::metadata(path).ok()?.mode() & 0o7777;
+    let shown = path.display();
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "{shown} holds the [auth] keys and other users can read it (mode {mode:04o}): run `chmod 600 {shown}`, or move the keys into a key_file of their own (mode 0600)"
+        )
+    })
+}
+
 /// Checks that the secret file at `path` is a regular file only its
 /// owner can read (mode 0600 or 0400), owned by root or by the user the
 /// daemon runs as.

@@ -15,6 +15,7 @@
 mod access;
 mod errors;
 mod keys;
+pub use keys::inline_keys_warning;
 mod origins;
 mod parse;
 mod schema;

@@ -170,8 +170,21 @@ fn check_metrics(
     found: &mut Findings<'_>,
     metrics: Option<&Spanned<String>>,
 ) -> Option<SocketAddr> {
-    let src = found.src;
-    found.keep(src.value(metrics?, "metrics"))
+    let metrics = metrics?;
+    match metrics.get_ref().parse::<SocketAddr>() {
+        Ok(a) => Some(a),
+        Err(_) => {
+            found.refuse(
+                Some(metrics.span()),
+                "metrics",
+                format!(
+                    "\"{}\" is not an address and port: write e.g. \"127.0.0.1:9468\" (this host only) or \"[::]:9468\" (every address)",
+                    metrics.get_ref()
+                ),
+            );
+            None
+        }
+    }
 }
 
 fn check_log(found: &mut Findings<'_>, log: Option<&Spanned<String>>) -> String {
@@ -392,14 +405,28 @@ fn check_node_config(found: &mut Findings<'_>, raw: &ConfigFile, node: NodeId) -
 }
 
 /// `prefixes`: what this router serves, IPv4 or IPv6.
+/// A prefix with host bits set (198.18.2.1/24) is refused, naming the
+/// network meant: a router serves whole prefixes.
 fn check_prefixes(found: &mut Findings<'_>, prefixes: &[Spanned<String>]) -> Vec<Prefix> {
     let src = found.src;
-    prefixes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| found.keep(src.value::<IpPrefix>(p, &format!("prefixes[{i}]"))))
-        .map(Prefix::from)
-        .collect()
+    let mut out = Vec::new();
+    for (i, p) in prefixes.iter().enumerate() {
+        let field = format!("prefixes[{i}]");
+        let Some(prefix) = found.keep(src.value::<IpPrefix>(p, &field)) else {
+            continue;
+        };
+        let network = prefix.network();
+        if network != prefix {
+            found.refuse(
+                Some(p.span()),
+                &field,
+                format!("\"{prefix}\" has host bits set: a router serves whole prefixes; write \"{network}\""),
+            );
+            continue;
+        }
+        out.push(Prefix::from(prefix));
+    }
+    out
 }
 
 /// `[probes]` intervals (their bounds are the node's own check's).

@@ -263,6 +263,56 @@ fn bad_files_are_refused_with_line_and_field() {
     }
 }
 
+/// Issue 32: the mistakes an operator made, each refused with what to
+/// write instead.
+#[test]
+fn common_mistakes_are_refused_with_what_was_meant() {
+    let cases = [
+        (
+            "prefix = [\"198.18.2.0/24\"]\n",
+            "prefix",
+            "did you mean `prefixes`?",
+        ),
+        ("metrics = \"9468\"\n", "metrics", "\"127.0.0.1:9468\""),
+        (
+            "prefixes = [\"198.18.2.1/24\"]\n",
+            "prefixes[0]",
+            "write \"198.18.2.0/24\"",
+        ),
+        (
+            "prefixes = [\"2001:db8::1/64\"]\n",
+            "prefixes[0]",
+            "write \"2001:db8::/64\"",
+        ),
+        ("log_format = \"xml\"\n", "log_format", "text, json"),
+    ];
+    for (extra, field, says) in cases {
+        let text = format!("node = 1\n{extra}[[interface]]\nname = \"a\"\n");
+        let e = Config::parse("bad.toml", &text).unwrap_err();
+        let e = e.first();
+        assert_eq!((e.line, e.field.as_str()), (2, field), "{text}: {e}");
+        assert!(e.to_string().contains(says), "{text}: {e}");
+    }
+    // A name far from every field gets no guess.
+    let e = Config::parse("bad.toml", "node = 1\nwibble = 2\n").unwrap_err();
+    assert!(
+        !e.first().to_string().contains("did you mean"),
+        "{}",
+        e.first()
+    );
+    // Whole prefixes pass.
+    let ok = "node = 1\nprefixes = [\"198.18.2.0/24\", \"2001:db8::/64\", \"198.18.2.7/32\"]\n[[interface]]\nname = \"a\"\n";
+    assert_eq!(
+        Config::parse("ok.toml", ok)
+            .unwrap()
+            .node_config
+            .control
+            .prefixes
+            .len(),
+        3
+    );
+}
+
 const SECRET: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
 #[test]

@@ -188,13 +188,12 @@ fn first_host((a, len): (Ipv4Addr, u8)) -> Ipv4Addr {
     }
 }
 
-/// Reads what the kernel says of the configured interfaces and logs what
-/// is wrong (and, at info level, what is fine).
-pub fn check_interfaces(config: &Config) {
+/// What the kernel says of each interface, by name, now.
+fn interface_facts() -> impl Fn(&str) -> InterfaceFacts {
     let addrs: Vec<_> = nix::ifaddrs::getifaddrs()
         .map(|i| i.collect())
         .unwrap_or_default();
-    let facts = |name: &str| {
+    move |name: &str| {
         let mine: Vec<_> = addrs.iter().filter(|a| a.interface_name == name).collect();
         InterfaceFacts {
             exists: nix::net::if_::if_nametoindex(name).is_ok(),
@@ -206,7 +205,41 @@ pub fn check_interfaces(config: &Config) {
                 .filter_map(|a| a.address.as_ref()?.as_sockaddr_in().map(|s| s.ip()))
                 .collect(),
         }
-    };
+    }
+}
+
+/// Everything the daemon would warn of at start on this host with
+/// `config` (`braid daemon --check` prints them): interfaces missing,
+/// down or without an address, a TUN address no router serves, IP
+/// forwarding off where hosts depend on it.
+pub fn host_warnings(config: &Config) -> Vec<String> {
+    let facts = interface_facts();
+    let missing: Vec<String> = config
+        .interfaces
+        .iter()
+        .filter(|n| !facts(n).exists)
+        .cloned()
+        .collect();
+    let (mut out, none) = missing_interface_messages(&missing, config.interfaces.len());
+    out.extend(none);
+    out.extend(interface_warnings(config, &facts));
+    out.extend(tun_address_warning(config));
+    if !config.node_config.control.auth.enabled() {
+        out.push("authentication is off: anyone who can reach this router's interfaces can change its routes ([auth] keys; docs/security.md)".to_string());
+    }
+    let read = |path: &str| std::fs::read_to_string(path).ok().map(|t| t.trim() != "0");
+    out.extend(forwarding_warnings(
+        config,
+        read("/proc/sys/net/ipv4/ip_forward"),
+        read("/proc/sys/net/ipv6/conf/all/forwarding"),
+    ));
+    out
+}
+
+/// Reads what the kernel says of the configured interfaces and logs what
+/// is wrong (and, at info level, what is fine).
+pub fn check_interfaces(config: &Config) {
+    let facts = interface_facts();
     for name in &config.interfaces {
         let f = facts(name);
         if f.exists {

@@ -41,6 +41,7 @@ mod management;
 mod reload;
 mod tokens;
 
+pub use checks::host_warnings;
 pub use error::DaemonError;
 
 use std::io::ErrorKind;
@@ -89,6 +90,9 @@ impl Daemon {
         let config = Config::load(config_path)?;
         checks::check_forwarding(&config);
         checks::warn_if_unauthenticated(&config);
+        if let Some(w) = crate::config::inline_keys_warning(config_path, &config) {
+            tracing::warn!("{w}");
+        }
         checks::check_interfaces(&config);
         refuse_if_running(&config.control_socket)?;
         // Everything that can refuse before anything in the kernel is
