@@ -45,22 +45,52 @@ pub fn duration_ms(ms: u64) -> String {
     out.join(" ")
 }
 
-/// A session's class; 255 is braid's own (the path reports an egress
-/// sends back to the ingress).
-fn class(v: &Value) -> String {
+/// A session's class, with its `[[policy]]` name (the document's
+/// `classes`); 255 is braid's own (the path reports an egress sends back
+/// to the ingress).
+fn class(doc: &Value, v: &Value) -> String {
     match v.get("class").and_then(Value::as_u64) {
         Some(255) => "255 (reports)".into(),
-        Some(c) => c.to_string(),
+        Some(c) => match doc
+            .get("classes")
+            .and_then(|n| n.get(c.to_string()))
+            .and_then(Value::as_str)
+        {
+            Some(name) => format!("{c} ({name})"),
+            None => c.to_string(),
+        },
         None => "-".into(),
     }
 }
 
-/// A path of node ids as "1>3>4".
-fn hops(p: &Value) -> String {
+/// A router's `[labels]` name (the document's `names`), if it has one.
+fn name_of<'a>(doc: &'a Value, id: &Value) -> Option<&'a str> {
+    let key = match id {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        _ => return None,
+    };
+    doc.get("names")?.get(key)?.as_str()
+}
+
+/// A node id as a table shows it: "3 (d)" when it has a name.
+fn node(doc: &Value, id: Option<&Value>) -> String {
+    let Some(id) = id.filter(|v| !v.is_null()) else {
+        return "-".into();
+    };
+    let plain = id.as_str().map_or_else(|| id.to_string(), String::from);
+    match name_of(doc, id) {
+        Some(name) => format!("{plain} ({name})"),
+        None => plain,
+    }
+}
+
+/// A path as "1>3>4", each router by its name where it has one ("a>3>d").
+fn hops(doc: &Value, p: &Value) -> String {
     p.as_array()
         .map(|h| {
             h.iter()
-                .map(|x| x.to_string())
+                .map(|x| name_of(doc, x).map_or_else(|| x.to_string(), String::from))
                 .collect::<Vec<_>>()
                 .join(">")
         })
@@ -114,7 +144,7 @@ fn ping(doc: &Value) -> String {
     for p in &probes {
         out.push_str(&format!(
             "echo to {} seq {}: {}\n",
-            s(doc, "target"),
+            node(doc, doc.get("target")),
             s(p, "seq"),
             rtt(p)
         ));
@@ -141,14 +171,14 @@ fn ping(doc: &Value) -> String {
 fn traceroute(doc: &Value) -> String {
     let mut out = format!(
         "path to {}: {}\n",
-        s(doc, "target"),
-        doc.get("path").map(hops).unwrap_or_default()
+        node(doc, doc.get("target")),
+        doc.get("path").map(|p| hops(doc, p)).unwrap_or_default()
     );
     for h in list(doc, "hops") {
         out.push_str(&format!(
-            "{:>3}  {:<6} {}\n",
+            "{:>3}  {:<14} {}\n",
             s(&h, "hop"),
-            s(&h, "node"),
+            node(doc, h.get("node")),
             rtt(&h)
         ));
     }
@@ -223,11 +253,12 @@ fn status(doc: &Value) -> String {
 }
 
 fn neighbors(doc: &Value) -> String {
-    let mut out = String::from("neighbor  interface        address                 last heard\n");
+    let mut out =
+        String::from("neighbor       interface        address                 last heard\n");
     for n in list(doc, "neighbors") {
         out.push_str(&format!(
-            "{:<9} {:<16} {:<23} {} ms ago\n",
-            s(&n, "id"),
+            "{:<14} {:<16} {:<23} {} ms ago\n",
+            node(doc, n.get("id")),
             s(&n, "interface"),
             s(&n, "address"),
             s(&n, "last_heard_ms_ago")
@@ -238,7 +269,7 @@ fn neighbors(doc: &Value) -> String {
 
 fn links(doc: &Value) -> String {
     let mut out = String::from(
-        "neighbor  interface        address            df     dr     ETX    cost out  cost in\n",
+        "neighbor       interface        address            df     dr     ETX    cost out  cost in\n",
     );
     for l in list(doc, "links") {
         let cost = |k| {
@@ -247,8 +278,8 @@ fn links(doc: &Value) -> String {
                 .map_or("-".into(), |x| format!("{:.3}", x / 1000.0))
         };
         out.push_str(&format!(
-            "{:<9} {:<16} {:<18} {:<6} {:<6} {:<6} {:<9} {}\n",
-            s(&l, "neighbor"),
+            "{:<14} {:<16} {:<18} {:<6} {:<6} {:<6} {:<9} {}\n",
+            node(doc, l.get("neighbor")),
             s(&l, "interface"),
             s(&l, "address"),
             num(&l, "df", 2),
@@ -291,18 +322,26 @@ fn routes(doc: &Value) -> String {
     if routes.is_empty() {
         return routes_empty(doc);
     }
-    let mut out =
-        String::from("prefixes                   egress  next hop  cost    paths  state\n");
+    let mut out = String::from(
+        "prefixes                   egress         next hop       cost    paths  state\n",
+    );
     for r in routes {
         let paths = list(&r, "paths");
-        let next = paths
-            .first()
-            .and_then(|p| p.get(1))
-            .map_or("-".into(), |n| n.to_string());
+        let next = node(doc, paths.first().and_then(|p| p.get(1)));
+        // Prefixes wider than their column (an access point's clients,
+        // one /32 each) get a line of their own, the row below them.
+        let prefixes = prefixes(&r);
+        let column = if prefixes.len() > 26 {
+            out.push_str(&prefixes);
+            out.push('\n');
+            String::new()
+        } else {
+            prefixes
+        };
         out.push_str(&format!(
-            "{:<26} {:<7} {:<9} {:<7} {:<6} {}\n",
-            prefixes(&r),
-            s(&r, "egress"),
+            "{:<26} {:<14} {:<14} {:<7} {:<6} {}\n",
+            column,
+            node(doc, r.get("egress")),
             next,
             cost_at(&r, 0),
             paths.len(),
@@ -329,7 +368,7 @@ fn paths(doc: &Value) -> String {
     for r in routes {
         out.push_str(&format!(
             "to {} ({}){}\n",
-            s(&r, "egress"),
+            node(doc, r.get("egress")),
             prefixes(&r),
             if in_use(&r) {
                 ""
@@ -346,7 +385,7 @@ fn paths(doc: &Value) -> String {
                 "  {:<8} cost {:<8} {}\n",
                 if i == 0 { "primary" } else { "" },
                 cost_at(&r, i),
-                hops(p)
+                hops(doc, p)
             ));
         }
     }
@@ -362,11 +401,11 @@ fn routes_empty(doc: &Value) -> String {
 
 /// `topology`: the link-state database, one origin per block.
 fn topology(doc: &Value) -> String {
-    let mut out = String::from("origin  seq         prefixes / links (cost out/in)\n");
+    let mut out = String::from("origin         seq         prefixes / links (cost out/in)\n");
     for o in list(doc, "origins") {
         out.push_str(&format!(
-            "{:<7} {:<11} {}\n",
-            s(&o, "origin"),
+            "{:<14} {:<11} {}\n",
+            node(doc, o.get("origin")),
             s(&o, "seq"),
             prefixes(&o)
         ));
@@ -378,7 +417,13 @@ fn topology(doc: &Value) -> String {
                     .and_then(Value::as_f64)
                     .map_or("-".into(), |x| format!("{x:.3}"))
             };
-            out.push_str(&format!("{:<20}-> {:<7} {}/{}\n", "", n, f(0), f(1)));
+            out.push_str(&format!(
+                "{:<27}-> {:<14} {}/{}\n",
+                "",
+                node(doc, Some(n)),
+                f(0),
+                f(1)
+            ));
         }
     }
     out
@@ -390,7 +435,7 @@ fn sessions(doc: &Value) -> String {
     out.push_str(&format!("entering the mesh here: {}\n", ingress.len()));
     if !ingress.is_empty() {
         out.push_str(
-            "  egress  class         mode            in force        where   packets   sent      no path\n",
+            "  egress         class         mode            in force        where   packets   sent      no path\n",
         );
     }
     for i in &ingress {
@@ -400,9 +445,9 @@ fn sessions(doc: &Value) -> String {
             .and_then(Value::as_array)
             .map_or(0, |a| a.iter().filter_map(Value::as_u64).sum());
         out.push_str(&format!(
-            "  {:<7} {:<13} {:<15} {:<15} {:<7} {:<9} {:<9} {}\n",
-            s(i, "egress"),
-            class(i),
+            "  {:<14} {:<13} {:<15} {:<15} {:<7} {:<9} {:<9} {}\n",
+            node(doc, i.get("egress")),
+            class(doc, i),
             s(i, "mode"),
             s(i, "active_mode"),
             s(i, "datapath"),
@@ -437,14 +482,16 @@ fn sessions(doc: &Value) -> String {
     let egress = list(doc, "egress");
     out.push_str(&format!("leaving the mesh here: {}\n", egress.len()));
     if !egress.is_empty() {
-        out.push_str("  ingress class         where   delivered  duplicates  rebuilt  too old\n");
+        out.push_str(
+            "  ingress        class         where   delivered  duplicates  rebuilt  too old\n",
+        );
     }
     for e in &egress {
         let c = e.get("counters").cloned().unwrap_or(Value::Null);
         out.push_str(&format!(
-            "  {:<7} {:<13} {:<7} {:<10} {:<11} {:<8} {}\n",
-            s(e, "ingress"),
-            class(e),
+            "  {:<14} {:<13} {:<7} {:<10} {:<11} {:<8} {}\n",
+            node(doc, e.get("ingress")),
+            class(doc, e),
             s(e, "datapath"),
             s(&c, "delivered"),
             s(&c, "duplicates"),
@@ -558,14 +605,22 @@ pub fn event_line(line: &str) -> String {
     let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else {
         return line.to_string();
     };
-    let time = m
-        .get("time_ms")
-        .and_then(Value::as_u64)
-        .map_or("-".into(), |t| format!("{:.3}", t as f64 / 1000.0));
+    // The wall clock (UTC) when the daemon gives it; else the daemon's
+    // seconds since it started.
+    let time = match m.get("unix_ms").and_then(Value::as_u64) {
+        Some(ms) => humantime::format_rfc3339_millis(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms),
+        )
+        .to_string(),
+        None => m
+            .get("time_ms")
+            .and_then(Value::as_u64)
+            .map_or("-".into(), |t| format!("{:.3}", t as f64 / 1000.0)),
+    };
     let kind = m.get("event").and_then(Value::as_str).unwrap_or("?");
     let mut fields = Vec::new();
     for (k, v) in &m {
-        if matches!(k.as_str(), "version" | "time_ms" | "event") {
+        if matches!(k.as_str(), "version" | "time_ms" | "unix_ms" | "event") {
             continue;
         }
         let text = if k == "routes" {
@@ -573,7 +628,10 @@ pub fn event_line(line: &str) -> String {
                 .map(|rs| {
                     rs.iter()
                         .map(|r| {
-                            let ps: Vec<String> = list(r, "paths").iter().map(hops).collect();
+                            let ps: Vec<String> = list(r, "paths")
+                                .iter()
+                                .map(|p| hops(&Value::Null, p))
+                                .collect();
                             format!("{}: {}", s(r, "egress"), ps.join(" "))
                         })
                         .collect::<Vec<_>>()
@@ -628,7 +686,9 @@ mod tests {
         ]});
         let r = routes(&doc);
         assert!(
-            r.contains("198.18.4.0/24              4       2         2.100   2      in use"),
+            r.contains(
+                "198.18.4.0/24              4              2              2.100   2      in use"
+            ),
             "{r}"
         );
         assert!(r.contains("idle (no traffic yet)"), "{r}");
@@ -656,7 +716,44 @@ mod tests {
         let t = traceroute(&doc);
         assert_eq!(
             t,
-            "path to 4: 1>2>4\n  1  2      0.30 ms\n  2  4      no path\n"
+            "path to 4: 1>2>4\n  1  2              0.30 ms\n  2  4              no path\n"
+        );
+    }
+
+    /// Issue 32: `[labels]` and class names were on the dashboard only,
+    /// and client entries broke the routes table's columns.
+    #[test]
+    fn routers_and_classes_go_by_their_names_and_long_prefixes_keep_the_columns() {
+        let doc = json!({"version": 1, "node": 1, "names": {"1": "a", "4": "d"},
+            "classes": {"1": "voip"}, "origins": [], "routes": [
+            {"egress": 4, "prefixes": ["198.18.4.0/24"], "paths": [[1, 2, 4]],
+             "costs": [2.1], "in_use": true},
+            {"egress": 2, "prefixes": ["198.18.9.10/32", "198.18.9.11/32", "198.18.9.12/32"],
+             "paths": [[1, 2]], "costs": [1.0], "in_use": true}
+        ]});
+        let r = routes(&doc);
+        assert!(
+            r.contains("198.18.4.0/24              4 (d)          2              2.100"),
+            "{r}"
+        );
+        assert!(
+            r.contains("198.18.9.10/32,198.18.9.11/32,198.18.9.12/32\n                           2              2              1.000"),
+            "{r}"
+        );
+        assert!(paths(&doc).contains("a>2>d"), "{}", paths(&doc));
+        let sessions_doc = json!({"names": {"4": "d"}, "classes": {"1": "voip"},
+            "ingress": [{"egress": 4, "class": 1, "mode": "mirror:2", "active_mode": "mirror:2",
+                "datapath": "user", "counters": {}, "paths": []}], "egress": []});
+        let t = sessions(&sessions_doc);
+        assert!(t.contains("  4 (d)          1 (voip)"), "{t}");
+        // Monitor lines carry the wall clock.
+        let line = event_line(
+            r#"{"version":1,"event":"neighbor_up","time_ms":5,"unix_ms":1795000000123,"neighbor":2}"#,
+        );
+        assert!(line.starts_with("2026-11-18T"), "{line}");
+        assert!(
+            line.contains(".123Z") && line.contains("neighbor_up"),
+            "{line}"
         );
     }
 

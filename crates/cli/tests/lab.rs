@@ -834,7 +834,7 @@ fn the_getting_started_walkthrough_works_as_written() {
         "the wait loop is quiet"
     );
     assert!(
-        stdout.contains("198.18.2.0/24              2       2"),
+        stdout.contains("198.18.2.0/24              2 (r2)         2 (r2)"),
         "{stdout}"
     );
     assert!(stdout.contains("braid_neighbors{node=\"1\"} 1"), "{stdout}");

@@ -343,6 +343,8 @@ pub struct View<'a> {
     pub interfaces: &'a [String],
     pub book: &'a AddressBook,
     pub key_mismatches: &'a crate::key_mismatch::KeyMismatches,
+    /// Names for node ids (`[labels]`).
+    pub labels: &'a std::collections::BTreeMap<u16, String>,
     pub io: &'a IoCounters,
     pub kernel: Option<&'a KernelPath>,
     pub access: &'a [crate::access::AccessPort],
@@ -357,6 +359,22 @@ pub fn answer(command: &str, v: &View<'_>) -> Option<Value> {
     let doc = |body: Value| -> Value {
         let mut d = json!({ "version": CTL_VERSION, "node": v.node.id().0 });
         if let (Value::Object(d), Value::Object(b)) = (&mut d, body) {
+            // What the tables name things by: routers (`[labels]`) and
+            // traffic classes (`[[policy]] name`).
+            if !v.labels.is_empty() {
+                d.insert("names".into(), json!(v.labels));
+            }
+            let classes: std::collections::BTreeMap<u8, &str> = v
+                .node
+                .config()
+                .classifier
+                .rules
+                .iter()
+                .map(|r| (r.id, r.name.as_str()))
+                .collect();
+            if !classes.is_empty() {
+                d.insert("classes".into(), json!(classes));
+            }
             d.extend(b);
         }
         d
@@ -727,7 +745,17 @@ fn authentication(v: &View<'_>) -> Authentication {
 
 /// A monitor event line.
 pub fn event(kind: &str, now: Instant, fields: Value) -> String {
-    let mut e = json!({ "version": CTL_VERSION, "event": kind, "time_ms": now.as_micros() / 1000 });
+    // `time_ms` is the daemon's clock (since it started); `unix_ms` the
+    // wall clock, for lines read beside other logs.
+    let unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut e = json!({
+        "version": CTL_VERSION,
+        "event": kind,
+        "time_ms": now.as_micros() / 1000,
+        "unix_ms": unix_ms,
+    });
     if let (Value::Object(d), Value::Object(b)) = (&mut e, fields) {
         d.extend(b);
     }

@@ -68,6 +68,7 @@ impl DataPlane {
             interfaces: &self.config.interfaces,
             book: &self.book,
             key_mismatches: &self.key_mismatches,
+            labels: &self.config.labels,
             io: &self.counters,
             kernel: self.kernel.as_ref(),
             access: &self.access,

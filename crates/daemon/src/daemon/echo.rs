@@ -57,22 +57,40 @@ struct Waiting {
     next_send: Instant,
 }
 
-/// Reads `ping NODE [COUNT]` or `traceroute NODE`; `None` for any other
-/// command, else the request's parts or the error to answer with.
-fn parse(line: &str) -> Option<Result<(Kind, NodeId, usize), String>> {
+/// Names for node ids (`[labels]`).
+type Labels = std::collections::BTreeMap<u16, String>;
+
+/// Reads `ping NODE [COUNT]` or `traceroute NODE` (NODE a node id or a
+/// name `labels` gives one); `None` for any other command, else the
+/// request's parts or the error to answer with.
+fn parse(line: &str, labels: &Labels) -> Option<Result<(Kind, NodeId, usize), String>> {
     let mut words = line.split_whitespace();
     let kind = match words.next()? {
         "ping" => Kind::Ping,
         "traceroute" => Kind::Traceroute,
         _ => return None,
     };
-    let node = match words.next().map(str::parse::<u16>) {
-        Some(Ok(n)) if (1..u16::MAX).contains(&n) => NodeId(n),
-        _ => {
-            return Some(Err(
-                "give a node id (1-65534): ping NODE [COUNT], traceroute NODE".into(),
-            ))
+    let word = words.next();
+    let named = word.and_then(|w| labels.iter().find(|(_, name)| name.as_str() == w));
+    let node = match (named, word.map(str::parse::<u16>)) {
+        (Some((id, _)), _) => NodeId(*id),
+        (None, Some(Ok(n))) if (1..u16::MAX).contains(&n) => NodeId(n),
+        (None, Some(Err(_))) => {
+            let names: Vec<&str> = labels.values().map(String::as_str).collect();
+            return Some(Err(format!(
+                "no router is named \"{}\" here: give a node id (1-65534) or a name of [labels]{}",
+                word.unwrap_or_default(),
+                if names.is_empty() {
+                    " (none are set)".to_string()
+                } else {
+                    format!(" ({})", names.join(", "))
+                }
+            )));
         }
+        _ => return Some(Err(
+            "give a node id (1-65534) or a name of [labels]: ping NODE [COUNT], traceroute NODE"
+                .into(),
+        )),
     };
     let count = match (kind, words.next().map(str::parse::<usize>)) {
         (Kind::Ping, None) => 3,
@@ -93,7 +111,7 @@ fn parse(line: &str) -> Option<Result<(Kind, NodeId, usize), String>> {
 
 /// Whether a ctl line is an echo request (answered later, not at once).
 pub(super) fn is_echo_request(line: &str) -> bool {
-    parse(line).is_some()
+    parse(line, &Labels::new()).is_some()
 }
 
 /// The pings and traceroutes waiting for their replies.
@@ -112,9 +130,10 @@ impl Echoes {
         slot: usize,
         line: &str,
         node: &Node,
+        labels: &Labels,
         now: Instant,
     ) -> Result<(), Value> {
-        let (kind, target, count) = match parse(line) {
+        let (kind, target, count) = match parse(line, labels) {
             Some(Ok(r)) => r,
             Some(Err(e)) => return Err(ctl::error_doc(&e)),
             None => return Err(ctl::error_doc("not an echo request")),
@@ -309,11 +328,15 @@ mod tests {
 
     #[test]
     fn echo_requests_are_read_and_bad_ones_named() {
-        assert_eq!(parse("status"), None);
-        assert_eq!(parse("ping 4"), Some(Ok((Kind::Ping, NodeId(4), 3))));
-        assert_eq!(parse("ping 4 10"), Some(Ok((Kind::Ping, NodeId(4), 10))));
+        let none = Labels::new();
+        assert_eq!(parse("status", &none), None);
+        assert_eq!(parse("ping 4", &none), Some(Ok((Kind::Ping, NodeId(4), 3))));
         assert_eq!(
-            parse("traceroute 7"),
+            parse("ping 4 10", &none),
+            Some(Ok((Kind::Ping, NodeId(4), 10)))
+        );
+        assert_eq!(
+            parse("traceroute 7", &none),
             Some(Ok((Kind::Traceroute, NodeId(7), 0)))
         );
         for bad in [
@@ -326,7 +349,25 @@ mod tests {
             "ping 4 2 1",
             "traceroute 4 2",
         ] {
-            assert!(matches!(parse(bad), Some(Err(_))), "{bad}");
+            assert!(matches!(parse(bad, &none), Some(Err(_))), "{bad}");
         }
+    }
+
+    /// Issue 32: `braid ctl ping d` answered "give a node id".
+    #[test]
+    fn a_router_is_named_by_its_label() {
+        let labels = Labels::from([(3, "d".to_string()), (7, "hill".to_string())]);
+        assert_eq!(
+            parse("ping d", &labels),
+            Some(Ok((Kind::Ping, NodeId(3), 3)))
+        );
+        assert_eq!(
+            parse("traceroute hill", &labels),
+            Some(Ok((Kind::Traceroute, NodeId(7), 0)))
+        );
+        let Some(Err(e)) = parse("ping e", &labels) else {
+            panic!("ping e is refused");
+        };
+        assert!(e.contains("\"e\"") && e.contains("d, hill"), "{e}");
     }
 }

@@ -406,7 +406,11 @@ impl Management {
                     // Answered when the replies are in (echo.rs): the
                     // client waits in its slot, the loop does not.
                     data.counters.ctl_requests += 1;
-                    match self.echoes.start(slot, line.trim(), &data.node, now) {
+                    let labels = &data.config.labels;
+                    match self
+                        .echoes
+                        .start(slot, line.trim(), &data.node, labels, now)
+                    {
                         Ok(()) => Step::Wait,
                         Err(doc) => client.answer(ctl::line(&doc), now),
                     }
