@@ -752,13 +752,14 @@ fn documented_blocks(mark: &str) -> String {
     out
 }
 
-fn the_getting_started_walkthrough_works_as_written() {
-    let steps = documented_blocks("bench");
-    let teardown = documented_blocks("bench teardown");
-    assert!(
-        steps.contains("ping") && steps.contains("braid daemon"),
-        "{steps}"
-    );
+/// Runs the blocks of docs/operations.md marked `mark`, then those
+/// marked `{mark} teardown` (whatever the first did), as bash scripts
+/// with `braid` from this build on the PATH and `DIR` set to `dir`:
+/// what each printed and how it ended.
+fn run_documented(mark: &str, dir: &str) -> (Output, Output) {
+    let steps = documented_blocks(mark);
+    let teardown = documented_blocks(&format!("{mark} teardown"));
+    assert!(steps.contains("braid daemon"), "{steps}");
     assert!(teardown.contains("ip netns del"), "{teardown}");
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_braid"))
         .parent()
@@ -772,14 +773,14 @@ fn the_getting_started_walkthrough_works_as_written() {
     // background keep what they inherit open until the teardown.
     let run = |script: &str, name: &str| {
         let file = |ext: &str| {
-            let p = std::env::temp_dir().join(format!("braid-walkthrough-{name}.{ext}"));
+            let p = std::env::temp_dir().join(format!("braid-{mark}-{name}.{ext}"));
             (std::fs::File::create(&p).unwrap(), p)
         };
         let ((out, out_path), (err, err_path)) = (file("out"), file("err"));
         let status = Command::new("bash")
             .args(["-c", &format!("set -euo pipefail\n{script}")])
             .env("PATH", &path)
-            .env("DIR", "/tmp/braid-bench")
+            .env("DIR", dir)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -792,8 +793,12 @@ fn the_getting_started_walkthrough_works_as_written() {
             stderr: read(err_path),
         }
     };
-    let out = run(&steps, "steps");
-    let down = run(&teardown, "teardown");
+    (run(&steps, "steps"), run(&teardown, "teardown"))
+}
+
+fn the_getting_started_walkthrough_works_as_written() {
+    assert!(documented_blocks("bench").contains("ping"));
+    let (out, down) = run_documented("bench", "/tmp/braid-bench");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -1598,6 +1603,33 @@ fn a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound() {
     assert!(namespaces_of("tsoak").is_empty());
 }
 
+fn a_gateway_walkthrough_works_as_written() {
+    // docs/operations.md "Gateways": a host behind r2 reaches the
+    // upstream through the gateway's default route.
+    let (out, down) = run_documented("gateway", "/tmp/braid-gw");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the gateway walk-through failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert!(namespaces_of("gw").is_empty(), "the bench was left behind");
+    assert!(
+        stdout.contains("3 packets transmitted, 3 received"),
+        "{stdout}"
+    );
+    for (r, i) in [("gw", 1), ("r2", 2)] {
+        let valid = format!("/tmp/braid-gw/{r}.toml: valid (node {i})\n");
+        assert!(stdout.contains(&valid), "{stdout}");
+    }
+    assert!(!stdout.contains("warning:"), "{stdout}");
+}
+
 fn braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd() {
     // scenarios/lab/failover.toml with two variants: FRR's OSPF with BFD
     // at 50 ms x 3 (what WISPs run), and braid single path probing every
@@ -1984,9 +2016,10 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 34] = [
+    let tests: [LabTest; 35] = [
         ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
+        ("a_gateway_walkthrough_works_as_written", Some(&["ping"]), a_gateway_walkthrough_works_as_written),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),
         ("a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound", Some(&[]), a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound),
