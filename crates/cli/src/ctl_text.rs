@@ -623,7 +623,23 @@ pub fn event_line(line: &str) -> String {
         if matches!(k.as_str(), "version" | "time_ms" | "unix_ms" | "event") {
             continue;
         }
-        let text = if k == "routes" {
+        let text = if k == "changed" {
+            // A route change: each egress's primary path, before and now.
+            v.as_array()
+                .map(|cs| {
+                    cs.iter()
+                        .map(|c| {
+                            let path = |k: &str| match c.get(k) {
+                                Some(p) if !p.is_null() => hops(&Value::Null, p),
+                                _ => "none".into(),
+                            };
+                            format!("{}: {} -> {}", s(c, "egress"), path("from"), path("to"))
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })
+                .unwrap_or_default()
+        } else if k == "routes" {
             v.as_array()
                 .map(|rs| {
                     rs.iter()
@@ -746,6 +762,14 @@ mod tests {
                 "datapath": "user", "counters": {}, "paths": []}], "egress": []});
         let t = sessions(&sessions_doc);
         assert!(t.contains("  4 (d)          1 (voip)"), "{t}");
+        // A route change says what changed.
+        let line = event_line(
+            r#"{"version":1,"event":"route_change","time_ms":5,"changed":[{"egress":4,"from":[1,2,4],"to":[1,3,4]},{"egress":5,"from":[1,5],"to":null}],"routes":[]}"#,
+        );
+        assert!(
+            line.contains("changed=4: 1>2>4 -> 1>3>4; 5: 1>5 -> none"),
+            "{line}"
+        );
         // Monitor lines carry the wall clock.
         let line = event_line(
             r#"{"version":1,"event":"neighbor_up","time_ms":5,"unix_ms":1795000000123,"neighbor":2}"#,

@@ -535,6 +535,28 @@ pub fn route_list(node: &Node) -> Vec<RouteEntry> {
         .collect()
 }
 
+/// What a route change changed: each egress whose primary path is not
+/// the one `primaries` held (`from`: the old, `to`: the new; `null` for
+/// none), in egress order. `primaries` becomes the primaries of `routes`.
+pub fn primary_changes(
+    primaries: &mut std::collections::BTreeMap<u16, Vec<u16>>,
+    routes: &[RouteEntry],
+) -> Vec<Value> {
+    let now: std::collections::BTreeMap<u16, Vec<u16>> = routes
+        .iter()
+        .filter_map(|r| Some((r.egress, r.paths.first()?.clone())))
+        .collect();
+    let egresses: std::collections::BTreeSet<u16> =
+        primaries.keys().chain(now.keys()).copied().collect();
+    let changed = egresses
+        .into_iter()
+        .filter(|e| primaries.get(e) != now.get(e))
+        .map(|e| json!({ "egress": e, "from": primaries.get(&e), "to": now.get(&e) }))
+        .collect();
+    *primaries = now;
+    changed
+}
+
 /// The routes in use, then toward every other origin of the database
 /// the paths this node would take (computed now, nothing changed).
 pub fn all_routes(node: &Node) -> Vec<RouteEntry> {
@@ -822,4 +844,35 @@ pub fn monitor(socket: &Path, mut line: impl FnMut(&str) -> bool) -> io::Result<
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(egress: u16, primary: &[u16]) -> RouteEntry {
+        RouteEntry {
+            egress,
+            prefixes: Vec::new(),
+            paths: vec![primary.to_vec()],
+            costs: vec![None],
+            in_use: true,
+        }
+    }
+
+    /// Issue 32: a route change event said only `route_change`.
+    #[test]
+    fn a_route_change_names_each_primary_path_that_changed() {
+        let mut held = Default::default();
+        let first = primary_changes(&mut held, &[route(4, &[1, 2, 4]), route(5, &[1, 5])]);
+        assert_eq!(first.len(), 2, "new routes are changes: {first:?}");
+        let moved = primary_changes(&mut held, &[route(4, &[1, 3, 4]), route(5, &[1, 5])]);
+        assert_eq!(
+            moved,
+            [json!({ "egress": 4, "from": [1, 2, 4], "to": [1, 3, 4] })]
+        );
+        let gone = primary_changes(&mut held, &[route(4, &[1, 3, 4])]);
+        assert_eq!(gone, [json!({ "egress": 5, "from": [1, 5], "to": null })]);
+        assert!(primary_changes(&mut held, &[route(4, &[1, 3, 4])]).is_empty());
+    }
 }

@@ -67,6 +67,9 @@ pub(super) struct Management {
     recent_events: VecDeque<String>,
     /// Pings and traceroutes waiting for their replies (`echo.rs`).
     echoes: Echoes,
+    /// Each egress's primary path at the last route change (what the
+    /// next `route_change` event says changed; as many as routes).
+    primaries: std::collections::BTreeMap<u16, Vec<u16>>,
 }
 
 impl Drop for Management {
@@ -110,6 +113,7 @@ impl Management {
             last_reload: None,
             recent_events: Default::default(),
             echoes: Echoes::default(),
+            primaries: Default::default(),
         })
     }
 
@@ -226,7 +230,12 @@ impl Management {
         }
         if routes_changed {
             let routes = ctl::route_list(&data.node);
-            self.emit_event("route_change", now, json!({ "routes": routes }));
+            let changed = ctl::primary_changes(&mut self.primaries, &routes);
+            self.emit_event(
+                "route_change",
+                now,
+                json!({ "changed": changed, "routes": routes }),
+            );
         }
     }
 
