@@ -845,6 +845,56 @@ fn the_getting_started_walkthrough_works_as_written() {
     assert!(stdout.contains("braid_neighbors{node=\"1\"} 1"), "{stdout}");
 }
 
+fn without_root_the_daemon_says_it_needs_cap_net_admin() {
+    // Issue 32: "TUN device braid9: Operation not permitted" said
+    // nothing of what to do. The daemon as user nobody (setpriv), in a
+    // namespace of its own: refused at the TUN device, with the fix.
+    let ns = format!("braid-noroot-{}", std::process::id());
+    let _ = Command::new("ip").args(["netns", "del", &ns]).output();
+    assert!(Command::new("ip")
+        .args(["netns", "add", &ns])
+        .status()
+        .unwrap()
+        .success());
+    let dir = std::env::temp_dir().join(format!("braid-noroot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let config = dir.join("r.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "node = 9\ncontrol_socket = \"{}\"\n[tun]\nname = \"braid9\"\n[[interface]]\nname = \"lo\"\n",
+            dir.join("r.sock").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&config, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &ns,
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ])
+        .arg(env!("CARGO_BIN_EXE_braid"))
+        .args(["daemon", "--config", config.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = Command::new("ip").args(["netns", "del", &ns]).output();
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("TUN device braid9")
+            && err.contains("run braid as root, or with CAP_NET_ADMIN"),
+        "{err}"
+    );
+}
+
 fn a_bad_config_is_refused_with_file_line_and_field() {
     let dir = std::env::temp_dir().join(format!("braid-daemon-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -1570,6 +1620,23 @@ fn routers_killed_mid_transfer_come_back_and_nothing_is_delivered_twice() {
         })
         .sum();
     assert!(restarted >= 2, "{restarted}");
+    // A crash and a restart are no sign of a duplicate node id, on the
+    // restarted routers or their neighbors (issue 32: `kill -9` and a
+    // restart raised "ANOTHER ROUTER USES THIS NODE ID").
+    let signs: Vec<u64> = r["variants"][0]["daemons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            d["stats"]["control"]["duplicate_id_signs"]
+                .as_u64()
+                .unwrap_or(0)
+        })
+        .collect();
+    assert!(
+        signs.iter().all(|&n| n == 0),
+        "duplicate-id signs per router: {signs:?}"
+    );
     assert!(namespaces_of("tcrash").is_empty());
 }
 
@@ -2016,7 +2083,7 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 35] = [
+    let tests: [LabTest; 36] = [
         ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
         ("a_gateway_walkthrough_works_as_written", Some(&["ping"]), a_gateway_walkthrough_works_as_written),
@@ -2048,6 +2115,7 @@ fn main() -> std::process::ExitCode {
         ("linux_mptcp_runs_a_subflow_on_each_disjoint_path", Some(&["iperf3", "mptcpize"]), linux_mptcp_runs_a_subflow_on_each_disjoint_path),
         ("a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones", Some(&["ethtool"]), a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones),
         ("a_bad_config_is_refused_with_file_line_and_field", None, a_bad_config_is_refused_with_file_line_and_field),
+        ("without_root_the_daemon_says_it_needs_cap_net_admin", Some(&["setpriv"]), without_root_the_daemon_says_it_needs_cap_net_admin),
         ("lab_help_lists_every_subcommand_with_a_one_line_description", None, lab_help_lists_every_subcommand_with_a_one_line_description),
         ("a_scenario_whose_programs_are_missing_fails_before_building_and_names_them", None, a_scenario_whose_programs_are_missing_fails_before_building_and_names_them),
         ("down_waits_for_every_process_then_removes_the_namespaces_and_the_files", Some(&["ethtool"]), down_waits_for_every_process_then_removes_the_namespaces_and_the_files),
