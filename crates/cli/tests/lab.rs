@@ -437,7 +437,8 @@ fn the_ingress_reports_its_session_on_both_paths(s: &str) {
     let table = braid(&["ctl", "--socket", s, "paths"]);
     let table = String::from_utf8_lossy(&table.stdout);
     assert!(
-        table.contains("primary  cost 2.000") && table.contains("1>2>4") && table.contains("1>3>4"),
+        // Routers by their [labels] names.
+        table.contains("primary  cost 2.000") && table.contains("a>b>d") && table.contains("a>c>d"),
         "{table}"
     );
 }
