@@ -23,6 +23,15 @@ pub struct IoCounters {
     #[serde(default)]
     pub tun_write_dropped: u64,
     pub udp_rx: u64,
+    /// Datagrams the kernel dropped at braid's receiving sockets because
+    /// their buffers were full (braid read too slowly): the sockets' own
+    /// counts (`SO_MEMINFO`), read when `stats` or the metrics are asked
+    /// for, with those of sockets closed since (an interface gone).
+    #[serde(default)]
+    pub udp_rx_dropped: u64,
+    /// Of `udp_rx_dropped`, what sockets closed since counted.
+    #[serde(skip)]
+    pub udp_rx_dropped_closed: u64,
     /// Datagrams longer than the receive slot (TUN MTU + 512): dropped.
     pub udp_rx_truncated: u64,
     pub udp_tx: u64,

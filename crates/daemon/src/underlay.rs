@@ -118,6 +118,12 @@ impl Port {
     /// notification comes only after. Both flags clear before the
     /// kernel's queue goes. (An error to ask counts as usable: sends then
     /// report what is wrong.)
+    /// Datagrams the kernel dropped at the receiving socket because its
+    /// buffer was full (braid read too slowly), since it was opened.
+    pub fn receive_drops(&self) -> Option<u64> {
+        socket_drops(&self.socket)
+    }
+
     pub fn usable(&self) -> bool {
         use nix::libc;
         use std::os::fd::AsRawFd;
@@ -141,5 +147,58 @@ impl Port {
         let flags = unsafe { req.ifr_ifru.ifru_flags } as libc::c_int;
         let need = libc::IFF_UP | libc::IFF_RUNNING;
         flags & need == need
+    }
+}
+
+/// What the kernel dropped at `socket` because its receive buffer was
+/// full: `SO_MEMINFO`'s drop count (`None` when the kernel does not say).
+pub fn socket_drops(socket: &impl std::os::fd::AsRawFd) -> Option<u64> {
+    use nix::libc;
+    // asm-generic/socket.h (libc does not name it on every target).
+    const SO_MEMINFO: libc::c_int = 55;
+    let mut info = [0u32; libc::SK_MEMINFO_DROPS as usize + 1];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into `info`, which
+    // lives across the call, and the length it wrote into `len`.
+    let r = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    let whole = len as usize >= std::mem::size_of_val(&info);
+    (r == 0 && whole).then(|| u64::from(info[libc::SK_MEMINFO_DROPS as usize]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A socket nobody reads, with the smallest receive buffer, sent 200
+    /// datagrams on loopback: the kernel keeps a few and counts the rest
+    /// as dropped, and `socket_drops` reads that count.
+    #[test]
+    fn drops_at_a_full_receive_buffer_are_read_from_the_kernel() {
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket2::SockRef::from(&rx).set_recv_buffer_size(1).unwrap();
+        assert_eq!(socket_drops(&rx), Some(0));
+        let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = rx.local_addr().unwrap();
+        for _ in 0..200 {
+            tx.send_to(&[0u8; 1000], to).unwrap();
+        }
+        // Loopback delivers within the send: the count is final.
+        let drops = socket_drops(&rx).unwrap();
+        let mut kept = 0;
+        rx.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 2048];
+        while rx.recv(&mut buf).is_ok() {
+            kept += 1;
+        }
+        assert_eq!(drops + kept, 200, "{drops} dropped, {kept} kept");
+        assert!(drops > 100, "{drops}");
     }
 }

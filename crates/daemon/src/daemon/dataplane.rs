@@ -75,10 +75,22 @@ impl DataPlane {
         }
     }
 
-    /// Takes the kernel's drop counts of the TUN device into the
-    /// counters (`tun_queue_dropped`, `tun_write_dropped`); they stay as
-    /// they were when the kernel cannot say.
-    pub fn read_tun_drops(&mut self) {
+    /// Takes the kernel's drop counts into the counters: the TUN
+    /// device's (`tun_queue_dropped`, `tun_write_dropped`; they stay as
+    /// they were when the kernel cannot say) and the receiving sockets'
+    /// (`udp_rx_dropped`).
+    pub fn read_kernel_drops(&mut self) {
+        let open: u64 = self
+            .ports
+            .iter()
+            .flatten()
+            .filter_map(|p| p.receive_drops())
+            .sum();
+        self.counters.udp_rx_dropped = self.counters.udp_rx_dropped_closed + open;
+        self.read_tun_drops();
+    }
+
+    fn read_tun_drops(&mut self) {
         let drops = self.tun.if_index().and_then(crate::rtnl::device_drops);
         match drops {
             Ok(d) => {

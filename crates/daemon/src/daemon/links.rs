@@ -212,6 +212,8 @@ fn close_port(data: &mut DataPlane, registry: &Registry, i: usize, now: Instant)
     };
     let _ = registry.deregister(&mut p.socket);
     let _ = registry.deregister(&mut p.data);
+    // What its socket dropped stays counted.
+    data.counters.udp_rx_dropped_closed += p.receive_drops().unwrap_or(0);
     drop(p);
     let node = &mut data.node;
     let dropped = data.outgoing[i].fail_all(|id, bytes| {

@@ -475,7 +475,7 @@ impl Management {
     fn ctl_reply(&mut self, command: &str, data: &mut DataPlane) -> Vec<u8> {
         data.counters.ctl_requests += 1;
         if command == "stats" {
-            data.read_tun_drops();
+            data.read_kernel_drops();
         }
         let doc = if command == "reload" {
             match self.reload(data) {
@@ -517,7 +517,7 @@ impl Management {
             .into_bytes();
         }
         if path == "/metrics" {
-            data.read_tun_drops();
+            data.read_kernel_drops();
         }
         match path {
             "/metrics" => crate::metrics::response(

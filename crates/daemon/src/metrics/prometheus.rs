@@ -528,7 +528,7 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
         out,
         "braid_node_dropped_total",
         "counter",
-        "Packets dropped on their way through this router, by reason (the names of `braid ctl stats` .node, and .io for unknown_neighbor, udp_tx_queue_full, udp_tx_errors, and tun_queue_dropped and tun_write_dropped: the kernel's drops at the TUN device).",
+        "Packets dropped on their way through this router, by reason (the names of `braid ctl stats` .node, and .io for unknown_neighbor, udp_tx_queue_full, udp_tx_errors, and udp_rx_dropped, tun_queue_dropped and tun_write_dropped: the kernel's drops at braid's receiving sockets and TUN device).",
     );
     for (reason, n) in [
         ("no_egress", c.no_egress),
@@ -544,6 +544,7 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
         ("unknown_neighbor", io.unknown_neighbor),
         ("udp_tx_queue_full", io.udp_tx_queue_full),
         ("udp_tx_errors", io.udp_tx_errors),
+        ("udp_rx_dropped", io.udp_rx_dropped),
         ("tun_queue_dropped", io.tun_queue_dropped),
         ("tun_write_dropped", io.tun_write_dropped),
     ] {
