@@ -755,9 +755,10 @@ fn documented_blocks(mark: &str) -> String {
 
 /// Runs the blocks of docs/operations.md marked `mark`, then those
 /// marked `{mark} teardown` (whatever the first did), as bash scripts
-/// with `braid` from this build on the PATH and `DIR` set to `dir`:
-/// what each printed and how it ended.
-fn run_documented(mark: &str, dir: &str) -> (Output, Output) {
+/// with `braid` from this build on the PATH and `DIR` set to `dir`; both
+/// must succeed and leave no namespace `braid-{lab}-*` behind. What the
+/// steps printed: standard output, standard error.
+fn run_documented(mark: &str, dir: &str, lab: &str) -> (String, String) {
     let steps = documented_blocks(mark);
     let teardown = documented_blocks(&format!("{mark} teardown"));
     assert!(steps.contains("braid daemon"), "{steps}");
@@ -794,17 +795,15 @@ fn run_documented(mark: &str, dir: &str) -> (Output, Output) {
             stderr: read(err_path),
         }
     };
-    (run(&steps, "steps"), run(&teardown, "teardown"))
-}
-
-fn the_getting_started_walkthrough_works_as_written() {
-    assert!(documented_blocks("bench").contains("ping"));
-    let (out, down) = run_documented("bench", "/tmp/braid-bench");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let out = run(&steps, "steps");
+    let down = run(&teardown, "teardown");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
     assert!(
         out.status.success(),
-        "the walk-through failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        "the {mark} walk-through failed:\n{stdout}\n{stderr}"
     );
     assert!(
         down.status.success(),
@@ -812,9 +811,15 @@ fn the_getting_started_walkthrough_works_as_written() {
         String::from_utf8_lossy(&down.stderr)
     );
     assert!(
-        namespaces_of("bench").is_empty(),
-        "the bench was left behind"
+        namespaces_of(lab).is_empty(),
+        "the {mark} bench was left behind"
     );
+    (stdout, stderr)
+}
+
+fn the_getting_started_walkthrough_works_as_written() {
+    assert!(documented_blocks("bench").contains("ping"));
+    let (stdout, stderr) = run_documented("bench", "/tmp/braid-bench", "bench");
     let daemons: Vec<String> = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
@@ -835,10 +840,7 @@ fn the_getting_started_walkthrough_works_as_written() {
         assert!(stdout.contains(&valid), "{stdout}");
     }
     assert!(!stdout.contains("warning:"), "{stdout}");
-    assert!(
-        !String::from_utf8_lossy(&out.stderr).contains("cannot reach"),
-        "the wait loop is quiet"
-    );
+    assert!(!stderr.contains("cannot reach"), "the wait loop is quiet");
     assert!(
         stdout.contains("198.18.2.0/24              2 (r2)         2 (r2)"),
         "{stdout}"
@@ -1674,19 +1676,7 @@ fn a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound() {
 fn a_gateway_walkthrough_works_as_written() {
     // docs/operations.md "Gateways": a host behind r2 reaches the
     // upstream through the gateway's default route.
-    let (out, down) = run_documented("gateway", "/tmp/braid-gw");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the gateway walk-through failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        down.status.success(),
-        "{}",
-        String::from_utf8_lossy(&down.stderr)
-    );
-    assert!(namespaces_of("gw").is_empty(), "the bench was left behind");
+    let (stdout, _) = run_documented("gateway", "/tmp/braid-gw", "gw");
     assert!(
         stdout.contains("3 packets transmitted, 3 received"),
         "{stdout}"
@@ -1784,7 +1774,12 @@ fn an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk() {
         ],
     ) + sum(
         "io",
-        &["udp_tx_queue_full", "udp_tx_errors", "unknown_neighbor"],
+        &[
+            "udp_tx_queue_full",
+            "udp_tx_errors",
+            "unknown_neighbor",
+            "udp_rx_dropped",
+        ],
     ) + at_tun;
     assert_eq!(at_tun, 0, "the TUN device dropped some of the burst");
     assert_eq!(
