@@ -148,6 +148,23 @@ pub fn table(report: &ScenarioReport) -> String {
             );
         }
     }
+    // Flooding times, where watched: per variant, each run.
+    for v in &report.variants {
+        for r in &v.runs {
+            if let Some(f) = &r.flooding {
+                out += &format!(
+                    "{}: flooding (seed {}): {} of {} advertisements reached every router, in {:.1} ms median, {:.1} ms p99, {:.1} ms at most\n",
+                    v.name.as_deref().unwrap_or("run"),
+                    r.seed,
+                    f.complete,
+                    f.issued,
+                    f.p50_ms,
+                    f.p99_ms,
+                    f.max_ms
+                );
+            }
+        }
+    }
     out += &format!(
         "{} events, {} packet-hops simulated\n",
         report.events, report.packet_hops

@@ -106,6 +106,24 @@ pub struct RunResult {
     /// range counted once.
     #[serde(skip_serializing_if = "is_zero")]
     pub injected: u64,
+    /// How long advertisements took to reach every router (`[node]
+    /// watch_flooding = true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flooding: Option<FloodStats>,
+}
+
+/// Flooding times: of the watched origins' advertisement instances, how
+/// many were issued, how many reached every other router (the others
+/// were superseded first), and the time from issue to the last router
+/// among those, ms.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FloodStats {
+    pub issued: u64,
+    pub complete: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
 }
 
 fn is_zero(n: &u64) -> bool {

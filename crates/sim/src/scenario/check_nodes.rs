@@ -131,7 +131,18 @@ fn check_node(ck: &mut Checker, raw: &RawNode, field: &str) -> Option<NodeSettin
                 }
             }),
     };
-    let (Some(mode), Some(flush), Some(report_interval)) = (mode, flush, report_interval) else {
+    // Processing time charged per origin-signature check and signature.
+    let mut cost = |v: &Option<Spanned<String>>, name: &str| match v {
+        None => Some(None),
+        Some(_) => ck
+            .duration(v, &format!("{field}.{name}"), Duration::ZERO)
+            .map(Some),
+    };
+    let check_cost = cost(&raw.origin_check_cost, "origin_check_cost");
+    let sign_cost = cost(&raw.origin_sign_cost, "origin_sign_cost");
+    let (Some(mode), Some(flush), Some(report_interval), Some(check_cost), Some(sign_cost)) =
+        (mode, flush, report_interval, check_cost, sign_cost)
+    else {
         return None;
     };
     (ck.count() == before).then(|| NodeSettings {
@@ -151,6 +162,9 @@ fn check_node(ck: &mut Checker, raw: &RawNode, field: &str) -> Option<NodeSettin
         clients: raw.clients.clone(),
         auth: raw.auth,
         sign_origins: raw.sign_origins,
+        origin_check_cost: check_cost,
+        origin_sign_cost: sign_cost,
+        watch_flooding: raw.watch_flooding,
     })
 }
 

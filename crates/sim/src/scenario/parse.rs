@@ -117,6 +117,9 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
         node_failures: node_failures?,
         auth: node.auth.unwrap_or(false),
         sign_origins: node.sign_origins.unwrap_or(false),
+        origin_check_cost: node.origin_check_cost.unwrap_or(Duration::ZERO),
+        origin_sign_cost: node.origin_sign_cost.unwrap_or(Duration::ZERO),
+        watch_flooding: node.watch_flooding.unwrap_or(false),
         strangers: strangers?,
     })
 }

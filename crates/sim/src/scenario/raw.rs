@@ -177,6 +177,9 @@ pub(super) struct RawNode {
     pub(super) clients: Option<Vec<String>>,
     pub(super) auth: Option<bool>,
     pub(super) sign_origins: Option<bool>,
+    pub(super) origin_check_cost: Option<Spanned<String>>,
+    pub(super) origin_sign_cost: Option<Spanned<String>>,
+    pub(super) watch_flooding: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -92,6 +92,14 @@ pub struct Scenario {
     /// checks every origin's against a roster of all of them (`[node]
     /// sign_origins = true`).
     pub sign_origins: bool,
+    /// Processing time charged to a router per origin-signature check
+    /// and per signature it makes (`[node] origin_check_cost`,
+    /// `origin_sign_cost`; zero: none).
+    pub origin_check_cost: Duration,
+    pub origin_sign_cost: Duration,
+    /// Time how long advertisements take to reach every router (`[node]
+    /// watch_flooding = true`).
+    pub watch_flooding: bool,
     /// Hostile strangers in range of some nodes.
     pub strangers: Vec<StrangerSpec>,
 }
@@ -137,6 +145,9 @@ pub struct NodeSettings {
     pub clients: Option<Vec<String>>,
     pub auth: Option<bool>,
     pub sign_origins: Option<bool>,
+    pub origin_check_cost: Option<Duration>,
+    pub origin_sign_cost: Option<Duration>,
+    pub watch_flooding: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -171,6 +182,9 @@ impl Scenario {
         }
         self.auth = n.auth.unwrap_or(self.auth);
         self.sign_origins = n.sign_origins.unwrap_or(self.sign_origins);
+        self.origin_check_cost = n.origin_check_cost.unwrap_or(self.origin_check_cost);
+        self.origin_sign_cost = n.origin_sign_cost.unwrap_or(self.origin_sign_cost);
+        self.watch_flooding = n.watch_flooding.unwrap_or(self.watch_flooding);
     }
 }
 

@@ -9,9 +9,13 @@
 //! | `medium` | links and radios: what becomes of a frame |
 //! | `traffic` | the hosts' flows: packets, arrivals, each flow's result |
 //! | `config` | each node's configuration from the scenario |
+//! | `processing` | processing time charged to a router's clock (signature checks) |
+//! | `flooding` | how long advertisements take to reach every router |
 
 mod config;
+mod flooding;
 mod medium;
+mod processing;
 mod traffic;
 
 use std::collections::{BTreeMap, HashMap};
@@ -32,6 +36,8 @@ use crate::results::RunResult;
 use crate::scenario::{Scenario, ScenarioError};
 use crate::stranger::Stranger;
 use config::{flow_rules, node_config};
+use flooding::FloodWatch;
+use processing::Processing;
 use medium::Medium;
 use traffic::{flow_class, Flow, TcpPair, FLOW_PORT_BASE};
 
@@ -80,6 +86,8 @@ enum Event {
     Access,
     /// Stranger `k` sends the nodes in its range a datagram each.
     Stranger(u32),
+    /// Router `i` is done processing: what it made goes out.
+    Done(u32),
 }
 
 /// How often an access point's driver reports its clients' quality (the
@@ -111,6 +119,10 @@ pub struct World {
     /// whose range it is (they hear what it receives).
     strangers: Vec<Stranger>,
     overheard_by: Vec<Vec<u32>>,
+    /// Processing time charged to routers (`processing.rs`).
+    processing: Processing,
+    /// Flooding times, when watched (`flooding.rs`).
+    flooding: Option<FloodWatch>,
 }
 
 /// A run's node names and their indices, to resolve the names a scenario
@@ -244,6 +256,7 @@ impl World {
                 carrier.push((until, Event::Carrier { a, b, up: true }));
             }
         }
+        let nodes_count = names.len();
         let mut world = World {
             lsa_store,
             timer_at: vec![Instant(u64::MAX); names.len()],
@@ -262,6 +275,12 @@ impl World {
             unmodified,
             strangers,
             overheard_by,
+            processing: Processing::new(
+                (scenario.origin_check_cost, scenario.origin_sign_cost),
+                scenario.sign_origins,
+                nodes_count,
+            ),
+            flooding: scenario.watch_flooding.then(|| FloodWatch::new(nodes_count)),
         };
         world.schedule_start(scenario, carrier, failures);
         Ok(world)
@@ -601,6 +620,11 @@ impl World {
                     self.on_tcp_start(t, fi)
                 }
                 Event::FlowTick(fi) => self.on_flow_tick(t, fi),
+                Event::Done(i) => {
+                    if !self.down[i as usize] {
+                        self.drain(i);
+                    }
+                }
             }
         }
         self.now = until;
@@ -623,6 +647,10 @@ impl World {
                 self.nodes[i] = n;
             }
             self.timer_at[i] = Instant(u64::MAX);
+            self.processing.restarted(node);
+            if let Some(w) = &mut self.flooding {
+                w.restarted(node);
+            }
             self.schedule_timer(node);
         }
     }
@@ -631,9 +659,27 @@ impl World {
         if self.timer_at[i as usize] != t || self.down[i as usize] {
             return; // superseded, or the node is down
         }
+        if let Some(until) = self.processing.busy(i, t) {
+            // Busy: the timer waits until the router is free.
+            self.timer_at[i as usize] = until;
+            self.queue.push(until, Event::Timer(i));
+            return;
+        }
         self.timer_at[i as usize] = Instant(u64::MAX);
         self.nodes[i as usize].handle_timeout(t, &mut self.rng);
-        self.drain(i);
+        self.handled(t, i);
+    }
+
+    /// Router `i` handled a datagram or a timer at `t`: what it sends goes
+    /// out now, or when the work it did is done (`processing.rs`).
+    fn handled(&mut self, t: Instant, i: u32) {
+        if let Some(w) = &mut self.flooding {
+            w.after(i, &self.nodes[i as usize], t);
+        }
+        match self.processing.charge(i, &self.nodes[i as usize], t) {
+            Some(done) => self.queue.push(done, Event::Done(i)),
+            None => self.drain(i),
+        }
     }
 
     /// A frame reaches `to`: a client's packet, a packet for a client, or
@@ -654,6 +700,12 @@ impl World {
             self.drain(to);
             return;
         }
+        if let Some(until) = self.processing.busy(to, t) {
+            // Busy: the datagram waits its turn.
+            let bytes = bytes.clone();
+            self.queue.push(until, Event::Arrive { from, to, bytes });
+            return;
+        }
         for &k in &self.overheard_by[to as usize] {
             self.strangers[k as usize].forger.hear(bytes);
         }
@@ -662,7 +714,7 @@ impl World {
         let via = Interface(from as u16);
         let sender = NodeId(from as u16);
         self.nodes[to as usize].handle_datagram(t, via, Some(sender), bytes);
-        self.drain(to);
+        self.handled(t, to);
     }
 
     fn on_tcp_timer(&mut self, t: Instant, flow: u32, receiver: bool) {
@@ -848,6 +900,7 @@ impl World {
             link_bytes,
             links,
             injected: self.strangers.iter().map(|s| s.forger.sent).sum(),
+            flooding: self.flooding.as_ref().map(FloodWatch::stats),
         }
     }
 }
