@@ -31,12 +31,19 @@ fn flooding_is_timed_and_slows_with_what_checks_cost() {
     // Signing charged at no cost changes nothing of the timing's order;
     // at 20 ms a check every hop waits for it: far slower.
     let free = flooding("sign_origins = true\n");
-    let slow = flooding("sign_origins = true\norigin_check_cost = \"20ms\"\norigin_sign_cost = \"10ms\"\n");
+    let slow = flooding(
+        "sign_origins = true\norigin_check_cost = \"20ms\"\norigin_sign_cost = \"10ms\"\n",
+    );
     assert!(free.complete > 0 && slow.complete > 0, "{free:?} {slow:?}");
     assert!(
         slow.p50_ms > free.p50_ms + 20.0,
         "free {free:?} against 20 ms a check {slow:?}"
     );
     // The same seed, the same figures.
-    assert_eq!(slow, flooding("sign_origins = true\norigin_check_cost = \"20ms\"\norigin_sign_cost = \"10ms\"\n"));
+    assert_eq!(
+        slow,
+        flooding(
+            "sign_origins = true\norigin_check_cost = \"20ms\"\norigin_sign_cost = \"10ms\"\n"
+        )
+    );
 }

@@ -37,8 +37,8 @@ use crate::scenario::{Scenario, ScenarioError};
 use crate::stranger::Stranger;
 use config::{flow_rules, node_config};
 use flooding::FloodWatch;
-use processing::Processing;
 use medium::Medium;
+use processing::Processing;
 use traffic::{flow_class, Flow, TcpPair, FLOW_PORT_BASE};
 
 pub use traffic::host_addr;
@@ -280,7 +280,9 @@ impl World {
                 scenario.sign_origins,
                 nodes_count,
             ),
-            flooding: scenario.watch_flooding.then(|| FloodWatch::new(nodes_count)),
+            flooding: scenario
+                .watch_flooding
+                .then(|| FloodWatch::new(nodes_count)),
         };
         world.schedule_start(scenario, carrier, failures);
         Ok(world)
