@@ -866,7 +866,7 @@ fn without_root_the_daemon_says_it_needs_cap_net_admin() {
     std::fs::write(
         &config,
         format!(
-            "node = 9\ncontrol_socket = \"{}\"\n[tun]\nname = \"braid9\"\n[[interface]]\nname = \"lo\"\n",
+            "node = 9\nlog_format = \"json\"\ncontrol_socket = \"{}\"\n[tun]\nname = \"braid9\"\n[[interface]]\nname = \"lo\"\n",
             dir.join("r.sock").display()
         ),
     )
@@ -894,6 +894,21 @@ fn without_root_the_daemon_says_it_needs_cap_net_admin() {
     assert!(
         err.contains("TUN device braid9")
             && err.contains("run braid as root, or with CAP_NET_ADMIN"),
+        "{err}"
+    );
+    // Issue 32 item 12: with log_format = "json", what the daemon logged
+    // before (authentication off, at error level) is one JSON object a
+    // line, for a log shipper.
+    let logged: Vec<serde_json::Value> = err
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(
+        logged.iter().any(|l| l["level"] == "ERROR"
+            && l["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("AUTHENTICATION IS OFF"))
+            && l["timestamp"].is_string()),
         "{err}"
     );
 }

@@ -315,6 +315,34 @@ fn common_mistakes_are_refused_with_what_was_meant() {
 
 const SECRET: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
+/// Issue 32: a config holding the keys at mode 0644 was "valid" without
+/// a word; it is still valid, with a warning naming the fix.
+#[test]
+fn inline_keys_others_can_read_are_warned_of() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("braid-inline-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("r.toml");
+    let with_keys = format!(
+        "node = 1\n[[interface]]\nname = \"a\"\n[auth]\nkeys = [{{ id = 1, secret = \"{SECRET}\" }}]\n"
+    );
+    let warning = |text: &str, mode: u32| {
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        let c = Config::parse("r.toml", text).unwrap();
+        inline_keys_warning(&path, &c)
+    };
+    let w = warning(&with_keys, 0o644).expect("0644 with keys is warned of");
+    assert!(w.contains("mode 0644") && w.contains("chmod 600"), "{w}");
+    assert_eq!(warning(&with_keys, 0o600), None);
+    // No keys in the file, nothing to warn of.
+    assert_eq!(
+        warning("node = 1\n[[interface]]\nname = \"a\"\n", 0o644),
+        None
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn keys_inline_or_in_a_root_only_file() {
     let base = "node = 1\n[[interface]]\nname = \"a\"\n";
