@@ -141,8 +141,11 @@ fn kernel_tcp_crosses_the_daemons_and_mirroring_spares_its_retransmissions() {
     // connection included): single path slowed by its losses, mirror:2
     // mostly near the 4 Mbit/s ceiling that pacing holds (but in about
     // one run of ten a lost retransmission costs it a timeout or two,
-    // with back-off, and a good part of 4 s).
-    assert!(goodput(&f(0)) > 0.1 && goodput(&f(1)) > 0.1);
+    // with back-off, and a good part of 4 s). Single path loses about a
+    // fifth of each direction (two links of 10%): in one CI run its
+    // timeouts backed off to 0.07 Mbit/s over the 4 s (0.23, then 0.04,
+    // 0, 0.02 a second), so it is held only to getting through.
+    assert!(goodput(&f(0)) > 0.01 && goodput(&f(1)) > 0.1);
     assert!(goodput(&f(0)) < 4.5 && goodput(&f(1)) < 4.5, "pacing held");
     // Retransmissions per megabyte delivered: 10% loss on the single
     // path (97-162 per MB in five runs), about 1% with two copies over
