@@ -26,11 +26,7 @@ pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
     if args.check {
         // What the start would warn of on this host: valid all the same
         // (the interface may appear, the address be added later).
-        let mut warnings = braid_daemon::daemon::host_warnings(&config);
-        warnings.extend(braid_daemon::config::inline_keys_warning(
-            &args.config,
-            &config,
-        ));
+        let warnings = braid_daemon::daemon::host_warnings(&args.config, &config);
         println!(
             "{}: valid (node {}){}",
             args.config.display(),

@@ -4,7 +4,7 @@
 //! NetJSON with labels, this router's links, routes and sessions (the
 //! documents `braid ctl --json` prints) and the last monitor events.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 
@@ -17,13 +17,9 @@ pub const PAGE: &str = include_str!("dashboard.html");
 pub const RECENT_EVENTS: usize = 50;
 
 /// The state document the page polls.
-pub fn state(
-    v: &View<'_>,
-    labels: &BTreeMap<u16, String>,
-    default_mode: &str,
-    events: &VecDeque<String>,
-) -> String {
+pub fn state(v: &View<'_>, default_mode: &str, events: &VecDeque<String>) -> String {
     let me = v.node.id().0;
+    let labels = v.labels;
     let doc = |command: &str| ctl::answer(command, v).unwrap_or(Value::Null);
     json!({
         "version": ctl::CTL_VERSION,

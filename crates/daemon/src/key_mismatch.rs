@@ -1,8 +1,8 @@
 //! Neighbors whose control messages fail the key check: which underlay
 //! address (on which interface), the node id their header claims, why
 //! (`bad_mac`: another secret; `unknown_key`: a key id we lack;
-//! `unauthenticated`: no MAC at all), how many and since when; and when
-//! the operator is warned. A router with a wrong key is otherwise nearly
+//! `unauthenticated`: no MAC at all), how many and when the last came;
+//! and when the operator is warned. A router with a wrong key is otherwise nearly
 //! invisible: it simply never comes up. Pure and bounded: at most
 //! [`MAX_SENDERS`] addresses (the longest silent is dropped for a new
 //! one), each forgotten after [`FORGET_AFTER`] without a failure or as
@@ -38,7 +38,6 @@ pub struct Mismatch {
     pub reason: &'static str,
     /// Failing messages since it was first noted.
     pub count: u64,
-    pub first: Instant,
     pub last: Instant,
     warned: Option<Instant>,
 }
@@ -78,7 +77,6 @@ impl KeyMismatches {
             claimed,
             reason,
             count: 0,
-            first: now,
             last: now,
             warned: None,
         });

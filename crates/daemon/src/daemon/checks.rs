@@ -50,27 +50,41 @@ pub fn forwarding_warnings(
     out
 }
 
+/// The forwarding warnings for `config` with the kernel's switches as
+/// they are now (IPv4, IPv6).
+fn forwarding_now(config: &Config) -> Vec<String> {
+    let read = |path: &str| std::fs::read_to_string(path).ok().map(|t| t.trim() != "0");
+    forwarding_warnings(
+        config,
+        read("/proc/sys/net/ipv4/ip_forward"),
+        read("/proc/sys/net/ipv6/conf/all/forwarding"),
+    )
+}
+
 /// Reads the kernel's forwarding switches and logs what is wrong.
 pub fn check_forwarding(config: &Config) {
-    let read = |path: &str| std::fs::read_to_string(path).ok().map(|t| t.trim() != "0");
-    let v4 = read("/proc/sys/net/ipv4/ip_forward");
-    let v6 = read("/proc/sys/net/ipv6/conf/all/forwarding");
-    for w in forwarding_warnings(config, v4, v6) {
+    for w in forwarding_now(config) {
         error!("{w}");
     }
 }
 
 /// With no `[auth]` keys anyone who can send this router a datagram can
-/// steer or black-hole its routes: said loudly at start (and after a
-/// reload that removes the keys).
+/// steer or black-hole its routes: the warning, when that is so.
+fn unauthenticated_warning(config: &Config) -> Option<String> {
+    (!config.node_config.control.auth.enabled()).then(|| {
+        "AUTHENTICATION IS OFF: control messages are neither signed nor checked, so anyone \
+         who can reach this router's interfaces can change its routes and inject traffic. \
+         Give every router the same key in [auth] (make one with `braid keygen`; \
+         docs/security.md)"
+            .to_string()
+    })
+}
+
+/// Says [`unauthenticated_warning`] loudly: at start (and after a reload
+/// that removes the keys).
 pub fn warn_if_unauthenticated(config: &Config) {
-    if !config.node_config.control.auth.enabled() {
-        error!(
-            "AUTHENTICATION IS OFF: control messages are neither signed nor checked, so anyone \
-             who can reach this router's interfaces can change its routes and inject traffic. \
-             Give every router the same key in [auth] (make one with `braid keygen`; \
-             docs/security.md)"
-        );
+    if let Some(w) = unauthenticated_warning(config) {
+        error!("{w}");
     }
 }
 
@@ -209,10 +223,11 @@ fn interface_facts() -> impl Fn(&str) -> InterfaceFacts {
 }
 
 /// Everything the daemon would warn of at start on this host with
-/// `config` (`braid daemon --check` prints them): interfaces missing,
-/// down or without an address, a TUN address no router serves, IP
+/// `config`, read from `path` (`braid daemon --check` prints them):
+/// interfaces missing, down or without an address, a TUN address no
+/// router serves, authentication off, keys others can read, IP
 /// forwarding off where hosts depend on it.
-pub fn host_warnings(config: &Config) -> Vec<String> {
+pub fn host_warnings(path: &std::path::Path, config: &Config) -> Vec<String> {
     let facts = interface_facts();
     let missing: Vec<String> = config
         .interfaces
@@ -224,15 +239,9 @@ pub fn host_warnings(config: &Config) -> Vec<String> {
     out.extend(none);
     out.extend(interface_warnings(config, &facts));
     out.extend(tun_address_warning(config));
-    if !config.node_config.control.auth.enabled() {
-        out.push("authentication is off: anyone who can reach this router's interfaces can change its routes ([auth] keys; docs/security.md)".to_string());
-    }
-    let read = |path: &str| std::fs::read_to_string(path).ok().map(|t| t.trim() != "0");
-    out.extend(forwarding_warnings(
-        config,
-        read("/proc/sys/net/ipv4/ip_forward"),
-        read("/proc/sys/net/ipv6/conf/all/forwarding"),
-    ));
+    out.extend(unauthenticated_warning(config));
+    out.extend(crate::config::inline_keys_warning(path, config));
+    out.extend(forwarding_now(config));
     out
 }
 

@@ -550,7 +550,6 @@ impl Management {
                 "application/json",
                 &crate::dashboard::state(
                     &data.view(),
-                    &data.config.labels,
                     &data.config.node_config.policy.default.to_string(),
                     &self.recent_events,
                 ),

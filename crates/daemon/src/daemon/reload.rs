@@ -113,6 +113,10 @@ pub(super) fn running_after(
     kept.log_format = old.log_format;
     kept.datapath = old.datapath;
     kept.kernel_delivery = old.kernel_delivery;
+    // The file as the daemon started with it: what a later reload
+    // compares with, so a setting still waiting for a restart is named
+    // again (the live ones are never named).
+    kept.source = old.source;
     kept.node_config = NodeConfig {
         policy: kept.node_config.policy,
         classifier: kept.node_config.classifier,
@@ -214,5 +218,8 @@ mod tests {
             true,
         );
         assert_eq!(kept.metrics, old.metrics);
+        // Asked again with the same file, it is still waiting.
+        let again = config(&format!("metrics = \"127.0.0.1:9500\"\n{RUNNING}"));
+        assert_eq!(restart_needed(&kept, &again, true), ["metrics"]);
     }
 }
