@@ -2,7 +2,8 @@
 //! other, compute disjoint paths, and carry a host's UDP stream from the
 //! gateway's side to the far site. Single path loses what its links lose;
 //! mirroring over three disjoint paths loses almost nothing; the egress's
-//! path reports reach the ingress.
+//! path reports reach the ingress, the first at a session's first packet
+//! when the ingress equalises delays.
 
 mod common;
 
@@ -474,4 +475,42 @@ fn an_echo_crosses_the_mesh_and_comes_back_with_its_number_and_stamp() {
     }
     // No path to a router nobody knows: refused at once.
     assert!(!net.nodes[0].send_echo(net.now, NodeId(99), 1, 0));
+}
+
+#[test]
+fn an_equalising_sessions_first_packet_dates_every_path_at_once() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let stripe = Mode::Stripe { pin_flows: false };
+    let nodes = common::nodes_with(5, stripe, 3, &mut rng, |c| c.equalise_delay = true);
+    let mut net = Mesh::new(nodes, rng, LOSSY);
+    for (a, b) in DIAMOND {
+        net.link(a, b, 0.0);
+    }
+    net.run_until(secs(30));
+    let start = net.now;
+    net.nodes[0].send(start, &host_packet([198, 18, 5, 9], 0));
+    net.flush();
+    let c = net.nodes[0].counters();
+    assert_eq!(c.probe_copies, 2, "a copy on each of the two other paths");
+    assert!(
+        c.path_reports_received >= 1,
+        "the egress reported the paths' first packets at once: {c:?}"
+    );
+    assert_eq!(net.now, start, "no timer fired: not the periodic report");
+    // Every path is dated now: the next packets go once each.
+    for i in 1..10 {
+        net.nodes[0].send(start, &host_packet([198, 18, 5, 9], i));
+        net.flush();
+    }
+    assert_eq!(net.nodes[0].counters().probe_copies, 2);
+    let mut got = Vec::new();
+    while let Some(p) = net.nodes[4].poll_deliver() {
+        got.push(u32::from_be_bytes([p[28], p[29], p[30], p[31]]));
+    }
+    assert_eq!(got, (0..10).collect::<Vec<_>>(), "each delivered once");
+    let copies: u64 = (net.nodes[4].egress().sessions())
+        .filter(|((_, class), _)| *class != braid_proto::redundancy::CLASS_CONTROL)
+        .map(|(_, s)| s.counters().duplicates)
+        .sum();
+    assert_eq!(copies, 2, "the copies, dropped at the egress");
 }

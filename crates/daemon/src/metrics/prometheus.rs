@@ -554,7 +554,7 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
         out,
         "braid_node_packets_total",
         "counter",
-        "Packets the node handled: user_in (from the TUN), forwarded, tree_copies (tree mode), delivered (to the TUN), held (bulk held for delay equalisation), held_early (of those, let go early: the hold was full).",
+        "Packets the node handled: user_in (from the TUN), forwarded, tree_copies (tree mode), delivered (to the TUN), held (bulk held for delay equalisation), held_early (of those, let go early: the hold was full), probe_copies (a session's first packets copied on every path to date them).",
     );
     for (what, n) in [
         ("user_in", c.user_in),
@@ -563,6 +563,7 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
         ("delivered", c.delivered),
         ("held", c.held),
         ("held_early", c.held_early),
+        ("probe_copies", c.probe_copies),
     ] {
         f.sample(&[me(), ("what", what.into())], n as f64);
     }

@@ -236,6 +236,10 @@ pub struct NodeCounters {
     /// Of those, released before their time because the hold was full.
     #[serde(default)]
     pub held_early: u64,
+    /// Copies of a session's first packets sent on every path while some
+    /// path's delay was not known (delay equalisation).
+    #[serde(default)]
+    pub probe_copies: u64,
     /// Events dropped because the driver did not drain them.
     pub events_dropped: u64,
     /// Neighbors not taken because the neighbor table was full.

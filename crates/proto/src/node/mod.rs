@@ -130,6 +130,7 @@ mod routes;
 mod tree;
 
 use braid_wire::data::{forwarding_step, previous_hop, Forward};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use braid_wire::{
@@ -337,7 +338,7 @@ impl Node {
     /// it leaves on path `path` toward `egress` (delay equalisation; zero
     /// when it is off).
     pub fn path_hold(&self, egress: NodeId, path: usize) -> Duration {
-        if self.config.equalise_delay && self.binder.is_on() {
+        if self.equalises() {
             self.routes.hold(egress, path)
         } else {
             Duration::ZERO
@@ -351,6 +352,12 @@ impl Node {
             return None;
         }
         self.routes.pacer(egress, path).and_then(|p| p.rate())
+    }
+
+    /// Whether this node equalises its paths' delays (`equalise_delay`,
+    /// with late binding).
+    fn equalises(&self) -> bool {
+        self.config.equalise_delay && self.binder.is_on()
     }
 
     /// Whether this node paces its paths (`pace`, with late binding).
@@ -575,7 +582,7 @@ impl Node {
             self.update_access(now);
         }
         if self.reporter.due(now) {
-            self.send_path_reports(now);
+            self.send_path_reports(now, None);
             self.expire_idle(now);
         }
     }
@@ -880,6 +887,14 @@ impl Node {
                 self.egress
                     .receive(now, pkt, &mut |p| got.push(pool.copy_of(p)));
                 self.take_delivered(now, pkt.header.class);
+                if self.egress.has_news() {
+                    // A path's first packet: its ingress learns the
+                    // path's delay now, not a report interval later (it
+                    // equalises the paths from a session's first round
+                    // trip on: `redundancy/equalise.rs`).
+                    let news = self.egress.take_news();
+                    self.send_path_reports(now, Some(&news));
+                }
                 self.send_session_checks(now);
             }
             (Forward::To(next), route_ptr) => {
@@ -1000,7 +1015,15 @@ impl Node {
                 queued_at: now,
             };
             let urgent = key.urgent || o.header.flags.contains(DataFlags::URGENT);
-            let hold = if urgent || !equalise::spreads(o.header.mode) {
+            let spreads = equalise::spreads(o.header.mode);
+            if spreads
+                && matches!(o.payload, Payload::Input)
+                && self.equalises()
+                && self.routes.take_probe(egress)
+            {
+                self.send_probe_copies(now, &o, &pending, key);
+            }
+            let hold = if urgent || !spreads {
                 Duration::ZERO
             } else {
                 self.path_hold(egress, o.path as usize)
@@ -1018,6 +1041,34 @@ impl Node {
                 self.ingress.on_released(now, &early.pending.header);
                 self.bind(now, early);
             }
+        }
+    }
+
+    /// A copy of data packet `o` (its datagram `pending`) on each other
+    /// path up toward its egress, at once: the egress reports each path's
+    /// first packet as it comes, so the paths' delays are known from the
+    /// session's first round trip (the egress drops the copies it already
+    /// has).
+    fn send_probe_copies(&mut self, now: Instant, o: &Outgoing, pending: &Pending, key: FlowKey) {
+        let egress = o.header.egress;
+        let up: Vec<u8> = (self.routes.states(egress).iter().enumerate())
+            .filter(|(p, s)| s.up && *p != o.path as usize)
+            .map(|(p, _)| p as u8)
+            .collect();
+        for path in up {
+            let copy = Held {
+                ready: now,
+                egress,
+                path,
+                pending: Pending {
+                    header: DataHeader { path, ..o.header },
+                    body: self.out.pool.copy_of(&pending.body),
+                    queued_at: now,
+                },
+                key,
+            };
+            self.counters.probe_copies += 1;
+            self.bind(now, copy);
         }
     }
 
@@ -1257,10 +1308,11 @@ impl Node {
 
     // --------------------------------------------------------- node messages
 
-    /// Sends each egress session's report to its ingress.
-    fn send_path_reports(&mut self, now: Instant) {
+    /// Sends each egress session's report to its ingress (`only`: just
+    /// these sessions').
+    fn send_path_reports(&mut self, now: Instant, only: Option<&BTreeSet<(NodeId, u8)>>) {
         let mac = self.control.mac_fields();
-        for (ingress, buf) in self.reporter.reports(now, &self.egress, self.id, mac) {
+        for (ingress, buf) in self.reporter.reports(now, &self.egress, self.id, mac, only) {
             // End to end: signed by the egress, checked by the ingress
             // (no replay state: the report only says what arrived).
             if self.send_in_control_class(now, ingress, buf) {

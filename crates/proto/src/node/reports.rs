@@ -11,7 +11,7 @@
 //! and read ([`read_node_message`], [`answer_echo`]); the node signs,
 //! sends and acts on them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use braid_wire::control::LATEST_MASK;
@@ -113,21 +113,26 @@ impl Reporter {
 
     /// Each egress session's report to its ingress, unsigned, written by
     /// `me` with the MAC fields `(key_id, mac_len)`: (ingress, message).
+    /// `only`: just these sessions' (the early reports of sessions that
+    /// heard a new path).
     pub fn reports(
         &self,
         now: Instant,
         egress: &Egress,
         me: NodeId,
         (key_id, mac_len): (u8, u8),
+        only: Option<&BTreeSet<(NodeId, u8)>>,
     ) -> Vec<(NodeId, Vec<u8>)> {
+        let wanted =
+            |key: &(NodeId, u8)| key.1 != CLASS_CONTROL && only.is_none_or(|o| o.contains(key));
         let mut merged: BTreeMap<(NodeId, u8), Vec<PathCount>> = egress
             .sessions()
-            .filter(|((_, class), _)| *class != CLASS_CONTROL)
+            .filter(|(key, _)| wanted(key))
             .map(|(&key, s)| (key, s.path_counts(now)))
             .collect();
         // What another decoder (the kernel data path) received for the
         // same sessions: one report carries both.
-        for (key, counts) in &self.external {
+        for (key, counts) in self.external.iter().filter(|(key, _)| wanted(key)) {
             let mine = merged.entry(*key).or_default();
             for theirs in counts.iter().map(|d| d.count(now)) {
                 match mine.iter_mut().find(|c| c.path == theirs.path) {

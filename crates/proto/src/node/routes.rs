@@ -174,6 +174,15 @@ impl Routes {
             .map_or(Duration::ZERO, |s| s.delays.hold(path))
     }
 
+    /// Whether the next packet toward `egress` should go on each of its
+    /// paths, to date those whose delay is not known yet (counted:
+    /// `PathDelays::take_probe`).
+    pub fn take_probe(&mut self, egress: NodeId) -> bool {
+        self.sets
+            .get_mut(&egress)
+            .is_some_and(|s| s.delays.take_probe())
+    }
+
     /// The pacer of path `path` toward `egress` (`None`: no such path).
     pub fn pacer(&self, egress: NodeId, path: usize) -> Option<&PathPacer> {
         self.sets.get(&egress)?.pacers.get(path)

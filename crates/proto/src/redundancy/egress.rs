@@ -197,6 +197,10 @@ pub struct EgressSession {
     latest: [Option<u32>; MAX_PATHS],
     /// When that latest packet arrived.
     latest_at: [Instant; MAX_PATHS],
+    /// A path brought its first packet since [`Self::take_new_path`]
+    /// last looked: the ingress learns that path's delay from a report
+    /// sent at once, not a report interval later.
+    new_path: bool,
     counters: EgressCounters,
 }
 
@@ -215,9 +219,16 @@ impl EgressSession {
             last_active: now,
             latest: [None; MAX_PATHS],
             latest_at: [Instant::ZERO; MAX_PATHS],
+            new_path: false,
             counters: EgressCounters::default(),
             config,
         }
+    }
+
+    /// Whether a path brought its first packet of the session since the
+    /// last call (the flag is cleared).
+    pub fn take_new_path(&mut self) -> bool {
+        std::mem::take(&mut self.new_path)
     }
 
     /// When the last packet arrived.
@@ -440,6 +451,7 @@ impl EgressSession {
             return self.hold(now, h, payload, deliver);
         }
         self.last_active = now;
+        self.new_path |= self.counters.per_path[path].received == 0;
         self.counters.per_path[path].received += 1;
         let order = h.send_order();
         let latest = &mut self.latest[path];

@@ -84,11 +84,20 @@ pub fn holds(delays: &[Option<f64>]) -> Vec<Duration> {
         .collect()
 }
 
+/// Packets sent as a copy on every path while some path's delay is not
+/// known yet ([`PathDelays::take_probe`]), per set of paths: the first
+/// reports date every path with the first of them (an egress reports a
+/// path's first packet at once), and a few more stand in for one that
+/// was lost.
+pub const PROBE_COPIES: u8 = 3;
+
 /// The delays of an egress's paths, and the holds they call for.
 #[derive(Debug, Clone, Default)]
 pub struct PathDelays {
     samples: Vec<VecDeque<f64>>,
     holds: Vec<Duration>,
+    /// Packets sent on every path since these paths were taken.
+    probes: u8,
 }
 
 impl PathDelays {
@@ -97,7 +106,19 @@ impl PathDelays {
         PathDelays {
             samples: vec![VecDeque::new(); paths],
             holds: vec![Duration::ZERO; paths],
+            probes: 0,
         }
+    }
+
+    /// Whether the next packet should go on every path, to date the paths
+    /// whose delay is not known yet (counted: at most [`PROBE_COPIES`]
+    /// per set of paths; none when there is only one path, or every
+    /// path's delay is known).
+    pub fn take_probe(&mut self) -> bool {
+        let unknown = self.samples.len() > 1 && self.samples.iter().any(VecDeque::is_empty);
+        let take = unknown && self.probes < PROBE_COPIES;
+        self.probes += u8::from(take);
+        take
     }
 
     /// The same delays for paths renumbered: new path i was old path
@@ -114,6 +135,7 @@ impl PathDelays {
         let mut d = PathDelays {
             samples,
             holds: Vec::new(),
+            probes: 0,
         };
         d.holds = holds(&d.delays());
         d
@@ -170,6 +192,24 @@ mod tests {
         assert_eq!(d.hold(7), Duration::ZERO, "no such path");
         d.note(&[None, None, Some(100.5)]);
         assert_eq!(d.hold(2), Duration::ZERO, "half a millisecond is noise");
+    }
+
+    #[test]
+    fn paths_not_all_dated_are_probed_a_few_times_and_no_more() {
+        let mut d = PathDelays::new(2);
+        let probes = (0..10).filter(|_| d.take_probe()).count();
+        assert_eq!(probes, PROBE_COPIES as usize, "bounded");
+        let mut d = PathDelays::new(2);
+        assert!(d.take_probe());
+        d.note(&[Some(10.0), None]);
+        assert!(d.take_probe(), "path 1 is not dated yet");
+        d.note(&[None, Some(50.0)]);
+        assert!(!d.take_probe(), "every path dated");
+        // A new path after a route change is probed afresh; one path
+        // alone never is.
+        let mut d = d.renumbered(&[Some(1), None]);
+        assert!(d.take_probe());
+        assert!(!PathDelays::new(1).take_probe());
     }
 
     #[test]

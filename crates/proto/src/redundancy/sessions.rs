@@ -563,6 +563,10 @@ pub struct Egress {
     /// `sessions`, cleared as [`Self::poll_checks`] finds them proven or
     /// gone): what it looks at, not every session, after each packet.
     unproven: BTreeSet<(NodeId, u8)>,
+    /// Sessions (not of the control class) in which a path brought its
+    /// first packet since [`Self::take_news`]: their reports go at once
+    /// (a subset of `sessions`).
+    news: BTreeSet<(NodeId, u8)>,
 }
 
 /// A session whose ingress proved a new epoch or a jump, that another
@@ -599,6 +603,7 @@ impl Egress {
             external: BTreeMap::new(),
             proven: VecDeque::new(),
             unproven: BTreeSet::new(),
+            news: BTreeSet::new(),
         }
     }
 
@@ -736,7 +741,22 @@ impl Egress {
         if s.holds_unproven() {
             self.unproven.insert(key);
         }
+        if s.take_new_path() && key.1 != CLASS_CONTROL {
+            self.news.insert(key);
+        }
         true
+    }
+
+    /// Whether some session heard a path for the first time since
+    /// [`Self::take_news`] (one test per packet).
+    pub fn has_news(&self) -> bool {
+        !self.news.is_empty()
+    }
+
+    /// The sessions in which a path brought its first packet since the
+    /// last call: a report of each is due now.
+    pub fn take_news(&mut self) -> BTreeSet<(NodeId, u8)> {
+        std::mem::take(&mut self.news)
     }
 
     /// When some re-order buffer next needs [`Self::handle_timeout`].
@@ -906,6 +926,40 @@ mod tests {
         let mut b = vec![0u8; braid_wire::DATA_HEADER_LEN];
         h.emit(&[], &mut b).unwrap();
         b
+    }
+
+    /// [`from`] on path `path` of class `class`.
+    fn on_path(seq: u32, path: u8, class: u8) -> Vec<u8> {
+        let mut b = from(2, 5, seq);
+        let mut h = DataHeader::parse(&b).unwrap().header;
+        h.path = path;
+        h.class = class;
+        h.emit(&[], &mut b).unwrap();
+        b
+    }
+
+    #[test]
+    fn a_paths_first_packet_is_news_once_and_never_in_the_control_class() {
+        let mut eg = Egress::new(EgressConfig::default(), limits(16), 7);
+        let take = |eg: &mut Egress, bytes: Vec<u8>| {
+            eg.receive(
+                Instant::ZERO,
+                &DataHeader::parse(&bytes).unwrap(),
+                &mut |_| {},
+            );
+            eg.take_news()
+        };
+        let session = BTreeSet::from([(NodeId(2), 0)]);
+        assert_eq!(take(&mut eg, on_path(0, 0, 0)), session, "path 0's first");
+        assert!(!eg.has_news());
+        assert!(take(&mut eg, on_path(1, 0, 0)).is_empty(), "path 0 again");
+        // A copy of a packet already delivered still dates its path.
+        assert_eq!(take(&mut eg, on_path(1, 3, 0)), session, "path 3's first");
+        assert!(take(&mut eg, on_path(2, 3, 0)).is_empty());
+        assert!(
+            take(&mut eg, on_path(0, 1, CLASS_CONTROL)).is_empty(),
+            "the control class is not reported"
+        );
     }
 
     #[test]

@@ -47,6 +47,18 @@ pub fn nodes(
     seed: u64,
     rng: &mut rand_chacha::ChaCha8Rng,
 ) -> Vec<braid_proto::node::Node> {
+    nodes_with(count, mode, seed, rng, |_| {})
+}
+
+/// [`nodes`], each config changed by `tweak` first.
+#[allow(dead_code)] // not every test binary builds nodes
+pub fn nodes_with(
+    count: u16,
+    mode: braid_proto::redundancy::Mode,
+    seed: u64,
+    rng: &mut rand_chacha::ChaCha8Rng,
+    tweak: impl Fn(&mut braid_proto::node::NodeConfig),
+) -> Vec<braid_proto::node::Node> {
     use braid_proto::node::{Node, NodeConfig};
     use braid_wire::{NodeId, Prefix};
     (1..=count)
@@ -66,6 +78,7 @@ pub fn nodes(
                     len: 24,
                 }];
             }
+            tweak(&mut config);
             Node::new(NodeId(id), config, Instant::ZERO, rng).unwrap()
         })
         .collect()
