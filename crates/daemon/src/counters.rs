@@ -11,6 +11,10 @@ pub struct IoCounters {
     /// the mesh, left alone.
     #[serde(default)]
     pub tun_rx_link_local: u64,
+    /// TCP SYNs read from the TUN device whose MSS was lowered to fit
+    /// the tunnel (`braid_proto::mss`).
+    #[serde(default)]
+    pub tcp_mss_clamped: u64,
     /// Packets the kernel routed to the TUN device and dropped because
     /// its queue (`txqueuelen`) was full: braid did not read them in
     /// time, so the traffic offered was more than braid forwarded. The

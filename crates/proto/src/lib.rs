@@ -39,6 +39,7 @@ pub mod graph;
 pub mod linkest;
 pub mod lsdb;
 pub mod metric;
+pub mod mss;
 pub mod netjson;
 pub mod node;
 pub mod origin;

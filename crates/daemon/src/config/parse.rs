@@ -286,6 +286,7 @@ fn check_tun(found: &mut Findings<'_>, tun: &TunFile) -> TunConfig {
         name,
         address,
         mtu: mtu.unwrap_or(1400),
+        mss_clamp: tun.mss_clamp.unwrap_or(false),
         routes,
     }
 }

@@ -178,6 +178,8 @@ pub struct TunFile {
     pub address: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtu: Option<Spanned<u16>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mss_clamp: Option<bool>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<Spanned<String>>,
 }

@@ -160,6 +160,22 @@ fn delay_equalisation_is_off_unless_asked_for() {
 }
 
 #[test]
+fn mss_clamping_is_off_unless_asked_for() {
+    let cfg = |extra: &str| {
+        Config::parse(
+            "m.toml",
+            &format!("node = 1\n[[interface]]\nname = \"a\"\n{extra}"),
+        )
+        .unwrap()
+        .tun
+        .mss_clamp
+    };
+    assert!(!cfg(""));
+    assert!(cfg("[tun]\nmss_clamp = true\n"));
+    assert!(!cfg("[tun]\nmss_clamp = false\n"));
+}
+
+#[test]
 fn bad_files_are_refused_with_line_and_field() {
     let cases = [
         ("node = 0\n[[interface]]\nname = \"a\"\n", 1, "node"),

@@ -129,6 +129,12 @@ impl DataPlane {
                         if link_local_only(&buf[..n]) {
                             self.counters.tun_rx_link_local += 1;
                         } else {
+                            if self.config.tun.mss_clamp
+                                && braid_proto::mss::clamp(&mut buf[..n], self.config.tun.mtu)
+                                    != braid_proto::mss::Clamp::Untouched
+                            {
+                                self.counters.tcp_mss_clamped += 1;
+                            }
                             self.node.send(now, &buf[..n]);
                         }
                         read += 1;

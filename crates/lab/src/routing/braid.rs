@@ -66,6 +66,7 @@ pub fn config(
         tun: TunFile {
             routes,
             mtu: Some(value(tun_mtu(lab))),
+            mss_clamp: datapath.mss_clamp,
             ..TunFile::default()
         },
         probes: ProbesFile {

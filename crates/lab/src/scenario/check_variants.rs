@@ -170,6 +170,7 @@ fn check_datapath(
         reorder: v.reorder,
         reorder_max_wait: reorder_max_wait?,
         equalise_delay: v.equalise_delay,
+        mss_clamp: v.mss_clamp,
         pace: v.pace,
         report_interval: report_interval?,
     })

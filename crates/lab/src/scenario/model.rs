@@ -148,6 +148,8 @@ pub struct BraidDatapath {
     pub reorder_max_wait: Option<Duration>,
     /// The daemons' `equalise_delay` (their default when `None`).
     pub equalise_delay: Option<bool>,
+    /// The daemons' `[tun] mss_clamp` (their default when `None`).
+    pub mss_clamp: Option<bool>,
     /// The daemons' `pace` (their default when `None`).
     pub pace: Option<bool>,
     /// The daemons' `report_interval` (their default when `None`).

@@ -85,6 +85,7 @@ pub(super) struct RawVariant {
     pub(super) reorder: Option<bool>,
     pub(super) reorder_max_wait: Option<Spanned<String>>,
     pub(super) equalise_delay: Option<bool>,
+    pub(super) mss_clamp: Option<bool>,
     pub(super) pace: Option<bool>,
     pub(super) report_interval: Option<Spanned<String>>,
 }
