@@ -219,6 +219,40 @@ mod tests {
     }
 
     #[test]
+    fn an_ipv6_syn_gets_what_fits_with_the_longer_header() {
+        let mut p = vec![0u8; V6_LEN + TCP_MIN + LINUX_SYN.len()];
+        p[0] = 0x60;
+        let tcp_len = (TCP_MIN + LINUX_SYN.len()) as u16;
+        p[4..6].copy_from_slice(&tcp_len.to_be_bytes());
+        p[V6_NEXT] = PROTO_TCP;
+        p[7] = 64;
+        p[8..24].copy_from_slice(&[0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x10]);
+        p[24..40].copy_from_slice(&[0x20, 0x01, 0, 2, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0x10]);
+        let t = &mut p[V6_LEN..];
+        t[TCP_OFFSET] = ((tcp_len / 4) as u8) << 4;
+        t[TCP_FLAGS] = SYN;
+        t[TCP_MIN..].copy_from_slice(&LINUX_SYN);
+        let pseudo = |p: &[u8]| {
+            let mut v = p[8..40].to_vec();
+            v.extend_from_slice(&u32::from(tcp_len).to_be_bytes());
+            v.extend_from_slice(&[0, 0, 0, PROTO_TCP]);
+            v
+        };
+        let c = !(sum(&p[V6_LEN..], sum(&pseudo(&p), 0)) as u16);
+        p[V6_LEN + TCP_CHECKSUM..V6_LEN + TCP_CHECKSUM + 2].copy_from_slice(&c.to_be_bytes());
+        assert_eq!(clamp(&mut p, 1400), Clamp::Lowered(1460, 1340));
+        assert_eq!(
+            sum(&p[V6_LEN..], sum(&pseudo(&p), 0)),
+            0xffff,
+            "checksum kept right"
+        );
+        // An extension header first: left alone.
+        let mut ext = p.clone();
+        ext[V6_NEXT] = 0;
+        assert_eq!(clamp(&mut ext, 1300), Clamp::Untouched);
+    }
+
+    #[test]
     fn an_unaligned_mss_option_keeps_the_checksum_right() {
         let opts = [1, 2, 4, 0x05, 0xb4, 1, 1, 1];
         let mut p = v4_tcp(SYN, &opts);
