@@ -12,7 +12,7 @@ pub struct IoCounters {
     #[serde(default)]
     pub tun_rx_link_local: u64,
     /// TCP SYNs read from the TUN device whose MSS was lowered to fit
-    /// the tunnel (`braid_proto::mss`).
+    /// the tunnel (`crate::mss`).
     #[serde(default)]
     pub tcp_mss_clamped: u64,
     /// Packets the kernel routed to the TUN device and dropped because

@@ -10,6 +10,7 @@
 //! | [`rtnl`] | route netlink: batches split into decoded messages (carrier watch, neighbor tables), requests (a device's drop counts) |
 //! | [`key_mismatch`] | neighbors whose control messages fail the key check: where, why, when the operator is warned |
 //! | [`logging`] | the daemon's log: text or JSON lines, a level a reload changes |
+//! | [`mss`] | TCP MSS clamping of SYNs read from the TUN device (`[tun] mss_clamp`) |
 //! | [`batch`] | recvmmsg with buffers allocated once; each interface's send queue (sendmmsg) |
 //! | [`clients`] | control-socket and metrics clients, served without blocking the loop |
 //! | [`daemon`] | the loop and what it opened; its data plane (TUN, sockets), its interfaces as they come and go (links), and management plane (signals, reload, ctl, metrics, monitors) |
@@ -33,6 +34,7 @@ pub mod kernel;
 pub mod key_mismatch;
 pub mod logging;
 pub mod metrics;
+pub mod mss;
 pub mod neighbors;
 pub mod rtnl;
 pub mod underlay;

@@ -39,7 +39,6 @@ pub mod graph;
 pub mod linkest;
 pub mod lsdb;
 pub mod metric;
-pub mod mss;
 pub mod netjson;
 pub mod node;
 pub mod origin;

@@ -132,7 +132,7 @@ pub struct TunConfig {
     pub address: Option<(Ipv4Addr, u8)>,
     pub mtu: u16,
     /// Lower the MSS of TCP SYNs entering the mesh here to fit `mtu`
-    /// (`braid_proto::mss`).
+    /// (`crate::mss`).
     pub mss_clamp: bool,
     /// Prefixes (IPv4 or IPv6) routed into the mesh through the device.
     pub routes: Vec<IpPrefix>,

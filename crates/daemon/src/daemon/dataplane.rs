@@ -130,8 +130,8 @@ impl DataPlane {
                             self.counters.tun_rx_link_local += 1;
                         } else {
                             if self.config.tun.mss_clamp
-                                && braid_proto::mss::clamp(&mut buf[..n], self.config.tun.mtu)
-                                    != braid_proto::mss::Clamp::Untouched
+                                && crate::mss::clamp(&mut buf[..n], self.config.tun.mtu)
+                                    != crate::mss::Clamp::Untouched
                             {
                                 self.counters.tcp_mss_clamped += 1;
                             }

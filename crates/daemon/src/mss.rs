@@ -10,10 +10,13 @@
 //! `TCPMSS --clamp-mss-to-pmtu`, nftables' `maxseg size set rt mtu`).
 //!
 //! Only the option's value changes, and the TCP checksum with it
-//! (incrementally, RFC 1624: a checksum that was wrong stays wrong).
+//! (incrementally, RFC 1624, with smoltcp's ones' complement sums, the
+//! one checksum braid uses: a checksum that was wrong stays wrong).
 //! Packets that are not a TCP SYN, IPv6 packets with extension headers,
 //! fragments, and anything malformed pass unchanged: parsing never
 //! panics and never rejects (the ingress's own checks do that).
+
+use smoltcp::wire::checksum;
 
 /// What [`clamp`] did to a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,23 +75,15 @@ pub fn clamp(packet: &mut [u8], mtu: u16) -> Clamp {
     if old <= limit {
         return Clamp::Untouched;
     }
-    // The 16-bit words of the segment the two bytes lie in (one when the
-    // value is aligned, two when not), before and after.
-    let first = at & !1;
-    let last = (at + 2).div_ceil(2) * 2;
-    let words = |t: &[u8]| -> Vec<u16> {
-        (first..last)
-            .step_by(2)
-            .map(|i| u16::from_be_bytes([t[i], t.get(i + 1).copied().unwrap_or(0)]))
-            .collect()
-    };
-    let before = words(tcp);
+    // RFC 1624 eqn. 3, HC' = ~(~HC + ~m + m'), over the 16-bit words of
+    // the segment the two bytes lie in (one when the value is aligned,
+    // two when not), before and after.
+    let (first, last) = (at & !1, (at + 3) & !1);
+    let held = !u16::from_be_bytes([tcp[TCP_CHECKSUM], tcp[TCP_CHECKSUM + 1]]);
+    let before = !checksum::data(&tcp[first..last]);
     tcp[at..at + 2].copy_from_slice(&limit.to_be_bytes());
-    let after = words(tcp);
-    let mut sum = u16::from_be_bytes([tcp[TCP_CHECKSUM], tcp[TCP_CHECKSUM + 1]]);
-    for (m, m2) in before.into_iter().zip(after) {
-        sum = checksum_update(sum, m, m2);
-    }
+    let after = checksum::data(&tcp[first..last]);
+    let sum = !checksum::combine(&[held, before, after]);
     tcp[TCP_CHECKSUM..TCP_CHECKSUM + 2].copy_from_slice(&sum.to_be_bytes());
     Clamp::Lowered(old, limit)
 }
@@ -134,30 +129,14 @@ fn mss_value_at(options: &[u8]) -> Option<usize> {
     None
 }
 
-/// RFC 1624, eqn. 3: the checksum `sum` after one 16-bit word of what it
-/// covers changed from `old` to `new`.
-fn checksum_update(sum: u16, old: u16, new: u16) -> u16 {
-    let mut x = u32::from(!sum) + u32::from(!old) + u32::from(new);
-    while x > 0xffff {
-        x = (x & 0xffff) + (x >> 16);
-    }
-    !(x as u16)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The ones' complement sum of `bytes` (padded), folded.
-    fn sum(bytes: &[u8], mut acc: u32) -> u32 {
-        for c in bytes.chunks(2) {
-            acc += u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
-        }
-        while acc > 0xffff {
-            acc = (acc & 0xffff) + (acc >> 16);
-        }
-        acc
+    /// The ones' complement sum of `bytes` added to `acc` (smoltcp's).
+    fn sum(bytes: &[u8], acc: u16) -> u16 {
+        checksum::combine(&[acc, checksum::data(bytes)])
     }
 
     /// Whether the TCP checksum of an IPv4 `packet` (20-byte header) is right.
@@ -191,7 +170,7 @@ mod tests {
         pseudo.extend_from_slice(&p[12..20]);
         pseudo.extend_from_slice(&[0, PROTO_TCP]);
         pseudo.extend_from_slice(&(tcp_len as u16).to_be_bytes());
-        let c = !(sum(&p[20..], sum(&pseudo, 0)) as u16);
+        let c = !sum(&p[20..], sum(&pseudo, 0));
         p[20 + TCP_CHECKSUM..20 + TCP_CHECKSUM + 2].copy_from_slice(&c.to_be_bytes());
         p
     }
@@ -238,7 +217,7 @@ mod tests {
             v.extend_from_slice(&[0, 0, 0, PROTO_TCP]);
             v
         };
-        let c = !(sum(&p[V6_LEN..], sum(&pseudo(&p), 0)) as u16);
+        let c = !sum(&p[V6_LEN..], sum(&pseudo(&p), 0));
         p[V6_LEN + TCP_CHECKSUM..V6_LEN + TCP_CHECKSUM + 2].copy_from_slice(&c.to_be_bytes());
         assert_eq!(clamp(&mut p, 1400), Clamp::Lowered(1460, 1340));
         assert_eq!(
