@@ -40,6 +40,9 @@ have mptcpize || lab_apt+=(mptcpd)
 have chromium || lab_apt+=(chromium)
 [ -x /usr/lib/frr/ospfd ] && [ -x /usr/lib/frr/bfdd ] || lab_apt+=(frr)
 have tshark && have dumpcap || lab_apt+=(tshark)
+# nft: the uplink walk-through's gateways NAT their uplinks
+# (docs/operations.md, "Uplink health").
+have nft || lab_apt+=(nftables)
 if ((${#lab_apt[@]})); then
     if [ "$(id -u)" = 0 ] && have apt-get; then
         need_apt+=($(printf '%s\n' "${lab_apt[@]}" | sort -u))

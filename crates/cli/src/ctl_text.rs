@@ -249,6 +249,57 @@ fn status(doc: &Value) -> String {
         )),
         _ => {}
     }
+    if let Some(u) = doc.get("uplink").filter(|u| !u.is_null()) {
+        out.push_str(&uplink(u));
+    }
+    out
+}
+
+/// A gateway's uplink: its state, what it serves, each target.
+fn uplink(u: &Value) -> String {
+    let healthy = u.get("healthy").and_then(Value::as_bool) == Some(true);
+    let prefixes: Vec<String> = list(u, "prefixes")
+        .iter()
+        .filter_map(|x| x.as_str().map(String::from))
+        .collect();
+    let since = duration_ms(u.get("for_ms").and_then(Value::as_u64).unwrap_or(0));
+    let mut out = if healthy {
+        format!(
+            "uplink        healthy for {since}: {} advertised ({} probes every {} ms; {} failed rounds in a row withdraw it)\n",
+            prefixes.join(", "),
+            s(u, "method"),
+            s(u, "interval_ms"),
+            s(u, "down")
+        )
+    } else {
+        format!(
+            "UPLINK DOWN   for {since}: {} withdrawn ({} probes; back after {} good rounds in a row, {} so far)\n",
+            prefixes.join(", "),
+            s(u, "method"),
+            s(u, "up"),
+            s(u, "streak")
+        )
+    };
+    for t in list(u, "targets") {
+        let rtt = t
+            .get("last_rtt_ms")
+            .and_then(Value::as_f64)
+            .map_or("-".into(), |r| format!("{r:.1} ms"));
+        let last = if t.get("answered_last").and_then(Value::as_bool) == Some(true) {
+            "answered"
+        } else {
+            "silent"
+        };
+        out.push_str(&format!(
+            "  target      {:<23} {last:<9} {}/{} answered, last round trip {rtt}\n",
+            s(t, "address"),
+            s(t, "answered"),
+            s(t, "sent")
+        ));
+    }
+    if let Some(e) = u.get("last_error").and_then(Value::as_str) {
+        out.push_str(&format!("  last error  {e}\n"));
+    }
     out
 }
 

@@ -103,6 +103,55 @@ pub struct Status {
     pub authentication: Authentication,
     /// The last sign that another router uses this node id, if any.
     pub duplicate_id: Option<DuplicateId>,
+    /// The uplink's health, on a gateway that checks it (`[uplink]`).
+    #[serde(default)]
+    pub uplink: Option<UplinkStatus>,
+}
+
+/// A gateway's uplink (`[uplink]`): whether its prefixes are advertised,
+/// and what the probes found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UplinkStatus {
+    /// Healthy: the prefixes are advertised.
+    pub healthy: bool,
+    /// How long it has been as it is, ms.
+    pub for_ms: u64,
+    pub prefixes: Vec<String>,
+    /// `icmp`, `tcp` or `dns`.
+    pub method: String,
+    pub interface: Option<String>,
+    pub interval_ms: u64,
+    pub timeout_ms: u64,
+    /// Answers a round needs to pass.
+    pub reliability: usize,
+    /// Failed rounds in a row that take it down, passed that bring it up.
+    pub down: u32,
+    pub up: u32,
+    /// Rounds in a row that disagree with the state now.
+    pub streak: u32,
+    pub targets: Vec<UplinkTarget>,
+    pub rounds_passed: u64,
+    pub rounds_failed: u64,
+    pub went_down: u64,
+    pub went_up: u64,
+    /// Answers that fit no open round (late, repeated).
+    pub stray_answers: u64,
+    /// Probes the kernel refused to send (no route, interface down).
+    pub send_failed: u64,
+    /// The last such refusal.
+    pub last_error: Option<String>,
+}
+
+/// One uplink target's record.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UplinkTarget {
+    pub address: String,
+    /// Whether it answered the last round that ended.
+    pub answered_last: bool,
+    pub sent: u64,
+    pub answered: u64,
+    /// Its last answer's round trip, ms.
+    pub last_rtt_ms: Option<f64>,
 }
 
 /// Control-plane authentication (`[auth]`).
@@ -348,6 +397,8 @@ pub struct View<'a> {
     pub io: &'a IoCounters,
     pub kernel: Option<&'a KernelPath>,
     pub access: &'a [crate::access::AccessPort],
+    /// The uplink checker, on a gateway that runs one.
+    pub uplink: Option<&'a crate::uplink::Uplink>,
 }
 
 fn ms(d: Duration) -> u64 {
@@ -428,6 +479,43 @@ fn status(v: &View<'_>) -> Status {
                 ms_ago: ms(v.now.since(at)),
                 fix: "give one of the two routers another `node` (the config's node id) and restart it; a restart of this router does not raise this sign".to_string(),
             }),
+        uplink: v.uplink.map(|u| uplink_status(u, v.now)),
+    }
+}
+
+fn uplink_status(u: &crate::uplink::Uplink, now: Instant) -> UplinkStatus {
+    let t = u.tracker();
+    let c = t.config();
+    let (tc, pc) = u.counters();
+    UplinkStatus {
+        healthy: u.healthy(),
+        for_ms: ms(now.since(t.since())),
+        prefixes: u.config().prefixes.iter().map(|p| p.to_string()).collect(),
+        method: u.config().method.name().to_string(),
+        interface: u.config().interface.clone(),
+        interval_ms: ms(c.interval),
+        timeout_ms: ms(c.timeout),
+        reliability: c.reliability,
+        down: c.down,
+        up: c.up,
+        streak: t.streak(),
+        targets: u
+            .targets()
+            .map(|(addr, s)| UplinkTarget {
+                address: addr.to_string(),
+                answered_last: s.answered_last,
+                sent: s.sent,
+                answered: s.answered,
+                last_rtt_ms: s.last_rtt.map(|d| d.as_secs_f64() * 1e3),
+            })
+            .collect(),
+        rounds_passed: tc.rounds_passed,
+        rounds_failed: tc.rounds_failed,
+        went_down: tc.went_down,
+        went_up: tc.went_up,
+        stray_answers: tc.stray_answers,
+        send_failed: pc.send_failed,
+        last_error: u.last_error().map(str::to_string),
     }
 }
 

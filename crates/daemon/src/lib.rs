@@ -11,6 +11,7 @@
 //! | [`key_mismatch`] | neighbors whose control messages fail the key check: where, why, when the operator is warned |
 //! | [`logging`] | the daemon's log: text or JSON lines, a level a reload changes |
 //! | [`mss`] | TCP MSS clamping of SYNs read from the TUN device (`[tun] mss_clamp`) |
+//! | [`uplink`] | a gateway's uplink checked by probes (ICMP, TCP, DNS): its prefixes advertised only while it answers |
 //! | [`batch`] | recvmmsg with buffers allocated once; each interface's send queue (sendmmsg) |
 //! | [`clients`] | control-socket and metrics clients, served without blocking the loop |
 //! | [`daemon`] | the loop and what it opened; its data plane (TUN, sockets), its interfaces as they come and go (links), and management plane (signals, reload, ctl, metrics, monitors) |
@@ -38,3 +39,4 @@ pub mod mss;
 pub mod neighbors;
 pub mod rtnl;
 pub mod underlay;
+pub mod uplink;

@@ -102,6 +102,7 @@ fn pages() -> Vec<String> {
                 n.neighbors().len(),
                 &IoCounters::default(),
                 Some(&kernel),
+                None,
                 process,
             )
         })

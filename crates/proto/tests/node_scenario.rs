@@ -397,6 +397,74 @@ fn traffic_goes_to_the_nearest_gateway_and_to_the_next_when_it_fails() {
     );
 }
 
+/// The same two gateways, their default route served through an uplink
+/// each checks (`Node::set_uplink_prefixes`): when 4's uplink fails, 4
+/// withdraws the route at once (not after the advertisement interval),
+/// and 1's traffic moves to 5 within the flooding's few milliseconds;
+/// when it recovers, the route comes back within the advertisement
+/// interval and the traffic with it.
+#[test]
+fn a_gateway_whose_uplink_fails_withdraws_its_route_at_once_and_takes_it_back() {
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let default = braid_wire::Prefix::V4 {
+        addr: [0, 0, 0, 0],
+        len: 0,
+    };
+    let nodes = (1..=6u16)
+        .map(|id| {
+            let mut config = braid_proto::node::NodeConfig::default();
+            if id == 1 {
+                config.control.prefixes = vec![braid_wire::Prefix::V4 {
+                    addr: [198, 18, 1, 0],
+                    len: 24,
+                }];
+            }
+            let mut node = Node::new(NodeId(id), config, Instant::ZERO, &mut rng).unwrap();
+            if id == 4 || id == 5 {
+                assert_eq!(node.set_uplink_prefixes(vec![default]), 0);
+            }
+            node
+        })
+        .collect();
+    let mut net = Mesh::new(nodes, rng, LOSSY);
+    for (a, b) in [(0, 1), (1, 3), (0, 2), (2, 5), (5, 4)] {
+        net.link(a, b, 0.0);
+    }
+    net.run_until(secs(10));
+    let send = |net: &mut Mesh, from: u32, count: u32| -> (usize, usize) {
+        for i in from..from + count {
+            let at = Instant(net.now.0 + 20_000);
+            net.run_until(at);
+            let now = net.now;
+            net.nodes[0].send(now, &host_packet([203, 0, 113, 9], i));
+            net.flush();
+        }
+        let at = Instant(net.now.0 + 500_000);
+        net.run_until(at);
+        let got =
+            |net: &mut Mesh, g: usize| std::iter::from_fn(|| net.nodes[g].poll_deliver()).count();
+        (got(net, 3), got(net, 4))
+    };
+    assert_eq!(send(&mut net, 0, 100), (100, 0), "the nearest gateway");
+    // Its uplink fails: 4 stays up and reachable, but serves no route.
+    net.nodes[3].set_uplink_prefixes(vec![]);
+    let (at4, at5) = send(&mut net, 1000, 100);
+    eprintln!("withdrawn: {at4} still to 4, {at5} to 5");
+    assert!(at4 <= 2, "{at4} sent to 4 after it withdrew the route");
+    assert_eq!(
+        at4 + at5,
+        100,
+        "nothing lost: 4 still delivers what reached it"
+    );
+    assert_eq!(send(&mut net, 2000, 100), (0, 100), "all to 5");
+    // Back: within the advertisement interval (1 s) and the flood.
+    net.nodes[3].set_uplink_prefixes(vec![default]);
+    let (back4, back5) = send(&mut net, 3000, 100);
+    eprintln!("restored: {back4} to 4, {back5} to 5");
+    assert!(back4 >= 40 && back4 + back5 == 100, "{back4} + {back5}");
+    assert_eq!(send(&mut net, 4000, 100), (100, 0), "all back to 4");
+}
+
 #[test]
 fn a_path_found_after_the_first_joins_at_once_behind_the_primary() {
     // Only 1-2-5 exists (10% loss a link), then 1-3-5 appears (lossless,

@@ -9,6 +9,7 @@
 //! | `settings` | the checked [`Config`] the daemon runs with, its parts and defaults |
 //! | `parse` | [`Config::parse`] and [`Config::load`]: one `check_*` function per field or table, run in a fixed order |
 //! | `access` | `[[access]]`: [`AccessInterface`] and the rules its entries meet |
+//! | `uplink` | `[uplink]`: the prefixes served through a checked uplink, its targets and method, and the rules they meet |
 //! | `keys` | `[auth]` keys, inline or in a key file only its owner can read |
 //! | `errors` | every problem found in a file ([`ConfigErrors`]), and why a file could not be used ([`ConfigLoadError`]) |
 
@@ -22,12 +23,13 @@ mod schema;
 mod settings;
 #[cfg(test)]
 mod tests;
+mod uplink;
 
 pub use access::{parse_mac, AccessInterface, DEFAULT_GATEWAY_MAC};
 pub use errors::{ConfigErrors, ConfigLoadError};
 pub use schema::{
     value, AccessFile, AuthFile, ConfigFile, InterfaceFile, KeyFile, KeysOnly, PolicyFile,
-    ProbesFile, TunFile,
+    ProbesFile, TunFile, UplinkFile,
 };
 pub use settings::{
     Config, DatapathChoice, KernelDelivery, LogFormat, TunConfig, DEFAULT_DEAD_AFTER,

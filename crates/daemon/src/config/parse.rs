@@ -18,6 +18,7 @@ use braid_proto::redundancy::{Mode, Policy};
 use braid_wire::{NodeId, Prefix};
 
 use super::access::check_access;
+use super::uplink::check_uplink;
 use braid_conf::Findings;
 
 use super::errors::{ConfigErrors, ConfigLoadError};
@@ -61,7 +62,9 @@ impl Config {
         nc.control.auth = auth;
         let (origin_key_file, roster_file) = check_origin(&mut found, raw.origin.as_ref());
         let lan_interfaces = check_lan_interfaces(&mut found, &raw.lan_interfaces, &interfaces);
+        let uplink = check_uplink(&mut found, raw.uplink.as_ref(), &nc.control.prefixes);
         found.finish(Some(Config {
+            uplink,
             lan_interfaces,
             access,
             dead_after: node_config.dead_after,
@@ -316,7 +319,7 @@ fn ipv4_prefix(
 
 /// A number that must be in `range` when given: `None` when not given or
 /// refused (said as `expected`).
-fn in_range<T: PartialOrd + Copy>(
+pub(super) fn in_range<T: PartialOrd + Copy>(
     found: &mut Findings<'_>,
     v: Option<&Spanned<T>>,
     field: &str,
@@ -352,7 +355,7 @@ struct NodeSettings {
 /// policies, paths, late binding, re-order and dedup windows.
 fn check_node_config(found: &mut Findings<'_>, raw: &ConfigFile, node: NodeId) -> NodeSettings {
     let mut nc = NodeConfig::default();
-    nc.control.prefixes = check_prefixes(found, &raw.prefixes);
+    nc.control.prefixes = check_prefixes(found, &raw.prefixes, "prefixes");
     check_probe_intervals(found, &raw.probes, &mut nc);
     let default_mode = check_mode(found, raw.mode.as_ref());
     if let Some(p) = in_range(
@@ -408,11 +411,15 @@ fn check_node_config(found: &mut Findings<'_>, raw: &ConfigFile, node: NodeId) -
 /// `prefixes`: what this router serves, IPv4 or IPv6.
 /// A prefix with host bits set (198.18.2.1/24) is refused, naming the
 /// network meant: a router serves whole prefixes.
-fn check_prefixes(found: &mut Findings<'_>, prefixes: &[Spanned<String>]) -> Vec<Prefix> {
+pub(super) fn check_prefixes(
+    found: &mut Findings<'_>,
+    prefixes: &[Spanned<String>],
+    name: &str,
+) -> Vec<Prefix> {
     let src = found.src;
     let mut out = Vec::new();
     for (i, p) in prefixes.iter().enumerate() {
-        let field = format!("prefixes[{i}]");
+        let field = format!("{name}[{i}]");
         let Some(prefix) = found.keep(src.value::<IpPrefix>(p, &field)) else {
             continue;
         };

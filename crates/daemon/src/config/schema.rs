@@ -77,6 +77,9 @@ pub struct ConfigFile {
     /// `[origin]`: this router's origin key and the roster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<OriginFile>,
+    /// `[uplink]`: prefixes served through an uplink checked by probes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uplink: Option<UplinkFile>,
     /// `[labels]`: names for node ids (`1 = "gateway"`), shown on the
     /// dashboard and in the NetJSON topology.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -184,6 +187,33 @@ pub struct TunFile {
     pub routes: Vec<Spanned<String>>,
 }
 
+/// `[uplink]`: a gateway's uplink, checked (docs/operations.md
+/// "Uplink health").
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct UplinkFile {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefixes: Vec<Spanned<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<Spanned<u16>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interface: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reliability: Option<Spanned<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub down: Option<Spanned<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub up: Option<Spanned<u32>>,
+}
+
 /// `[probes]`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -254,6 +284,7 @@ impl ConfigFile {
             client_hold: None,
             auth: None,
             origin: None,
+            uplink: None,
         }
     }
 

@@ -96,6 +96,8 @@ pub struct Config {
     pub tun: TunConfig,
     /// Access interfaces: where unmodified clients live (`[[access]]`).
     pub access: Vec<AccessInterface>,
+    /// A gateway's uplink, checked (`[uplink]`).
+    pub uplink: Option<crate::uplink::UplinkConfig>,
     /// LAN ports where the kernel data path encodes at the receive side
     /// (`lan_interfaces`).
     pub lan_interfaces: Vec<String>,

@@ -530,3 +530,76 @@ fn origin_keys_and_the_roster_are_read_and_checked() {
     assert!(e.contains("chmod 600"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_uplink_gives_its_prefixes_targets_and_rounds_with_defaults() {
+    let base = "node = 1\nprefixes = [\"198.18.1.0/24\"]\n[[interface]]\nname = \"a\"\n";
+    let c = Config::parse("u.toml", base).unwrap();
+    assert!(c.uplink.is_none(), "off unless asked for");
+    let text = format!(
+        "{base}[uplink]\nprefixes = [\"0.0.0.0/0\", \"::/0\"]\n\
+         targets = [\"198.19.100.1\", \"2001:db8::1\"]\n"
+    );
+    let u = Config::parse("u.toml", &text).unwrap().uplink.unwrap();
+    assert_eq!(u.prefixes.len(), 2);
+    assert_eq!(u.method, crate::uplink::Method::Icmp);
+    assert_eq!(u.targets.len(), 2);
+    assert_eq!(u.track.targets, 2);
+    assert_eq!(u.track.interval, Duration::from_millis(500));
+    assert_eq!(u.track.timeout, Duration::from_millis(300));
+    assert_eq!((u.track.reliability, u.track.down, u.track.up), (1, 3, 3));
+    // The defaults find a silent failure within 2 s.
+    let tracker = crate::uplink::Tracker::new(u.track, braid_proto::time::Instant::ZERO, 0);
+    assert!(tracker.worst_detection() < Duration::from_secs(2));
+    let text = format!(
+        "{base}[uplink]\nprefixes = [\"0.0.0.0/0\"]\ntargets = [\"198.19.100.1\"]\n\
+         method = \"tcp\"\ninterface = \"up0\"\ninterval = \"1s\"\ntimeout = \"1s\"\n\
+         down = 5\nup = 10\n"
+    );
+    let u = Config::parse("u.toml", &text).unwrap().uplink.unwrap();
+    assert_eq!(u.method, crate::uplink::Method::Tcp(443));
+    assert_eq!(u.interface.as_deref(), Some("up0"));
+    assert_eq!((u.track.down, u.track.up), (5, 10));
+    let dns = text.replace("\"tcp\"", "\"dns\"");
+    let u = Config::parse("u.toml", &dns).unwrap().uplink.unwrap();
+    assert_eq!(u.method, crate::uplink::Method::Dns(53));
+}
+
+#[test]
+fn bad_uplinks_are_refused_naming_the_field() {
+    let base = "node = 1\nprefixes = [\"198.18.1.0/24\"]\n[[interface]]\nname = \"a\"\n[uplink]\n";
+    let ok = "prefixes = [\"0.0.0.0/0\"]\ntargets = [\"198.19.100.1\"]\n";
+    assert!(Config::parse("u.toml", &format!("{base}{ok}")).is_ok());
+    let cases = [
+        ("targets = [\"198.19.100.1\"]\n", "uplink.prefixes"),
+        ("prefixes = [\"0.0.0.0/0\"]\n", "uplink.targets"),
+        (
+            "prefixes = [\"198.18.1.0/24\"]\ntargets = [\"198.19.100.1\"]\n",
+            "in `prefixes` too",
+        ),
+        (
+            "prefixes = [\"0.0.0.0/0\", \"0.0.0.0/0\"]\ntargets = [\"198.19.100.1\"]\n",
+            "listed twice",
+        ),
+        (
+            "prefixes = [\"0.0.0.0/0\"]\ntargets = [\"198.19.100.1\", \"198.19.100.1\"]\n",
+            "listed twice",
+        ),
+        (
+            "prefixes = [\"0.0.0.0/0\"]\ntargets = [\"example.com\"]\n",
+            "uplink.targets[0]",
+        ),
+        (&format!("{ok}method = \"http\"\n"), "uplink.method"),
+        (&format!("{ok}port = 80\n"), "no port"),
+        (&format!("{ok}method = \"tcp\"\nport = 0\n"), "uplink.port"),
+        (&format!("{ok}timeout = \"600ms\"\n"), "uplink.timeout"),
+        (&format!("{ok}interval = \"10ms\"\n"), "uplink.interval"),
+        (&format!("{ok}reliability = 2\n"), "uplink.reliability"),
+        (&format!("{ok}down = 0\n"), "uplink.down"),
+        (&format!("{ok}interface = \"\"\n"), "uplink.interface"),
+    ];
+    for (section, says) in cases {
+        let e = Config::parse("u.toml", &format!("{base}{section}")).unwrap_err();
+        assert!(e.to_string().contains(says), "{section}: {e}");
+    }
+}

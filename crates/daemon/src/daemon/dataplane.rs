@@ -23,6 +23,7 @@ use crate::kernel::KernelPath;
 use crate::key_mismatch::KeyMismatches;
 use crate::neighbors::{AddressBook, Noted, Place};
 use crate::underlay::Port;
+use crate::uplink::Uplink;
 
 /// The node and its I/O.
 pub(super) struct DataPlane {
@@ -51,6 +52,8 @@ pub(super) struct DataPlane {
     pub kernel: Option<KernelPath>,
     /// Access interfaces (`crate::access`).
     pub access: Vec<AccessPort>,
+    /// The uplink checker, on a gateway with `[uplink]`.
+    pub uplink: Option<Uplink>,
 }
 
 impl DataPlane {
@@ -72,6 +75,7 @@ impl DataPlane {
             io: &self.counters,
             kernel: self.kernel.as_ref(),
             access: &self.access,
+            uplink: self.uplink.as_ref(),
         }
     }
 

@@ -239,6 +239,31 @@ impl Management {
         }
     }
 
+    /// The uplink changed: logged (a warning when it went down) and told
+    /// to the monitors (`uplink`).
+    pub fn uplink_changed(&mut self, now: Instant, c: &crate::uplink::UplinkChange) {
+        let prefixes: Vec<String> = c.prefixes.iter().map(|p| p.to_string()).collect();
+        let answered: Vec<String> = c.answered.iter().map(|a| a.to_string()).collect();
+        if c.healthy {
+            info!(
+                ?prefixes,
+                ?answered,
+                "uplink healthy: its prefixes are advertised"
+            );
+        } else {
+            warn!(
+                ?prefixes,
+                ?answered,
+                "uplink down (too few targets answer): its prefixes are withdrawn"
+            );
+        }
+        self.emit_event(
+            "uplink",
+            now,
+            json!({ "healthy": c.healthy, "prefixes": prefixes, "answered": answered }),
+        );
+    }
+
     /// SIGHUP: reads the config again. An invalid file is refused and the
     /// running config kept; a valid one takes effect at once for what can
     /// change while running (redundancy policy and classes, the neighbor
@@ -529,6 +554,7 @@ impl Management {
                     data.node.neighbors().len(),
                     &data.counters,
                     data.kernel.as_ref().map(KernelPath::report).as_ref(),
+                    data.uplink.as_ref(),
                     crate::metrics::ProcessFacts {
                         started_unix: self.started_unix,
                         last_reload: self.last_reload,

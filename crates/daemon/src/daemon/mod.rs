@@ -63,6 +63,7 @@ use crate::config::Config;
 use crate::counters::IoCounters;
 use crate::kernel::KernelPath;
 use crate::neighbors::AddressBook;
+use crate::uplink::Uplink;
 
 use dataplane::DataPlane;
 use error::io_err;
@@ -121,6 +122,14 @@ impl Daemon {
             .iter()
             .map(|a| AccessPort::open(a, now))
             .collect::<Result<Vec<_>, _>>()?;
+        let uplink = match &config.uplink {
+            Some(u) => {
+                use rand_chacha::rand_core::RngCore;
+                let ident = rng.next_u32() as u16;
+                Some(Uplink::open(u.clone(), now, ident).map_err(io_err("uplink probes"))?)
+            }
+            None => None,
+        };
         let poll = Poll::new().map_err(io_err("poll"))?;
         let recv_slot = (config.tun.mtu as usize + 512).max(2048);
         let max_neighbors = config.node_config.control.links.max_neighbors;
@@ -141,6 +150,7 @@ impl Daemon {
             },
             kernel,
             access,
+            uplink,
             config,
         };
         let mut d = Daemon {
@@ -168,6 +178,10 @@ impl Daemon {
                 Interest::READABLE,
             )
             .map_err(io_err("poll link notifications"))?;
+        }
+        for fd in self.data.uplink.iter().flat_map(Uplink::read_fds) {
+            r.register(&mut SourceFd(&fd), tokens::UPLINK, Interest::READABLE)
+                .map_err(io_err("poll uplink probes"))?;
         }
         for (i, a) in self.data.access.iter().enumerate() {
             // Its sockets share its token: a read drains them all.
@@ -197,6 +211,7 @@ impl Daemon {
                 .iter()
                 .map(AccessPort::next_probe)
                 .chain(self.management.echo_timeout())
+                .chain(self.data.uplink.as_ref().map(Uplink::poll_timeout))
                 .fold(self.data.node.poll_timeout(), Instant::min);
             let timeout =
                 Duration::from_micros(wake.0.saturating_sub(now.0)).min(Duration::from_secs(1));
@@ -240,6 +255,22 @@ impl Daemon {
                     a.read(now);
                 }
             }
+            Ready::Uplink => {
+                let now = data.now();
+                if let Some(u) = &mut data.uplink {
+                    if let Some(c) = u.read(now, &mut data.node) {
+                        management.uplink_changed(now, &c);
+                    }
+                }
+            }
+            Ready::UplinkTcp(i) => {
+                let now = data.now();
+                if let Some(u) = &mut data.uplink {
+                    if let Some(c) = u.connect_ready(now, i, &mut data.node) {
+                        management.uplink_changed(now, &c);
+                    }
+                }
+            }
             Ready::PortReadable(i) => data.read_port(i),
             Ready::PortWritable(i) => {
                 if let Some(b) = data.outgoing.get_mut(i) {
@@ -260,6 +291,20 @@ impl Daemon {
         let now = data.now();
         for a in &mut data.access {
             a.probe(now, &mut data.node);
+        }
+        if let Some(u) = data.uplink.as_mut().filter(|u| u.poll_timeout() <= now) {
+            let mut watch = Vec::new();
+            if let Some(c) = u.advance(now, &mut data.node, &mut watch) {
+                self.management.uplink_changed(now, &c);
+            }
+            for (i, fd) in watch {
+                // A probe that cannot be polled counts as unanswered.
+                let _ = registry.register(
+                    &mut SourceFd(&fd),
+                    tokens::uplink_tcp(i),
+                    Interest::WRITABLE,
+                );
+            }
         }
         if data.node.poll_timeout() <= now {
             data.node.handle_timeout(now, &mut data.rng);

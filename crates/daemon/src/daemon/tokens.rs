@@ -10,11 +10,15 @@ pub(super) const SIGNALS: Token = Token(1);
 pub(super) const CTL: Token = Token(2);
 pub(super) const METRICS: Token = Token(3);
 pub(super) const CARRIER: Token = Token(4);
+/// The uplink checker's answer sockets (ICMP, DNS): a read drains them.
+pub(super) const UPLINK: Token = Token(5);
 /// Interface `i`'s sockets: this plus `2i` (control and received data),
 /// plus `2i + 1` (room again in its data socket's send queue).
 const PORT_BASE: usize = 16;
 /// Access interfaces' sockets: this plus their index.
 const ACCESS_BASE: usize = 1 << 16;
+/// The uplink checker's TCP probes: this plus their target's index.
+const UPLINK_TCP_BASE: usize = 1 << 18;
 /// Local clients (`crate::clients`): this plus their slot.
 const CLIENT_BASE: usize = 1 << 20;
 
@@ -26,6 +30,10 @@ pub(super) enum Ready {
     Ctl,
     Metrics,
     Carrier,
+    /// The uplink checker's answers.
+    Uplink,
+    /// The uplink checker's TCP probe to this target.
+    UplinkTcp(usize),
     /// The local client in this slot.
     Client(usize),
     /// The access interface at this index.
@@ -45,7 +53,9 @@ pub(super) fn ready(token: Token) -> Ready {
         CTL => Ready::Ctl,
         METRICS => Ready::Metrics,
         CARRIER => Ready::Carrier,
+        UPLINK => Ready::Uplink,
         Token(t) if t >= CLIENT_BASE => Ready::Client(t - CLIENT_BASE),
+        Token(t) if t >= UPLINK_TCP_BASE => Ready::UplinkTcp(t - UPLINK_TCP_BASE),
         Token(t) if t >= ACCESS_BASE => Ready::Access(t - ACCESS_BASE),
         Token(t) if t >= PORT_BASE && (t - PORT_BASE).is_multiple_of(2) => {
             Ready::PortReadable((t - PORT_BASE) / 2)
@@ -70,6 +80,11 @@ pub(super) fn access(i: usize) -> Token {
     Token(ACCESS_BASE + i)
 }
 
+/// The uplink's TCP probe to target `i`'s token.
+pub(super) fn uplink_tcp(i: usize) -> Token {
+    Token(UPLINK_TCP_BASE + i)
+}
+
 /// The local client in `slot`'s token.
 pub(super) fn client(slot: usize) -> Token {
     Token(CLIENT_BASE + slot)
@@ -87,6 +102,8 @@ mod tests {
             (CTL, Ready::Ctl),
             (METRICS, Ready::Metrics),
             (CARRIER, Ready::Carrier),
+            (UPLINK, Ready::Uplink),
+            (uplink_tcp(7), Ready::UplinkTcp(7)),
             (port_readable(0), Ready::PortReadable(0)),
             (port_writable(0), Ready::PortWritable(0)),
             (port_readable(300), Ready::PortReadable(300)),

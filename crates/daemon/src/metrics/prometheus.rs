@@ -10,6 +10,7 @@ use braid_proto::time::Instant;
 use super::exposition::{family, SessionLabels};
 use crate::counters::IoCounters;
 use crate::kernel::KernelReport;
+use crate::uplink::Uplink;
 
 /// What the daemon itself knows of its process, for the metrics every
 /// exporter has: when it started and how its last reload went.
@@ -29,6 +30,7 @@ pub fn prometheus(
     neighbors: usize,
     io: &IoCounters,
     kernel: Option<&KernelReport>,
+    uplink: Option<&Uplink>,
     process: ProcessFacts,
 ) -> String {
     let mut page = String::new();
@@ -46,7 +48,76 @@ pub fn prometheus(
     if let Some(k) = kernel {
         kernel_families(out, id, k);
     }
+    if let Some(u) = uplink {
+        uplink_families(out, id, u);
+    }
     page
+}
+
+/// A gateway's uplink (`[uplink]`): healthy or not, its rounds and
+/// changes, each target's last answer.
+fn uplink_families(out: &mut String, id: &str, u: &Uplink) {
+    let me = || ("node", id.to_string());
+    let (tc, pc) = u.counters();
+    let mut f = family(
+        out,
+        "braid_uplink_healthy",
+        "gauge",
+        "1 while the uplink's probes are answered and its prefixes advertised; 0 while they are withdrawn.",
+    );
+    f.sample(&[me()], if u.healthy() { 1.0 } else { 0.0 });
+    let mut f = family(
+        out,
+        "braid_uplink_rounds_total",
+        "counter",
+        "Rounds of uplink probes, by verdict (passed: enough targets answered).",
+    );
+    f.sample(
+        &[me(), ("result", "passed".into())],
+        tc.rounds_passed as f64,
+    );
+    f.sample(
+        &[me(), ("result", "failed".into())],
+        tc.rounds_failed as f64,
+    );
+    let mut f = family(
+        out,
+        "braid_uplink_changes_total",
+        "counter",
+        "Times the uplink went down (prefixes withdrawn) or came up (advertised).",
+    );
+    f.sample(&[me(), ("to", "down".into())], tc.went_down as f64);
+    f.sample(&[me(), ("to", "up".into())], tc.went_up as f64);
+    let mut f = family(
+        out,
+        "braid_uplink_probe_send_failures_total",
+        "counter",
+        "Uplink probes the kernel refused to send (no route, interface down); counted as unanswered.",
+    );
+    f.sample(&[me()], pc.send_failed as f64);
+    let mut f = family(
+        out,
+        "braid_uplink_target_up",
+        "gauge",
+        "1 when the target answered the last round that ended.",
+    );
+    for (addr, t) in u.targets() {
+        f.sample(
+            &[me(), ("target", addr.to_string())],
+            if t.answered_last { 1.0 } else { 0.0 },
+        );
+    }
+    let mut f = family(
+        out,
+        "braid_uplink_target_rtt_seconds",
+        "gauge",
+        "The target's last answer's round trip.",
+    );
+    for (addr, t) in u.targets() {
+        if let Some(rtt) = t.last_rtt {
+            f.sample(&[me(), ("target", addr.to_string())], rtt.as_secs_f64());
+        }
+    }
 }
 
 /// The process: which braid, since when, its last reload, its I/O.

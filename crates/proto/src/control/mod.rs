@@ -112,11 +112,16 @@ pub struct ControlPlane {
     /// The clients this node serves as an access point (advertised after
     /// `config.prefixes`; see [`Self::set_clients`]).
     clients: Vec<Prefix>,
-    /// The network holds a newer advertisement of ours than we do: issue
-    /// one past it without waiting for `lsa_min_interval`, at most once
-    /// per interval.
-    jump_wanted: bool,
-    last_jump_at: Option<Instant>,
+    /// Prefixes served only while the driver finds the uplink behind them
+    /// healthy (advertised after `config.prefixes`, before the clients;
+    /// see [`Self::set_uplink_prefixes`]).
+    uplink: Vec<Prefix>,
+    /// Advertise without waiting for `lsa_min_interval`, at most once
+    /// per interval: the network holds a newer advertisement of ours than
+    /// we do (issue one past it), a new origin key signs, or prefixes
+    /// were withdrawn (bad news is not throttled).
+    at_once_wanted: bool,
+    last_at_once_at: Option<Instant>,
     /// Leaving: our advertisement goes out once more with the flush age.
     leaving: bool,
     pending_probes: VecDeque<usize>,
@@ -213,8 +218,9 @@ impl ControlPlane {
             next_refresh: now,
             lsa_wanted: true,
             clients: Vec::new(),
-            jump_wanted: false,
-            last_jump_at: None,
+            uplink: Vec::new(),
+            at_once_wanted: false,
+            last_at_once_at: None,
             leaving: false,
             pending_probes: VecDeque::new(),
             pending_floods: FixedBitSet::new(),
@@ -505,7 +511,7 @@ impl ControlPlane {
                 let past_ours = seq_newer(lsa.seq, self.own_seq);
                 self.flooded_own = true;
                 self.lsa_wanted = true;
-                self.jump_wanted = true;
+                self.at_once_wanted = true;
                 if !past_ours {
                     return;
                 }
@@ -566,23 +572,24 @@ impl ControlPlane {
         if self.links_changed(&current) {
             self.lsa_wanted = true;
         }
-        let jump = self.jump_wanted && self.jump_allowed(now);
+        let at_once = self.at_once_wanted && self.at_once_allowed(now);
         let min_gap_passed = self
             .last_lsa_at
             .is_none_or(|t| now.since(t) >= self.config.lsa_min_interval);
-        if jump || ((self.lsa_wanted || now >= self.next_refresh) && min_gap_passed) {
-            if jump {
-                self.last_jump_at = Some(now);
+        if at_once || ((self.lsa_wanted || now >= self.next_refresh) && min_gap_passed) {
+            if at_once {
+                self.last_at_once_at = Some(now);
             }
             self.originate(now, current, rng);
         }
     }
 
-    /// Whether numbering past a newer copy of ours may skip
+    /// Whether an advertisement wanted at once may skip
     /// `lsa_min_interval` now (once per interval: a neighbor that keeps
-    /// sending us "newer" copies cannot make us advertise at its rate).
-    fn jump_allowed(&self, now: Instant) -> bool {
-        self.last_jump_at
+    /// sending us "newer" copies of ours, or an uplink that flaps, cannot
+    /// make us advertise at its rate).
+    fn at_once_allowed(&self, now: Instant) -> bool {
+        self.last_at_once_at
             .is_none_or(|t| now.since(t) >= self.config.lsa_min_interval)
     }
 
@@ -614,7 +621,8 @@ impl ControlPlane {
     /// configured prefixes. Returns how many did not fit: an advertisement
     /// carries at most `max_prefixes` (of the database's bounds) in all.
     pub fn set_clients(&mut self, mut clients: Vec<Prefix>) -> usize {
-        let room = (self.lsdb.config().max_prefixes).saturating_sub(self.config.prefixes.len());
+        let fixed = self.config.prefixes.len() + self.uplink.len();
+        let room = (self.lsdb.config().max_prefixes).saturating_sub(fixed);
         let over = clients.len().saturating_sub(room);
         clients.truncate(room);
         if clients != self.clients {
@@ -622,6 +630,35 @@ impl ControlPlane {
             self.lsa_wanted = true;
         }
         over
+    }
+
+    /// The prefixes served through an uplink the driver checks: advertised
+    /// while it is healthy (`prefixes`), withdrawn when it is not (an empty
+    /// list). A withdrawal is advertised at once (bad news is not
+    /// throttled, as a failed link's), new prefixes within
+    /// `lsa_min_interval`. Returns how many did not fit beside the
+    /// configured prefixes (the clients make room: they are advertised in
+    /// what is left).
+    pub fn set_uplink_prefixes(&mut self, mut prefixes: Vec<Prefix>) -> usize {
+        let room = (self.lsdb.config().max_prefixes).saturating_sub(self.config.prefixes.len());
+        let over = prefixes.len().saturating_sub(room);
+        prefixes.truncate(room);
+        if prefixes == self.uplink {
+            return over;
+        }
+        if self.uplink.iter().any(|p| !prefixes.contains(p)) {
+            self.at_once_wanted = true;
+        }
+        self.uplink = prefixes;
+        self.lsa_wanted = true;
+        let clients_room = room - self.uplink.len();
+        self.clients.truncate(clients_room);
+        over
+    }
+
+    /// The uplink's prefixes advertised (or about to be).
+    pub fn uplink_prefixes(&self) -> &[Prefix] {
+        &self.uplink
     }
 
     /// The clients advertised (or about to be).
@@ -644,8 +681,11 @@ impl ControlPlane {
         if self.lsa_wanted {
             let gap = self.config.lsa_min_interval;
             let mut at = self.last_lsa_at.map_or(Instant::ZERO, |last| last + gap);
-            if self.jump_wanted {
-                at = at.min(self.last_jump_at.map_or(Instant::ZERO, |last| last + gap));
+            if self.at_once_wanted {
+                at = at.min(
+                    self.last_at_once_at
+                        .map_or(Instant::ZERO, |last| last + gap),
+                );
             }
             t = t.min(at);
         }
@@ -746,7 +786,7 @@ impl ControlPlane {
         origins.validate(self.id)?;
         if origins.key != self.config.origins.key {
             self.lsa_wanted = true;
-            self.jump_wanted = true;
+            self.at_once_wanted = true;
         }
         self.config.origins = origins;
         Ok(())
@@ -834,6 +874,7 @@ impl ControlPlane {
             .config
             .prefixes
             .iter()
+            .chain(&self.uplink)
             .chain(&self.clients)
             .copied()
             .collect();
@@ -860,7 +901,7 @@ impl ControlPlane {
         }
         self.advertised = links;
         self.lsa_wanted = false;
-        self.jump_wanted = false;
+        self.at_once_wanted = false;
         self.next_refresh = now + self.config.lsa_refresh.mul_f64(uniform(rng, 0.75, 1.0));
         self.counters.lsas_originated += 1;
     }

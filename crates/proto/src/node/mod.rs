@@ -49,7 +49,9 @@
 //!
 //! **Commands** (management):
 //! [`Node::set_policy`] and [`Node::set_auth`] and
-//! [`Node::set_neighbor_timeout`] (a reload), [`Node::leave`] (a clean
+//! [`Node::set_neighbor_timeout`] (a reload),
+//! [`Node::set_uplink_prefixes`] (a gateway's uplink found healthy or
+//! not), [`Node::leave`] (a clean
 //! shutdown: the node's advertisement is flushed everywhere),
 //! [`Node::send_echo`] (`braid ctl ping`), [`Node::lend_session`] /
 //! [`Node::take_back_session`] (another encoder, the kernel data path,
@@ -134,8 +136,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use braid_wire::{
-    DataFlags, DataHeader, DataPacket, DataView, MessageType, NodeId, PathCount, RedundancyMode,
-    SessionCheck, SessionCheckKind,
+    DataFlags, DataHeader, DataPacket, DataView, MessageType, NodeId, PathCount, Prefix,
+    RedundancyMode, SessionCheck, SessionCheckKind,
 };
 use rand_core::RngCore;
 
@@ -711,6 +713,14 @@ impl Node {
         self.control.set_origins(origins.clone())?;
         self.config.control.origins = origins;
         Ok(())
+    }
+
+    /// The prefixes served through this router's uplink while the driver
+    /// finds it healthy, or none when it does not (see
+    /// [`ControlPlane::set_uplink_prefixes`]: a withdrawal is advertised
+    /// at once). Returns how many did not fit in an advertisement.
+    pub fn set_uplink_prefixes(&mut self, prefixes: Vec<Prefix>) -> usize {
+        self.control.set_uplink_prefixes(prefixes)
     }
 
     /// A new neighbor timeout (an operator's reload; see
