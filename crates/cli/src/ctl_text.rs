@@ -292,9 +292,9 @@ fn uplink(u: &Value) -> String {
         };
         out.push_str(&format!(
             "  target      {:<23} {last:<9} {}/{} answered, last round trip {rtt}\n",
-            s(t, "address"),
-            s(t, "answered"),
-            s(t, "sent")
+            s(&t, "address"),
+            s(&t, "answered"),
+            s(&t, "sent")
         ));
     }
     if let Some(e) = u.get("last_error").and_then(Value::as_str) {
