@@ -1770,6 +1770,40 @@ fn a_gateway_walkthrough_works_as_written() {
     assert!(!stdout.contains("warning:"), "{stdout}");
 }
 
+fn a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s() {
+    // docs/operations.md "Uplink health": gw1's ISP drops everything from
+    // gw1 while every link stays up; gw1 withdraws its default route and
+    // r2 (h2's entry point) moves to gw2, which NATs anew.
+    let (stdout, _) = run_documented("uplink", "/tmp/braid-up", "up");
+    eprintln!("{stdout}");
+    let after = |prefix: &str| -> f64 {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no \"{prefix}\" in {stdout}"));
+        line[prefix.len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    // Tried again and again (each try waits 100 ms): one works within 2 s.
+    let tcp = after("new TCP connection works ");
+    assert!(tcp <= 2.0, "a new TCP connection {tcp} s after the cut");
+    // 20 pings a second: at most 2 s of them lost (the outage).
+    let answered = after("ping: ");
+    let lost = 160.0 - answered;
+    assert!(lost <= 40.0, "{lost} pings lost: {} s", lost * 0.05);
+    assert!(lost >= 2.0, "the cut lost nothing: was it made? {stdout}");
+    assert!(stdout.contains("UPLINK DOWN"), "{stdout}");
+    // r2's default route now leaves the mesh at gw2 (node 3).
+    let route = stdout
+        .lines()
+        .find(|l| l.starts_with("0.0.0.0/0"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(route.split_whitespace().nth(1), Some("3"), "{route}");
+}
+
 fn braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd() {
     // scenarios/lab/failover.toml with two variants: FRR's OSPF with BFD
     // at 50 ms x 3 (what WISPs run), and braid single path probing every
@@ -2161,10 +2195,11 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 37] = [
+    let tests: [LabTest; 38] = [
         ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
         ("a_gateway_walkthrough_works_as_written", Some(&["ping"]), a_gateway_walkthrough_works_as_written),
+        ("a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s", Some(&["ping", "nft", "python3"]), a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),
         ("a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound", Some(&[]), a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound),

@@ -545,12 +545,12 @@ fn an_uplink_gives_its_prefixes_targets_and_rounds_with_defaults() {
     assert_eq!(u.method, crate::uplink::Method::Icmp);
     assert_eq!(u.targets.len(), 2);
     assert_eq!(u.track.targets, 2);
-    assert_eq!(u.track.interval, Duration::from_millis(500));
+    assert_eq!(u.track.interval, Duration::from_millis(400));
     assert_eq!(u.track.timeout, Duration::from_millis(300));
     assert_eq!((u.track.reliability, u.track.down, u.track.up), (1, 3, 3));
-    // The defaults find a silent failure within 2 s.
+    // The defaults act on a silent failure within 2 s.
     let tracker = crate::uplink::Tracker::new(u.track, braid_proto::time::Instant::ZERO, 0);
-    assert!(tracker.worst_detection() < Duration::from_secs(2));
+    assert_eq!(tracker.worst_detection(), Duration::from_millis(1500));
     let text = format!(
         "{base}[uplink]\nprefixes = [\"0.0.0.0/0\"]\ntargets = [\"198.19.100.1\"]\n\
          method = \"tcp\"\ninterface = \"up0\"\ninterval = \"1s\"\ntimeout = \"1s\"\n\
