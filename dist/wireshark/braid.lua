@@ -82,12 +82,13 @@ local modes = {
     [6] = "erasure",
 }
 local MODE_TREE, MODE_ERASURE = 3, 6
-local PREFIX_V4, PREFIX_V6, CLIENT_V4, CLIENT_V6 = 0x04, 0x06, 0x14, 0x16
+local PREFIX_V4, PREFIX_V6, CLIENT_V4, CLIENT_V6, GATEWAY = 0x04, 0x06, 0x14, 0x16, 0x20
 local prefix_kinds = {
     [PREFIX_V4] = "IPv4 prefix",
     [PREFIX_V6] = "IPv6 prefix",
     [CLIENT_V4] = "IPv4 client",
     [CLIENT_V6] = "IPv6 client",
+    [GATEWAY] = "gateway",
 }
 local challenge_kinds = { [1] = "request", [2] = "reply" }
 local echo_kinds = { [1] = "request", [2] = "reply" }
@@ -218,6 +219,9 @@ field("lsa_client", ProtoField.none("braid.lsa.client", "Client"))
 field("lsa_client_quality", ProtoField.uint8("braid.lsa.client.quality", "Quality (1-255)", base.DEC))
 field("lsa_client_v4", ProtoField.ipv4("braid.lsa.client.v4", "IPv4 client"))
 field("lsa_client_v6", ProtoField.ipv6("braid.lsa.client.v6", "IPv6 client"))
+field("lsa_gateway", ProtoField.none("braid.lsa.gateway", "Gateway"))
+field("lsa_gateway_preference", ProtoField.uint8("braid.lsa.gateway.preference", "Preference (higher preferred)", base.DEC))
+field("lsa_gateway_capacity", ProtoField.uint32("braid.lsa.gateway.capacity", "Uplink capacity (kbit/s; 0: not said)", base.DEC))
 
 -- Path reports (type 4).
 field("report", ProtoField.none("braid.path_report", "Path report"))
@@ -716,7 +720,7 @@ local function dissect_lsa(body, off, tree, summary, signed)
             return nil
         end
         local kind, plen = body(at, 1):uint(), body(at + 1, 1):uint()
-        local size = (kind == PREFIX_V4 or kind == CLIENT_V4) and 4
+        local size = (kind == PREFIX_V4 or kind == CLIENT_V4 or kind == GATEWAY) and 4
             or ((kind == PREFIX_V6 or kind == CLIENT_V6) and 16 or nil)
         if size == nil then
             local p = t:add(f.lsa_prefix, body(at, 2))
@@ -733,9 +737,14 @@ local function dissect_lsa(body, off, tree, summary, signed)
         end
         local client = kind == CLIENT_V4 or kind == CLIENT_V6
         local addr = tostring(size == 4 and body(at + 2, 4):ipv4() or body(at + 2, 16):ipv6())
-        local p = t:add(client and f.lsa_client or f.lsa_prefix, body(at, 2 + size))
+        local p = t:add(kind == GATEWAY and f.lsa_gateway or (client and f.lsa_client or f.lsa_prefix),
+            body(at, 2 + size))
         p:add(f.lsa_prefix_kind, body(at, 1))
-        if client then
+        if kind == GATEWAY then
+            p:add(f.lsa_gateway_preference, body(at + 1, 1))
+            p:add(f.lsa_gateway_capacity, body(at + 2, 4))
+            p:append_text(string.format(": preference %d, %d kbit/s", plen, body(at + 2, 4):uint()))
+        elseif client then
             local q = p:add(f.lsa_client_quality, body(at + 1, 1))
             if plen == 0 then q:add_proto_expert_info(e.invalid_field, "Client quality 0 is refused") end
             p:add(size == 4 and f.lsa_client_v4 or f.lsa_client_v6, body(at + 2, size))

@@ -110,6 +110,7 @@ fn codec_messages_decode_field_for_field() {
             "lsa/prefix6",
             "lsa/client4",
             "lsa/client6",
+            "lsa/gateway",
             "lsa/flush",
             "lsa/signed",
             "path report",

@@ -134,6 +134,9 @@ pub struct UplinkStatus {
     pub rounds_failed: u64,
     pub went_down: u64,
     pub went_up: u64,
+    /// Advertised with the prefixes (`[uplink] preference`, `capacity`).
+    pub preference: Option<u8>,
+    pub capacity_kbps: Option<u32>,
     /// Answers that fit no open round (late, repeated).
     pub stray_answers: u64,
     /// Probes the kernel refused to send (no route, interface down).
@@ -369,6 +372,18 @@ pub struct StatsBody {
     /// The keys in use (ids only).
     #[serde(default)]
     pub auth: Option<Authentication>,
+    /// Flows pinned to their gateway (`gateway_sticky`).
+    #[serde(default)]
+    pub gateways: Option<GatewayStats>,
+}
+
+/// What the entry point's flow pins did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GatewayStats {
+    #[serde(flatten)]
+    pub counters: braid_proto::node::GatewayCounters,
+    /// Flows pinned now.
+    pub pinned: usize,
 }
 
 /// The egress side as a whole.
@@ -513,6 +528,13 @@ fn uplink_status(u: &crate::uplink::Uplink, now: Instant) -> UplinkStatus {
         rounds_failed: tc.rounds_failed,
         went_down: tc.went_down,
         went_up: tc.went_up,
+        preference: u.config().gateway.and_then(|g| g.gateway()).map(|g| g.0),
+        capacity_kbps: u
+            .config()
+            .gateway
+            .and_then(|g| g.gateway())
+            .map(|g| g.1)
+            .filter(|&c| c > 0),
         stray_answers: tc.stray_answers,
         send_failed: pc.send_failed,
         last_error: u.last_error().map(str::to_string),
@@ -820,6 +842,10 @@ fn stats(v: &View<'_>) -> Stats {
             io: v.io.clone(),
             kernel: v.kernel.map(KernelPath::report),
             auth: Some(authentication(v)),
+            gateways: {
+                let (counters, pinned) = v.node.gateway_counters();
+                Some(GatewayStats { counters, pinned })
+            },
         },
     }
 }

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use braid_daemon::counters::IoCounters;
 use braid_daemon::kernel::KernelReport;
 use braid_daemon::metrics::{self, ProcessFacts};
+use braid_daemon::uplink;
 use braid_proto::node::{Interface, Node, NodeConfig};
 use braid_proto::redundancy::reorder::ReorderConfig;
 use braid_proto::redundancy::{Mode, Policy};
@@ -71,6 +72,43 @@ fn diamond() -> Mesh {
     mesh
 }
 
+/// An uplink checker (TCP probes, so no raw socket is needed) whose first
+/// round a listener on loopback answered: every uplink family has a
+/// sample.
+fn answered_uplink(node: &mut Node, now: Instant) -> uplink::Uplink {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let config = uplink::UplinkConfig {
+        prefixes: vec![Prefix::V4 {
+            addr: [0; 4],
+            len: 0,
+        }],
+        method: uplink::Method::Tcp(port),
+        targets: vec!["127.0.0.1".parse().unwrap()],
+        interface: None,
+        track: uplink::TrackConfig {
+            targets: 1,
+            interval: std::time::Duration::from_millis(400),
+            timeout: std::time::Duration::from_millis(300),
+            reliability: 1,
+            down: 3,
+            up: 3,
+        },
+        gateway: None,
+    };
+    let mut u = uplink::Uplink::open(config, now, 7).unwrap();
+    let mut watch = Vec::new();
+    u.advance(now, node, &mut watch);
+    // Accepted: the probe's handshake is complete.
+    let _conn = listener.accept().unwrap();
+    if watch.len() == 1 {
+        u.connect_ready(Instant(now.0 + 1000), 0, node);
+    }
+    let t = &u.tracker().targets()[0];
+    assert!(t.answered_last && t.last_rtt.is_some(), "{t:?}");
+    u
+}
+
 /// Every node's `/metrics` page after the diamond carried a stream.
 fn pages() -> Vec<String> {
     let mut net = diamond();
@@ -93,16 +131,18 @@ fn pages() -> Vec<String> {
         started_unix: 1.7e9,
         last_reload: Some((1.7e9 + 60.0, true)),
     };
+    let uplink = answered_uplink(&mut net.nodes[0], net.now);
     net.nodes
         .iter()
-        .map(|n| {
+        .enumerate()
+        .map(|(i, n)| {
             metrics::prometheus(
                 n,
                 net.now,
                 n.neighbors().len(),
                 &IoCounters::default(),
                 Some(&kernel),
-                None,
+                (i == 0).then_some(&uplink),
                 process,
             )
         })

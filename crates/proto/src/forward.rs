@@ -134,6 +134,21 @@ impl TreeTables {
         origins.iter().copied().min_by_key(|&o| (distance(o), o))
     }
 
+    /// How far `origin` is from `entry` in the graph `make_graph` builds:
+    /// `None` when no path leads there.
+    pub fn distance(
+        &mut self,
+        lsdb: &Lsdb,
+        make_graph: &mut dyn FnMut() -> LsGraph,
+        entry: NodeId,
+        origin: NodeId,
+    ) -> Option<u64> {
+        self.refresh(lsdb);
+        let (spt, g) = Self::spt(&mut self.graph, &mut self.spts, make_graph, entry);
+        let d = spt?.dist[g.index_of(origin)? as usize];
+        (d != u64::MAX).then_some(d)
+    }
+
     /// The origin that serves `dst` best as seen from `entry` (see the
     /// module comment). `None` when nothing serves it.
     pub fn egress_for(

@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use braid_wire::{Lsa, LsaLink, NodeId, Prefix, ORIGIN_SIGNATURE_LEN};
+use braid_wire::{Lsa, LsaLink, NodeId, Prefix, DEFAULT_PREFERENCE, ORIGIN_SIGNATURE_LEN};
 
 use crate::graph::{Graph, GraphBuilder, NodeIx};
 use crate::metric::Metric;
@@ -647,31 +647,23 @@ impl Lsdb {
     /// link (a router that left still advertises its prefixes until its
     /// advertisement ages out): the longest prefix that covers it wins (a
     /// client entry is a host route, /32 or /128), then the highest client
-    /// quality. Fills `out` (cleared first) with the origins tied on both,
-    /// sorted; the caller breaks the tie (the node takes the nearest, see
-    /// `Node`'s egress choice). Empty when nothing serves `dst`.
-    pub fn best_origins(&self, dst: &[u8; 16], v4: bool, me: NodeId, out: &mut Vec<NodeId>) {
+    /// quality, then (for a prefix) the highest gateway preference
+    /// ([`Prefix::Gateway`]). Fills `out` (cleared first) with the origins
+    /// tied on all three, sorted; the caller breaks the tie (the node takes
+    /// the nearest, or spreads flows: see `Node`'s egress choice). Returns
+    /// the length of the prefix that matched; `out` is empty and `None`
+    /// returned when nothing serves `dst`.
+    pub fn best_origins(
+        &self,
+        dst: &[u8; 16],
+        v4: bool,
+        me: NodeId,
+        out: &mut Vec<NodeId>,
+    ) -> Option<u8> {
         out.clear();
-        let covers = |p: &Prefix| -> Option<(u8, u8)> {
-            let (addr, len, quality): (&[u8], u8, u8) = match p {
-                Prefix::V4 { addr, len } if v4 => (addr, *len, 0),
-                Prefix::V6 { addr, len } if !v4 => (addr, *len, 0),
-                Prefix::Client4 { addr, quality } if v4 => (addr, 32, *quality),
-                Prefix::Client6 { addr, quality } if !v4 => (addr, 128, *quality),
-                _ => return None,
-            };
-            let full = (len / 8) as usize;
-            let rest = len % 8;
-            let head = addr[..full] == dst[..full];
-            let tail = rest == 0 || {
-                let mask = 0xffu8 << (8 - rest);
-                addr[full] & mask == dst[full] & mask
-            };
-            (head && tail).then_some((len, quality))
-        };
-        let mut best: Option<(u8, u8)> = None;
+        let mut best: Option<(u8, u8, u8)> = None;
         for r in self.records() {
-            let Some(rank) = r.prefixes.iter().filter_map(&covers).max() else {
+            let Some(rank) = rank_for(r, dst, v4) else {
                 continue;
             };
             if best.is_some_and(|b| rank < b) {
@@ -686,43 +678,70 @@ impl Lsdb {
             }
             out.push(r.origin);
         }
+        best.map(|b| b.0)
+    }
+
+    /// The length of the longest prefix of `origin`'s that covers `dst`,
+    /// if `origin` is `me` or has a two-way link (it is reachable): whether
+    /// a flow that started with it may stay with it (it still serves the
+    /// destination as specifically as it did).
+    pub fn serves(&self, origin: NodeId, dst: &[u8; 16], v4: bool, me: NodeId) -> Option<u8> {
+        let r = self.get(origin)?;
+        let rank = rank_for(r, dst, v4)?;
+        (origin == me || self.has_two_way_link(origin)).then_some(rank.0)
+    }
+
+    /// An origin's gateway preference and uplink capacity (kbit/s, 0: not
+    /// said): its first [`Prefix::Gateway`] entry, or
+    /// [`braid_wire::DEFAULT_PREFERENCE`] and 0 without one (or when the
+    /// origin is not known).
+    pub fn gateway(&self, origin: NodeId) -> (u8, u32) {
+        self.get(origin).map_or((DEFAULT_PREFERENCE, 0), gateway_of)
     }
 
     /// Every IPv4 prefix served, as [`Self::best_origins`] ranks them:
-    /// (network address, length, origins) for the prefixes and clients (as
-    /// /32) of `me` and of the origins with a two-way link; where several
-    /// serve the same prefix, those with the best client quality, sorted
-    /// (the caller breaks the tie as for `best_origins`). A longest-prefix
-    /// match on this table answers as `best_origins` does (the kernel data
-    /// path looks destinations up in it: `Node::v4_prefix_table`).
-    pub fn v4_prefix_table(&self, me: NodeId) -> Vec<([u8; 4], u8, Vec<NodeId>)> {
-        let mut table: BTreeMap<([u8; 4], u8), (u8, Vec<NodeId>)> = BTreeMap::new();
+    /// (network address, length, origins, how many serve it) for the
+    /// prefixes and clients (as /32) of `me` and of the origins with a
+    /// two-way link; where several serve the same prefix, those with the
+    /// best client quality and gateway preference, sorted (the caller
+    /// breaks the tie as for `best_origins`), and the count of all that
+    /// serve it whatever their rank. A longest-prefix match on this table
+    /// answers as `best_origins` does (the kernel data path looks
+    /// destinations up in it: `Node::v4_prefix_table`).
+    pub fn v4_prefix_table(&self, me: NodeId) -> Vec<([u8; 4], u8, Vec<NodeId>, usize)> {
+        type Entry = ((u8, u8), Vec<NodeId>, usize);
+        let mut table: BTreeMap<([u8; 4], u8), Entry> = BTreeMap::new();
         for r in self.records() {
             if r.origin != me && !self.has_two_way_link(r.origin) {
                 continue;
             }
+            let preference = gateway_of(r).0;
             for p in r.prefixes.iter() {
-                let (addr, len, quality) = match *p {
-                    Prefix::V4 { addr, len } => (addr, len.min(32), 0),
-                    Prefix::Client4 { addr, quality } => (addr, 32, quality),
+                let (addr, len, rank) = match *p {
+                    Prefix::V4 { addr, len } => (addr, len.min(32), (0, preference)),
+                    Prefix::Client4 { addr, quality } => (addr, 32, (quality, 0)),
                     _ => continue,
                 };
                 let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
                 let net = (u32::from_be_bytes(addr) & mask).to_be_bytes();
-                let e = table.entry((net, len)).or_insert((quality, Vec::new()));
-                if quality > e.0 {
-                    *e = (quality, Vec::new());
+                let e = table.entry((net, len)).or_insert((rank, Vec::new(), 0));
+                if e.1.contains(&r.origin) {
+                    continue;
                 }
-                if quality == e.0 && !e.1.contains(&r.origin) {
+                e.2 += 1;
+                if rank > e.0 {
+                    (e.0, e.1) = (rank, Vec::new());
+                }
+                if rank == e.0 {
                     e.1.push(r.origin);
                 }
             }
         }
         table
             .into_iter()
-            .map(|((a, l), (_, mut origins))| {
+            .map(|((a, l), (_, mut origins, all))| {
                 origins.sort_unstable();
-                (a, l, origins)
+                (a, l, origins, all)
             })
             .collect()
     }
@@ -855,6 +874,43 @@ impl LsGraph {
     pub fn id_of(&self, v: NodeIx) -> NodeId {
         self.ids[v as usize]
     }
+}
+
+/// How well `r` serves `dst` (an IPv4 address in the first four bytes
+/// when `v4`), if at all: (length of its longest covering prefix, client
+/// quality for a client entry, gateway preference for a prefix), compared
+/// in that order.
+fn rank_for(r: &LsaRecord, dst: &[u8; 16], v4: bool) -> Option<(u8, u8, u8)> {
+    let preference = gateway_of(r).0;
+    r.prefixes
+        .iter()
+        .filter_map(|p| {
+            let (addr, len, quality, pref): (&[u8], u8, u8, u8) = match p {
+                Prefix::V4 { addr, len } if v4 => (addr, *len, 0, preference),
+                Prefix::V6 { addr, len } if !v4 => (addr, *len, 0, preference),
+                Prefix::Client4 { addr, quality } if v4 => (addr, 32, *quality, 0),
+                Prefix::Client6 { addr, quality } if !v4 => (addr, 128, *quality, 0),
+                _ => return None,
+            };
+            let full = (len / 8) as usize;
+            let rest = len % 8;
+            let head = addr.get(..full)? == dst.get(..full)?;
+            let tail = rest == 0 || {
+                let mask = 0xffu8 << (8 - rest);
+                addr.get(full)? & mask == dst.get(full)? & mask
+            };
+            (head && tail).then_some((len, quality, pref))
+        })
+        .max()
+}
+
+/// An advertisement's gateway preference and capacity: its first
+/// [`Prefix::Gateway`] entry, or the default preference and 0.
+fn gateway_of(r: &LsaRecord) -> (u8, u32) {
+    r.prefixes
+        .iter()
+        .find_map(Prefix::gateway)
+        .unwrap_or((DEFAULT_PREFERENCE, 0))
 }
 
 #[cfg(test)]
@@ -1172,12 +1228,12 @@ mod tests {
         // The table for the kernel's longest-prefix match says the same.
         assert_eq!(
             db.v4_prefix_table(NodeId(3)),
-            vec![([198, 18, 0, 9], 32, vec![NodeId(1), NodeId(2)])]
+            vec![([198, 18, 0, 9], 32, vec![NodeId(1), NodeId(2)], 2)]
         );
         offer(&mut db, t, 3, 3, 0, &[link(2, 1000, 1000)]);
         assert_eq!(
             db.v4_prefix_table(NodeId(3)),
-            vec![([198, 18, 0, 9], 32, vec![NodeId(2)])],
+            vec![([198, 18, 0, 9], 32, vec![NodeId(2)], 1)],
             "1 is cut off again"
         );
     }

@@ -431,12 +431,15 @@ fn a_gateway_whose_uplink_fails_withdraws_its_route_at_once_and_takes_it_back() 
         net.link(a, b, 0.0);
     }
     net.run_until(secs(10));
-    let send = |net: &mut Mesh, from: u32, count: u32| -> (usize, usize) {
+    // Packets of one flow (its source port).
+    let send = |net: &mut Mesh, port: u16, from: u32, count: u32| -> (usize, usize) {
         for i in from..from + count {
             let at = Instant(net.now.0 + 20_000);
             net.run_until(at);
             let now = net.now;
-            net.nodes[0].send(now, &host_packet([203, 0, 113, 9], i));
+            let mut p = host_packet([203, 0, 113, 9], i);
+            p[20..22].copy_from_slice(&port.to_be_bytes());
+            net.nodes[0].send(now, &p);
             net.flush();
         }
         let at = Instant(net.now.0 + 500_000);
@@ -445,10 +448,10 @@ fn a_gateway_whose_uplink_fails_withdraws_its_route_at_once_and_takes_it_back() 
             |net: &mut Mesh, g: usize| std::iter::from_fn(|| net.nodes[g].poll_deliver()).count();
         (got(net, 3), got(net, 4))
     };
-    assert_eq!(send(&mut net, 0, 100), (100, 0), "the nearest gateway");
+    assert_eq!(send(&mut net, 1, 0, 100), (100, 0), "the nearest gateway");
     // Its uplink fails: 4 stays up and reachable, but serves no route.
     net.nodes[3].set_uplink_prefixes(vec![]);
-    let (at4, at5) = send(&mut net, 1000, 100);
+    let (at4, at5) = send(&mut net, 1, 1000, 100);
     eprintln!("withdrawn: {at4} still to 4, {at5} to 5");
     assert!(at4 <= 2, "{at4} sent to 4 after it withdrew the route");
     assert_eq!(
@@ -456,13 +459,191 @@ fn a_gateway_whose_uplink_fails_withdraws_its_route_at_once_and_takes_it_back() 
         100,
         "nothing lost: 4 still delivers what reached it"
     );
-    assert_eq!(send(&mut net, 2000, 100), (0, 100), "all to 5");
-    // Back: within the advertisement interval (1 s) and the flood.
+    assert_eq!(send(&mut net, 1, 2000, 100), (0, 100), "all to 5");
+    // Back: a new flow goes to 4 within the advertisement interval (1 s)
+    // and the flood; the flow that moved to 5 stays there (its
+    // connection is NATed at 5 now).
     net.nodes[3].set_uplink_prefixes(vec![default]);
-    let (back4, back5) = send(&mut net, 3000, 100);
+    let (back4, back5) = send(&mut net, 2, 3000, 100);
     eprintln!("restored: {back4} to 4, {back5} to 5");
     assert!(back4 >= 40 && back4 + back5 == 100, "{back4} + {back5}");
-    assert_eq!(send(&mut net, 4000, 100), (100, 0), "all back to 4");
+    assert_eq!(send(&mut net, 2, 4000, 100), (100, 0), "the new flow at 4");
+    assert_eq!(
+        send(&mut net, 1, 5000, 100),
+        (0, 100),
+        "the old one kept at 5"
+    );
+    let (c, _) = net.nodes[0].gateway_counters();
+    assert_eq!(c.flows_moved, 1, "{c:?}");
+}
+
+/// Nodes 1-6 with gateways 4 and 5 serving the default route (through
+/// `gateway`, or plainly in `prefixes` when `None`), node 1 the entry
+/// point (`choice`): 1 - 2 - 4 and 1 - 3 - 6 - 5, and a shortcut 1 - 5
+/// (index 0 - 4) the tests bring up and down.
+fn two_gateways(
+    seed: u64,
+    choice: braid_proto::node::GatewayChoice,
+    gateway: Option<[braid_wire::Prefix; 2]>,
+) -> Mesh {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let default = braid_wire::Prefix::V4 {
+        addr: [0, 0, 0, 0],
+        len: 0,
+    };
+    let nodes = (1..=6u16)
+        .map(|id| {
+            let mut config = braid_proto::node::NodeConfig {
+                neighbor_timeout: Some(Duration::from_secs(2)),
+                gateways: choice,
+                ..Default::default()
+            };
+            if (id == 4 || id == 5) && gateway.is_none() {
+                config.control.prefixes = vec![default];
+            }
+            let mut node = Node::new(NodeId(id), config, Instant::ZERO, &mut rng).unwrap();
+            if let (4 | 5, Some(g)) = (id, gateway) {
+                node.set_uplink_prefixes(vec![default, g[id as usize - 4]]);
+            }
+            node
+        })
+        .collect();
+    let mut net = Mesh::new(nodes, rng, LOSSY);
+    for (a, b) in [(0, 1), (1, 3), (0, 2), (2, 5), (5, 4)] {
+        net.link(a, b, 0.0);
+    }
+    net.link(0, 4, 1.0);
+    net.run_until(secs(10));
+    net
+}
+
+/// Sends one packet of each flow (`ports`, the source port) from node 1
+/// toward the Internet, 20 ms apart, and returns the ports that reached
+/// gateway 4 and gateway 5.
+fn flows_to(net: &mut Mesh, ports: &[u16]) -> (Vec<u16>, Vec<u16>) {
+    for (i, &port) in ports.iter().enumerate() {
+        net.run_for(Duration::from_millis(20));
+        let mut p = host_packet([203, 0, 113, 9], i as u32);
+        p[20..22].copy_from_slice(&port.to_be_bytes());
+        let now = net.now;
+        net.nodes[0].send(now, &p);
+        net.flush();
+    }
+    net.run_for(Duration::from_millis(300));
+    let mut got = |g: usize| -> Vec<u16> {
+        std::iter::from_fn(|| net.nodes[g].poll_deliver())
+            .map(|p| u16::from_be_bytes([p[20], p[21]]))
+            .collect()
+    };
+    (got(3), got(4))
+}
+
+/// Issue 33: ten topology changes, each making the other gateway nearer
+/// (the shortcut 1 - 5 comes and goes), with both healthy: a flow that
+/// started at gateway 4 stays there through all of them (its NAT state
+/// lives there), while each new flow goes to the gateway nearest when it
+/// starts.
+#[test]
+fn flows_stay_on_their_gateway_through_ten_topology_changes() {
+    let mut net = two_gateways(23, Default::default(), None);
+    let long = 1u16;
+    assert_eq!(flows_to(&mut net, &[long]), (vec![long], vec![]));
+    for change in 0..10u16 {
+        let shortcut = change % 2 == 0;
+        net.link(0, 4, if shortcut { 0.0 } else { 1.0 });
+        // Long enough for the news either way (the 2-s timeout, a new
+        // link's estimate).
+        for _ in 0..40 {
+            let (at4, at5) = flows_to(&mut net, &[long]);
+            assert!(at5.is_empty(), "change {change}: the long flow moved");
+            assert!(at4.len() <= 1);
+        }
+        let nearest = if shortcut { NodeId(5) } else { NodeId(4) };
+        let dst = {
+            let mut d = [0u8; 16];
+            d[..4].copy_from_slice(&[203, 0, 113, 9]);
+            d
+        };
+        assert_eq!(net.nodes[0].choose_egress(&dst, true), Some(nearest));
+        let new = 100 + change;
+        let (at4, at5) = flows_to(&mut net, &[new, long]);
+        let at_nearest = if shortcut { &at5 } else { &at4 };
+        assert!(
+            at_nearest.contains(&new),
+            "change {change}: {at4:?} {at5:?}"
+        );
+        assert!(at4.contains(&long), "change {change}");
+    }
+    let (c, pinned) = net.nodes[0].gateway_counters();
+    assert_eq!(c.flows_moved, 0, "{c:?}");
+    assert!(c.packets_kept >= 50, "{c:?}");
+    assert_eq!(pinned, 11);
+}
+
+/// Issue 33: a primary gateway (4, preference 200, 1 Gbit/s) and an
+/// LTE-like backup (5, preference 10, 50 Mbit/s) that is nearer: nothing
+/// goes to the backup while the primary serves; everything, old flows
+/// too, once the primary's uplink fails; new flows back to the primary
+/// once it recovers. Then with both preferred alike and spreading on,
+/// flows split in proportion to capacity.
+#[test]
+fn gateways_are_chosen_by_preference_and_spread_by_capacity() {
+    let gateway = |preference, capacity_kbps| braid_wire::Prefix::Gateway {
+        preference,
+        capacity_kbps,
+    };
+    let default = braid_wire::Prefix::V4 {
+        addr: [0, 0, 0, 0],
+        len: 0,
+    };
+    let g = [gateway(200, 1_000_000), gateway(10, 50_000)];
+    let mut net = two_gateways(24, Default::default(), Some(g));
+    net.link(0, 4, 0.0);
+    net.run_for(Duration::from_secs(5));
+    let first: Vec<u16> = (1..=50).collect();
+    let (at4, at5) = flows_to(&mut net, &first);
+    assert_eq!(
+        (at4.len(), at5.len()),
+        (50, 0),
+        "the primary, though farther"
+    );
+    net.nodes[3].set_uplink_prefixes(vec![]);
+    let (at4, at5) = flows_to(&mut net, &first);
+    assert!(at4.len() <= 2 && at4.len() + at5.len() == 50, "{at4:?}");
+    let (at4, at5) = flows_to(&mut net, &first);
+    assert_eq!((at4.len(), at5.len()), (0, 50), "all on the backup");
+    net.nodes[3].set_uplink_prefixes(vec![default, g[0]]);
+    net.run_for(Duration::from_millis(1100));
+    let second: Vec<u16> = (51..=100).collect();
+    let (at4, at5) = flows_to(&mut net, &second);
+    assert_eq!((at4.len(), at5.len()), (50, 0), "new flows at the primary");
+    let (at4, at5) = flows_to(&mut net, &first);
+    assert_eq!(
+        (at4.len(), at5.len()),
+        (0, 50),
+        "old ones kept on the backup"
+    );
+
+    // Preferred alike, 3:1 in capacity, spreading on.
+    let choice = braid_proto::node::GatewayChoice {
+        spread: true,
+        ..Default::default()
+    };
+    let g = [gateway(100, 30_000), gateway(100, 10_000)];
+    let mut net = two_gateways(25, choice, Some(g));
+    let flows: Vec<u16> = (1..=400).collect();
+    let (at4, at5) = flows_to(&mut net, &flows);
+    assert_eq!(at4.len() + at5.len(), 400);
+    let share = at4.len() as f64 / 400.0;
+    eprintln!(
+        "spread: {} to 4 (30 Mbit/s), {} to 5 (10)",
+        at4.len(),
+        at5.len()
+    );
+    assert!((0.65..=0.85).contains(&share), "{share}");
+    // And each flow stays where it was sent.
+    let (again4, _) = flows_to(&mut net, &flows);
+    assert_eq!(again4, at4);
 }
 
 #[test]

@@ -59,7 +59,7 @@ pub use control::{
     split_mac, Challenge, ChallengeKind, ControlFlags, ControlHeader, ControlMessage, Echo,
     EchoKind, Lsa, LsaBundle, LsaEntry, LsaLink, PathCount, PathReport, Prefix, Probe, ProbeKind,
     ProbeReport, SessionCheck, SessionCheckKind, CLIENT_QUALITY_MAX, CONTROL_HEADER_LEN,
-    ORIGIN_SIGNATURE_LEN, RATE_SMALL, RATE_UNSPECIFIED,
+    DEFAULT_PREFERENCE, ORIGIN_SIGNATURE_LEN, RATE_SMALL, RATE_UNSPECIFIED,
 };
 pub use data::{
     DataFlags, DataHeader, DataPacket, DataView, Group, RedundancyMode, Route, DATA_HEADER_LEN,

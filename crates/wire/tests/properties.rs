@@ -103,6 +103,10 @@ fn prefix() -> impl Strategy<Value = Prefix> {
         (any::<[u8; 4]>(), 1u8..=255).prop_map(|(addr, quality)| Prefix::Client4 { addr, quality }),
         (any::<[u8; 16]>(), 1u8..=255)
             .prop_map(|(addr, quality)| Prefix::Client6 { addr, quality }),
+        (any::<u8>(), any::<u32>()).prop_map(|(preference, capacity_kbps)| Prefix::Gateway {
+            preference,
+            capacity_kbps
+        }),
     ]
 }
 

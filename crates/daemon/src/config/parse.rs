@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use braid_conf::{LocatedError, Source, Spanned};
 use braid_proto::classify::{ClassRule, Classifier, IpPrefix, Match, PortRange};
-use braid_proto::node::NodeConfig;
+use braid_proto::node::{GatewayChoice, NodeConfig};
 use braid_proto::redundancy::reorder::{ReorderConfig, ReorderTimeout};
 use braid_proto::redundancy::{Mode, Policy};
 use braid_wire::{NodeId, Prefix};
@@ -58,6 +58,7 @@ impl Config {
             nc.access.margin = *m.get_ref();
         }
         nc.access.hold = check_client_hold(&mut found, &raw.client_hold, nc.access.hold);
+        nc.gateways = check_gateway_choice(&mut found, &raw);
         let (auth, key_file) = check_auth(&mut found, raw.auth.as_ref());
         nc.control.auth = auth;
         let (origin_key_file, roster_file) = check_origin(&mut found, raw.origin.as_ref());
@@ -640,6 +641,38 @@ fn check_client_hold(
         );
     }
     hold
+}
+
+/// `gateway_sticky`, `gateway_spread`, `gateway_flows`,
+/// `gateway_flow_idle`: how this router, as an entry point, uses several
+/// gateways.
+fn check_gateway_choice(found: &mut Findings<'_>, raw: &ConfigFile) -> GatewayChoice {
+    let d = GatewayChoice::default();
+    let src = found.src;
+    let max_flows = in_range(
+        found,
+        raw.gateway_flows.as_ref(),
+        "gateway_flows",
+        16..=1_048_576,
+        "16 to 1048576 flows",
+    )
+    .unwrap_or(d.max_flows);
+    let flow_idle = found
+        .keep(src.duration(&raw.gateway_flow_idle, "gateway_flow_idle", d.flow_idle))
+        .unwrap_or(d.flow_idle);
+    if !(Duration::from_secs(1)..=Duration::from_secs(86_400)).contains(&flow_idle) {
+        found.refuse(
+            raw.gateway_flow_idle.as_ref().map(|v| v.span()),
+            "gateway_flow_idle",
+            "1s to 24h",
+        );
+    }
+    GatewayChoice {
+        sticky: raw.gateway_sticky.unwrap_or(d.sticky),
+        spread: raw.gateway_spread.unwrap_or(d.spread),
+        max_flows,
+        flow_idle,
+    }
 }
 
 /// `lan_interfaces`: LAN ports, none an `[[interface]]` or listed twice.

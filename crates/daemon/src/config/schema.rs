@@ -69,6 +69,14 @@ pub struct ConfigFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lan_interfaces: Vec<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_sticky: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_spread: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_flows: Option<Spanned<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_flow_idle: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_margin: Option<Spanned<u8>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_hold: Option<Spanned<String>>,
@@ -212,6 +220,10 @@ pub struct UplinkFile {
     pub down: Option<Spanned<u32>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub up: Option<Spanned<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preference: Option<Spanned<u8>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Spanned<String>>,
 }
 
 /// `[probes]`.
@@ -280,6 +292,10 @@ impl ConfigFile {
             policy: Vec::new(),
             access: Vec::new(),
             lan_interfaces: Vec::new(),
+            gateway_sticky: None,
+            gateway_spread: None,
+            gateway_flows: None,
+            gateway_flow_idle: None,
             client_margin: None,
             client_hold: None,
             auth: None,

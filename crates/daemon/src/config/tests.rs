@@ -603,3 +603,46 @@ fn bad_uplinks_are_refused_naming_the_field() {
         assert!(e.to_string().contains(says), "{section}: {e}");
     }
 }
+
+#[test]
+fn gateway_preference_capacity_and_the_entry_points_choice_reach_the_node() {
+    let base = "node = 1\n[[interface]]\nname = \"a\"\n";
+    let c = Config::parse("g.toml", base).unwrap();
+    let d = braid_proto::node::GatewayChoice::default();
+    assert_eq!(c.node_config.gateways, d);
+    assert!(d.sticky && !d.spread, "sticky, nearest by default");
+    let text = format!(
+        "gateway_spread = true\ngateway_sticky = false\ngateway_flows = 100\n\
+         gateway_flow_idle = \"60s\"\n{base}[uplink]\nprefixes = [\"0.0.0.0/0\"]\n\
+         targets = [\"198.19.100.1\"]\npreference = 200\ncapacity = \"1Gbit\"\n"
+    );
+    let c = Config::parse("g.toml", &text).unwrap();
+    let g = c.node_config.gateways;
+    assert!(g.spread && !g.sticky);
+    assert_eq!((g.max_flows, g.flow_idle), (100, Duration::from_secs(60)));
+    assert_eq!(
+        c.uplink.unwrap().gateway,
+        Some(Prefix::Gateway {
+            preference: 200,
+            capacity_kbps: 1_000_000
+        })
+    );
+    let uplink = "[uplink]\nprefixes = [\"0.0.0.0/0\"]\ntargets = [\"198.19.100.1\"]\n";
+    let no_gateway = Config::parse("g.toml", &format!("{base}{uplink}")).unwrap();
+    assert_eq!(no_gateway.uplink.unwrap().gateway, None, "nothing said");
+    for (text, says) in [
+        (format!("gateway_flows = 2\n{base}"), "gateway_flows"),
+        (
+            format!("gateway_flow_idle = \"2d\"\n{base}"),
+            "gateway_flow_idle",
+        ),
+        (
+            format!("{base}{uplink}capacity = \"fast\"\n"),
+            "uplink.capacity",
+        ),
+        (format!("{base}{uplink}preference = 300\n"), "preference"),
+    ] {
+        let e = Config::parse("g.toml", &text).unwrap_err();
+        assert!(e.to_string().contains(says), "{text}: {e}");
+    }
+}

@@ -109,7 +109,26 @@ pub(super) fn check_uplink(
         .unwrap_or(DEFAULT_DOWN);
     let up =
         in_range(found, raw.up.as_ref(), "uplink.up", 1..=100, "1 to 100").unwrap_or(DEFAULT_UP);
+    let capacity = raw.capacity.as_ref().and_then(|v| {
+        let bits = found.keep(src.rate(v, "uplink.capacity"))?;
+        let kbps = bits / 1000;
+        if kbps == 0 || kbps > u64::from(u32::MAX) {
+            found.refuse(
+                Some(v.span()),
+                "uplink.capacity",
+                "1kbit to 4294Gbit (advertised in kbit/s)",
+            );
+            return None;
+        }
+        Some(kbps as u32)
+    });
+    let preference = raw.preference.as_ref().map(|p| *p.get_ref());
+    let gateway = (preference.is_some() || capacity.is_some()).then(|| Prefix::Gateway {
+        preference: preference.unwrap_or(braid_wire::DEFAULT_PREFERENCE),
+        capacity_kbps: capacity.unwrap_or(0),
+    });
     Some(UplinkConfig {
+        gateway,
         prefixes,
         method,
         track: TrackConfig {

@@ -45,6 +45,7 @@ pub fn prometheus(
     control_families(out, id, node, now);
     egress_order_families(out, id, node);
     node_families(out, id, node, io);
+    gateway_families(out, id, node);
     if let Some(k) = kernel {
         kernel_families(out, id, k);
     }
@@ -52,6 +53,34 @@ pub fn prometheus(
         uplink_families(out, id, u);
     }
     page
+}
+
+/// As an entry point: flows pinned to their gateway.
+fn gateway_families(out: &mut String, id: &str, node: &Node) {
+    let me = || ("node", id.to_string());
+    let (c, pinned) = node.gateway_counters();
+    let mut f = family(
+        out,
+        "braid_gateway_flows_pinned",
+        "gauge",
+        "Flows entering the mesh here kept on the egress they started with.",
+    );
+    f.sample(&[me()], pinned as f64);
+    let mut f = family(
+        out,
+        "braid_gateway_flow_events_total",
+        "counter",
+        "What the flow pins did (stats.gateways): flows pinned, packets kept on their egress where the choice now is another, flows moved because their egress stopped serving, pins expired, flows not pinned (table full).",
+    );
+    for (what, v) in [
+        ("flows_pinned", c.flows_pinned),
+        ("packets_kept", c.packets_kept),
+        ("flows_moved", c.flows_moved),
+        ("flows_expired", c.flows_expired),
+        ("flows_unpinned", c.flows_unpinned),
+    ] {
+        f.sample(&[me(), ("what", what.into())], v as f64);
+    }
 }
 
 /// A gateway's uplink (`[uplink]`): healthy or not, its rounds and

@@ -37,6 +37,9 @@ pub struct UplinkConfig {
     /// routing table says.
     pub interface: Option<String>,
     pub track: TrackConfig,
+    /// Advertised with the prefixes while healthy (a
+    /// [`Prefix::Gateway`]: preference and capacity), when either is set.
+    pub gateway: Option<Prefix>,
 }
 
 /// A change of the uplink's state, for the log and the monitors.
@@ -152,7 +155,12 @@ impl Uplink {
 
     fn apply(&mut self, healthy: bool, node: &mut Node) -> UplinkChange {
         let prefixes = if healthy {
-            self.config.prefixes.clone()
+            self.config
+                .prefixes
+                .iter()
+                .chain(&self.config.gateway)
+                .copied()
+                .collect()
         } else {
             Vec::new()
         };

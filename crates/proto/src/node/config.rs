@@ -85,6 +85,9 @@ pub struct NodeConfig {
     pub neighbor_timeout: Option<Duration>,
     /// As an access point: which of the clients it hears it serves.
     pub access: AccessConfig,
+    /// As an entry point: which of several gateways a flow goes to, and
+    /// whether it stays there.
+    pub gateways: super::GatewayChoice,
 }
 
 /// Late-binding settings.
@@ -142,6 +145,7 @@ impl Default for NodeConfig {
             tx_failure_hold: Duration::from_secs(10),
             neighbor_timeout: None,
             access: AccessConfig::default(),
+            gateways: super::GatewayChoice::default(),
         }
     }
 }

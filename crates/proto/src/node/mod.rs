@@ -122,6 +122,7 @@ mod admission;
 mod binding;
 mod config;
 pub mod events;
+mod gateways;
 mod hold;
 mod neighbors;
 mod outbox;
@@ -142,7 +143,7 @@ use braid_wire::{
 use rand_core::RngCore;
 
 use crate::access::{AccessPoint, ClientAddr};
-use crate::classify::{inspect, Classified, Classifier};
+use crate::classify::{inspect, Classified, Classifier, PacketInfo};
 use crate::control::{ConfigError, ControlPlane};
 use crate::forward::{TreeDest, TreeHop};
 use crate::lsdb::LsaStore;
@@ -159,6 +160,7 @@ pub use config::{
     PATH_REPORT_INTERVALS_TEXT,
 };
 pub use events::{DownReason, Interface, NodeEvent};
+pub use gateways::{GatewayChoice, GatewayCounters};
 use hold::{Held, HoldLine};
 use neighbors::Heard;
 pub use neighbors::NeighborTable;
@@ -190,6 +192,10 @@ pub struct Node {
     trees: Trees,
     /// As an access point: the clients heard and served.
     access: AccessPoint,
+    /// Flows pinned to the egress they started with (`gateways.rs`).
+    pins: gateways::FlowPins,
+    /// Origins tied for a destination (reused).
+    tied: Vec<NodeId>,
     reporter: Reporter,
     out: Outbox,
     /// Why the last datagram given to `handle_datagram` was refused.
@@ -273,6 +279,8 @@ impl Node {
             held: HoldLine::default(),
             trees: Trees::new(id),
             access: AccessPoint::new(config.access),
+            pins: gateways::FlowPins::default(),
+            tied: Vec::new(),
             reporter: Reporter::new(now, config.path_report_interval),
             out: Outbox::new(config.max_queue),
             last_refusal: None,
@@ -414,13 +422,75 @@ impl Node {
 
     /// Every IPv4 prefix and client served, with the origin this node
     /// sends it to (as [`Self::choose_egress`] decides): the table the
-    /// kernel data path matches destinations against.
+    /// kernel data path matches destinations against. A prefix (not a
+    /// host route) that several origins serve is left out while flows are
+    /// pinned or spread ([`GatewayChoice`]): the kernel then hands its
+    /// packets to the node, which decides per flow.
     pub fn v4_prefix_table(&mut self) -> Vec<([u8; 4], u8, NodeId)> {
         let table = self.control.lsdb().v4_prefix_table(self.id);
+        let per_flow = self.config.gateways.sticky || self.config.gateways.spread;
         table
             .into_iter()
-            .filter_map(|(a, l, origins)| Some((a, l, self.nearest_of(&origins)?)))
+            .filter(|&(_, l, _, serving)| !(per_flow && l < 32 && serving > 1))
+            .filter_map(|(a, l, origins, _)| Some((a, l, self.nearest_of(&origins)?)))
             .collect()
+    }
+
+    /// What the flow pins did ([`GatewayChoice`]) and how many are held.
+    pub fn gateway_counters(&self) -> (GatewayCounters, usize) {
+        (self.pins.counters(), self.pins.pinned())
+    }
+
+    /// The egress for a user packet's flow: as [`Self::choose_egress`]
+    /// for a host route (a client, who roams), else among the origins tied
+    /// for its destination the nearest or (spreading) the flow's share by
+    /// capacity, kept for the flow while it still serves (`gateways.rs`).
+    fn egress_for_flow(&mut self, now: Instant, info: &PacketInfo) -> Option<NodeId> {
+        let choice = self.config.gateways;
+        if !choice.sticky && !choice.spread {
+            return self.choose_egress(&info.dst, info.v4);
+        }
+        let me = self.id;
+        let mut tied = std::mem::take(&mut self.tied);
+        let len = self
+            .control
+            .lsdb()
+            .best_origins(&info.dst, info.v4, me, &mut tied);
+        let host = if info.v4 { 32 } else { 128 };
+        let best = match len {
+            Some(l) if l == host => {
+                self.tied = tied;
+                return self.choose_egress(&info.dst, info.v4);
+            }
+            None => None,
+            Some(l) if choice.spread && tied.len() > 1 => {
+                let lsdb = self.control.lsdb();
+                gateways::spread(&tied, info.flow_hash, |o| lsdb.gateway(o).1).map(|o| (o, l))
+            }
+            Some(l) => self.nearest_of(&tied).map(|o| (o, l)),
+        };
+        self.tied = tied;
+        if !choice.sticky {
+            return best.map(|b| b.0);
+        }
+        // Its pinned egress still serves if it serves the destination and
+        // a path leads there.
+        let kept = self.pins.peek(info.flow_hash).and_then(|o| {
+            let len = self.control.lsdb().serves(o, &info.dst, info.v4, me)?;
+            (o == me || self.reachable(o)).then_some(len)
+        });
+        self.pins
+            .egress(&choice, now, info.flow_hash, |_| kept, || best)
+    }
+
+    /// Whether a path leads from this node to `origin` in the link-state
+    /// graph.
+    fn reachable(&mut self, origin: NodeId) -> bool {
+        let View { lsdb, graph } = tree_view!(self.control);
+        self.trees
+            .tables
+            .distance(lsdb, graph, self.id, origin)
+            .is_some()
     }
 
     /// This node's part of `entry`'s tree toward `dest` (tree mode): the
@@ -440,7 +510,7 @@ impl Node {
             self.counters.not_ip += 1;
             return;
         };
-        let Some(mut egress) = self.choose_egress(&info.dst, info.v4) else {
+        let Some(mut egress) = self.egress_for_flow(now, &info) else {
             self.counters.no_egress += 1;
             return;
         };

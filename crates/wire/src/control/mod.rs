@@ -41,6 +41,6 @@ pub use echo::{Echo, EchoKind};
 pub use header::{split_mac, ControlFlags, ControlHeader, ControlMessage, CONTROL_HEADER_LEN};
 pub use lsa::{Lsa, LsaBundle, LsaEntry, LsaLink, ORIGIN_SIGNATURE_LEN};
 pub use path_report::{PathCount, PathReport, LATEST_MASK};
-pub use prefix::{Prefix, CLIENT_QUALITY_MAX};
+pub use prefix::{Prefix, CLIENT_QUALITY_MAX, DEFAULT_PREFERENCE};
 pub use probe::{Probe, ProbeKind, ProbeReport, RATE_SMALL, RATE_UNSPECIFIED};
 pub use session_check::{SessionCheck, SessionCheckKind};

@@ -1,6 +1,7 @@
-//! What an LSA's origin serves: IPv4 and IPv6 prefixes, and clients it
+//! What an LSA's origin serves: IPv4 and IPv6 prefixes, clients it
 //! serves as an access point (with the quality of its link to them), and
-//! their encoding (kind, length or quality, address).
+//! as a gateway its preference and uplink capacity; their encoding (kind,
+//! length or quality or preference, address or capacity).
 
 use crate::{Reader, WireError, Writer};
 
@@ -38,7 +39,22 @@ pub enum Prefix {
         /// 1 (barely heard) to 255 (every probe answered).
         quality: u8,
     },
+    /// The origin is a gateway: how entry points should weigh the IP
+    /// prefixes it serves against other origins' for the same prefix.
+    /// At most one per advertisement counts (the first).
+    Gateway {
+        /// Higher is preferred (a fibre primary over an LTE backup);
+        /// origins without this entry have [`DEFAULT_PREFERENCE`].
+        preference: u8,
+        /// The uplink's capacity, kbit/s (0: not said), by which entry
+        /// points that spread flows across equally preferred gateways
+        /// weigh them.
+        capacity_kbps: u32,
+    },
 }
+
+/// The preference of an origin that advertises no [`Prefix::Gateway`].
+pub const DEFAULT_PREFERENCE: u8 = 100;
 
 /// The best quality a client entry can carry.
 pub const CLIENT_QUALITY_MAX: u8 = 255;
@@ -59,6 +75,13 @@ impl core::fmt::Display for Prefix {
                 "client {} (quality {quality})",
                 core::net::Ipv6Addr::from(*addr)
             ),
+            Prefix::Gateway {
+                preference,
+                capacity_kbps,
+            } => write!(
+                f,
+                "gateway (preference {preference}, capacity {capacity_kbps} kbit/s)"
+            ),
         }
     }
 }
@@ -67,6 +90,7 @@ const PREFIX_V4: u8 = 4;
 const PREFIX_V6: u8 = 6;
 const PREFIX_CLIENT_V4: u8 = 0x14;
 const PREFIX_CLIENT_V6: u8 = 0x16;
+const PREFIX_GATEWAY: u8 = 0x20;
 
 impl Prefix {
     /// The client this entry names and its quality: its address (an IPv4
@@ -84,6 +108,17 @@ impl Prefix {
         }
     }
 
+    /// A gateway entry's preference and capacity (kbit/s).
+    pub fn gateway(&self) -> Option<(u8, u32)> {
+        match *self {
+            Prefix::Gateway {
+                preference,
+                capacity_kbps,
+            } => Some((preference, capacity_kbps)),
+            _ => None,
+        }
+    }
+
     /// The address length of a kind, and the most its length byte may
     /// say (a client's length byte is its quality: 1-255).
     pub(super) fn addr_len(kind: u8) -> Result<(usize, u8), WireError> {
@@ -92,6 +127,7 @@ impl Prefix {
             PREFIX_V6 => Ok((16, 128)),
             PREFIX_CLIENT_V4 => Ok((4, CLIENT_QUALITY_MAX)),
             PREFIX_CLIENT_V6 => Ok((16, CLIENT_QUALITY_MAX)),
+            PREFIX_GATEWAY => Ok((4, u8::MAX)),
             other => Err(WireError::InvalidField {
                 field: "prefix kind",
                 value: other as u32,
@@ -101,7 +137,7 @@ impl Prefix {
 
     pub(super) fn encoded_len(&self) -> usize {
         2 + match self {
-            Prefix::V4 { .. } | Prefix::Client4 { .. } => 4,
+            Prefix::V4 { .. } | Prefix::Client4 { .. } | Prefix::Gateway { .. } => 4,
             Prefix::V6 { .. } | Prefix::Client6 { .. } => 16,
         }
     }
@@ -132,6 +168,10 @@ impl Prefix {
             PREFIX_CLIENT_V4 => Prefix::Client4 {
                 addr: [a[0], a[1], a[2], a[3]],
                 quality: len,
+            },
+            PREFIX_GATEWAY => Prefix::Gateway {
+                preference: len,
+                capacity_kbps: u32::from_be_bytes([a[0], a[1], a[2], a[3]]),
             },
             _ => {
                 let mut addr = [0u8; 16];
@@ -167,6 +207,14 @@ impl Prefix {
                 w.u8(*quality);
                 w.put(addr);
             }
+            Prefix::Gateway {
+                preference,
+                capacity_kbps,
+            } => {
+                w.u8(PREFIX_GATEWAY);
+                w.u8(*preference);
+                w.put(&capacity_kbps.to_be_bytes());
+            }
         }
     }
 
@@ -183,6 +231,7 @@ impl Prefix {
                 }
                 (0, 0)
             }
+            Prefix::Gateway { .. } => (0, 0),
         };
         if len > max {
             return Err(WireError::InvalidField {

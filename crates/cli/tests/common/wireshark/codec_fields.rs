@@ -229,6 +229,15 @@ fn expect_lsas(bundle: &LsaBundle<'_>, e: &mut Expected) {
                     e.n("braid.lsa.client.quality", quality);
                     e.s("braid.lsa.client.v6", Ipv6Addr::from(addr));
                 }
+                Prefix::Gateway {
+                    preference,
+                    capacity_kbps,
+                } => {
+                    e.kind("lsa/gateway");
+                    e.n("braid.lsa.prefix.kind", 0x20u8);
+                    e.n("braid.lsa.gateway.preference", preference);
+                    e.n("braid.lsa.gateway.capacity", capacity_kbps);
+                }
             }
         }
         e.n("braid.lsa.checksum.status", 1u8);

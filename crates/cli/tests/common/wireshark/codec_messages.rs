@@ -235,7 +235,7 @@ struct Parts {
     /// A tree-mode data header.
     tree: DataHeader,
     links: [LsaLink; 2],
-    prefixes: [Prefix; 4],
+    prefixes: [Prefix; 5],
     reports: [ProbeReport; 2],
 }
 
@@ -306,6 +306,10 @@ impl Parts {
             Prefix::Client6 {
                 addr: "2001:2:0:200::65".parse::<Ipv6Addr>().unwrap().octets(),
                 quality: 1,
+            },
+            Prefix::Gateway {
+                preference: 200,
+                capacity_kbps: 1_000_000,
             },
         ];
         let reports = [

@@ -17,7 +17,7 @@ pub const GENERATED: [&str; 7] = [
 ];
 
 /// Subtrees: their children are the fields.
-pub const SUBTREES: [&str; 17] = [
+pub const SUBTREES: [&str; 18] = [
     "braid.data",
     "braid.data.group",
     "braid.data.route",
@@ -30,6 +30,7 @@ pub const SUBTREES: [&str; 17] = [
     "braid.lsa.link",
     "braid.lsa.prefix",
     "braid.lsa.client",
+    "braid.lsa.gateway",
     "braid.path_report",
     "braid.path_report.entry",
     "braid.challenge",
