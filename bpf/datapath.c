@@ -74,6 +74,25 @@
 #include "datapath_route.h"
 #include "datapath_trees.h"
 
+// Whether the user's IPv4 packet at `inner` comes from a client an access
+// point advertises (`copy_sources`): its copies may enter the mesh at two
+// access points, and only user space sees both sessions.
+static __always_inline int from_a_client(struct __sk_buff *skb, __u32 inner)
+{
+	if (inner + 20 > skb->len)
+		return 0;
+	if ((long)skb->data_end - (long)skb->data < inner + 20)
+		bpf_skb_pull_data(skb, inner + 20);
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	__u8 *ip = data + (inner & 0xfff);
+	if ((void *)(ip + 20) > end || (*ip >> 4) != 4)
+		return 0;
+	__u32 src;
+	__builtin_memcpy(&src, ip + 12, 4);
+	return bpf_map_lookup_elem(&copy_sources, &src) != 0;
+}
+
 SEC("classifier")
 int braid_rx(struct __sk_buff *skb)
 {
@@ -137,6 +156,10 @@ int braid_rx(struct __sk_buff *skb)
 			return TC_ACT_UNSPEC;
 		if (h.class_id == CLASS_CONTROL || h.gdata || h.grepair || h.mode > BRAID_MODE_MIRROR) {
 			count(BRAID_PASS_USER_MODE);
+			return TC_ACT_UNSPEC;
+		}
+		if (from_a_client(skb, RX_BRAID + (h.header_len & 0xff))) {
+			count(BRAID_PASS_COPY_CHECK);
 			return TC_ACT_UNSPEC;
 		}
 		return deliver(skb, s, &h);

@@ -247,6 +247,8 @@ enum braid_stat {
 	BRAID_RX_WRONG_PREVIOUS_HOP,       /* route names another node before us: dropped */
 	/* egress: another epoch than the window's, not proven: to user space */
 	BRAID_PASS_UNPROVEN_EPOCH,
+	/* egress: from a client of an access point, to user space (its copy filter) */
+	BRAID_PASS_COPY_CHECK,
 	BRAID_STATS
 };
 

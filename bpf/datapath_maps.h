@@ -51,6 +51,17 @@ struct {
 	__type(value, __u32);
 } locals SEC(".maps");
 
+// Clients (IPv4 source addresses, network order) whose packets the
+// egress leaves to user space, where copies of a client's packet that
+// entered the mesh at two access points are caught (value unused).
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, BRAID_MAX_COPY_SOURCES);
+	__type(key, __u32);
+	__type(value, __u8);
+} copy_sources SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BRAID_MAX_SENDERS);

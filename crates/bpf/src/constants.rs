@@ -64,6 +64,10 @@ pub const SETTINGS_SLOTS: usize = 2;
 pub const MAX_NEIGHBORS: usize = 1024;
 /// Entries of `locals` (this router's underlay addresses).
 pub const MAX_LOCALS: usize = 256;
+/// Entries of `copy_sources`: the clients (IPv4 addresses advertised by
+/// access points) whose packets this egress hands to user space, where
+/// copies that entered the mesh at two access points are caught.
+pub const MAX_COPY_SOURCES: usize = 16384;
 /// Entries of `senders`.
 pub const MAX_SENDERS: usize = 4096;
 /// Entries of `prefixes`.
@@ -93,7 +97,7 @@ pub const C_BITS: [(&str, u16); 1] = [("BRAID_TREE_MARK", TREE_MARK)];
 
 /// The limits and map sizes as the C programs name them (written as
 /// integer literals into `braid_limits.h`).
-pub const C_SIZES: [(&str, usize); 17] = [
+pub const C_SIZES: [(&str, usize); 18] = [
     ("BRAID_KPATHS", KPATHS),
     ("BRAID_KTRANSIT", KTRANSIT),
     ("BRAID_STRIPE_SLOTS", STRIPE_SLOTS),
@@ -107,6 +111,7 @@ pub const C_SIZES: [(&str, usize); 17] = [
     ("BRAID_SETTINGS_SLOTS", SETTINGS_SLOTS),
     ("BRAID_MAX_NEIGHBORS", MAX_NEIGHBORS),
     ("BRAID_MAX_LOCALS", MAX_LOCALS),
+    ("BRAID_MAX_COPY_SOURCES", MAX_COPY_SOURCES),
     ("BRAID_MAX_SENDERS", MAX_SENDERS),
     ("BRAID_MAX_PREFIXES", MAX_PREFIXES),
     ("BRAID_MAX_SESSIONS", MAX_SESSIONS),

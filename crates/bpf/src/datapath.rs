@@ -106,6 +106,7 @@ pub struct Datapath {
     active: u32,
     neighbors: HashMap<MapData, u16, Neighbor>,
     locals: HashMap<MapData, u32, u32>,
+    copy_sources: HashMap<MapData, u32, u8>,
     prefixes: LpmTrie<MapData, PrefixAddr, Prefix>,
     ruleset: HashMap<MapData, u32, Ruleset>,
     sessions: HashMap<MapData, SessionKey, Session>,
@@ -166,6 +167,7 @@ impl Datapath {
             active: 0,
             neighbors: take!(ebpf, "neighbors"),
             locals: take!(ebpf, "locals"),
+            copy_sources: take!(ebpf, "copy_sources"),
             prefixes: take!(ebpf, "prefixes"),
             ruleset: take!(ebpf, "ruleset"),
             sessions: take!(ebpf, "sessions"),
@@ -361,6 +363,19 @@ impl Datapath {
     /// Forgets our address `addr_be` (fine if unknown).
     pub fn remove_local(&mut self, addr_be: u32) -> Result<(), DatapathError> {
         remove(&mut self.locals, &addr_be, "locals")
+    }
+
+    /// Leaves the packets from client `addr_be` (an IPv4 address an
+    /// access point advertises) to user space at this egress, or
+    /// (`false`) no longer.
+    pub fn set_copy_source(&mut self, addr_be: u32, on: bool) -> Result<(), DatapathError> {
+        if on {
+            self.copy_sources
+                .insert(addr_be, 1, 0)
+                .map_err(access("copy_sources"))
+        } else {
+            remove(&mut self.copy_sources, &addr_be, "copy_sources")
+        }
     }
 
     /// Routes the IPv4 prefix `addr_be/len` to `egress`.

@@ -240,7 +240,7 @@ pub struct Window {
 }
 
 /// What the programs count (the `stats` map's indices), by name.
-pub const STATS: [&str; 39] = [
+pub const STATS: [&str; 40] = [
     "rx_data",
     "rx_forwarded",
     "rx_delivered",
@@ -280,6 +280,7 @@ pub const STATS: [&str; 39] = [
     "rx_unauthenticated",
     "rx_wrong_previous_hop",
     "pass_unproven_epoch",
+    "pass_copy_check",
 ];
 
 /// Index of the counter named `name` in [`STATS`].
@@ -321,7 +322,9 @@ unsafe impl aya::Pod for Tree {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::constants::{MAX_LOCALS, MAX_NEIGHBORS, MAX_PREFIXES, MAX_SESSIONS, SETTINGS_SLOTS};
+    use crate::constants::{
+        MAX_COPY_SOURCES, MAX_LOCALS, MAX_NEIGHBORS, MAX_PREFIXES, MAX_SESSIONS, SETTINGS_SLOTS,
+    };
     use crate::objects::{missing, DATAPATH};
     use std::mem::size_of;
 
@@ -394,6 +397,7 @@ mod tests {
         assert_eq!(entries("settings_slot"), 1);
         assert_eq!(entries("neighbors"), MAX_NEIGHBORS);
         assert_eq!(entries("locals"), MAX_LOCALS);
+        assert_eq!(entries("copy_sources"), MAX_COPY_SOURCES);
         assert_eq!(entries("senders"), MAX_SENDERS);
         assert_eq!(entries("prefixes"), MAX_PREFIXES);
         assert_eq!(entries("ruleset"), 1);

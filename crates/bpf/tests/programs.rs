@@ -424,6 +424,29 @@ fn to_me(mode: RedundancyMode, epoch: u32, seq: u32, class: u8) -> (Vec<u8>, Vec
     (underlay([198, 18, 0, 6], OUR_ADDR, PORT, &braid), inner)
 }
 
+fn a_clients_packets_go_to_user_space_where_copies_are_caught() {
+    // 198.19.1.1 (user_packet's source) is a client an access point
+    // advertises: its packets leave the kernel egress untouched and are
+    // counted; another source's are delivered.
+    let mut dp = fresh(maps::TRANSIT | maps::EGRESS);
+    dp.set_copy_source(u32::from_ne_bytes([198, 19, 1, 1]), true)
+        .unwrap();
+    let (frame, _) = to_me(RedundancyMode::Single, 1, 1, 0);
+    let (verdict, out) = run(&mut dp, Program::Rx, &frame);
+    assert_eq!((verdict, &out), (PASS, &frame));
+    assert_eq!(stat(&dp, "pass_copy_check"), 1);
+    assert_eq!(
+        stat(&dp, "rx_delivered"),
+        0,
+        "not taken by the kernel's window"
+    );
+    dp.set_copy_source(u32::from_ne_bytes([198, 19, 1, 1]), false)
+        .unwrap();
+    let (verdict, _) = run(&mut dp, Program::Rx, &frame);
+    assert_eq!(verdict, TC_ACT_REDIRECT, "delivered by the kernel again");
+    assert_eq!(stat(&dp, "pass_copy_check"), 1);
+}
+
 fn egress_delivers_each_packet_once_and_leaves_coded_modes_to_user_space() {
     let mut dp = fresh(maps::TRANSIT | maps::EGRESS);
     let (frame, inner) = to_me(RedundancyMode::Mirror, 1, 100, 3);
@@ -1429,6 +1452,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "egress_delivers_each_packet_once_and_leaves_coded_modes_to_user_space",
         egress_delivers_each_packet_once_and_leaves_coded_modes_to_user_space,
+    ),
+    (
+        "a_clients_packets_go_to_user_space_where_copies_are_caught",
+        a_clients_packets_go_to_user_space_where_copies_are_caught,
     ),
     (
         "gso_datagrams_are_dropped_and_counted",

@@ -1221,6 +1221,46 @@ fn scenario_with(name: &str, edits: &[(&str, &str)]) -> String {
     text
 }
 
+fn a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred() {
+    // scenarios/lab/roam-upstream.toml, shorter: while the client walks,
+    // ap1 and ap2 both hear it and both forward its VoIP stream toward
+    // gw; gw's egress drops the copies (user path, tree mode, kernel
+    // path), and without the copy window (the last variant) they leave.
+    let text = scenario_with(
+        "roam-upstream.toml",
+        &[
+            ("name = \"roam-up\"", "name = \"tup\""),
+            ("at = \"3s\"", "at = \"2s\""),
+            ("duration = \"8s\"", "duration = \"5s\""),
+            ("overlap = \"2s\"", "overlap = \"1s\""),
+            ("count = 700", "count = 400"),
+        ],
+    );
+    let r = run_lab(&write_lab("tup.toml", &text));
+    let flow = |v: usize| r["variants"][v]["flows"][0].clone();
+    let share = |v: usize| {
+        let f = flow(v);
+        eprintln!("{}: {f}", r["variants"][v]["variant"]);
+        let dup = f["duplicates"].as_u64().unwrap() as f64;
+        dup / f["delivered"].as_u64().unwrap().max(1) as f64
+    };
+    let without = share(3);
+    assert!(
+        without > 0.1,
+        "the walk made too few copies to test: {without}"
+    );
+    for v in 0..3 {
+        assert!(
+            share(v) <= 0.01,
+            "{}: {}",
+            r["variants"][v]["variant"],
+            flow(v)
+        );
+        assert_eq!(flow(v)["lost"].as_u64(), Some(0), "{}", flow(v));
+    }
+    assert!(kernel_counter(&r, 2, "pass_copy_check") >= 100);
+}
+
 fn an_uplink_lost_mid_transfer_costs_plain_linux_its_queue_and_braid_almost_nothing() {
     // scenarios/lab/handoff.toml, shorter: the uplink goes 3 s into 6.
     let text = scenario_with(
@@ -2195,11 +2235,12 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 38] = [
+    let tests: [LabTest; 39] = [
         ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
         ("a_gateway_walkthrough_works_as_written", Some(&["ping"]), a_gateway_walkthrough_works_as_written),
         ("a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s", Some(&["ping", "nft", "python3"]), a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s),
+        ("a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred", Some(&[]), a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),
         ("a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound", Some(&[]), a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound),

@@ -646,6 +646,53 @@ fn gateways_are_chosen_by_preference_and_spread_by_capacity() {
     assert_eq!(again4, at4);
 }
 
+/// Issue 33: a client on a shared radio is heard by two access points (1
+/// and 2), and both forward each of its packets toward the gateway (4):
+/// the gateway delivers each once, the copies counted; with the copy
+/// window off, every copy leaves (the uplink pays for it).
+#[test]
+fn copies_of_a_clients_packet_from_two_access_points_leave_the_gateway_once() {
+    let run = |window: Option<Duration>| -> (usize, u64) {
+        let mut rng = ChaCha8Rng::seed_from_u64(26);
+        let nodes = (1..=4u16)
+            .map(|id| {
+                let mut config = braid_proto::node::NodeConfig {
+                    copy_window: window,
+                    ..Default::default()
+                };
+                if id == 4 {
+                    config.control.prefixes = vec![braid_wire::Prefix::V4 {
+                        addr: [0, 0, 0, 0],
+                        len: 0,
+                    }];
+                }
+                Node::new(NodeId(id), config, Instant::ZERO, &mut rng).unwrap()
+            })
+            .collect();
+        let mut net = Mesh::new(nodes, rng, LOSSY);
+        // 1 - 3 - 4 and 2 - 4: the copies take paths of unequal length.
+        for (a, b) in [(0, 2), (2, 3), (1, 3), (0, 1)] {
+            net.link(a, b, 0.0);
+        }
+        net.run_until(secs(10));
+        for i in 0..200u32 {
+            let at = Instant(net.now.0 + 20_000);
+            net.run_until(at);
+            let mut p = host_packet([203, 0, 113, 9], i);
+            p[4..6].copy_from_slice(&(i as u16).to_be_bytes());
+            let now = net.now;
+            net.nodes[0].send(now, &p);
+            net.nodes[1].send(now, &p);
+            net.flush();
+        }
+        net.run_for(Duration::from_millis(500));
+        let delivered = std::iter::from_fn(|| net.nodes[3].poll_deliver()).count();
+        (delivered, net.nodes[3].counters().copies_dropped)
+    };
+    assert_eq!(run(Some(Duration::from_millis(50))), (200, 200));
+    assert_eq!(run(None), (400, 0), "without the window every copy leaves");
+}
+
 #[test]
 fn a_path_found_after_the_first_joins_at_once_behind_the_primary() {
     // Only 1-2-5 exists (10% loss a link), then 1-3-5 appears (lossless,

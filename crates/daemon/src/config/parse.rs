@@ -59,6 +59,7 @@ impl Config {
         }
         nc.access.hold = check_client_hold(&mut found, &raw.client_hold, nc.access.hold);
         nc.gateways = check_gateway_choice(&mut found, &raw);
+        nc.copy_window = check_copy_window(&mut found, &raw, nc.copy_window);
         let (auth, key_file) = check_auth(&mut found, raw.auth.as_ref());
         nc.control.auth = auth;
         let (origin_key_file, roster_file) = check_origin(&mut found, raw.origin.as_ref());
@@ -641,6 +642,28 @@ fn check_client_hold(
         );
     }
     hold
+}
+
+/// `copy_window`: how long an egress remembers the packets it delivered
+/// to drop copies that entered the mesh twice; `"0s"` turns it off.
+fn check_copy_window(
+    found: &mut Findings<'_>,
+    raw: &ConfigFile,
+    default: Option<Duration>,
+) -> Option<Duration> {
+    let src = found.src;
+    let fallback = default.unwrap_or_default();
+    let w = found
+        .keep(src.duration(&raw.copy_window, "copy_window", fallback))
+        .unwrap_or(fallback);
+    if w > Duration::from_secs(1) {
+        found.refuse(
+            raw.copy_window.as_ref().map(|v| v.span()),
+            "copy_window",
+            "0s (off) to 1s: copies of one packet arrive within the paths' delay difference",
+        );
+    }
+    (!w.is_zero()).then_some(w)
 }
 
 /// `gateway_sticky`, `gateway_spread`, `gateway_flows`,

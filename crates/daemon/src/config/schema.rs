@@ -69,6 +69,8 @@ pub struct ConfigFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lan_interfaces: Vec<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_window: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway_sticky: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway_spread: Option<bool>,
@@ -292,6 +294,7 @@ impl ConfigFile {
             policy: Vec::new(),
             access: Vec::new(),
             lan_interfaces: Vec::new(),
+            copy_window: None,
             gateway_sticky: None,
             gateway_spread: None,
             gateway_flows: None,

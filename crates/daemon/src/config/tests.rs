@@ -627,11 +627,22 @@ fn gateway_preference_capacity_and_the_entry_points_choice_reach_the_node() {
             capacity_kbps: 1_000_000
         })
     );
+    assert_eq!(
+        Config::parse("g.toml", base)
+            .unwrap()
+            .node_config
+            .copy_window,
+        Some(Duration::from_millis(50)),
+        "copies dropped at the egress by default"
+    );
+    let off = Config::parse("g.toml", &format!("copy_window = \"0s\"\n{base}")).unwrap();
+    assert_eq!(off.node_config.copy_window, None);
     let uplink = "[uplink]\nprefixes = [\"0.0.0.0/0\"]\ntargets = [\"198.19.100.1\"]\n";
     let no_gateway = Config::parse("g.toml", &format!("{base}{uplink}")).unwrap();
     assert_eq!(no_gateway.uplink.unwrap().gateway, None, "nothing said");
     for (text, says) in [
         (format!("gateway_flows = 2\n{base}"), "gateway_flows"),
+        (format!("copy_window = \"2s\"\n{base}"), "copy_window"),
         (
             format!("gateway_flow_idle = \"2d\"\n{base}"),
             "gateway_flow_idle",

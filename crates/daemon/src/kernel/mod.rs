@@ -397,6 +397,8 @@ impl KernelPath {
                 .sync_prefixes(&mut self.dp, node, &mut self.counters);
             self.tables
                 .sync_trees(&mut self.dp, node, self.flags, &mut self.counters);
+            self.tables
+                .sync_copy_sources(&mut self.dp, node, &mut self.counters);
         }
         if self.flags & maps::INGRESS != 0 {
             self.lending.sync(&mut self.dp, node, &mut self.counters);

@@ -30,6 +30,8 @@ pub(super) struct Tables {
     managed: BTreeSet<(String, Ipv4Addr)>,
     locals: BTreeSet<u32>,
     prefixes: BTreeMap<(u32, u8), u16>,
+    /// Clients whose packets the egress leaves to user space.
+    copy_sources: BTreeSet<u32>,
     /// Tree mode's table as written.
     trees: BTreeMap<TreeKey, Tree>,
 }
@@ -193,6 +195,42 @@ impl Tables {
             let _ = dp.remove_prefix(a, l);
         }
         self.prefixes = want;
+    }
+
+    /// The clients (IPv4 addresses access points advertise) whose packets
+    /// this egress leaves to user space while the node drops copies
+    /// (`copy_window`): a client heard by two access points enters the
+    /// mesh twice, once at each, and only the node's copy filter sees
+    /// both sessions.
+    pub(super) fn sync_copy_sources(
+        &mut self,
+        dp: &mut Datapath,
+        node: &Node,
+        counters: &mut KernelCounters,
+    ) {
+        let mut want = BTreeSet::new();
+        if node.config().copy_window.is_some() {
+            for r in node.control().lsdb().records() {
+                for p in r.prefixes.iter() {
+                    if let braid_wire::Prefix::Client4 { addr, .. } = p {
+                        want.insert(u32::from_ne_bytes(*addr));
+                    }
+                }
+            }
+        }
+        let want: BTreeSet<u32> = want
+            .into_iter()
+            .take(braid_bpf::constants::MAX_COPY_SOURCES)
+            .collect();
+        for &a in want.difference(&self.copy_sources) {
+            if dp.set_copy_source(a, true).is_err() {
+                counters.map_errors += 1;
+            }
+        }
+        for &a in self.copy_sources.difference(&want) {
+            let _ = dp.set_copy_source(a, false);
+        }
+        self.copy_sources = want;
     }
 
     /// Tree mode's table: for every entry point (this router, and every

@@ -641,6 +641,7 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
         ("queue_full", c.queue_full),
         ("binding_overflow", c.binding_overflow),
         ("queue_dropped", c.queue_dropped),
+        ("copies_dropped", c.copies_dropped),
         ("unknown_neighbor", io.unknown_neighbor),
         ("udp_tx_queue_full", io.udp_tx_queue_full),
         ("udp_tx_errors", io.udp_tx_errors),

@@ -48,6 +48,9 @@ pub fn config(
         late_binding: datapath.late_binding.map(value),
         equalise_delay: datapath.equalise_delay,
         pace: datapath.pace,
+        copy_window: datapath
+            .copy_window
+            .map(|d| value(format!("{}ms", d.as_millis()))),
         report_interval: datapath
             .report_interval
             .map(|d| value(format!("{}ms", d.as_millis()))),

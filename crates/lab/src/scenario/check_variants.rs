@@ -159,6 +159,11 @@ fn check_datapath(
         &v.report_interval,
         &field("report_interval"),
     ));
+    let copy_window = p.keep(optional_duration(
+        &src,
+        &v.copy_window,
+        &field("copy_window"),
+    ));
     Some(BraidDatapath {
         kernel: kernel?,
         late_binding: v.late_binding,
@@ -172,6 +177,7 @@ fn check_datapath(
         equalise_delay: v.equalise_delay,
         mss_clamp: v.mss_clamp,
         pace: v.pace,
+        copy_window: copy_window?,
         report_interval: report_interval?,
     })
 }

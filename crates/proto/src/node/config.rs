@@ -88,6 +88,10 @@ pub struct NodeConfig {
     /// As an entry point: which of several gateways a flow goes to, and
     /// whether it stays there.
     pub gateways: super::GatewayChoice,
+    /// As an egress: a user packet the same as one delivered within this
+    /// long is a copy that entered the mesh twice and is dropped (none:
+    /// off; see `copies.rs`).
+    pub copy_window: Option<Duration>,
 }
 
 /// Late-binding settings.
@@ -146,6 +150,7 @@ impl Default for NodeConfig {
             neighbor_timeout: None,
             access: AccessConfig::default(),
             gateways: super::GatewayChoice::default(),
+            copy_window: Some(Duration::from_millis(50)),
         }
     }
 }
@@ -244,6 +249,11 @@ pub struct NodeCounters {
     /// path's delay was not known (delay equalisation).
     #[serde(default)]
     pub probe_copies: u64,
+    /// User packets this egress did not deliver: copies of one delivered
+    /// within `copy_window` that entered the mesh twice (a client heard by
+    /// two access points; `copies.rs`).
+    #[serde(default)]
+    pub copies_dropped: u64,
     /// Events dropped because the driver did not drain them.
     pub events_dropped: u64,
     /// Neighbors not taken because the neighbor table was full.

@@ -121,6 +121,7 @@
 mod admission;
 mod binding;
 mod config;
+mod copies;
 pub mod events;
 mod gateways;
 mod hold;
@@ -194,6 +195,8 @@ pub struct Node {
     access: AccessPoint,
     /// Flows pinned to the egress they started with (`gateways.rs`).
     pins: gateways::FlowPins,
+    /// What this egress delivered lately, to catch copies (`copies.rs`).
+    copies: copies::CopyFilter,
     /// Origins tied for a destination (reused).
     tied: Vec<NodeId>,
     reporter: Reporter,
@@ -280,6 +283,7 @@ impl Node {
             trees: Trees::new(id),
             access: AccessPoint::new(config.access),
             pins: gateways::FlowPins::default(),
+            copies: copies::CopyFilter::default(),
             tied: Vec::new(),
             reporter: Reporter::new(now, config.path_report_interval),
             out: Outbox::new(config.max_queue),
@@ -644,7 +648,7 @@ impl Node {
         self.ingress.handle_timeout(now, &mut out);
         self.emit_all(now, &mut out, &[], FlowKey::default());
         self.scratch = out;
-        self.deliver_from_egress(|egress, deliver| egress.handle_timeout(now, deliver));
+        self.deliver_from_egress(now, |egress, deliver| egress.handle_timeout(now, deliver));
         self.send_session_checks(now);
         self.note_topology(now);
         if self.routes.is_due(now) {
@@ -1013,7 +1017,7 @@ impl Node {
             self.on_node_message(now, pkt.payload);
         } else {
             let p = self.out.pool.copy_of(pkt.payload);
-            self.out.deliver(p);
+            self.deliver_from_mesh(now, p);
         }
     }
 
@@ -1026,21 +1030,39 @@ impl Node {
                 self.on_node_message(now, &p);
                 self.out.pool.give(p);
             } else {
-                self.out.deliver(p);
+                self.deliver_from_mesh(now, p);
             }
         }
         self.got = got;
     }
 
+    /// Hands a user packet that crossed the mesh to the host, unless it
+    /// is a copy of one just delivered that entered the mesh twice
+    /// (`copies.rs`).
+    fn deliver_from_mesh(&mut self, now: Instant, p: Vec<u8>) {
+        if let Some(window) = self.config.copy_window {
+            if self.copies.is_copy(now, window, &p) {
+                self.counters.copies_dropped += 1;
+                self.out.pool.give(p);
+                return;
+            }
+        }
+        self.out.deliver(p);
+    }
+
     /// Runs `step` on the egress and delivers to local hosts what it hands
     /// over (re-ordered packets released by a timer, or by a session that
     /// expired).
-    fn deliver_from_egress(&mut self, step: impl FnOnce(&mut Egress, &mut dyn FnMut(&[u8]))) {
+    fn deliver_from_egress(
+        &mut self,
+        now: Instant,
+        step: impl FnOnce(&mut Egress, &mut dyn FnMut(&[u8])),
+    ) {
         let (got, pool) = (&mut self.got, &mut self.out.pool);
         step(&mut self.egress, &mut |p| got.push(pool.copy_of(p)));
         let mut got = std::mem::take(&mut self.got);
         for p in got.drain(..) {
-            self.out.deliver(p);
+            self.deliver_from_mesh(now, p);
         }
         self.got = got;
     }
@@ -1366,7 +1388,7 @@ impl Node {
     /// keeps what traffic left behind.
     fn expire_idle(&mut self, now: Instant) {
         self.ingress.expire(now);
-        self.deliver_from_egress(|egress, deliver| egress.expire(now, deliver));
+        self.deliver_from_egress(now, |egress, deliver| egress.expire(now, deliver));
         let (ingress, egress, binder, held) =
             (&self.ingress, &self.egress, &self.binder, &self.held);
         let unused = self.routes.retain(|peer| {
