@@ -1844,6 +1844,43 @@ fn a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s() {
     assert_eq!(route.split_whitespace().nth(1), Some("3"), "{route}");
 }
 
+fn flows_stay_on_their_gateway_while_the_topology_changes_ten_times() {
+    // docs/operations.md "Choosing among gateways": a TCP transfer NATed
+    // at gw1 through ten changes that each make gw2 (or gw1) the nearer;
+    // pinned it runs to its end, unpinned (the anchor) it is reset.
+    let (stdout, _) = run_documented("sticky", "/tmp/braid-st", "st");
+    eprintln!("{stdout}");
+    let line = |prefix: &str| -> String {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in {stdout}"))
+            .to_string()
+    };
+    let sticky = line("gateway_sticky = true:");
+    let mbps: f64 = sticky
+        .split_whitespace()
+        .nth(3)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{sticky}"));
+    assert!(mbps >= 15.0, "the pinned transfer: {sticky}");
+    let kept_line = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("gateway_sticky = true:"))
+        .nth(1)
+        .unwrap_or_default();
+    let kept: u64 = kept_line
+        .split_whitespace()
+        .nth(3)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{kept_line}"));
+    assert!(kept > 0, "no change made gw2 the choice: {kept_line}");
+    assert!(kept_line.ends_with("moved 0"), "{kept_line}");
+    // The anchor: the same changes break the connection unpinned.
+    let unpinned = line("gateway_sticky = false:");
+    assert!(unpinned.contains("ERROR"), "unpinned survived: {unpinned}");
+}
+
 fn braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd() {
     // scenarios/lab/failover.toml with two variants: FRR's OSPF with BFD
     // at 50 ms x 3 (what WISPs run), and braid single path probing every
@@ -2235,12 +2272,13 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 39] = [
+    let tests: [LabTest; 40] = [
         ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
         ("a_gateway_walkthrough_works_as_written", Some(&["ping"]), a_gateway_walkthrough_works_as_written),
         ("a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s", Some(&["ping", "nft", "python3"]), a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s),
         ("a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred", Some(&[]), a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred),
+        ("flows_stay_on_their_gateway_while_the_topology_changes_ten_times", Some(&["iperf3", "nft", "python3"]), flows_stay_on_their_gateway_while_the_topology_changes_ten_times),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),
         ("a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound", Some(&[]), a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound),
