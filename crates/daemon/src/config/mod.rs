@@ -9,12 +9,14 @@
 //! | `settings` | the checked [`Config`] the daemon runs with, its parts and defaults |
 //! | `parse` | [`Config::parse`] and [`Config::load`]: one `check_*` function per field or table, run in a fixed order |
 //! | `access` | `[[access]]`: [`AccessInterface`] and the rules its entries meet |
+//! | `fields` | checks several tables share: a number in a range, a list of whole prefixes |
 //! | `uplink` | `[uplink]`: the prefixes served through a checked uplink, its targets and method, and the rules they meet |
 //! | `keys` | `[auth]` keys, inline or in a key file only its owner can read |
 //! | `errors` | every problem found in a file ([`ConfigErrors`]), and why a file could not be used ([`ConfigLoadError`]) |
 
 mod access;
 mod errors;
+mod fields;
 mod keys;
 pub use keys::inline_keys_warning;
 mod origins;

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -15,9 +14,10 @@ use braid_proto::classify::{ClassRule, Classifier, IpPrefix, Match, PortRange};
 use braid_proto::node::{GatewayChoice, NodeConfig};
 use braid_proto::redundancy::reorder::{ReorderConfig, ReorderTimeout};
 use braid_proto::redundancy::{Mode, Policy};
-use braid_wire::{NodeId, Prefix};
+use braid_wire::NodeId;
 
 use super::access::check_access;
+use super::fields::{check_prefixes, in_range};
 use super::uplink::check_uplink;
 use braid_conf::Findings;
 
@@ -319,24 +319,6 @@ fn ipv4_prefix(
     })
 }
 
-/// A number that must be in `range` when given: `None` when not given or
-/// refused (said as `expected`).
-pub(super) fn in_range<T: PartialOrd + Copy>(
-    found: &mut Findings<'_>,
-    v: Option<&Spanned<T>>,
-    field: &str,
-    range: RangeInclusive<T>,
-    expected: &str,
-) -> Option<T> {
-    let v = v?;
-    if range.contains(v.get_ref()) {
-        Some(*v.get_ref())
-    } else {
-        found.refuse(Some(v.span()), field, expected);
-        None
-    }
-}
-
 /// Where the data path runs, how the kernel's hands packets on, and each
 /// interface's send buffer.
 struct DatapathSettings {
@@ -408,35 +390,6 @@ fn check_node_config(found: &mut Findings<'_>, raw: &ConfigFile, node: NodeId) -
         datapath,
         dead_after,
     }
-}
-
-/// `prefixes`: what this router serves, IPv4 or IPv6.
-/// A prefix with host bits set (198.18.2.1/24) is refused, naming the
-/// network meant: a router serves whole prefixes.
-pub(super) fn check_prefixes(
-    found: &mut Findings<'_>,
-    prefixes: &[Spanned<String>],
-    name: &str,
-) -> Vec<Prefix> {
-    let src = found.src;
-    let mut out = Vec::new();
-    for (i, p) in prefixes.iter().enumerate() {
-        let field = format!("{name}[{i}]");
-        let Some(prefix) = found.keep(src.value::<IpPrefix>(p, &field)) else {
-            continue;
-        };
-        let network = prefix.network();
-        if network != prefix {
-            found.refuse(
-                Some(p.span()),
-                &field,
-                format!("\"{prefix}\" has host bits set: a router serves whole prefixes; write \"{network}\""),
-            );
-            continue;
-        }
-        out.push(Prefix::from(prefix));
-    }
-    out
 }
 
 /// `[probes]` intervals (their bounds are the node's own check's).

@@ -11,7 +11,7 @@ use std::time::Duration;
 use braid_conf::{Findings, Spanned};
 use braid_wire::Prefix;
 
-use super::parse::{check_prefixes, in_range};
+use super::fields::{check_prefixes, in_range};
 use super::schema::UplinkFile;
 use crate::uplink::{Method, TrackConfig, UplinkConfig, MAX_TARGETS};
 
