@@ -21,9 +21,9 @@ use crate::time::Instant;
 
 /// Most packets remembered at once (at 50 ms, 80,000 packets/s: about
 /// 900 Mbit/s of full-size packets; beyond that the oldest are forgotten
-/// before the window ends). Taken at the first delivery (about 100 KB),
-/// so that delivering allocates nothing once warm, and a router that is
-/// never an egress spends nothing.
+/// before the window ends). The tables grow to what the egress's rate
+/// needs (a VoIP egress remembers a handful of packets; at most about
+/// 130 KB) and then stay: delivering allocates nothing once warm.
 pub const MAX_REMEMBERED: usize = 4096;
 
 /// Bytes of a packet hashed (besides its length).
@@ -50,10 +50,6 @@ impl CopyFilter {
         let h = digest(packet);
         if self.seen.contains(&h) {
             return true;
-        }
-        if self.order.capacity() == 0 {
-            self.order.reserve_exact(MAX_REMEMBERED);
-            self.seen.reserve(MAX_REMEMBERED);
         }
         self.seen.insert(h);
         self.order.push_back((now, h));
