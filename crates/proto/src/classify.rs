@@ -47,7 +47,8 @@ pub struct PacketInfo {
 
 const PORTED: [u8; 5] = [6, 17, 33, 132, 136];
 
-fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+/// FNV-1a over `bytes`, continuing from `h`.
+pub(crate) fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
         h ^= b as u64;
         h = h.wrapping_mul(0x0000_0100_0000_01b3);

@@ -327,6 +327,25 @@ fn tree_mode_reaches_every_access_point_that_serves_the_client() {
     assert_eq!(both, (50, 0), "single: the best access point only");
 }
 
+/// Sends packets `from..from + count` of one flow (source port `port`)
+/// from node 1 toward the Internet, 20 ms apart, lets the mesh run 0.5 s
+/// more, and returns how many gateways 4 and 5 delivered.
+fn to_gateways(net: &mut Mesh, port: u16, from: u32, count: u32) -> (usize, usize) {
+    for i in from..from + count {
+        let at = Instant(net.now.0 + 20_000);
+        net.run_until(at);
+        let mut p = host_packet([203, 0, 113, 9], i);
+        p[20..22].copy_from_slice(&port.to_be_bytes());
+        let now = net.now;
+        net.nodes[0].send(now, &p);
+        net.flush();
+    }
+    let at = Instant(net.now.0 + 500_000);
+    net.run_until(at);
+    let got = |net: &mut Mesh, g: usize| std::iter::from_fn(|| net.nodes[g].poll_deliver()).count();
+    (got(net, 3), got(net, 4))
+}
+
 /// Two gateways (4 and 5) serve the default route: node 1's traffic goes
 /// to the nearer (4, two hops; 5 is three), every packet of it; when 4
 /// fails (its links go silent), 1's traffic moves to 5 once 4's neighbor
@@ -362,20 +381,7 @@ fn traffic_goes_to_the_nearest_gateway_and_to_the_next_when_it_fails() {
         net.link(a, b, 0.0);
     }
     net.run_until(secs(10));
-    let send = |net: &mut Mesh, from: u32, count: u32| -> (usize, usize) {
-        for i in from..from + count {
-            let at = Instant(net.now.0 + 20_000);
-            net.run_until(at);
-            let now = net.now;
-            net.nodes[0].send(now, &host_packet([203, 0, 113, 9], i));
-            net.flush();
-        }
-        let at = Instant(net.now.0 + 500_000);
-        net.run_until(at);
-        let got =
-            |net: &mut Mesh, g: usize| std::iter::from_fn(|| net.nodes[g].poll_deliver()).count();
-        (got(net, 3), got(net, 4))
-    };
+    let send = |net: &mut Mesh, from: u32, count: u32| to_gateways(net, 4000, from, count);
     assert_eq!(
         send(&mut net, 0, 100),
         (100, 0),
@@ -431,27 +437,14 @@ fn a_gateway_whose_uplink_fails_withdraws_its_route_at_once_and_takes_it_back() 
         net.link(a, b, 0.0);
     }
     net.run_until(secs(10));
-    // Packets of one flow (its source port).
-    let send = |net: &mut Mesh, port: u16, from: u32, count: u32| -> (usize, usize) {
-        for i in from..from + count {
-            let at = Instant(net.now.0 + 20_000);
-            net.run_until(at);
-            let now = net.now;
-            let mut p = host_packet([203, 0, 113, 9], i);
-            p[20..22].copy_from_slice(&port.to_be_bytes());
-            net.nodes[0].send(now, &p);
-            net.flush();
-        }
-        let at = Instant(net.now.0 + 500_000);
-        net.run_until(at);
-        let got =
-            |net: &mut Mesh, g: usize| std::iter::from_fn(|| net.nodes[g].poll_deliver()).count();
-        (got(net, 3), got(net, 4))
-    };
-    assert_eq!(send(&mut net, 1, 0, 100), (100, 0), "the nearest gateway");
+    assert_eq!(
+        to_gateways(&mut net, 1, 0, 100),
+        (100, 0),
+        "the nearest gateway"
+    );
     // Its uplink fails: 4 stays up and reachable, but serves no route.
     net.nodes[3].set_uplink_prefixes(vec![]);
-    let (at4, at5) = send(&mut net, 1, 1000, 100);
+    let (at4, at5) = to_gateways(&mut net, 1, 1000, 100);
     eprintln!("withdrawn: {at4} still to 4, {at5} to 5");
     assert!(at4 <= 2, "{at4} sent to 4 after it withdrew the route");
     assert_eq!(
@@ -459,17 +452,21 @@ fn a_gateway_whose_uplink_fails_withdraws_its_route_at_once_and_takes_it_back() 
         100,
         "nothing lost: 4 still delivers what reached it"
     );
-    assert_eq!(send(&mut net, 1, 2000, 100), (0, 100), "all to 5");
+    assert_eq!(to_gateways(&mut net, 1, 2000, 100), (0, 100), "all to 5");
     // Back: a new flow goes to 4 within the advertisement interval (1 s)
     // and the flood; the flow that moved to 5 stays there (its
     // connection is NATed at 5 now).
     net.nodes[3].set_uplink_prefixes(vec![default]);
-    let (back4, back5) = send(&mut net, 2, 3000, 100);
+    let (back4, back5) = to_gateways(&mut net, 2, 3000, 100);
     eprintln!("restored: {back4} to 4, {back5} to 5");
     assert!(back4 >= 40 && back4 + back5 == 100, "{back4} + {back5}");
-    assert_eq!(send(&mut net, 2, 4000, 100), (100, 0), "the new flow at 4");
     assert_eq!(
-        send(&mut net, 1, 5000, 100),
+        to_gateways(&mut net, 2, 4000, 100),
+        (100, 0),
+        "the new flow at 4"
+    );
+    assert_eq!(
+        to_gateways(&mut net, 1, 5000, 100),
         (0, 100),
         "the old one kept at 5"
     );

@@ -58,8 +58,6 @@ pub struct Uplink {
     tracker: Tracker,
     prober: Prober,
     answers: Vec<(u16, usize)>,
-    /// Prefixes the node could not fit in its advertisement.
-    pub prefixes_over: usize,
 }
 
 impl Uplink {
@@ -77,7 +75,6 @@ impl Uplink {
             prober,
             config,
             answers: Vec::new(),
-            prefixes_over: 0,
         })
     }
 
@@ -164,7 +161,13 @@ impl Uplink {
         } else {
             Vec::new()
         };
-        self.prefixes_over = node.set_uplink_prefixes(prefixes);
+        let over = node.set_uplink_prefixes(prefixes);
+        if over > 0 {
+            tracing::warn!(
+                over,
+                "uplink prefixes that do not fit in an advertisement are not advertised"
+            );
+        }
         let answered = self
             .tracker
             .targets()

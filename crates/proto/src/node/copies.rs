@@ -17,6 +17,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
+use crate::classify::fnv;
 use crate::time::Instant;
 
 /// Most packets remembered at once (at 50 ms, 80,000 packets/s: about
@@ -57,23 +58,21 @@ impl CopyFilter {
     }
 }
 
-/// The packet's hash, TTL or hop limit and the IPv4 header checksum
-/// left out.
+/// The packet's hash (FNV-1a, as the flow hash), TTL or hop limit and the
+/// IPv4 header checksum left out.
 fn digest(packet: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ packet.len() as u64;
-    let v4 = packet.first().is_some_and(|b| b >> 4 == 4);
-    for (i, &b) in packet.iter().take(HASHED).enumerate() {
-        let skipped = if v4 {
-            i == 8 || i == 10 || i == 11
-        } else {
-            i == 7
-        };
-        if !skipped {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+    let head = &packet[..packet.len().min(HASHED)];
+    let h = 0xcbf2_9ce4_8422_2325 ^ packet.len() as u64;
+    let part = |from: usize, to: usize| head.get(from..to.min(head.len())).unwrap_or(&[]);
+    if head.first().is_some_and(|b| b >> 4 == 4) {
+        // Skips the TTL (8) and the header checksum (10-11).
+        let h = fnv(h, part(0, 8));
+        let h = fnv(h, part(9, 10));
+        fnv(h, part(12, HASHED))
+    } else {
+        // Skips the hop limit (7).
+        fnv(fnv(h, part(0, 7)), part(8, HASHED))
     }
-    h
 }
 
 #[cfg(test)]

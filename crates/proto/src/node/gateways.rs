@@ -96,24 +96,25 @@ impl FlowPins {
         self.pins.get(&flow).map(|p| p.egress)
     }
 
-    /// The egress for flow `flow` at `now`: its pinned one if
-    /// `still_serves(egress)` gives the length it was pinned at, else
-    /// `choose()`'s (the best now, with the prefix length it serves at),
-    /// pinned. `None` when nothing serves the destination.
+    /// The egress for flow `flow` at `now`: its pinned one if `kept` (the
+    /// prefix length it serves the destination at now, if it serves it
+    /// and is reachable) is the length it was pinned at, else `best` (the
+    /// choice now, with its prefix length), pinned. `None` when nothing
+    /// serves the destination.
     pub fn egress(
         &mut self,
         config: &GatewayChoice,
         now: Instant,
         flow: u64,
-        still_serves: impl FnOnce(NodeId) -> Option<u8>,
-        choose: impl FnOnce() -> Option<(NodeId, u8)>,
+        kept: Option<u8>,
+        best: Option<(NodeId, u8)>,
     ) -> Option<NodeId> {
         self.sweep(config, now);
         if let Some(pin) = self.pins.get_mut(&flow) {
-            if still_serves(pin.egress) == Some(pin.len) {
+            if kept == Some(pin.len) {
                 pin.last = now;
                 let egress = pin.egress;
-                if choose().is_some_and(|(best, _)| best != egress) {
+                if best.is_some_and(|(b, _)| b != egress) {
                     self.counters.packets_kept += 1;
                 }
                 return Some(egress);
@@ -121,7 +122,7 @@ impl FlowPins {
             self.pins.remove(&flow);
             self.counters.flows_moved += 1;
         }
-        let (egress, len) = choose()?;
+        let (egress, len) = best?;
         if self.pins.len() < config.max_flows {
             self.pins.insert(
                 flow,
@@ -194,29 +195,23 @@ mod tests {
         let config = GatewayChoice::default();
         let mut pins = FlowPins::default();
         let (a, b) = (NodeId(1), NodeId(2));
-        let e = pins.egress(&config, at(0), 7, |_| unreachable!(), || Some((a, 0)));
+        let e = pins.egress(&config, at(0), 7, None, Some((a, 0)));
         assert_eq!(e, Some(a));
         // b is now nearer: the flow stays with a, a new flow takes b.
-        let e = pins.egress(&config, at(1), 7, |_| Some(0), || Some((b, 0)));
+        let e = pins.egress(&config, at(1), 7, Some(0), Some((b, 0)));
         assert_eq!(e, Some(a));
-        let e = pins.egress(&config, at(1), 8, |_| Some(0), || Some((b, 0)));
+        let e = pins.egress(&config, at(1), 8, Some(0), Some((b, 0)));
         assert_eq!(e, Some(b));
         // a withdrew the prefix: the flow moves, and stays moved.
-        let e = pins.egress(
-            &config,
-            at(2),
-            7,
-            |o| (o != a).then_some(0),
-            || Some((b, 0)),
-        );
+        let e = pins.egress(&config, at(2), 7, None, Some((b, 0)));
         assert_eq!(e, Some(b));
-        let e = pins.egress(&config, at(3), 7, |_| Some(0), || Some((a, 0)));
+        let e = pins.egress(&config, at(3), 7, Some(0), Some((a, 0)));
         assert_eq!(e, Some(b));
         // A more specific prefix appeared at another origin: the pin
         // (made at /0) yields to it.
-        let e = pins.egress(&config, at(4), 7, |_| Some(0), || Some((a, 24)));
+        let e = pins.egress(&config, at(4), 7, Some(0), Some((a, 24)));
         assert_eq!(e, Some(b), "b still serves at /0");
-        let e = pins.egress(&config, at(4), 9, |_| None, || Some((a, 24)));
+        let e = pins.egress(&config, at(4), 9, None, Some((a, 24)));
         assert_eq!(e, Some(a));
         let c = pins.counters();
         assert_eq!((c.flows_pinned, c.flows_moved, c.packets_kept), (4, 1, 3));
@@ -231,12 +226,12 @@ mod tests {
         };
         let mut pins = FlowPins::default();
         for flow in 0..5 {
-            pins.egress(&config, at(0), flow, |_| Some(0), || Some((NodeId(1), 0)));
+            pins.egress(&config, at(0), flow, Some(0), Some((NodeId(1), 0)));
         }
         assert_eq!(pins.pinned(), 2);
         assert_eq!(pins.counters().flows_unpinned, 3);
-        pins.egress(&config, at(5), 0, |_| Some(0), || Some((NodeId(1), 0)));
-        pins.egress(&config, at(12), 9, |_| Some(0), || Some((NodeId(1), 0)));
+        pins.egress(&config, at(5), 0, Some(0), Some((NodeId(1), 0)));
+        pins.egress(&config, at(12), 9, Some(0), Some((NodeId(1), 0)));
         assert_eq!(pins.counters().flows_expired, 1, "flow 1 idle since 0");
         assert_eq!(pins.pinned(), 2, "flow 0 (used at 5) and flow 9");
     }

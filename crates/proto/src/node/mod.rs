@@ -483,8 +483,7 @@ impl Node {
             let len = self.control.lsdb().serves(o, &info.dst, info.v4, me)?;
             (o == me || self.reachable(o)).then_some(len)
         });
-        self.pins
-            .egress(&choice, now, info.flow_hash, |_| kept, || best)
+        self.pins.egress(&choice, now, info.flow_hash, kept, best)
     }
 
     /// Whether a path leads from this node to `origin` in the link-state
