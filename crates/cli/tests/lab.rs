@@ -19,9 +19,9 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use common::lab::{
-    assert_never_stalls, braid, control_refusals, in_ns, kernel_counter, missing_capability,
-    namespaces_of, node_counter, path_of_stand_ins, pids_of_lab, processes_mentioning,
-    remove_lab_file, run_lab, running, with_lab_up, write_lab,
+    assert_never_stalls, braid, control_refusals, daemon_counters, in_ns, kernel_counter,
+    missing_capability, namespaces_of, node_counter, path_of_stand_ins, pids_of_lab,
+    processes_mentioning, remove_lab_file, run_lab, running, with_lab_up, write_lab,
 };
 
 /// Lab tests run one at a time: they share this machine's two cores with
@@ -1240,7 +1240,11 @@ fn a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred
     let flow = |v: usize| r["variants"][v]["flows"][0].clone();
     let share = |v: usize| {
         let f = flow(v);
-        eprintln!("{}: {f}", r["variants"][v]["variant"]);
+        eprintln!(
+            "{}: {f}{}",
+            r["variants"][v]["variant"],
+            daemon_counters(&r, v)
+        );
         let dup = f["duplicates"].as_u64().unwrap() as f64;
         dup / f["delivered"].as_u64().unwrap().max(1) as f64
     };
@@ -1257,12 +1261,17 @@ fn a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred
             flow(v)
         );
     }
-    // Single path loses nothing. Tree mode upstream lost the stream's
-    // first seconds in one of five runs (before the walk began:
-    // docs/performance.md, not looked into yet): copies are what this
-    // test is about, so its losses are printed above, not asserted.
-    for v in [0, 2] {
-        assert_eq!(flow(v)["lost"].as_u64(), Some(0), "{}", flow(v));
+    // Nothing is lost (the stream's first seconds once were, before
+    // access points got the database when they came up: the counters in
+    // the message say where packets went, should it happen again).
+    for v in 0..3 {
+        assert_eq!(
+            flow(v)["lost"].as_u64(),
+            Some(0),
+            "{}{}",
+            flow(v),
+            daemon_counters(&r, v)
+        );
     }
     assert!(kernel_counter(&r, 2, "pass_copy_check") >= 100);
 }

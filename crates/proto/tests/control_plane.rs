@@ -312,3 +312,39 @@ fn a_restarted_router_is_heard_and_knows_the_network_within_round_trips() {
         );
     }
 }
+
+#[test]
+fn a_neighbor_that_comes_up_just_after_another_gets_the_database_within_the_interval() {
+    // 1 - 2 - 3, routers starting together: 2 hears 1 first and floods
+    // its database to it, then 1's advertisement reaches 2, then 3 comes
+    // up within lsa_min_interval of 1. 3 must get 1's advertisement
+    // within about that interval, not at the digest repair (switched off
+    // here) or 1's refresh (22-30 s).
+    let config = ControlConfig {
+        resync_interval: Duration::from_secs(3600),
+        ..ControlConfig::default()
+    };
+    let gap = config.lsa_min_interval;
+    let mut m = Medium::with_config(3, &[(0, 1, 0.0), (1, 2, 1.0)], 3, config);
+    let holds =
+        |m: &Medium, at: usize, origin: u16| m.nodes[at].lsdb().get(NodeId(origin)).is_some();
+    let step = Duration::from_millis(10);
+    while !holds(&m, 1, 1) {
+        let next = m.now + step;
+        m.run_until(next);
+        assert!(m.now < secs(10), "2 never heard 1's advertisement");
+    }
+    m.set_loss(1, 2, 0.0);
+    let up = m.now;
+    while !holds(&m, 2, 1) {
+        let next = m.now + step;
+        m.run_until(next);
+        assert!(
+            m.now < up + Duration::from_secs(20),
+            "3 never got 1's advertisement"
+        );
+    }
+    let took = m.now.since(up);
+    eprintln!("3 got 1's advertisement {took:?} after its link came up");
+    assert!(took <= gap + Duration::from_millis(500), "{took:?}");
+}

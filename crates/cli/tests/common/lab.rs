@@ -115,6 +115,28 @@ pub fn kernel_counter(r: &serde_json::Value, v: usize, name: &str) -> u64 {
         .sum()
 }
 
+/// Every daemon's non-zero node, I/O and gateway counters in variant `v`
+/// of a report, a line per daemon (`node 3: user_in=400 no_egress=12`):
+/// what a failed assertion prints so that a failure seen once (in CI)
+/// says where the packets went.
+pub fn daemon_counters(r: &serde_json::Value, v: usize) -> String {
+    let mut out = String::new();
+    for d in r["variants"][v]["daemons"].as_array().into_iter().flatten() {
+        out.push_str(&format!("\nnode {}:", d["node"]));
+        for group in ["node", "io", "gateways"] {
+            let Some(fields) = d["stats"][group].as_object() else {
+                continue;
+            };
+            for (name, value) in fields {
+                if value.as_u64().is_some_and(|n| n > 0) {
+                    out.push_str(&format!(" {name}={value}"));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A TCP flow moved more than 1 Mbit/s in each of at least `seconds`
 /// seconds (it never stalled).
 pub fn assert_never_stalls(flow: &serde_json::Value, seconds: usize) {

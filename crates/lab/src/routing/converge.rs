@@ -1,5 +1,6 @@
 //! Waiting for a lab's routing once it is built: every router with a host
-//! reaching every other, the whole topology known, the routes settled,
+//! reaching every other, the whole topology known everywhere, the routes
+//! settled,
 //! and every client known to the braid routers (after it joins its
 //! segment as a client does).
 
@@ -43,7 +44,8 @@ pub fn wait_converged(lab: &Lab, daemons: &mut [(usize, Child)]) -> anyhow::Resu
             }
         }
         if missing.is_empty() {
-            wait_topology(lab, &ends);
+            let all: Vec<usize> = (0..lab.routers.len()).collect();
+            wait_topology(lab, &all);
             return wait_settled(lab);
         }
         if Instant::now() > deadline {
@@ -120,12 +122,13 @@ pub fn wait_clients(lab: &Lab) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Waits (at most 10 s) until every braid router with a host holds the
+/// Waits (at most 10 s) until every braid router in `routers` holds the
 /// lab's whole topology: every router's advertisement listing each of its
 /// links' far ends. A route to every end can exist with one of a
 /// diamond's two paths still unknown (a lossy link's first probes lost),
 /// and a flow started then would run single path until the other
-/// advertisement arrives. A link that stays down past the wait (a very
+/// advertisement arrives; an access point, where a client's flows
+/// enter, must hold the advertisements of the routers they go to. A link that stays down past the wait (a very
 /// lossy one) is logged, and the flows start anyway.
 fn wait_topology(lab: &Lab, ends: &[usize]) {
     let deadline = Instant::now() + Duration::from_secs(10);

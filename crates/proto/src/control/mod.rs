@@ -129,9 +129,13 @@ pub struct ControlPlane {
     pending_floods: FixedBitSet,
     last_flood_at: Option<Instant>,
     /// A neighbor came up: flood the whole database, at most once per
-    /// `lsa_min_interval` (later neighbors within it are served by that
-    /// flood or by the digest repair).
+    /// `lsa_min_interval`. A neighbor that comes up within the interval
+    /// after another gets the flood at the interval's end (`full_flood_due`):
+    /// the first flood may have gone out before an advertisement it needs
+    /// reached us (routers starting together), and the digest repair would
+    /// take seconds.
     last_full_flood_at: Option<Instant>,
+    full_flood_due: bool,
     /// Per neighbor the link estimator tracks.
     neighbors: Vec<NeighborState>,
     last_resync_at: Option<Instant>,
@@ -226,6 +230,7 @@ impl ControlPlane {
             pending_floods: FixedBitSet::new(),
             last_flood_at: None,
             last_full_flood_at: None,
+            full_flood_due: false,
             neighbors: Vec::new(),
             last_resync_at: None,
             answered: BTreeMap::new(),
@@ -464,10 +469,18 @@ impl ControlPlane {
             // Stream 0 is the small probes.
             self.pending_probes.push_back(0);
         }
+        self.full_flood_due = true;
+        self.flood_database_when_allowed(now);
+    }
+
+    /// The whole database flooded if a neighbor came up since the last
+    /// full flood and `lsa_min_interval` has passed since it.
+    fn flood_database_when_allowed(&mut self, now: Instant) {
         let allowed = self
             .last_full_flood_at
             .is_none_or(|t| now.since(t) >= self.config.lsa_min_interval);
-        if allowed {
+        if self.full_flood_due && allowed {
+            self.full_flood_due = false;
             self.last_full_flood_at = Some(now);
             self.flood_database();
         }
@@ -568,6 +581,7 @@ impl ControlPlane {
         if self.leaving {
             return;
         }
+        self.flood_database_when_allowed(now);
         let current = self.current_links(now);
         if self.links_changed(&current) {
             self.lsa_wanted = true;
@@ -688,6 +702,13 @@ impl ControlPlane {
                 );
             }
             t = t.min(at);
+        }
+        if self.full_flood_due {
+            let gap = self.config.lsa_min_interval;
+            t = t.min(
+                self.last_full_flood_at
+                    .map_or(Instant::ZERO, |last| last + gap),
+            );
         }
         for e in [
             self.links.next_expiry(),
