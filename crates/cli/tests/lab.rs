@@ -1859,6 +1859,52 @@ fn a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s() {
     assert_eq!(route.split_whitespace().nth(1), Some("3"), "{route}");
 }
 
+fn routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr() {
+    // docs/operations.md "Routes from outside": FRR's staticd at the
+    // border router bd holds the route to 198.19.77.0/24; braid takes it
+    // into the mesh (r2 routes it, and installs it in its kernel), h2
+    // behind r2 reaches it, and FRR sees r2's prefix, which braid
+    // installed at bd, as a kernel route.
+    let (stdout, _) = run_documented("redistribute", "/tmp/braid-rd", "rd");
+    eprintln!("{stdout}");
+    let line = |prefix: &str| -> &str {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no \"{prefix}\" in {stdout}"))
+    };
+    // r2's route to the outside network leaves the mesh at bd (node 1).
+    let route = line("198.19.77.0/24 ");
+    assert_eq!(route.split_whitespace().nth(1), Some("1"), "{route}");
+    // In r2's kernel through the TUN device, with braid's protocol (the
+    // block lists `proto 177` routes only) and metric.
+    let kernel = line("198.19.77.0/24 dev ");
+    assert!(kernel.contains("metric 20"), "{kernel}");
+    assert!(
+        line("3 packets transmitted").contains(" 3 received"),
+        "{stdout}"
+    );
+    assert!(line("Routing entry for ").contains("198.18.2.0/24"));
+    assert!(
+        stdout.contains("Known via \"kernel\""),
+        "FRR does not see braid's route: {stdout}"
+    );
+    // FRR drops its route: withdrawn from the mesh within the second's
+    // synchronisation and an advertisement (at once for a withdrawal),
+    // and gone from r2's kernel.
+    let after = |prefix: &str| -> f64 {
+        line(prefix)[prefix.len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{stdout}"))
+    };
+    let withdrawn = after("withdrawn at r2 ");
+    assert!(withdrawn <= 2.0, "withdrawn {withdrawn} s after");
+    let gone = after("gone from r2's kernel ");
+    assert!(gone <= 2.0, "gone from r2's kernel {gone} s after");
+}
+
 fn flows_stay_on_their_gateway_while_the_topology_changes_ten_times() {
     // docs/operations.md "Choosing among gateways": a TCP transfer NATed
     // at gw1 through ten changes that each make gw2 (or gw1) the nearer;
@@ -2287,13 +2333,14 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 40] = [
+    let tests: [LabTest; 41] = [
         ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
         ("a_gateway_walkthrough_works_as_written", Some(&["ping"]), a_gateway_walkthrough_works_as_written),
         ("a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s", Some(&["ping", "nft", "python3"]), a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s),
         ("a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred", Some(&[]), a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred),
-        ("flows_stay_on_their_gateway_while_the_topology_changes_ten_times", Some(&["iperf3", "nft", "python3"]), flows_stay_on_their_gateway_while_the_topology_changes_ten_times),
+        ("routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr", Some(&["vtysh"]), routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr),
+                ("flows_stay_on_their_gateway_while_the_topology_changes_ten_times", Some(&["iperf3", "nft", "python3"]), flows_stay_on_their_gateway_while_the_topology_changes_ten_times),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),
         ("a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound", Some(&[]), a_short_soak_samples_every_daemons_memory_and_passes_within_its_bound),

@@ -7,7 +7,8 @@
 //! | [`config`] | the TOML config: its schema, the checked config and its defaults, the checks (every problem at once, each located), access interfaces, keys |
 //! | [`underlay`] | two UDP sockets per interface: multicast control, unicast data with a small send buffer |
 //! | [`carrier`] | the kernel's link notifications: an interface down or without carrier takes its neighbors down; a configured interface that appears is opened, one that goes away closed |
-//! | [`rtnl`] | route netlink: batches split into decoded messages (carrier watch, neighbor tables), requests (a device's drop counts) |
+//! | [`rtnl`] | route netlink: batches split into decoded messages (carrier watch, neighbor tables), requests (a device's drop counts, the routing tables read, routes added and removed) |
+//! | [`routes`] | routes shared with the kernel's table: other daemons' routes redistributed into the mesh, the mesh's prefixes installed with braid's protocol number |
 //! | [`key_mismatch`] | neighbors whose control messages fail the key check: where, why, when the operator is warned |
 //! | [`logging`] | the daemon's log: text or JSON lines, a level a reload changes |
 //! | [`mss`] | TCP MSS clamping of SYNs read from the TUN device (`[tun] mss_clamp`) |
@@ -37,6 +38,7 @@ pub mod logging;
 pub mod metrics;
 pub mod mss;
 pub mod neighbors;
+pub mod routes;
 pub mod rtnl;
 pub mod underlay;
 pub mod uplink;

@@ -2,9 +2,10 @@
 //! notifications, a neighbor table dump) split into their messages and
 //! decoded with `netlink-packet-route` (what does not decode is
 //! counted), and the requests the daemon makes (a socket that cannot
-//! stall the loop; a device's counters). Shared by the carrier watch,
-//! the access interfaces' neighbor-table reads and the TUN device's drop
-//! count.
+//! stall the loop; a device's counters; the routing tables read, routes
+//! added and removed). Shared by the carrier watch, the access
+//! interfaces' neighbor-table reads, the TUN device's drop count and the
+//! routes shared with the kernel (`crate::routes`).
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -125,4 +126,167 @@ pub fn each_message(
         bytes = &bytes[step.min(bytes.len())..];
     }
     malformed
+}
+
+/// Every route of the kernel's tables, IPv4 and IPv6 (an `RTM_GETROUTE`
+/// dump each), as far as [`crate::routes`] needs them. A route the
+/// kernel describes in a way not understood here (no destination of its
+/// family) is left out.
+pub fn dump_routes() -> io::Result<Vec<crate::routes::KernelRoute>> {
+    use netlink_packet_core::NLM_F_DUMP;
+    use netlink_packet_route::route::RouteMessage;
+    use netlink_packet_route::AddressFamily;
+    let mut out = Vec::new();
+    for family in [AddressFamily::Inet, AddressFamily::Inet6] {
+        let socket = request_socket()?;
+        let mut m = RouteMessage::default();
+        m.header.address_family = family;
+        send(&socket, NLM_F_DUMP, RouteNetlinkMessage::GetRoute(m))?;
+        let mut buf = vec![0u8; 64 * 1024];
+        // A dump bigger than the bound is cut there: what a mesh router's
+        // tables hold is far below it.
+        let mut batches = 0;
+        'batches: loop {
+            batches += 1;
+            if batches > 4096 {
+                break;
+            }
+            let n = socket.recv(&mut &mut buf[..], 0)?;
+            let mut done = false;
+            let mut refused = None;
+            each_message(&buf[..n], |payload| match payload {
+                NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewRoute(r)) => {
+                    if let Some(route) = kernel_route(&r) {
+                        out.push(route);
+                    }
+                }
+                NetlinkPayload::Done(_) => done = true,
+                NetlinkPayload::Error(e) => refused = e.code,
+                _ => {}
+            });
+            if let Some(code) = refused {
+                return Err(io::Error::from_raw_os_error(-code.get()));
+            }
+            if done || n == 0 {
+                break 'batches;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A route message as [`crate::routes::KernelRoute`].
+fn kernel_route(
+    r: &netlink_packet_route::route::RouteMessage,
+) -> Option<crate::routes::KernelRoute> {
+    use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteType};
+    let len = r.header.destination_prefix_length;
+    let mut table = u32::from(r.header.table);
+    let mut oif = None;
+    let mut prefix = match r.header.address_family {
+        netlink_packet_route::AddressFamily::Inet => {
+            Some(braid_wire::Prefix::V4 { addr: [0; 4], len })
+        }
+        netlink_packet_route::AddressFamily::Inet6 => {
+            Some(braid_wire::Prefix::V6 { addr: [0; 16], len })
+        }
+        _ => None,
+    }?;
+    for a in &r.attributes {
+        match a {
+            RouteAttribute::Table(t) => table = *t,
+            RouteAttribute::Oif(i) => oif = Some(*i),
+            RouteAttribute::Destination(RouteAddress::Inet(a)) => {
+                prefix = braid_wire::Prefix::V4 {
+                    addr: a.octets(),
+                    len,
+                }
+            }
+            RouteAttribute::Destination(RouteAddress::Inet6(a)) => {
+                prefix = braid_wire::Prefix::V6 {
+                    addr: a.octets(),
+                    len,
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(crate::routes::KernelRoute {
+        prefix,
+        table,
+        protocol: u8::from(r.header.protocol),
+        oif,
+        unicast: r.header.kind == RouteType::Unicast,
+    })
+}
+
+/// Adds (`add`) or removes the route to `prefix` through device
+/// `oif`, with `config`'s table, protocol and metric (`RTM_NEWROUTE`
+/// with create-or-replace, `RTM_DELROUTE`); the kernel's answer says
+/// whether it did.
+pub fn change_route(
+    add: bool,
+    prefix: &braid_wire::Prefix,
+    oif: u32,
+    config: &crate::routes::InstallConfig,
+) -> io::Result<()> {
+    use netlink_packet_core::{NLM_F_ACK, NLM_F_CREATE, NLM_F_REPLACE};
+    use netlink_packet_route::route::{
+        RouteAddress, RouteAttribute, RouteHeader, RouteMessage, RouteProtocol, RouteScope,
+        RouteType,
+    };
+    use netlink_packet_route::AddressFamily;
+    let mut m = RouteMessage::default();
+    let (family, dst, len) = match *prefix {
+        braid_wire::Prefix::V4 { addr, len } => {
+            (AddressFamily::Inet, RouteAddress::Inet(addr.into()), len)
+        }
+        braid_wire::Prefix::V6 { addr, len } => {
+            (AddressFamily::Inet6, RouteAddress::Inet6(addr.into()), len)
+        }
+        _ => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "only IPv4 and IPv6 prefixes are routes",
+            ))
+        }
+    };
+    m.header.address_family = family;
+    m.header.destination_prefix_length = len;
+    m.header.table = if config.table < 256 {
+        config.table as u8
+    } else {
+        RouteHeader::RT_TABLE_UNSPEC
+    };
+    m.header.protocol = RouteProtocol::from(config.protocol);
+    m.header.scope = RouteScope::Link;
+    m.header.kind = RouteType::Unicast;
+    m.attributes = vec![
+        RouteAttribute::Destination(dst),
+        RouteAttribute::Oif(oif),
+        RouteAttribute::Priority(config.metric),
+        RouteAttribute::Table(config.table),
+    ];
+    let socket = request_socket()?;
+    let (payload, flags) = if add {
+        (
+            RouteNetlinkMessage::NewRoute(m),
+            NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE,
+        )
+    } else {
+        (RouteNetlinkMessage::DelRoute(m), NLM_F_ACK)
+    };
+    send(&socket, flags, payload)?;
+    let mut buf = vec![0u8; 4096];
+    let n = socket.recv(&mut &mut buf[..], 0)?;
+    let mut refused = None;
+    each_message(&buf[..n], |payload| {
+        if let NetlinkPayload::Error(e) = payload {
+            refused = e.code;
+        }
+    });
+    match refused {
+        Some(code) => Err(io::Error::from_raw_os_error(-code.get())),
+        None => Ok(()),
+    }
 }

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use braid_daemon::counters::IoCounters;
 use braid_daemon::kernel::KernelReport;
 use braid_daemon::metrics::{self, ProcessFacts};
+use braid_daemon::routes::RouteCounters;
 use braid_daemon::uplink;
 use braid_proto::node::{Interface, Node, NodeConfig};
 use braid_proto::redundancy::reorder::ReorderConfig;
@@ -141,8 +142,15 @@ fn pages() -> Vec<String> {
                 net.now,
                 n.neighbors().len(),
                 &IoCounters::default(),
-                Some(&kernel),
-                (i == 0).then_some(&uplink),
+                metrics::Parts {
+                    kernel: Some(&kernel),
+                    uplink: (i == 0).then_some(&uplink),
+                    routes: (i == 0).then_some(RouteCounters {
+                        redistributed: 2,
+                        installed: 3,
+                        ..RouteCounters::default()
+                    }),
+                },
                 process,
             )
         })

@@ -11,6 +11,7 @@
 //! | `access` | `[[access]]`: [`AccessInterface`] and the rules its entries meet |
 //! | `fields` | checks several tables share: a number in a range, a list of whole prefixes |
 //! | `uplink` | `[uplink]`: the prefixes served through a checked uplink, its targets and method, and the rules they meet |
+//! | `routes` | `[redistribute]` and `[install]`: kernel routes taken into the mesh, the mesh's routes put into the kernel, protocol names |
 //! | `keys` | `[auth]` keys, inline or in a key file only its owner can read |
 //! | `errors` | every problem found in a file ([`ConfigErrors`]), and why a file could not be used ([`ConfigLoadError`]) |
 
@@ -21,6 +22,7 @@ mod keys;
 pub use keys::inline_keys_warning;
 mod origins;
 mod parse;
+mod routes;
 mod schema;
 mod settings;
 #[cfg(test)]

@@ -18,6 +18,7 @@ use braid_wire::NodeId;
 
 use super::access::check_access;
 use super::fields::{check_prefixes, in_range};
+use super::routes::{check_install, check_redistribute};
 use super::uplink::check_uplink;
 use braid_conf::Findings;
 
@@ -65,8 +66,16 @@ impl Config {
         let (origin_key_file, roster_file) = check_origin(&mut found, raw.origin.as_ref());
         let lan_interfaces = check_lan_interfaces(&mut found, &raw.lan_interfaces, &interfaces);
         let uplink = check_uplink(&mut found, raw.uplink.as_ref(), &nc.control.prefixes);
+        let install = check_install(&mut found, raw.install.as_ref());
+        let install_protocol = install
+            .as_ref()
+            .map_or(crate::routes::DEFAULT_PROTOCOL, |i| i.protocol);
+        let redistribute =
+            check_redistribute(&mut found, raw.redistribute.as_ref(), install_protocol);
         found.finish(Some(Config {
             uplink,
+            redistribute,
+            install,
             lan_interfaces,
             access,
             dead_after: node_config.dead_after,

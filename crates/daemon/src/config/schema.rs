@@ -90,6 +90,12 @@ pub struct ConfigFile {
     /// `[uplink]`: prefixes served through an uplink checked by probes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uplink: Option<UplinkFile>,
+    /// `[redistribute]`: kernel routes advertised into the mesh.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redistribute: Option<RedistributeFile>,
+    /// `[install]`: the mesh's prefixes installed into the kernel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub install: Option<InstallFile>,
     /// `[labels]`: names for node ids (`1 = "gateway"`), shown on the
     /// dashboard and in the NetJSON topology.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -195,6 +201,48 @@ pub struct TunFile {
     pub mss_clamp: Option<bool>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<Spanned<String>>,
+}
+
+/// A routing protocol by name (`"ospf"`) or number (`188`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum NameOrNumber {
+    Number(u8),
+    Name(String),
+}
+
+impl NameOrNumber {
+    /// As text (a number as its digits).
+    pub fn text(&self) -> String {
+        match self {
+            NameOrNumber::Number(n) => n.to_string(),
+            NameOrNumber::Name(s) => s.clone(),
+        }
+    }
+}
+
+/// `[redistribute]` (docs/operations.md "Routes from outside").
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedistributeFile {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protocols: Vec<Spanned<NameOrNumber>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefixes: Vec<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table: Option<Spanned<u32>>,
+}
+
+/// `[install]` (docs/operations.md "Routes from outside").
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstallFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<Spanned<NameOrNumber>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric: Option<Spanned<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table: Option<Spanned<u32>>,
 }
 
 /// `[uplink]`: a gateway's uplink, checked (docs/operations.md
@@ -304,6 +352,8 @@ impl ConfigFile {
             auth: None,
             origin: None,
             uplink: None,
+            redistribute: None,
+            install: None,
         }
     }
 

@@ -98,6 +98,10 @@ pub struct Config {
     pub access: Vec<AccessInterface>,
     /// A gateway's uplink, checked (`[uplink]`).
     pub uplink: Option<crate::uplink::UplinkConfig>,
+    /// Kernel routes advertised into the mesh (`[redistribute]`).
+    pub redistribute: Option<crate::routes::RedistributeConfig>,
+    /// The mesh's prefixes installed into the kernel (`[install]`).
+    pub install: Option<crate::routes::InstallConfig>,
     /// LAN ports where the kernel data path encodes at the receive side
     /// (`lan_interfaces`).
     pub lan_interfaces: Vec<String>,

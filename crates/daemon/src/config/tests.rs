@@ -657,3 +657,72 @@ fn gateway_preference_capacity_and_the_entry_points_choice_reach_the_node() {
         assert!(e.to_string().contains(says), "{text}: {e}");
     }
 }
+
+#[test]
+fn redistribution_and_installation_take_names_or_numbers_with_defaults() {
+    let base = "node = 1\n[[interface]]\nname = \"a\"\n";
+    let c = Config::parse("r.toml", base).unwrap();
+    assert!(
+        c.redistribute.is_none() && c.install.is_none(),
+        "off unless asked for"
+    );
+    let text = format!(
+        "{base}[redistribute]\nprotocols = [\"ospf\", \"frr-static\", 4, \"200\"]\n\
+         prefixes = [\"10.0.0.0/8\"]\n[install]\n"
+    );
+    let c = Config::parse("r.toml", &text).unwrap();
+    let r = c.redistribute.unwrap();
+    assert_eq!(r.protocols, vec![188, 196, 4, 200]);
+    assert_eq!(r.table, 254);
+    assert_eq!(r.within.len(), 1);
+    let i = c.install.unwrap();
+    assert_eq!((i.protocol, i.metric, i.table), (177, 20, 254));
+    let text = format!(
+        "{base}[redistribute]\nprotocols = [\"bgp\"]\ntable = 100\n\
+         [install]\nprotocol = 99\nmetric = 5\ntable = 101\n"
+    );
+    let c = Config::parse("r.toml", &text).unwrap();
+    assert_eq!(c.redistribute.unwrap().table, 100);
+    let i = c.install.unwrap();
+    assert_eq!((i.protocol, i.metric, i.table), (99, 5, 101));
+}
+
+#[test]
+fn bad_redistribution_is_refused_naming_the_field() {
+    let base = "node = 1\n[[interface]]\nname = \"a\"\n";
+    let cases = [
+        ("[redistribute]\n", "redistribute.protocols"),
+        (
+            "[redistribute]\nprotocols = [\"osfp\"]\n",
+            "not a routing protocol",
+        ),
+        (
+            "[redistribute]\nprotocols = [\"ospf\", 188]\n",
+            "listed twice",
+        ),
+        // braid's own routes taken back would loop, whatever its number.
+        ("[redistribute]\nprotocols = [\"braid\"]\n", "would loop"),
+        (
+            "[redistribute]\nprotocols = [99]\n[install]\nprotocol = 99\n",
+            "would loop",
+        ),
+        (
+            "[redistribute]\nprotocols = [\"ospf\"]\nprefixes = [\"10.0.0.1/8\"]\n",
+            "host bits",
+        ),
+        (
+            "[redistribute]\nprotocols = [\"ospf\"]\ntable = 255\n",
+            "redistribute.table",
+        ),
+        ("[install]\nprotocol = \"kernel\"\n", "install.protocol"),
+        ("[install]\nmetric = 0\n", "install.metric"),
+        ("[install]\ntable = 0\n", "install.table"),
+        ("[install]\nmetrc = 5\n", "metrc"),
+    ];
+    for (extra, needle) in cases {
+        let e = Config::parse("r.toml", &format!("{base}{extra}"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(needle), "{extra:?}: {e}");
+    }
+}

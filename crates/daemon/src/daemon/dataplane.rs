@@ -54,6 +54,9 @@ pub(super) struct DataPlane {
     pub access: Vec<AccessPort>,
     /// The uplink checker, on a gateway with `[uplink]`.
     pub uplink: Option<Uplink>,
+    /// Routes shared with the kernel's table (`[redistribute]`,
+    /// `[install]`).
+    pub routes: Option<crate::routes::KernelRoutes>,
 }
 
 impl DataPlane {

@@ -553,8 +553,11 @@ impl Management {
                     data.now(),
                     data.node.neighbors().len(),
                     &data.counters,
-                    data.kernel.as_ref().map(KernelPath::report).as_ref(),
-                    data.uplink.as_ref(),
+                    crate::metrics::Parts {
+                        kernel: data.kernel.as_ref().map(KernelPath::report).as_ref(),
+                        uplink: data.uplink.as_ref(),
+                        routes: data.routes.as_ref().map(|r| r.counters()),
+                    },
                     crate::metrics::ProcessFacts {
                         started_unix: self.started_unix,
                         last_reload: self.last_reload,

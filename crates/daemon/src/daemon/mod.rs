@@ -130,6 +130,12 @@ impl Daemon {
             }
             None => None,
         };
+        let routes = crate::routes::KernelRoutes::new(
+            config.redistribute.clone(),
+            config.install,
+            tun.if_index().unwrap_or(0),
+            now,
+        );
         let poll = Poll::new().map_err(io_err("poll"))?;
         let recv_slot = (config.tun.mtu as usize + 512).max(2048);
         let max_neighbors = config.node_config.control.links.max_neighbors;
@@ -151,6 +157,7 @@ impl Daemon {
             kernel,
             access,
             uplink,
+            routes,
             config,
         };
         let mut d = Daemon {
@@ -212,6 +219,7 @@ impl Daemon {
                 .map(AccessPort::next_probe)
                 .chain(self.management.echo_timeout())
                 .chain(self.data.uplink.as_ref().map(Uplink::poll_timeout))
+                .chain(self.data.routes.as_ref().map(|r| r.poll_timeout()))
                 .fold(self.data.node.poll_timeout(), Instant::min);
             let timeout =
                 Duration::from_micros(wake.0.saturating_sub(now.0)).min(Duration::from_secs(1));
@@ -305,6 +313,9 @@ impl Daemon {
                     Interest::WRITABLE,
                 );
             }
+        }
+        if let Some(r) = &mut data.routes {
+            r.sync(now, &mut data.node);
         }
         if data.node.poll_timeout() <= now {
             data.node.handle_timeout(now, &mut data.rng);

@@ -23,4 +23,4 @@ mod prometheus;
 
 pub use http::response;
 pub use netjson::{netjson, netjson_value};
-pub use prometheus::{prometheus, ProcessFacts};
+pub use prometheus::{prometheus, Parts, ProcessFacts};

@@ -10,6 +10,7 @@ use braid_proto::time::Instant;
 use super::exposition::{family, SessionLabels};
 use crate::counters::IoCounters;
 use crate::kernel::KernelReport;
+use crate::routes::RouteCounters;
 use crate::uplink::Uplink;
 
 /// What the daemon itself knows of its process, for the metrics every
@@ -29,10 +30,14 @@ pub fn prometheus(
     now: Instant,
     neighbors: usize,
     io: &IoCounters,
-    kernel: Option<&KernelReport>,
-    uplink: Option<&Uplink>,
+    parts: Parts<'_>,
     process: ProcessFacts,
 ) -> String {
+    let Parts {
+        kernel,
+        uplink,
+        routes,
+    } = parts;
     let mut page = String::new();
     let out = &mut page;
     let id = &node.id().0.to_string();
@@ -52,7 +57,52 @@ pub fn prometheus(
     if let Some(u) = uplink {
         uplink_families(out, id, u);
     }
+    if let Some(r) = routes {
+        route_families(out, id, r);
+    }
     page
+}
+
+/// What runs on some routers only, each when it does.
+#[derive(Default, Clone, Copy)]
+pub struct Parts<'a> {
+    /// The kernel data path.
+    pub kernel: Option<&'a KernelReport>,
+    /// A gateway's uplink checker (`[uplink]`).
+    pub uplink: Option<&'a Uplink>,
+    /// Routes shared with the kernel's table (`[redistribute]`,
+    /// `[install]`).
+    pub routes: Option<RouteCounters>,
+}
+
+/// Routes shared with the kernel's table: how many cross each way now,
+/// and what failed.
+fn route_families(out: &mut String, id: &str, c: RouteCounters) {
+    let me = || ("node", id.to_string());
+    let mut f = family(
+        out,
+        "braid_kernel_routes",
+        "gauge",
+        "Routes crossing between the kernel's table and the mesh now: redistributed (kernel routes advertised; over: those that did not fit), installed (the mesh's prefixes in the kernel).",
+    );
+    for (what, v) in [
+        ("redistributed", c.redistributed),
+        ("redistributed_over", c.redistributed_over),
+        ("installed", c.installed),
+    ] {
+        f.sample(&[me(), ("what", what.into())], v as f64);
+    }
+    let mut f = family(
+        out,
+        "braid_kernel_route_failures_total",
+        "counter",
+        "Routes the kernel refused to add or remove (install), and reads of its table that failed (read).",
+    );
+    f.sample(
+        &[me(), ("what", "install".into())],
+        c.install_failures as f64,
+    );
+    f.sample(&[me(), ("what", "read".into())], c.read_failures as f64);
 }
 
 /// As an entry point: flows pinned to their gateway.

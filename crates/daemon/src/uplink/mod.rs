@@ -19,6 +19,7 @@ mod track;
 use std::net::IpAddr;
 use std::os::fd::RawFd;
 
+use braid_proto::control::External;
 use braid_proto::node::Node;
 use braid_proto::time::Instant;
 use braid_wire::Prefix;
@@ -161,7 +162,7 @@ impl Uplink {
         } else {
             Vec::new()
         };
-        let over = node.set_uplink_prefixes(prefixes);
+        let over = node.set_external_prefixes(External::Uplink, prefixes);
         if over > 0 {
             tracing::warn!(
                 over,

@@ -71,6 +71,21 @@ struct NeighborState {
     agreed_at: Option<Instant>,
 }
 
+/// Where prefixes reachable outside the mesh come from
+/// ([`ControlPlane::set_external_prefixes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum External {
+    /// A gateway's uplink, checked by probes: its prefixes while healthy.
+    Uplink = 0,
+    /// Routes taken from the kernel's routing table (another routing
+    /// daemon's, static ones).
+    Redistributed = 1,
+}
+
+impl External {
+    const COUNT: usize = 2;
+}
+
 /// How a probe's sender relates to what we knew of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Heard {
@@ -112,10 +127,10 @@ pub struct ControlPlane {
     /// The clients this node serves as an access point (advertised after
     /// `config.prefixes`; see [`Self::set_clients`]).
     clients: Vec<Prefix>,
-    /// Prefixes served only while the driver finds the uplink behind them
-    /// healthy (advertised after `config.prefixes`, before the clients;
-    /// see [`Self::set_uplink_prefixes`]).
-    uplink: Vec<Prefix>,
+    /// Prefixes the driver finds reachable outside the mesh now, by
+    /// source (advertised after `config.prefixes`, before the clients;
+    /// see [`Self::set_external_prefixes`]).
+    external: [Vec<Prefix>; External::COUNT],
     /// Advertise without waiting for `lsa_min_interval`, at most once
     /// per interval: the network holds a newer advertisement of ours than
     /// we do (issue one past it), a new origin key signs, or prefixes
@@ -222,7 +237,7 @@ impl ControlPlane {
             next_refresh: now,
             lsa_wanted: true,
             clients: Vec::new(),
-            uplink: Vec::new(),
+            external: Default::default(),
             at_once_wanted: false,
             last_at_once_at: None,
             leaving: false,
@@ -635,7 +650,7 @@ impl ControlPlane {
     /// configured prefixes. Returns how many did not fit: an advertisement
     /// carries at most `max_prefixes` (of the database's bounds) in all.
     pub fn set_clients(&mut self, mut clients: Vec<Prefix>) -> usize {
-        let fixed = self.config.prefixes.len() + self.uplink.len();
+        let fixed = self.config.prefixes.len() + self.external.iter().map(Vec::len).sum::<usize>();
         let room = (self.lsdb.config().max_prefixes).saturating_sub(fixed);
         let over = clients.len().saturating_sub(room);
         clients.truncate(room);
@@ -646,33 +661,42 @@ impl ControlPlane {
         over
     }
 
-    /// The prefixes served through an uplink the driver checks: advertised
-    /// while it is healthy (`prefixes`), withdrawn when it is not (an empty
-    /// list). A withdrawal is advertised at once (bad news is not
-    /// throttled, as a failed link's), new prefixes within
-    /// `lsa_min_interval`. Returns how many did not fit beside the
-    /// configured prefixes (the clients make room: they are advertised in
-    /// what is left).
-    pub fn set_uplink_prefixes(&mut self, mut prefixes: Vec<Prefix>) -> usize {
-        let room = (self.lsdb.config().max_prefixes).saturating_sub(self.config.prefixes.len());
+    /// The prefixes `source` finds reachable outside the mesh through
+    /// this router now: a checked uplink's while it is healthy (none when
+    /// it is not), the kernel routes redistributed. A withdrawal is
+    /// advertised at once (bad news is not throttled, as a failed link's),
+    /// new prefixes within `lsa_min_interval`. Returns how many did not
+    /// fit beside the configured prefixes and the other source's (the
+    /// clients make room: they are advertised in what is left).
+    pub fn set_external_prefixes(&mut self, source: External, mut prefixes: Vec<Prefix>) -> usize {
+        let others: usize = self
+            .external
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != source as usize)
+            .map(|(_, p)| p.len())
+            .sum();
+        let room =
+            (self.lsdb.config().max_prefixes).saturating_sub(self.config.prefixes.len() + others);
         let over = prefixes.len().saturating_sub(room);
         prefixes.truncate(room);
-        if prefixes == self.uplink {
+        let current = &mut self.external[source as usize];
+        if prefixes == *current {
             return over;
         }
-        if self.uplink.iter().any(|p| !prefixes.contains(p)) {
+        if current.iter().any(|p| !prefixes.contains(p)) {
             self.at_once_wanted = true;
         }
-        self.uplink = prefixes;
+        *current = prefixes;
         self.lsa_wanted = true;
-        let clients_room = room - self.uplink.len();
+        let clients_room = room - self.external[source as usize].len();
         self.clients.truncate(clients_room);
         over
     }
 
-    /// The uplink's prefixes advertised (or about to be).
-    pub fn uplink_prefixes(&self) -> &[Prefix] {
-        &self.uplink
+    /// What `source` has advertised (or is about to).
+    pub fn external_prefixes(&self, source: External) -> &[Prefix] {
+        &self.external[source as usize]
     }
 
     /// The clients advertised (or about to be).
@@ -895,7 +919,7 @@ impl ControlPlane {
             .config
             .prefixes
             .iter()
-            .chain(&self.uplink)
+            .chain(self.external.iter().flatten())
             .chain(&self.clients)
             .copied()
             .collect();

@@ -50,8 +50,8 @@
 //! **Commands** (management):
 //! [`Node::set_policy`] and [`Node::set_auth`] and
 //! [`Node::set_neighbor_timeout`] (a reload),
-//! [`Node::set_uplink_prefixes`] (a gateway's uplink found healthy or
-//! not), [`Node::leave`] (a clean
+//! [`Node::set_external_prefixes`] (a gateway's uplink found healthy or
+//! not, kernel routes redistributed), [`Node::leave`] (a clean
 //! shutdown: the node's advertisement is flushed everywhere),
 //! [`Node::send_echo`] (`braid ctl ping`), [`Node::lend_session`] /
 //! [`Node::take_back_session`] (another encoder, the kernel data path,
@@ -145,7 +145,7 @@ use rand_core::RngCore;
 
 use crate::access::{AccessPoint, ClientAddr};
 use crate::classify::{inspect, Classified, Classifier, PacketInfo};
-use crate::control::{ConfigError, ControlPlane};
+use crate::control::{ConfigError, ControlPlane, External};
 use crate::forward::{TreeDest, TreeHop};
 use crate::lsdb::LsaStore;
 use crate::redundancy::equalise;
@@ -788,12 +788,12 @@ impl Node {
         Ok(())
     }
 
-    /// The prefixes served through this router's uplink while the driver
-    /// finds it healthy, or none when it does not (see
-    /// [`ControlPlane::set_uplink_prefixes`]: a withdrawal is advertised
-    /// at once). Returns how many did not fit in an advertisement.
-    pub fn set_uplink_prefixes(&mut self, prefixes: Vec<Prefix>) -> usize {
-        self.control.set_uplink_prefixes(prefixes)
+    /// The prefixes `source` finds reachable outside the mesh through
+    /// this router now (see [`ControlPlane::set_external_prefixes`]: a
+    /// withdrawal is advertised at once). Returns how many did not fit in
+    /// an advertisement.
+    pub fn set_external_prefixes(&mut self, source: External, prefixes: Vec<Prefix>) -> usize {
+        self.control.set_external_prefixes(source, prefixes)
     }
 
     /// A new neighbor timeout (an operator's reload; see
