@@ -221,16 +221,17 @@ fn kernel_route(
 }
 
 /// Adds (`add`) or removes the route to `prefix` through device
-/// `oif`, with `config`'s table, protocol and metric (`RTM_NEWROUTE`
-/// with create-or-replace, `RTM_DELROUTE`); the kernel's answer says
-/// whether it did.
+/// `oif`, with `config`'s table, protocol and metric (`RTM_NEWROUTE`,
+/// never replacing a route that is there: another daemon's route with
+/// the same table, prefix and metric stays, and the add fails with
+/// `EEXIST`; `RTM_DELROUTE`); the kernel's answer says whether it did.
 pub fn change_route(
     add: bool,
     prefix: &braid_wire::Prefix,
     oif: u32,
     config: &crate::routes::InstallConfig,
 ) -> io::Result<()> {
-    use netlink_packet_core::{NLM_F_ACK, NLM_F_CREATE, NLM_F_REPLACE};
+    use netlink_packet_core::{NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL};
     use netlink_packet_route::route::{
         RouteAddress, RouteAttribute, RouteHeader, RouteMessage, RouteProtocol, RouteScope,
         RouteType,
@@ -271,7 +272,7 @@ pub fn change_route(
     let (payload, flags) = if add {
         (
             RouteNetlinkMessage::NewRoute(m),
-            NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE,
+            NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL,
         )
     } else {
         (RouteNetlinkMessage::DelRoute(m), NLM_F_ACK)

@@ -84,6 +84,8 @@ pub struct KernelRoutes {
     digest: u64,
     advertised: Vec<Prefix>,
     installed: Vec<Prefix>,
+    /// Prefixes the kernel refused to install at the last attempt.
+    refused: Vec<Prefix>,
     counters: RouteCounters,
 }
 
@@ -103,6 +105,7 @@ impl KernelRoutes {
             digest: 0,
             advertised: Vec::new(),
             installed: Vec::new(),
+            refused: Vec::new(),
             counters: RouteCounters::default(),
         })
     }
@@ -175,14 +178,21 @@ impl KernelRoutes {
                     && r.oif == Some(self.tun_index)
             })
         };
+        let mut refused = Vec::new();
         for p in &wanted {
             if !ours(p) {
                 if let Err(e) = rtnl::change_route(true, p, self.tun_index, config) {
-                    self.counters.install_failures += 1;
-                    warn!(prefix = %p, error = %e, "installing a route failed");
+                    // Said once per prefix while it stays refused (another
+                    // daemon's route with the same metric, most often).
+                    if !self.refused.contains(p) {
+                        self.counters.install_failures += 1;
+                        warn!(prefix = %p, error = %e, "installing a route failed (another route with the same table, prefix and metric? see [install] metric)");
+                    }
+                    refused.push(*p);
                 }
             }
         }
+        self.refused = refused;
         // What we installed before (or a previous run did, through a TUN
         // device of the same index) and no longer want.
         let stale: Vec<Prefix> = table
@@ -204,7 +214,7 @@ impl KernelRoutes {
         if wanted != self.installed {
             info!(routes = wanted.len(), "installed routes changed");
         }
-        self.counters.installed = wanted.len() as u64;
+        self.counters.installed = (wanted.len() - self.refused.len()) as u64;
         self.installed = wanted;
     }
 }
