@@ -132,7 +132,7 @@ pub fn each_message(
 /// dump each), as far as [`crate::routes`] needs them. A route the
 /// kernel describes in a way not understood here (no destination of its
 /// family) is left out.
-pub fn dump_routes() -> io::Result<Vec<crate::routes::KernelRoute>> {
+pub fn dump_routes() -> io::Result<Vec<crate::routes::settings::KernelRoute>> {
     use netlink_packet_core::NLM_F_DUMP;
     use netlink_packet_route::route::RouteMessage;
     use netlink_packet_route::AddressFamily;
@@ -175,10 +175,10 @@ pub fn dump_routes() -> io::Result<Vec<crate::routes::KernelRoute>> {
     Ok(out)
 }
 
-/// A route message as [`crate::routes::KernelRoute`].
+/// A route message as [`crate::routes::settings::KernelRoute`].
 fn kernel_route(
     r: &netlink_packet_route::route::RouteMessage,
-) -> Option<crate::routes::KernelRoute> {
+) -> Option<crate::routes::settings::KernelRoute> {
     use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteType};
     let len = r.header.destination_prefix_length;
     let mut table = u32::from(r.header.table);
@@ -211,7 +211,7 @@ fn kernel_route(
             _ => {}
         }
     }
-    Some(crate::routes::KernelRoute {
+    Some(crate::routes::settings::KernelRoute {
         prefix,
         table,
         protocol: u8::from(r.header.protocol),
@@ -229,7 +229,7 @@ pub fn change_route(
     add: bool,
     prefix: &braid_wire::Prefix,
     oif: u32,
-    config: &crate::routes::InstallConfig,
+    config: &crate::routes::settings::InstallConfig,
 ) -> io::Result<()> {
     use netlink_packet_core::{NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL};
     use netlink_packet_route::route::{

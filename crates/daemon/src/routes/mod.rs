@@ -19,6 +19,7 @@
 //! Installed routes go with the TUN device when the daemon stops.
 
 mod select;
+pub mod settings;
 
 use std::time::Duration;
 
@@ -29,34 +30,13 @@ use braid_wire::Prefix;
 use tracing::{info, warn};
 
 use crate::rtnl;
-pub use select::{installs_wanted, redistributed, KernelRoute, MAX_INSTALLED};
+pub use select::{installs_wanted, redistributed, MAX_INSTALLED};
+pub use settings::{
+    InstallConfig, KernelRoute, RedistributeConfig, DEFAULT_METRIC, DEFAULT_PROTOCOL,
+};
 
-/// The protocol number braid installs its routes with by default (unused
-/// by the kernel, iproute2's list and FRR).
-pub const DEFAULT_PROTOCOL: u8 = 177;
-/// The metric of the routes braid installs by default: above a connected
-/// or static route (0), below the kernel's default for IPv6 (1024).
-pub const DEFAULT_METRIC: u32 = 20;
 /// How often both directions are synchronised.
 pub const SYNC_INTERVAL: Duration = Duration::from_secs(1);
-
-/// `[redistribute]` as the daemon runs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RedistributeConfig {
-    pub table: u32,
-    /// Route protocol numbers taken.
-    pub protocols: Vec<u8>,
-    /// Only routes within one of these (every route when empty).
-    pub within: Vec<Prefix>,
-}
-
-/// `[install]` as the daemon runs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InstallConfig {
-    pub table: u32,
-    pub protocol: u8,
-    pub metric: u32,
-}
 
 /// What the synchronisation did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

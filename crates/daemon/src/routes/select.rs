@@ -7,24 +7,11 @@
 use braid_proto::node::Node;
 use braid_wire::Prefix;
 
-use super::RedistributeConfig;
+use super::settings::{KernelRoute, RedistributeConfig};
 
 /// Most routes installed at once (the mesh's prefixes beyond it are not
 /// installed, and the count says so).
 pub const MAX_INSTALLED: usize = 4096;
-
-/// One route of the kernel's table, as far as the choice needs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KernelRoute {
-    pub prefix: Prefix,
-    pub table: u32,
-    pub protocol: u8,
-    /// The device it leaves by (none for a multipath route or a
-    /// blackhole).
-    pub oif: Option<u32>,
-    /// A unicast route (not local, broadcast, blackhole, ...).
-    pub unicast: bool,
-}
 
 /// Whether `inner` lies within `outer` (same family, at least as long,
 /// same leading bits).
