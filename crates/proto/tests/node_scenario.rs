@@ -405,7 +405,7 @@ fn traffic_goes_to_the_nearest_gateway_and_to_the_next_when_it_fails() {
 }
 
 /// The same two gateways, their default route served through an uplink
-/// each checks (`Node::set_uplink_prefixes`): when 4's uplink fails, 4
+/// each checks (`Node::set_external_prefixes`): when 4's uplink fails, 4
 /// withdraws the route at once (not after the advertisement interval),
 /// and 1's traffic moves to 5 within the flooding's few milliseconds;
 /// when it recovers, the route comes back within the advertisement
