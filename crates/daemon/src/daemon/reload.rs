@@ -113,6 +113,9 @@ pub(super) fn running_after(
     kept.log_format = old.log_format;
     kept.datapath = old.datapath;
     kept.kernel_delivery = old.kernel_delivery;
+    kept.uplink = old.uplink;
+    kept.redistribute = old.redistribute;
+    kept.install = old.install;
     // The file as the daemon started with it: what a later reload
     // compares with, so a setting still waiting for a restart is named
     // again (the live ones are never named).
@@ -173,8 +176,13 @@ mod tests {
     fn every_setting_changed_is_applied_or_named_alone() {
         let old = config(RUNNING);
         let with = |extra: &str| config(&format!("{RUNNING}{extra}"));
-        let cases: [(&str, &[&str]); 6] = [
+        let cases: [(&str, &[&str]); 8] = [
             ("reorder = true\n", &["reorder"]),
+            (
+                "[redistribute]\nprotocols = [\"ospf\"]\n",
+                &["redistribute.protocols"],
+            ),
+            ("[install]\nmetric = 30\n", &["install.metric"]),
             ("metrics = \"127.0.0.1:9500\"\n", &["metrics"]),
             ("log_format = \"json\"\n", &["log_format"]),
             ("[tun]\nmtu = 1300\n", &["tun.mtu"]),
