@@ -20,8 +20,9 @@ use std::process::{Command, Output, Stdio};
 
 use common::lab::{
     assert_never_stalls, braid, control_refusals, daemon_counters, in_ns, kernel_counter,
-    missing_capability, namespaces_of, node_counter, path_of_stand_ins, pids_of_lab,
-    processes_mentioning, remove_lab_file, run_lab, running, with_lab_up, write_lab,
+    line_starting, missing_capability, namespaces_of, node_counter, number_after,
+    path_of_stand_ins, pids_of_lab, processes_mentioning, remove_lab_file, run_lab, running,
+    with_lab_up, write_lab,
 };
 
 /// Lab tests run one at a time: they share this machine's two cores with
@@ -1831,17 +1832,7 @@ fn a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s() {
     // r2 (h2's entry point) moves to gw2, which NATs anew.
     let (stdout, _) = run_documented("uplink", "/tmp/braid-up", "up");
     eprintln!("{stdout}");
-    let after = |prefix: &str| -> f64 {
-        let line = stdout
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .unwrap_or_else(|| panic!("no \"{prefix}\" in {stdout}"));
-        line[prefix.len()..]
-            .split_whitespace()
-            .next()
-            .and_then(|w| w.parse().ok())
-            .unwrap_or_else(|| panic!("{line}"))
-    };
+    let after = |prefix: &str| number_after(&stdout, prefix);
     // Tried again and again (each try waits 100 ms): one works within 2 s.
     let tcp = after("new TCP connection works ");
     assert!(tcp <= 2.0, "a new TCP connection {tcp} s after the cut");
@@ -1867,12 +1858,7 @@ fn routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr() {
     // installed at bd, as a kernel route.
     let (stdout, _) = run_documented("redistribute", "/tmp/braid-rd", "rd");
     eprintln!("{stdout}");
-    let line = |prefix: &str| -> &str {
-        stdout
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .unwrap_or_else(|| panic!("no \"{prefix}\" in {stdout}"))
-    };
+    let line = |prefix: &str| line_starting(&stdout, prefix);
     // r2's route to the outside network leaves the mesh at bd (node 1).
     let route = line("198.19.77.0/24 ");
     assert_eq!(route.split_whitespace().nth(1), Some("1"), "{route}");
@@ -1892,13 +1878,7 @@ fn routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr() {
     // FRR drops its route: withdrawn from the mesh within the second's
     // synchronisation and an advertisement (at once for a withdrawal),
     // and gone from r2's kernel.
-    let after = |prefix: &str| -> f64 {
-        line(prefix)[prefix.len()..]
-            .split_whitespace()
-            .next()
-            .and_then(|w| w.parse().ok())
-            .unwrap_or_else(|| panic!("{stdout}"))
-    };
+    let after = |prefix: &str| number_after(&stdout, prefix);
     let withdrawn = after("withdrawn at r2 ");
     assert!(withdrawn <= 2.0, "withdrawn {withdrawn} s after");
     let gone = after("gone from r2's kernel ");
@@ -1911,13 +1891,7 @@ fn flows_stay_on_their_gateway_while_the_topology_changes_ten_times() {
     // pinned it runs to its end, unpinned (the anchor) it is reset.
     let (stdout, _) = run_documented("sticky", "/tmp/braid-st", "st");
     eprintln!("{stdout}");
-    let line = |prefix: &str| -> String {
-        stdout
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .unwrap_or_else(|| panic!("no {prefix:?} in {stdout}"))
-            .to_string()
-    };
+    let line = |prefix: &str| line_starting(&stdout, prefix);
     let sticky = line("gateway_sticky = true:");
     let mbps: f64 = sticky
         .split_whitespace()

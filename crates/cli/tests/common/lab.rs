@@ -115,6 +115,25 @@ pub fn kernel_counter(r: &serde_json::Value, v: usize, name: &str) -> u64 {
         .sum()
 }
 
+/// The first line of a walk-through's output that starts with `prefix`
+/// (the test fails, showing the output, when there is none).
+pub fn line_starting<'a>(out: &'a str, prefix: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} in {out}"))
+}
+
+/// The number right after `prefix` on the line that starts with it
+/// (`new TCP connection works 1.4 s after the cut` gives 1.4).
+pub fn number_after(out: &str, prefix: &str) -> f64 {
+    let line = line_starting(out, prefix);
+    line[prefix.len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {prefix:?}: {line}"))
+}
+
 /// Every daemon's non-zero node, I/O and gateway counters in variant `v`
 /// of a report, a line per daemon (`node 3: user_in=400 no_egress=12`):
 /// what a failed assertion prints so that a failure seen once (in CI)

@@ -54,7 +54,7 @@ pub fn redistributed(
         })
         .map(|r| r.prefix)
         .collect();
-    out.sort_by_key(|p| p.to_string());
+    out.sort_by_cached_key(|p| p.to_string());
     out.dedup();
     out
 }
@@ -76,7 +76,7 @@ pub fn installs_wanted(node: &Node) -> Vec<Prefix> {
         .flat_map(|r| r.prefixes.iter().copied())
         .filter(|p| matches!(p, Prefix::V4 { .. } | Prefix::V6 { .. }) && !own.contains(p))
         .collect();
-    out.sort_by_key(|p| p.to_string());
+    out.sort_by_cached_key(|p| p.to_string());
     out.dedup();
     out.truncate(MAX_INSTALLED);
     out
