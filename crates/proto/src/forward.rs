@@ -292,7 +292,7 @@ mod tests {
         let mut arrivals = BTreeMap::new();
         let mut delivered = Vec::new();
         let mut frontier = vec![NodeId(entry)];
-        let mut graph = || db.graph(&Default::default());
+        let mut graph = || db.graph();
         while let Some(at) = frontier.pop() {
             *arrivals.entry(at).or_insert(0) += 1;
             assert!(arrivals[&at] < 10, "a loop through {at:?}");
@@ -316,7 +316,7 @@ mod tests {
             arrivals.values().all(|&n| n == 1),
             "no node sees a packet twice: {arrivals:?}"
         );
-        let mut graph = || db.graph(&Default::default());
+        let mut graph = || db.graph();
         let at2 = TreeTables::new(NodeId(2))
             .hop(&db, &mut graph, NodeId(1), client_dest())
             .clone();
@@ -330,7 +330,7 @@ mod tests {
         // and back to 2 for 3).
         let db = network();
         let mut tables = TreeTables::new(NodeId(4));
-        let mut graph = || db.graph(&Default::default());
+        let mut graph = || db.graph();
         let from1 = tables
             .hop(&db, &mut graph, NodeId(1), client_dest())
             .clone();
@@ -365,7 +365,7 @@ mod tests {
             );
         }
         let mut tables = TreeTables::new(NodeId(4));
-        let mut graph = || db.graph(&Default::default());
+        let mut graph = || db.graph();
         let dst = {
             let mut a = [0u8; 16];
             a[..4].copy_from_slice(&[203, 0, 113, 1]);

@@ -795,21 +795,24 @@ impl Lsdb {
     /// both ends list it (the two-way check of RFC 2328 §16.1): one end's
     /// word is not enough, so a stale advertisement of a router that
     /// restarted or left cannot keep links alive, and no router attracts
-    /// traffic with links nobody confirms. Each direction takes the cost
-    /// its tail measured (`metric_out` in the tail's advertisement);
-    /// `overrides` replace a direction's cost (an operator's setting).
-    /// Nodes are sorted by id, so the graph and every path computed on it
-    /// are the same for the same database.
-    pub fn graph(&self, overrides: &BTreeMap<(NodeId, NodeId), Metric>) -> LsGraph {
+    /// traffic with links nobody confirms. Both ends estimate both
+    /// directions; a direction costs the worse of its two ends' word (the
+    /// tail's `metric_out`, the head's `metric_in`). So an operator's cost
+    /// override at either end (which raises both figures that end
+    /// advertises) holds in both directions, everywhere in the network,
+    /// and no router can make a link look better than its other end sees
+    /// it. Nodes are sorted by id, so the graph and every path computed on
+    /// it are the same for the same database.
+    pub fn graph(&self) -> LsGraph {
         let mut ids: Vec<NodeId> = self.records().map(|r| r.origin).collect();
         for r in self.records() {
             ids.extend(r.links.iter().map(|l| l.neighbor));
         }
         ids.sort_unstable();
         ids.dedup();
-        // Per physical link (lower id, higher id, link id): the cost each
-        // end measured for its own direction, once each end has listed it.
-        type Dir = Option<Metric>;
+        // Per physical link (lower id, higher id, link id): what each end
+        // advertised (its out, its in), once each end has listed it.
+        type Dir = Option<(Metric, Metric)>;
         let mut links: BTreeMap<(NodeId, NodeId, u8), (Dir, Dir)> = BTreeMap::new();
         for r in self.records() {
             for l in r.links.iter() {
@@ -824,20 +827,25 @@ impl Lsdb {
                     &mut entry.1
                 };
                 // A record lists a link once (duplicates keep the first).
-                own.get_or_insert(Metric::from_units(l.metric_out));
+                own.get_or_insert((
+                    Metric::from_units(l.metric_out),
+                    Metric::from_units(l.metric_in),
+                ));
             }
         }
         let index = |id: NodeId| ids.binary_search(&id).expect("collected above") as NodeIx;
         let mut b = GraphBuilder::new(ids.len());
-        for ((lo, hi, _), (up, down)) in links {
+        for ((lo, hi, _), (lo_end, hi_end)) in links {
             // The two-way check: a link only one end lists is left out.
-            let (Some(up), Some(down)) = (up, down) else {
+            let (Some((lo_out, lo_in)), Some((hi_out, hi_in))) = (lo_end, hi_end) else {
                 continue;
             };
-            let cost = |from: NodeId, to: NodeId, m: Metric| {
-                overrides.get(&(from, to)).copied().or(Some(m))
-            };
-            b.add_link(index(lo), index(hi), cost(lo, hi, up), cost(hi, lo, down));
+            b.add_link(
+                index(lo),
+                index(hi),
+                Some(lo_out.max(hi_in)),
+                Some(hi_out.max(lo_in)),
+            );
         }
         LsGraph {
             graph: b.build(),
@@ -1127,7 +1135,7 @@ mod tests {
     }
 
     #[test]
-    fn graph_keeps_two_way_links_with_each_tails_own_measurement_and_overrides() {
+    fn graph_keeps_two_way_links_each_direction_at_the_worse_of_its_ends_word() {
         let mut db = Lsdb::new(LsdbConfig::default());
         let t = Instant::ZERO;
         // 1 says 1->2 costs 1000, 2->1 costs 5000; 2 says 2->1 costs 2000.
@@ -1141,7 +1149,7 @@ mod tests {
             &[link(2, 1000, 5000), link(3, 1500, 1500)],
         );
         offer(&mut db, t, 2, 1, 0, &[link(1, 2000, 1000)]);
-        let g = db.graph(&BTreeMap::new());
+        let g = db.graph();
         assert_eq!(g.ids, vec![NodeId(1), NodeId(2), NodeId(3)]);
         let has_arc = |g: &LsGraph, a: u16, b: u16| {
             let (a, b) = (
@@ -1157,26 +1165,28 @@ mod tests {
             );
             g.graph.arc(g.graph.find_arc(a, b).unwrap()).cost.units()
         };
-        assert_eq!(cost(&g, 1, 2), 1000);
-        assert_eq!(cost(&g, 2, 1), 2000, "2's own view wins over 1's metric_in");
+        assert_eq!(cost(&g, 1, 2), 1000, "2's metric_in (1000) agrees with 1");
+        assert_eq!(cost(&g, 2, 1), 5000, "1 sees 2->1 worse than 2 does");
         assert!(
             !has_arc(&g, 1, 3) && !has_arc(&g, 3, 1),
             "3 never confirmed the link 1 lists"
         );
         assert_eq!(g.graph.link_count(), 1);
         assert!(db.has_two_way_link(NodeId(1)) && !db.has_two_way_link(NodeId(3)));
-        let mut overrides = BTreeMap::new();
-        overrides.insert((NodeId(1), NodeId(2)), Metric::from_units(9000));
-        assert_eq!(cost(&db.graph(&overrides), 1, 2), 9000);
+        // 2 raises both directions (an operator's override there): the
+        // raise holds both ways, though 1 says nothing of it.
+        offer(&mut db, t, 2, 2, 0, &[link(1, 9000, 9000)]);
+        let g = db.graph();
+        assert_eq!((cost(&g, 1, 2), cost(&g, 2, 1)), (9000, 9000));
         // An infinite metric removes that direction only.
-        offer(&mut db, t, 2, 2, 0, &[link(1, u32::MAX, 1000)]);
-        let g = db.graph(&BTreeMap::new());
+        offer(&mut db, t, 2, 3, 0, &[link(1, u32::MAX, 1000)]);
+        let g = db.graph();
         assert!(!has_arc(&g, 2, 1));
         assert!(has_arc(&g, 1, 2));
         // 2 stops listing 1 (its link died, or 2 restarted and has not
         // heard 1 yet): 1's word alone keeps neither direction alive.
-        offer(&mut db, t, 2, 3, 0, &[]);
-        let g = db.graph(&BTreeMap::new());
+        offer(&mut db, t, 2, 4, 0, &[]);
+        let g = db.graph();
         assert!(!has_arc(&g, 2, 1) && !has_arc(&g, 1, 2));
         assert!(!db.has_two_way_link(NodeId(1)));
     }

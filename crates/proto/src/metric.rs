@@ -29,6 +29,51 @@ pub enum MetricError {
     /// The cost is above [`Metric::MAX_COST`].
     #[error("cost {0} is larger than the largest cost braid represents ({max})", max = Metric::MAX_COST)]
     TooLarge(f64),
+    /// A cost factor outside [`CostFactor::MIN`]..=[`CostFactor::MAX`].
+    #[error("cost factor {0} is outside {min}..={max} (a factor only raises a link's cost)", min = CostFactor::MIN, max = CostFactor::MAX)]
+    Factor(f64),
+}
+
+/// An operator's factor on a link's measured cost (babeld's `rxcost`,
+/// olsrd's `LinkQualityMult`, as a multiplier): the router at one end
+/// advertises both directions of the link at this many times what it
+/// measures, and since a direction costs the worse of its two ends' word
+/// ([`crate::lsdb::Lsdb::graph`]), the link costs that much more both
+/// ways in every router's topology. At least 1: a factor only raises a
+/// cost (a router cannot make a link look better than its other end sees
+/// it; to prefer a link, raise the others).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct CostFactor(f64);
+
+impl CostFactor {
+    /// The smallest factor: the measured cost, unchanged.
+    pub const MIN: f64 = 1.0;
+    /// The largest factor (an ETX-1 link then costs 1000, more than any
+    /// path of lossy links braid would choose).
+    pub const MAX: f64 = 1000.0;
+
+    /// A factor, checked.
+    pub fn new(factor: f64) -> Result<Self, MetricError> {
+        if (Self::MIN..=Self::MAX).contains(&factor) {
+            Ok(CostFactor(factor))
+        } else {
+            Err(MetricError::Factor(factor))
+        }
+    }
+
+    /// The factor.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+
+    /// `metric` raised by the factor; an unusable link stays unusable.
+    pub fn apply(self, metric: Metric) -> Metric {
+        if metric.is_infinite() {
+            metric
+        } else {
+            Metric::saturating_from_f64(metric.as_cost() * self.0)
+        }
+    }
 }
 
 impl Metric {
@@ -124,5 +169,24 @@ mod tests {
         ));
         assert_eq!(Metric::saturating_from_f64(f64::INFINITY), Metric::INFINITY);
         assert_eq!(Metric::saturating_from_f64(2.0).as_cost(), 2.0);
+    }
+
+    #[test]
+    fn a_cost_factor_only_raises_and_keeps_an_unusable_link_unusable() {
+        let f = CostFactor::new(4.0).unwrap();
+        assert_eq!(f.apply(Metric::from_cost(1.25).unwrap()).as_cost(), 5.0);
+        assert_eq!(f.apply(Metric::INFINITY), Metric::INFINITY);
+        let most = CostFactor::new(CostFactor::MAX).unwrap();
+        assert_eq!(
+            most.apply(Metric::from_units(u32::MAX - 1)),
+            Metric::INFINITY,
+            "saturates"
+        );
+        for bad in [0.5, 0.0, -2.0, 1000.5, f64::NAN, f64::INFINITY] {
+            assert!(
+                matches!(CostFactor::new(bad), Err(MetricError::Factor(_))),
+                "{bad}"
+            );
+        }
     }
 }

@@ -734,10 +734,26 @@ fn a_path_found_after_the_first_joins_at_once_behind_the_primary() {
         "joined {} ms after the first route (the hold is 5 s)",
         (at.0 - found.0) / 1000
     );
-    // The cheaper path becomes the primary once the hold has passed.
-    stream(&mut net, 500);
-    let later = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
-    assert_eq!(later, vec![vec![NodeId(3)], vec![NodeId(2)]]);
+    // The cheaper path becomes the primary once the hold has passed (and
+    // both ends of its links have measured them: a direction costs the
+    // worse of its two ends' word).
+    let mut swapped = None;
+    while net.now < Instant(found.0 + 30_000_000) {
+        stream(&mut net, 25);
+        let paths = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
+        if paths[0] == vec![NodeId(3)] {
+            swapped = Some((net.now, paths));
+            break;
+        }
+    }
+    let (at, paths) = swapped.expect("the cheaper path became the primary");
+    eprintln!("primary swapped after {} ms", (at.0 - found.0) / 1000);
+    assert_eq!(paths, vec![vec![NodeId(3)], vec![NodeId(2)]]);
+    assert!(
+        at.0 - found.0 >= 5_000_000,
+        "swapped {} ms after the first route, within the 5-s hold",
+        (at.0 - found.0) / 1000
+    );
 }
 
 #[test]
@@ -815,4 +831,67 @@ fn an_equalising_sessions_first_packet_dates_every_path_at_once() {
         .map(|(_, s)| s.counters().duplicates)
         .sum();
     assert_eq!(copies, 2, "the copies, dropped at the egress");
+}
+
+#[test]
+fn a_cost_override_at_one_end_keeps_traffic_off_the_link_both_ways() {
+    use braid_proto::metric::CostFactor;
+    use braid_proto::node::CostOverrides;
+    // Three lossless two-hop paths from 1 to 5, through 2, 3 and 4. Node
+    // 2 raises its link to 1 (by neighbor) and node 5 its link heard
+    // from 3 (by interface: the harness numbers interfaces by sender):
+    // only 2 and 5 are told, and every router routes around both links,
+    // both ways, while the path through 4 stays at its measured cost.
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let nodes = common::nodes_with(5, Mode::Single, 7, &mut rng, |c| {
+        c.max_paths = 1;
+    });
+    let mut net = Mesh::new(nodes, rng, LOSSY);
+    for (a, b) in DIAMOND {
+        net.link(a, b, 0.0);
+    }
+    net.run_until(secs(20));
+    stream(&mut net, 5);
+    let plain = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
+    assert_eq!(plain, vec![vec![NodeId(2)]], "equal costs: the lowest id");
+
+    let factor = CostFactor::new(5.0).unwrap();
+    let mut at_2 = CostOverrides::default();
+    at_2.neighbors.insert(NodeId(1), factor);
+    net.nodes[1].set_cost_overrides(at_2);
+    let mut at_5 = CostOverrides::default();
+    at_5.interfaces.insert(Interface(2), factor);
+    net.nodes[4].set_cost_overrides(at_5);
+    net.run_for(Duration::from_secs(10));
+    stream(&mut net, 5);
+
+    // Every router's topology holds the raised links, both directions.
+    let cost = |net: &Mesh, at: usize, from: u16, to: u16| {
+        let g = net.nodes[at].control().graph();
+        let (a, b) = (
+            g.index_of(NodeId(from)).unwrap(),
+            g.index_of(NodeId(to)).unwrap(),
+        );
+        g.graph.arc(g.graph.find_arc(a, b).unwrap()).cost.as_cost()
+    };
+    for at in 0..5 {
+        for (a, b) in [(1, 2), (2, 1), (3, 5), (5, 3)] {
+            assert_eq!(cost(&net, at, a, b), 5.0, "at {}: {a}->{b}", at + 1);
+        }
+        for (a, b) in [(1, 4), (4, 1), (4, 5), (5, 4), (1, 3), (2, 5)] {
+            assert_eq!(cost(&net, at, a, b), 1.0, "at {}: {a}->{b}", at + 1);
+        }
+    }
+    // The damping hold (5 s) has passed: the path moves off 2.
+    stream(&mut net, 5);
+    let raised = net.nodes[0].paths_to(NodeId(5)).cloned().unwrap();
+    assert_eq!(raised, vec![vec![NodeId(4)]]);
+
+    // Taken back (a reload without them): the measured costs return.
+    net.nodes[1].set_cost_overrides(CostOverrides::default());
+    net.nodes[4].set_cost_overrides(CostOverrides::default());
+    net.run_for(Duration::from_secs(10));
+    assert_eq!(cost(&net, 0, 1, 2), 1.0);
+    assert_eq!(cost(&net, 0, 5, 3), 1.0);
+    assert_eq!(net.nodes[1].control().cost_factor(NodeId(1)), None);
 }

@@ -2,7 +2,6 @@
 //! link estimation, the link-state database's bounds, what this node
 //! advertises, authentication; and the checks a configuration must pass.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use braid_wire::{NodeId, Prefix, RATE_UNSPECIFIED};
@@ -11,7 +10,6 @@ use thiserror::Error;
 use crate::auth::{AuthConfig, AuthError};
 use crate::linkest::{LinkEstConfig, MetricKind};
 use crate::lsdb::LsdbConfig;
-use crate::metric::Metric;
 use crate::origin::{OriginConfig, OriginError};
 
 /// Probe timing and sizes.
@@ -88,8 +86,6 @@ pub struct ControlConfig {
     pub resync_interval: Duration,
     /// Prefixes and clients this node serves.
     pub prefixes: Vec<Prefix>,
-    /// Operator's cost overrides, per direction.
-    pub overrides: BTreeMap<(NodeId, NodeId), Metric>,
     /// Keys that sign and check every control message (none: off).
     pub auth: AuthConfig,
     /// This router's origin key and the roster of every router's
@@ -112,7 +108,6 @@ impl Default for ControlConfig {
             flood_bundle_bytes: 1200,
             resync_interval: Duration::from_secs(5),
             prefixes: Vec::new(),
-            overrides: BTreeMap::new(),
             auth: AuthConfig::default(),
             origins: OriginConfig::default(),
         }

@@ -49,6 +49,7 @@ use rand_core::RngCore;
 
 use crate::auth::{AuthConfig, AuthError, Authenticator, Passed};
 use crate::linkest::{LinkEstimate, LinkEstimator};
+use crate::metric::{CostFactor, Metric};
 use crate::lsdb::{
     instance_order, seq_newer, Install, LsGraph, LsaRecord, LsaStore, Lsdb, FLUSH_AGE,
 };
@@ -153,6 +154,10 @@ pub struct ControlPlane {
     full_flood_due: bool,
     /// Per neighbor the link estimator tracks.
     neighbors: Vec<NeighborState>,
+    /// The operator's factor on each neighbor's link (only neighbors the
+    /// link estimator tracks: bounded as it is; see
+    /// [`Self::set_cost_factor`]).
+    cost_factors: BTreeMap<NodeId, CostFactor>,
     last_resync_at: Option<Instant>,
     /// Origins whose advertisement we recently sent back to a neighbor
     /// that held an older one, and when: at most one answer per origin per
@@ -247,6 +252,7 @@ impl ControlPlane {
             last_full_flood_at: None,
             full_flood_due: false,
             neighbors: Vec::new(),
+            cost_factors: BTreeMap::new(),
             last_resync_at: None,
             answered: BTreeMap::new(),
             flushing: BTreeMap::new(),
@@ -297,7 +303,7 @@ impl ControlPlane {
 
     /// The network as this node knows it, ready for path computation.
     pub fn graph(&self) -> LsGraph {
-        self.lsdb.graph(&self.config.overrides)
+        self.lsdb.graph()
     }
 
     /// Handles one control datagram; returns the neighbor that sent it
@@ -592,6 +598,7 @@ impl ControlPlane {
         self.links.expire(now);
         let links = &self.links;
         self.neighbors.retain(|n| links.knows(n.neighbor));
+        self.cost_factors.retain(|&n, _| links.knows(n));
         self.lsdb.expire(now);
         if self.leaving {
             return;
@@ -702,6 +709,30 @@ impl ControlPlane {
     /// The clients advertised (or about to be).
     pub fn clients(&self) -> &[Prefix] {
         &self.clients
+    }
+
+    /// The operator's factor on the link to `neighbor` (`None`: its
+    /// measured cost): both figures this node advertises for the link are
+    /// raised by it, in the next advertisement (within
+    /// `lsa_min_interval`). Only for a neighbor the link estimator tracks
+    /// (the table is bounded as the estimator's); returns whether it was
+    /// taken. A neighbor the estimator forgets loses its factor: the
+    /// driver sets it again when the neighbor is back.
+    pub fn set_cost_factor(&mut self, neighbor: NodeId, factor: Option<CostFactor>) -> bool {
+        let before = match factor {
+            Some(f) if self.links.knows(neighbor) => self.cost_factors.insert(neighbor, f),
+            Some(_) => return false,
+            None => self.cost_factors.remove(&neighbor),
+        };
+        if before != factor {
+            self.lsa_wanted = true;
+        }
+        true
+    }
+
+    /// The operator's factor on the link to `neighbor`, if any.
+    pub fn cost_factor(&self, neighbor: NodeId) -> Option<CostFactor> {
+        self.cost_factors.get(&neighbor).copied()
     }
 
     /// The driver reports a failed link back (carrier regained).
@@ -888,11 +919,17 @@ impl ControlPlane {
         self.link_estimates(now)
             .into_iter()
             .filter(|e| !(e.metric_out.is_infinite() && e.metric_in.is_infinite()))
-            .map(|e| LsaLink {
-                neighbor: e.neighbor,
-                link_id: 0,
-                metric_out: e.metric_out.units(),
-                metric_in: e.metric_in.units(),
+            .map(|e| {
+                let raise = |m: Metric| match self.cost_factors.get(&e.neighbor) {
+                    Some(f) => f.apply(m),
+                    None => m,
+                };
+                LsaLink {
+                    neighbor: e.neighbor,
+                    link_id: 0,
+                    metric_out: raise(e.metric_out).units(),
+                    metric_in: raise(e.metric_in).units(),
+                }
             })
             .collect()
     }

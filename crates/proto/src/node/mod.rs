@@ -157,7 +157,7 @@ use crate::time::Instant;
 
 use binding::{Binder, FlowKey, Pending, BACKLOG_PACKETS};
 pub use config::{
-    Dest, LateBinding, NodeConfig, NodeCounters, Transmit, PATH_REPORT_INTERVALS,
+    CostOverrides, Dest, LateBinding, NodeConfig, NodeCounters, Transmit, PATH_REPORT_INTERVALS,
     PATH_REPORT_INTERVALS_TEXT,
 };
 pub use events::{DownReason, Interface, NodeEvent};
@@ -632,6 +632,13 @@ impl Node {
             Heard::Again => {}
             Heard::Ignored => return None,
         }
+        // Looked at on every control message: a change of interface, a
+        // reload, or a neighbor the estimator forgot and heard again
+        // takes effect within a probe interval.
+        let factor = self.config.cost_overrides.factor(sender, interface);
+        if self.control.cost_factor(sender) != factor {
+            self.control.set_cost_factor(sender, factor);
+        }
         Some(sender)
     }
 
@@ -800,6 +807,13 @@ impl Node {
     /// [`NodeConfig::neighbor_timeout`]).
     pub fn set_neighbor_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.config.neighbor_timeout = timeout;
+    }
+
+    /// New cost factors (an operator's reload; see
+    /// [`NodeConfig::cost_overrides`]): each neighbor's link takes its
+    /// factor when the neighbor is next heard (within a probe interval).
+    pub fn set_cost_overrides(&mut self, overrides: CostOverrides) {
+        self.config.cost_overrides = overrides;
     }
 
     /// The node is leaving (an operator's shutdown): its link-state

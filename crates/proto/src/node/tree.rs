@@ -246,7 +246,7 @@ mod tests {
     #[test]
     fn a_tree_packet_with_a_route_or_off_the_tree_is_refused_and_copies_nothing() {
         let lsdb = Lsdb::new(LsdbConfig::default());
-        let mut graph = || lsdb.graph(&Default::default());
+        let mut graph = || lsdb.graph();
         let mut trees = Trees::new(NodeId(2));
         let (mut out, mut c) = (Outbox::new(8), NodeCounters::default());
         let routed = tree_packet(&[NodeId(2)]);
