@@ -320,7 +320,7 @@ fn neighbors(doc: &Value) -> String {
 
 fn links(doc: &Value) -> String {
     let mut out = String::from(
-        "neighbor       interface        address            df     dr     ETX    cost out  cost in\n",
+        "neighbor       interface        address            df     dr     ETX    cost out  cost in   factor\n",
     );
     for l in list(doc, "links") {
         let cost = |k| {
@@ -329,7 +329,7 @@ fn links(doc: &Value) -> String {
                 .map_or("-".into(), |x| format!("{:.3}", x / 1000.0))
         };
         out.push_str(&format!(
-            "{:<14} {:<16} {:<18} {:<6} {:<6} {:<6} {:<9} {}\n",
+            "{:<14} {:<16} {:<18} {:<6} {:<6} {:<6} {:<9} {:<9} {}\n",
             node(doc, l.get("neighbor")),
             s(&l, "interface"),
             s(&l, "address"),
@@ -337,7 +337,8 @@ fn links(doc: &Value) -> String {
             num(&l, "dr", 2),
             num(&l, "etx", 2),
             cost("metric_out"),
-            cost("metric_in")
+            cost("metric_in"),
+            num(&l, "cost_factor", 1)
         ));
     }
     out

@@ -1885,6 +1885,34 @@ fn routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr() {
     assert!(gone <= 2.0, "gone from r2's kernel {gone} s after");
 }
 
+fn a_cost_override_at_one_end_moves_both_directions_off_the_link() {
+    // docs/operations.md "Cost overrides": r1 raises its LTE link to r2
+    // by 10 at a reload; r2, told nothing, routes to r1 through r3, as
+    // r1 does to r2, and r1's links say the factor.
+    let (stdout, _) = run_documented("cost", "/tmp/braid-co", "co");
+    eprintln!("{stdout}");
+    let (before, after) = stdout
+        .split_once("after: ")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    fn next_hop<'a>(text: &'a str, prefix: &str) -> (Option<&'a str>, &'a str) {
+        let row = line_starting(text, prefix);
+        (row.split_whitespace().nth(2), row)
+    }
+    for (text, prefix, direct, around) in [
+        (before, "198.18.1.0/24 ", "1", "3"),
+        (before, "198.18.2.0/24 ", "2", "3"),
+    ] {
+        let (hop, row) = next_hop(text, prefix);
+        assert_eq!(hop, Some(direct), "before: {row}");
+        let (hop, row) = next_hop(after, prefix);
+        assert_eq!(hop, Some(around), "after: {row}");
+    }
+    let moved = number_after(&stdout, "after: r2 moved ");
+    assert!(moved <= 5.0, "r2 moved {moved} s after the reload");
+    let link = line_starting(after, "2 ");
+    assert_eq!(link.split_whitespace().last(), Some("10.0"), "{link}");
+}
+
 fn flows_stay_on_their_gateway_while_the_topology_changes_ten_times() {
     // docs/operations.md "Choosing among gateways": a TCP transfer NATed
     // at gw1 through ten changes that each make gw2 (or gw1) the nearer;
@@ -2307,13 +2335,14 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 41] = [
+    let tests: [LabTest; 42] = [
         ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
         ("a_gateway_walkthrough_works_as_written", Some(&["ping"]), a_gateway_walkthrough_works_as_written),
         ("a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s", Some(&["ping", "nft", "python3"]), a_gateway_whose_uplink_dies_silently_hands_its_traffic_over_within_2_s),
         ("a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred", Some(&[]), a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred),
         ("routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr", Some(&["vtysh"]), routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr),
+        ("a_cost_override_at_one_end_moves_both_directions_off_the_link", Some(&[]), a_cost_override_at_one_end_moves_both_directions_off_the_link),
                 ("flows_stay_on_their_gateway_while_the_topology_changes_ten_times", Some(&["iperf3", "nft", "python3"]), flows_stay_on_their_gateway_while_the_topology_changes_ten_times),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),

@@ -229,8 +229,12 @@ pub struct LinkEntry {
     pub df: f64,
     pub dr: f64,
     pub etx: Option<f64>,
+    /// The costs advertised: measured, raised by `cost_factor`.
     pub metric_out: Option<u32>,
     pub metric_in: Option<u32>,
+    /// The operator's factor on this link (`[[cost]]`), if any.
+    #[serde(default)]
+    pub cost_factor: Option<f64>,
 }
 
 /// `routes` and `paths`.
@@ -580,6 +584,8 @@ fn links(v: &View<'_>) -> Links {
             // silent) has no usable link, whatever the probes said last.
             let heard = up.iter().find(|(id, _, _)| *id == e.neighbor);
             let usable = heard.is_some() && e.etx.is_finite();
+            let factor = v.node.control().cost_factor(e.neighbor);
+            let raised = |m| factor.map_or(m, |f| f.apply(m));
             LinkEntry {
                 neighbor: e.neighbor.0,
                 interface: heard
@@ -592,8 +598,9 @@ fn links(v: &View<'_>) -> Links {
                 df: e.df,
                 dr: e.dr,
                 etx: usable.then_some(e.etx),
-                metric_out: metric(e.metric_out).filter(|_| usable),
-                metric_in: metric(e.metric_in).filter(|_| usable),
+                metric_out: metric(raised(e.metric_out)).filter(|_| usable),
+                metric_in: metric(raised(e.metric_in)).filter(|_| usable),
+                cost_factor: factor.map(|f| f.get()),
             }
         })
         .collect();

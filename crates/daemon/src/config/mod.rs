@@ -8,6 +8,7 @@
 //! | `schema` | the file as written: [`ConfigFile`] and its tables, unchecked, each value with where it stands |
 //! | `settings` | the checked [`Config`] the daemon runs with, its parts and defaults |
 //! | `parse` | [`Config::parse`] and [`Config::load`]: one `check_*` function per field or table, run in a fixed order |
+//! | `costs` | `[[cost]]`: cost factors on links by neighbor or interface, and what the protocol node is told of them |
 //! | `access` | `[[access]]`: [`AccessInterface`] and the rules its entries meet |
 //! | `fields` | checks several tables share: a number in a range, a list of whole prefixes |
 //! | `uplink` | `[uplink]`: the prefixes served through a checked uplink, its targets and method, and the rules they meet |
@@ -16,6 +17,7 @@
 //! | `errors` | every problem found in a file ([`ConfigErrors`]), and why a file could not be used ([`ConfigLoadError`]) |
 
 mod access;
+mod costs;
 mod errors;
 mod fields;
 mod keys;
@@ -30,10 +32,11 @@ mod tests;
 mod uplink;
 
 pub use access::{parse_mac, AccessInterface, DEFAULT_GATEWAY_MAC};
+pub use costs::{cost_overrides, CostOverride, CostTarget};
 pub use errors::{ConfigErrors, ConfigLoadError};
 pub use schema::{
-    value, AccessFile, AuthFile, ConfigFile, InterfaceFile, KeyFile, KeysOnly, PolicyFile,
-    ProbesFile, TunFile, UplinkFile,
+    value, AccessFile, AuthFile, ConfigFile, CostFile, InterfaceFile, KeyFile, KeysOnly,
+    PolicyFile, ProbesFile, TunFile, UplinkFile,
 };
 pub use settings::{
     Config, DatapathChoice, KernelDelivery, LogFormat, TunConfig, DEFAULT_DEAD_AFTER,

@@ -22,6 +22,7 @@ use super::routes::{check_install, check_redistribute};
 use super::uplink::check_uplink;
 use braid_conf::Findings;
 
+use super::costs::{check_costs, cost_overrides};
 use super::errors::{ConfigErrors, ConfigLoadError};
 use super::keys::{check_auth, load_keys};
 use super::origins::{check_origin, load_origins};
@@ -50,11 +51,13 @@ impl Config {
         let log = check_log(&mut found, raw.log.as_ref());
         let log_format = check_log_format(&mut found, raw.log_format.as_ref());
         let interfaces = check_interfaces(&mut found, &raw.interfaces);
+        let costs = check_costs(&mut found, &raw.costs, node, &interfaces);
         let tun = check_tun(&mut found, &raw.tun);
         let mut node_config = check_node_config(&mut found, &raw, node);
         let datapath = node_config.datapath;
         let access = check_access(&mut found, &raw.access, &interfaces);
         let nc = &mut node_config.node;
+        nc.cost_overrides = cost_overrides(&costs, &interfaces);
         if let Some(m) = &raw.client_margin {
             nc.access.margin = *m.get_ref();
         }
@@ -73,6 +76,7 @@ impl Config {
         let redistribute =
             check_redistribute(&mut found, raw.redistribute.as_ref(), install_protocol);
         found.finish(Some(Config {
+            costs,
             uplink,
             redistribute,
             install,

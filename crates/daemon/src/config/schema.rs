@@ -58,6 +58,8 @@ pub struct ConfigFile {
     pub kernel_delivery: Option<Spanned<String>>,
     #[serde(default, rename = "interface", skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<InterfaceFile>,
+    #[serde(default, rename = "cost", skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<CostFile>,
     #[serde(default)]
     pub tun: TunFile,
     #[serde(default)]
@@ -185,6 +187,18 @@ pub struct AccessFile {
 #[serde(deny_unknown_fields)]
 pub struct InterfaceFile {
     pub name: Spanned<String>,
+}
+
+/// `[[cost]]`: a cost factor on the link to one neighbor or on every
+/// link heard on one interface (docs/operations.md "Cost overrides").
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interface: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub neighbor: Option<Spanned<u16>>,
+    pub factor: Spanned<f64>,
 }
 
 /// `[tun]`.
@@ -337,6 +351,7 @@ impl ConfigFile {
             datapath: None,
             kernel_delivery: None,
             interfaces: Vec::new(),
+            costs: Vec::new(),
             tun: TunFile::default(),
             probes: ProbesFile::default(),
             policy: Vec::new(),

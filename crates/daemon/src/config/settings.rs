@@ -89,6 +89,9 @@ pub struct Config {
     /// How log lines are written (`log_format`).
     pub log_format: LogFormat,
     pub interfaces: Vec<String>,
+    /// Cost factors on links (`[[cost]]`; also in `node_config`, by
+    /// interface position).
+    pub costs: Vec<super::CostOverride>,
     /// A neighbor unheard for this many small-probe intervals is down.
     pub dead_after: u32,
     /// SO_SNDBUF of each interface's data socket, bytes.

@@ -726,3 +726,62 @@ fn bad_redistribution_is_refused_naming_the_field() {
         assert!(e.contains(needle), "{extra:?}: {e}");
     }
 }
+
+#[test]
+fn cost_factors_reach_the_node_by_neighbor_and_interface_position() {
+    use braid_proto::node::Interface;
+    let base = "node = 1\n[[interface]]\nname = \"a\"\n[[interface]]\nname = \"lte0\"\n";
+    let c = Config::parse("c.toml", base).unwrap();
+    assert_eq!(c.node_config.cost_overrides, Default::default());
+    let text = format!(
+        "{base}[[cost]]\ninterface = \"lte0\"\nfactor = 10\n\
+         [[cost]]\nneighbor = 7\nfactor = 2.5\n"
+    );
+    let o = Config::parse("c.toml", &text)
+        .unwrap()
+        .node_config
+        .cost_overrides;
+    assert_eq!(o.interfaces.len(), 1);
+    assert_eq!(
+        o.interfaces[&Interface(1)].get(),
+        10.0,
+        "lte0 is the second"
+    );
+    assert_eq!(o.neighbors[&NodeId(7)].get(), 2.5);
+    assert_eq!(
+        o.factor(NodeId(7), Interface(1)).unwrap().get(),
+        2.5,
+        "a neighbor's factor wins over its interface's"
+    );
+    assert_eq!(o.factor(NodeId(8), Interface(1)).unwrap().get(), 10.0);
+    assert_eq!(o.factor(NodeId(8), Interface(0)), None);
+}
+
+#[test]
+fn bad_cost_factors_are_refused_naming_the_field() {
+    let base = "node = 1\n[[interface]]\nname = \"a\"\n";
+    let cases = [
+        (
+            "[[cost]]\ninterface = \"b\"\nfactor = 2\n",
+            "cost[0].interface",
+        ),
+        ("[[cost]]\nneighbor = 1\nfactor = 2\n", "own id"),
+        ("[[cost]]\nneighbor = 0\nfactor = 2\n", "cost[0].neighbor"),
+        ("[[cost]]\nfactor = 2\n", "neither interface nor neighbor"),
+        (
+            "[[cost]]\ninterface = \"a\"\nneighbor = 2\nfactor = 2\n",
+            "both interface and neighbor",
+        ),
+        ("[[cost]]\nneighbor = 2\nfactor = 0.5\n", "cost[0].factor"),
+        ("[[cost]]\nneighbor = 2\nfactor = 5000\n", "only raises"),
+        (
+            "[[cost]]\nneighbor = 2\nfactor = 2\n[[cost]]\nneighbor = 2\nfactor = 3\n",
+            "cost[1]: listed twice",
+        ),
+        ("[[cost]]\nneighbor = 2\n", "factor"),
+    ];
+    for (section, says) in cases {
+        let e = Config::parse("c.toml", &format!("{base}{section}")).unwrap_err();
+        assert!(e.to_string().contains(says), "{section}: {e}");
+    }
+}

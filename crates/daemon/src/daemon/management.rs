@@ -347,6 +347,11 @@ impl Management {
         info!(modes_changed, "config reloaded");
         // Keep what is running for the fields that need a restart.
         data.config = reload::running_after(old, new, timeout, auth, origins, log_live);
+        let costs = data.config.node_config.cost_overrides.clone();
+        if costs != data.node.config().cost_overrides {
+            info!(costs = ?data.config.costs, "cost factors changed");
+            data.node.set_cost_overrides(costs);
+        }
         self.last_reload = Some((unix_now(), true));
         Ok(needs_restart)
     }

@@ -10,12 +10,13 @@ use crate::config::Config;
 
 /// The settings a reload applies while the daemon runs (as the file
 /// names them; a table's name stands for each of its keys): modes and
-/// policies, keys, the origin key and roster, the neighbor timeout,
-/// names, and the log level (when [`crate::logging`] set the log up).
-/// Every other setting changed waits for the next start.
-const LIVE: [&str; 7] = [
+/// policies, cost factors, keys, the origin key and roster, the neighbor
+/// timeout, names, and the log level (when [`crate::logging`] set the
+/// log up). Every other setting changed waits for the next start.
+const LIVE: [&str; 8] = [
     "mode",
     "policy",
+    "cost",
     "auth",
     "origin",
     "probes.dead_after",
@@ -84,7 +85,7 @@ pub(super) fn restart_needed(old: &Config, new: &Config, log_live: bool) -> Vec<
 }
 
 /// The config the daemon runs with after taking `new`: `new`'s modes and
-/// policies, keys, origin key and roster, `dead_after` (the neighbor
+/// policies, cost factors, keys, origin key and roster, `dead_after` (the neighbor
 /// timeout now `timeout`), names, and log level (when `log_live`);
 /// `old`'s for everything that needs a restart.
 pub(super) fn running_after(
@@ -120,10 +121,13 @@ pub(super) fn running_after(
     // compares with, so a setting still waiting for a restart is named
     // again (the live ones are never named).
     kept.source = old.source;
+    // Cost factors by the running interfaces' positions.
+    let cost_overrides = crate::config::cost_overrides(&kept.costs, &kept.interfaces);
     kept.node_config = NodeConfig {
         policy: kept.node_config.policy,
         classifier: kept.node_config.classifier,
         neighbor_timeout: timeout,
+        cost_overrides,
         ..old.node_config
     };
     kept.node_config.control.auth = auth;
@@ -229,5 +233,30 @@ mod tests {
         // Asked again with the same file, it is still waiting.
         let again = config(&format!("metrics = \"127.0.0.1:9500\"\n{RUNNING}"));
         assert_eq!(restart_needed(&kept, &again, true), ["metrics"]);
+    }
+
+    #[test]
+    fn cost_factors_change_at_once_by_the_running_interfaces() {
+        let old = config(RUNNING);
+        // The new file adds an interface before "a" (that waits for a
+        // restart) and raises "a": the factor goes to the running "a".
+        let new = config(
+            "node = 1
+mode = \"single\"
+[[interface]]
+name = \"z\"
+[[interface]]
+             name = \"a\"
+[[cost]]
+interface = \"a\"
+factor = 4
+",
+        );
+        assert_eq!(restart_needed(&old, &new, true), ["interface"]);
+        let kept = running_after(old, new, None, Default::default(), Default::default(), true);
+        let o = &kept.node_config.cost_overrides;
+        let running_a = braid_proto::node::Interface(0);
+        assert_eq!(o.interfaces.keys().collect::<Vec<_>>(), [&running_a]);
+        assert_eq!(o.interfaces[&running_a].get(), 4.0);
     }
 }

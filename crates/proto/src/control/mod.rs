@@ -49,10 +49,10 @@ use rand_core::RngCore;
 
 use crate::auth::{AuthConfig, AuthError, Authenticator, Passed};
 use crate::linkest::{LinkEstimate, LinkEstimator};
-use crate::metric::{CostFactor, Metric};
 use crate::lsdb::{
     instance_order, seq_newer, Install, LsGraph, LsaRecord, LsaStore, Lsdb, FLUSH_AGE,
 };
+use crate::metric::{CostFactor, Metric};
 use crate::origin::OriginRefusal;
 use crate::random::uniform;
 use crate::time::Instant;
