@@ -1885,6 +1885,41 @@ fn routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr() {
     assert!(gone <= 2.0, "gone from r2's kernel {gone} s after");
 }
 
+fn an_ipv6_only_mesh_carries_pings_and_a_tcp_transfer() {
+    // docs/operations.md "An IPv6-only mesh": two routers with no IPv4
+    // address, braid's datagrams between them over link-local IPv6, hosts
+    // on IPv6 prefixes: ping and a TCP transfer cross.
+    let (stdout, _) = run_documented("ipv6", "/tmp/braid-v6", "v6");
+    eprintln!("{stdout}");
+    assert_eq!(
+        number_after(&stdout, "IPv4 addresses on the routers: "),
+        0.0
+    );
+    let neighbor = line_starting(&stdout, "2 ");
+    assert!(
+        neighbor.contains("wan0") && neighbor.contains("[fe80::"),
+        "r2 heard over link-local IPv6: {neighbor}"
+    );
+    let route = line_starting(&stdout, "2001:2:0:2::/64 ");
+    assert_eq!(route.split_whitespace().nth(2), Some("2"), "{route}");
+    assert!(
+        line_starting(&stdout, "3 packets transmitted").contains(" 3 received"),
+        "{stdout}"
+    );
+    let received = stdout
+        .lines()
+        .find(|l| l.ends_with("receiver"))
+        .unwrap_or_else(|| panic!("no iperf3 summary: {stdout}"));
+    let mbits: f64 = received
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .find(|w| w[1] == "Mbits/sec" || w[1] == "Gbits/sec")
+        .map(|w| w[0].parse::<f64>().unwrap() * if w[1] == "Gbits/sec" { 1000.0 } else { 1.0 })
+        .unwrap_or_else(|| panic!("{received}"));
+    assert!(mbits > 1.0, "the transfer crossed: {received}");
+}
+
 fn a_cost_override_at_one_end_moves_both_directions_off_the_link() {
     // docs/operations.md "Cost overrides": r1 raises its LTE link to r2
     // by 10 at a reload; r2, told nothing, routes to r1 through r3, as
@@ -2335,7 +2370,7 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 42] = [
+    let tests: [LabTest; 43] = [
         ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
         ("a_gateway_walkthrough_works_as_written", Some(&["ping"]), a_gateway_walkthrough_works_as_written),
@@ -2343,6 +2378,7 @@ fn main() -> std::process::ExitCode {
         ("a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred", Some(&[]), a_roaming_clients_upstream_copies_leave_the_gateway_at_most_once_in_a_hundred),
         ("routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr", Some(&["vtysh"]), routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr),
         ("a_cost_override_at_one_end_moves_both_directions_off_the_link", Some(&[]), a_cost_override_at_one_end_moves_both_directions_off_the_link),
+        ("an_ipv6_only_mesh_carries_pings_and_a_tcp_transfer", Some(&["ping", "iperf3"]), an_ipv6_only_mesh_carries_pings_and_a_tcp_transfer),
                 ("flows_stay_on_their_gateway_while_the_topology_changes_ten_times", Some(&["iperf3", "nft", "python3"]), flows_stay_on_their_gateway_while_the_topology_changes_ten_times),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),

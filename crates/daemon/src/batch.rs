@@ -10,7 +10,7 @@
 
 use std::io;
 use std::mem::MaybeUninit;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::RawFd;
 
 use braid_wire::NodeId;
@@ -23,7 +23,7 @@ pub const BATCH: usize = 32;
 pub struct RecvBatch {
     slot: usize,
     bufs: Vec<u8>,
-    addrs: Vec<libc::sockaddr_in>,
+    addrs: Vec<libc::sockaddr_storage>,
     iovs: Vec<libc::iovec>,
     msgs: Vec<libc::mmsghdr>,
 }
@@ -31,9 +31,9 @@ pub struct RecvBatch {
 impl RecvBatch {
     /// Room for `BATCH` datagrams of at most `slot` bytes each.
     pub fn new(slot: usize) -> Self {
-        // SAFETY: sockaddr_in and mmsghdr are plain C structs for which
-        // all-zero bytes are a valid value.
-        let zero_addr: libc::sockaddr_in = unsafe { MaybeUninit::zeroed().assume_init() };
+        // SAFETY: sockaddr_storage and mmsghdr are plain C structs for
+        // which all-zero bytes are a valid value.
+        let zero_addr: libc::sockaddr_storage = unsafe { MaybeUninit::zeroed().assume_init() };
         let zero_msg: libc::mmsghdr = unsafe { MaybeUninit::zeroed().assume_init() };
         RecvBatch {
             slot,
@@ -60,8 +60,8 @@ impl RecvBatch {
                 iov_len: self.slot,
             };
             let h = &mut self.msgs[i].msg_hdr;
-            h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_in).cast();
-            h.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
+            h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
+            h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as u32;
             h.msg_iov = &mut self.iovs[i];
             h.msg_iovlen = 1;
             h.msg_control = std::ptr::null_mut();
@@ -95,17 +95,69 @@ impl RecvBatch {
     /// it was cut to fit the slot.
     pub fn get(&self, i: usize) -> (&[u8], SocketAddr, bool) {
         let len = (self.msgs[i].msg_len as usize).min(self.slot);
-        let a = &self.addrs[i];
-        let from = SocketAddr::V4(SocketAddrV4::new(
-            Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)),
-            u16::from_be(a.sin_port),
-        ));
+        let from = read_addr(&self.addrs[i]);
         let truncated = self.msgs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
         (
             &self.bufs[i * self.slot..i * self.slot + len],
             from,
             truncated,
         )
+    }
+}
+
+/// The address the kernel wrote (IPv4 or IPv6; anything else reads as
+/// 0.0.0.0:0, which no neighbor sends from).
+fn read_addr(a: &libc::sockaddr_storage) -> SocketAddr {
+    let p: *const libc::sockaddr_storage = a;
+    match a.ss_family as libc::c_int {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in,
+            // which it is large and aligned enough for.
+            let v4 = unsafe { &*p.cast::<libc::sockaddr_in>() };
+            SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr)),
+                u16::from_be(v4.sin_port),
+            ))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: as above, a sockaddr_in6.
+            let v6 = unsafe { &*p.cast::<libc::sockaddr_in6>() };
+            SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(v6.sin6_addr.s6_addr),
+                u16::from_be(v6.sin6_port),
+                u32::from_be(v6.sin6_flowinfo),
+                v6.sin6_scope_id,
+            ))
+        }
+        _ => SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)),
+    }
+}
+
+/// Writes `to` for the kernel; returns its length. The socket's family
+/// must match (the kernel refuses the one datagram otherwise: dropped).
+fn write_addr(to: &SocketAddr, a: &mut libc::sockaddr_storage) -> u32 {
+    let p: *mut libc::sockaddr_storage = a;
+    match to {
+        SocketAddr::V4(v4) => {
+            // SAFETY: sockaddr_storage is large and aligned enough for a
+            // sockaddr_in; every field is written.
+            let s = unsafe { &mut *p.cast::<libc::sockaddr_in>() };
+            s.sin_family = libc::AF_INET as libc::sa_family_t;
+            s.sin_port = v4.port().to_be();
+            s.sin_addr.s_addr = u32::from(*v4.ip()).to_be();
+            s.sin_zero = [0; 8];
+            std::mem::size_of::<libc::sockaddr_in>() as u32
+        }
+        SocketAddr::V6(v6) => {
+            // SAFETY: as above, a sockaddr_in6.
+            let s = unsafe { &mut *p.cast::<libc::sockaddr_in6>() };
+            s.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            s.sin6_port = v6.port().to_be();
+            s.sin6_flowinfo = v6.flowinfo().to_be();
+            s.sin6_addr.s6_addr = v6.ip().octets();
+            s.sin6_scope_id = v6.scope_id();
+            std::mem::size_of::<libc::sockaddr_in6>() as u32
+        }
     }
 }
 
@@ -117,7 +169,7 @@ pub struct SendBatch {
     /// The kernel said "full" (EAGAIN); wait for the writable event.
     blocked: bool,
     /// The system call's arguments, allocated once (as [`RecvBatch`]'s).
-    addrs: Vec<libc::sockaddr_in>,
+    addrs: Vec<libc::sockaddr_storage>,
     iovs: Vec<libc::iovec>,
     msgs: Vec<libc::mmsghdr>,
 }
@@ -147,7 +199,7 @@ pub const MAX_WAITING: usize = 32 * BATCH;
 impl Default for SendBatch {
     fn default() -> Self {
         // SAFETY: plain C structs for which all-zero bytes are valid.
-        let zero_addr: libc::sockaddr_in = unsafe { MaybeUninit::zeroed().assume_init() };
+        let zero_addr: libc::sockaddr_storage = unsafe { MaybeUninit::zeroed().assume_init() };
         let zero_iov: libc::iovec = unsafe { MaybeUninit::zeroed().assume_init() };
         let zero_msg: libc::mmsghdr = unsafe { MaybeUninit::zeroed().assume_init() };
         SendBatch {
@@ -213,23 +265,14 @@ impl SendBatch {
             let n = self.datagrams.len().min(BATCH);
             for (k, (bytes, to, _)) in self.datagrams.iter().take(n).enumerate() {
                 let a = &mut self.addrs[k];
-                // Not IPv4: an all-zero address, which the kernel refuses
-                // for this one datagram (dropped below).
-                a.sin_family = 0;
-                a.sin_port = 0;
-                a.sin_addr.s_addr = 0;
-                if let SocketAddr::V4(v4) = to {
-                    a.sin_family = libc::AF_INET as libc::sa_family_t;
-                    a.sin_port = v4.port().to_be();
-                    a.sin_addr.s_addr = u32::from(*v4.ip()).to_be();
-                }
+                let len = write_addr(to, a);
                 self.iovs[k] = libc::iovec {
                     iov_base: bytes.as_ptr() as *mut libc::c_void,
                     iov_len: bytes.len(),
                 };
                 let h = &mut self.msgs[k].msg_hdr;
-                h.msg_name = (a as *mut libc::sockaddr_in).cast();
-                h.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
+                h.msg_name = (a as *mut libc::sockaddr_storage).cast();
+                h.msg_namelen = len;
                 h.msg_iov = &mut self.iovs[k];
                 h.msg_iovlen = 1;
             }
@@ -299,6 +342,40 @@ mod tests {
             let n = rx.recv(&mut buf).unwrap();
             assert_eq!(&buf[..n], &i.to_be_bytes(), "in order");
         }
+    }
+
+    #[test]
+    fn datagrams_over_ipv6_go_and_come_with_their_sender() {
+        let rx = std::net::UdpSocket::bind("[::1]:0").unwrap();
+        let tx = std::net::UdpSocket::bind("[::1]:0").unwrap();
+        let mut q = SendBatch::default();
+        for i in 0..3u16 {
+            q.push(
+                i.to_be_bytes().to_vec(),
+                rx.local_addr().unwrap(),
+                NodeId(i),
+            )
+            .unwrap();
+        }
+        let r = q.flush(tx.as_raw_fd(), |_, _| {});
+        assert_eq!((r.sent, r.failed), (3, 0));
+        rx.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let mut batch = RecvBatch::new(64);
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            // Waits (at most 5 s) until a datagram is there.
+            rx.peek(&mut [0u8; 1]).unwrap();
+            let n = batch.recv(rx.as_raw_fd()).unwrap();
+            assert!(n > 0, "peek saw one waiting");
+            for k in 0..n {
+                let (bytes, from, truncated) = batch.get(k);
+                assert!(!truncated);
+                assert_eq!(from, tx.local_addr().unwrap());
+                got.push(u16::from_be_bytes([bytes[0], bytes[1]]));
+            }
+        }
+        assert_eq!(got, [0, 1, 2]);
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The underlay: UDP sockets bound to each interface that carry
-//! everything between braid nodes. One, on the braid port, receives
+//! The underlay: UDP sockets (over IPv4, or over IPv6 where
+//! `underlay = "ipv6"`) bound to each interface that carry everything
+//! between braid nodes. One, on the braid port, receives
 //! everything and sends control messages to a link-local
 //! multicast group (every neighbor on that link hears them, which is also
 //! how neighbors are discovered); data goes unicast to the neighbor's
@@ -13,7 +14,7 @@
 //! large buffer so that a full data queue never drops them.
 
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
 use mio::net::UdpSocket;
 use socket2::{Domain, InterfaceIndexOrAddress, Protocol, Socket, Type};
@@ -54,7 +55,7 @@ impl Port {
     pub fn open(
         name: &str,
         port: u16,
-        group: Ipv4Addr,
+        group: IpAddr,
         send_buffer: usize,
     ) -> Result<Port, UnderlayError> {
         let index =
@@ -68,38 +69,66 @@ impl Port {
                 source,
             }
         };
-        let s =
-            Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).map_err(io("socket"))?;
+        // Bound to the device, so a link-local address (IPv6: every
+        // interface has one) needs no scope of its own.
+        let (domain, any) = match group {
+            IpAddr::V4(_) => (Domain::IPV4, IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+            IpAddr::V6(_) => (Domain::IPV6, IpAddr::V6(Ipv6Addr::UNSPECIFIED)),
+        };
+        let s = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP)).map_err(io("socket"))?;
+        if group.is_ipv6() {
+            s.set_only_v6(true).map_err(io("IPV6_V6ONLY"))?;
+        }
         s.set_reuse_address(true).map_err(io("SO_REUSEADDR"))?;
         s.bind_device(Some(name.as_bytes()))
             .map_err(io("SO_BINDTODEVICE"))?;
-        s.bind(&SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port)).into())
+        s.bind(&SocketAddr::new(any, port).into())
             .map_err(io("bind"))?;
-        s.join_multicast_v4_n(&group, &InterfaceIndexOrAddress::Index(index))
-            .map_err(io("join multicast group"))?;
-        s.set_multicast_loop_v4(false)
-            .map_err(io("IP_MULTICAST_LOOP"))?;
-        s.set_multicast_ttl_v4(1).map_err(io("IP_MULTICAST_TTL"))?;
+        match group {
+            IpAddr::V4(g) => {
+                s.join_multicast_v4_n(&g, &InterfaceIndexOrAddress::Index(index))
+                    .map_err(io("join multicast group"))?;
+                s.set_multicast_loop_v4(false)
+                    .map_err(io("IP_MULTICAST_LOOP"))?;
+                s.set_multicast_ttl_v4(1).map_err(io("IP_MULTICAST_TTL"))?;
+            }
+            IpAddr::V6(g) => {
+                s.join_multicast_v6(&g, index)
+                    .map_err(io("join multicast group"))?;
+                s.set_multicast_loop_v6(false)
+                    .map_err(io("IPV6_MULTICAST_LOOP"))?;
+                s.set_multicast_hops_v6(1)
+                    .map_err(io("IPV6_MULTICAST_HOPS"))?;
+                s.set_multicast_if_v6(index)
+                    .map_err(io("IPV6_MULTICAST_IF"))?;
+            }
+        }
         // Room for bursts: a flood wave or a burst of data between polls.
         let _ = s.set_recv_buffer_size(4 << 20);
         let _ = s.set_send_buffer_size(4 << 20);
         s.set_nonblocking(true).map_err(io("O_NONBLOCK"))?;
         let socket = UdpSocket::from_std(s.into());
-        let d =
-            Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).map_err(io("socket"))?;
+        let d = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP)).map_err(io("socket"))?;
+        if group.is_ipv6() {
+            d.set_only_v6(true).map_err(io("IPV6_V6ONLY"))?;
+        }
         d.bind_device(Some(name.as_bytes()))
             .map_err(io("SO_BINDTODEVICE"))?;
-        d.bind(&SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)).into())
+        d.bind(&SocketAddr::new(any, 0).into())
             .map_err(io("bind"))?;
         d.set_send_buffer_size(send_buffer)
             .map_err(io("SO_SNDBUF"))?;
         d.set_nonblocking(true).map_err(io("O_NONBLOCK"))?;
+        let group = match group {
+            IpAddr::V4(g) => SocketAddr::V4(SocketAddrV4::new(g, port)),
+            IpAddr::V6(g) => SocketAddr::V6(SocketAddrV6::new(g, port, 0, index)),
+        };
         Ok(Port {
             name: name.to_string(),
             index,
             socket,
             data: UdpSocket::from_std(d.into()),
-            group: SocketAddr::V4(SocketAddrV4::new(group, port)),
+            group,
         })
     }
 

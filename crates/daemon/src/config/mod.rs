@@ -39,6 +39,7 @@ pub use schema::{
     PolicyFile, ProbesFile, TunFile, UplinkFile,
 };
 pub use settings::{
-    Config, DatapathChoice, KernelDelivery, LogFormat, TunConfig, DEFAULT_DEAD_AFTER,
-    DEFAULT_GROUP, DEFAULT_PORT, DEFAULT_SEND_BUFFER, DEFAULT_SOCKET,
+    Config, DatapathChoice, KernelDelivery, LogFormat, TunConfig, UnderlayFamily,
+    DEFAULT_DEAD_AFTER, DEFAULT_GROUP, DEFAULT_GROUP6, DEFAULT_PORT, DEFAULT_SEND_BUFFER,
+    DEFAULT_SOCKET,
 };

@@ -5,7 +5,7 @@
 //! [`Config::load`] reads the file, and the key file it may name.
 
 use std::collections::BTreeMap;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -28,8 +28,9 @@ use super::keys::{check_auth, load_keys};
 use super::origins::{check_origin, load_origins};
 use super::schema::{ConfigFile, InterfaceFile, PolicyFile, ProbesFile, TunFile};
 use super::settings::{
-    Config, DatapathChoice, KernelDelivery, LogFormat, TunConfig, DEFAULT_DEAD_AFTER,
-    DEFAULT_GROUP, DEFAULT_PORT, DEFAULT_SEND_BUFFER, DEFAULT_SOCKET,
+    Config, DatapathChoice, KernelDelivery, LogFormat, TunConfig, UnderlayFamily,
+    DEFAULT_DEAD_AFTER, DEFAULT_GROUP, DEFAULT_GROUP6, DEFAULT_PORT, DEFAULT_SEND_BUFFER,
+    DEFAULT_SOCKET,
 };
 
 const LOG_LEVELS: [&str; 5] = ["error", "warn", "info", "debug", "trace"];
@@ -46,7 +47,8 @@ impl Config {
         let mut found = Findings::new(src);
         let labels = check_labels(&mut found, &raw.labels);
         let node = check_node(&mut found, &raw.node);
-        let group = check_group(&mut found, raw.group.as_ref());
+        let underlay = check_underlay(&mut found, &raw);
+        let group = check_group(&mut found, raw.group.as_ref(), underlay);
         let metrics = check_metrics(&mut found, raw.metrics.as_ref());
         let log = check_log(&mut found, raw.log.as_ref());
         let log_format = check_log_format(&mut found, raw.log_format.as_ref());
@@ -54,7 +56,10 @@ impl Config {
         let costs = check_costs(&mut found, &raw.costs, node, &interfaces);
         let tun = check_tun(&mut found, &raw.tun);
         let mut node_config = check_node_config(&mut found, &raw, node);
-        let datapath = node_config.datapath;
+        let mut datapath = node_config.datapath;
+        if underlay == UnderlayFamily::Ipv6 {
+            datapath.choice = check_datapath_over_ipv6(&mut found, &raw, datapath.choice);
+        }
         let access = check_access(&mut found, &raw.access, &interfaces);
         let nc = &mut node_config.node;
         nc.cost_overrides = cost_overrides(&costs, &interfaces);
@@ -88,6 +93,7 @@ impl Config {
             datapath: datapath.choice,
             kernel_delivery: datapath.delivery,
             port: raw.port.unwrap_or(DEFAULT_PORT),
+            underlay,
             group,
             control_socket: raw
                 .control_socket
@@ -165,23 +171,74 @@ fn check_node(found: &mut Findings<'_>, node: &Spanned<u16>) -> NodeId {
     id
 }
 
-/// `group`: a link-local multicast group (224.0.0.0/24).
-fn check_group(found: &mut Findings<'_>, group: Option<&Spanned<String>>) -> Ipv4Addr {
+/// `underlay`: the IP version of braid's own datagrams between routers.
+fn check_underlay(found: &mut Findings<'_>, raw: &ConfigFile) -> UnderlayFamily {
+    match raw.underlay.as_ref().map(|v| (v.get_ref().as_str(), v)) {
+        None | Some(("ipv4", _)) => UnderlayFamily::Ipv4,
+        Some(("ipv6", _)) => UnderlayFamily::Ipv6,
+        Some((other, v)) => {
+            found.refuse(
+                Some(v.span()),
+                "underlay",
+                format!("\"{other}\" is not one of ipv4, ipv6"),
+            );
+            UnderlayFamily::Ipv4
+        }
+    }
+}
+
+/// `group`: a link-local multicast group of the underlay's version
+/// (224.0.0.0/24, or ff02::/16 over IPv6).
+fn check_group(
+    found: &mut Findings<'_>,
+    group: Option<&Spanned<String>>,
+    underlay: UnderlayFamily,
+) -> IpAddr {
+    let default = match underlay {
+        UnderlayFamily::Ipv4 => IpAddr::V4(DEFAULT_GROUP),
+        UnderlayFamily::Ipv6 => IpAddr::V6(DEFAULT_GROUP6),
+    };
     let Some(g) = group else {
-        return DEFAULT_GROUP;
+        return default;
     };
     let src = found.src;
-    let Some(a) = found.keep(src.value::<Ipv4Addr>(g, "group")) else {
-        return DEFAULT_GROUP;
+    let Some(a) = found.keep(src.value::<IpAddr>(g, "group")) else {
+        return default;
     };
-    if !a.is_multicast() || a.octets()[..3] != [224, 0, 0] {
-        found.refuse(
-            Some(g.span()),
-            "group",
-            format!("{a} is not a link-local multicast group (224.0.0.0/24)"),
-        );
+    let fits = match (a, underlay) {
+        (IpAddr::V4(a), UnderlayFamily::Ipv4) => a.is_multicast() && a.octets()[..3] == [224, 0, 0],
+        (IpAddr::V6(a), UnderlayFamily::Ipv6) => a.segments()[0] == 0xff02,
+        _ => false,
+    };
+    if !fits {
+        let want = match underlay {
+            UnderlayFamily::Ipv4 => "a link-local IPv4 multicast group (224.0.0.0/24)",
+            UnderlayFamily::Ipv6 => {
+                "a link-local IPv6 multicast group (ff02::/16), as underlay = \"ipv6\""
+            }
+        };
+        found.refuse(Some(g.span()), "group", format!("{a} is not {want}"));
     }
     a
+}
+
+/// The data path over an IPv6 underlay: user space (the kernel's
+/// programs carry braid's datagrams in IPv4 only). `kernel` is refused;
+/// `auto` becomes `user`.
+fn check_datapath_over_ipv6(
+    found: &mut Findings<'_>,
+    raw: &ConfigFile,
+    choice: DatapathChoice,
+) -> DatapathChoice {
+    if choice == DatapathChoice::Kernel {
+        let span = raw.datapath.as_ref().map(|v| v.span());
+        found.refuse(
+            span,
+            "datapath",
+            "the kernel data path carries braid's datagrams in IPv4 only: with underlay = \"ipv6\" use datapath = \"user\" (or leave it out)",
+        );
+    }
+    DatapathChoice::User
 }
 
 fn check_metrics(
@@ -287,6 +344,10 @@ fn check_tun(found: &mut Findings<'_>, tun: &TunFile) -> TunConfig {
         .address
         .as_ref()
         .and_then(|a| found.keep(ipv4_prefix(&src, a, "tun.address")));
+    let address6 = tun
+        .address6
+        .as_ref()
+        .and_then(|a| found.keep(ipv6_address(&src, a, "tun.address6")));
     let mtu = in_range(
         found,
         tun.mtu.as_ref(),
@@ -303,10 +364,37 @@ fn check_tun(found: &mut Findings<'_>, tun: &TunFile) -> TunConfig {
     TunConfig {
         name,
         address,
+        address6,
         mtu: mtu.unwrap_or(1400),
         mss_clamp: tun.mss_clamp.unwrap_or(false),
         routes,
     }
+}
+
+/// An IPv6 address of this router and its prefix length, like
+/// 2001:2:0:1::fe/128 (not multicast, link-local or unspecified).
+fn ipv6_address(
+    src: &Source<'_>,
+    v: &Spanned<String>,
+    field: &str,
+) -> Result<(Ipv6Addr, u8), LocatedError> {
+    let prefix = v.get_ref().trim().split_once('/').and_then(|(a, l)| {
+        let addr: Ipv6Addr = a.parse().ok()?;
+        let len: u8 = l.parse().ok()?;
+        let link_local = addr.segments()[0] & 0xffc0 == 0xfe80;
+        let usable = !(addr.is_multicast() || addr.is_unspecified() || link_local);
+        (len <= 128 && usable).then_some((addr, len))
+    });
+    prefix.ok_or_else(|| {
+        src.err(
+            Some(v.span()),
+            field,
+            format!(
+                "\"{}\" is not an IPv6 address with its prefix length like 2001:2:0:1::fe/128 (not link-local or multicast)",
+                v.get_ref()
+            ),
+        )
+    })
 }
 
 /// An IPv4 address and prefix length, like 198.18.1.0/24.

@@ -19,6 +19,8 @@ pub struct ConfigFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub underlay: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub control_socket: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_group: Option<String>,
@@ -210,6 +212,8 @@ pub struct TunFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub address: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub address6: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mtu: Option<Spanned<u16>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mss_clamp: Option<bool>,
@@ -330,6 +334,7 @@ impl ConfigFile {
             node: value(node),
             port: None,
             group: None,
+            underlay: None,
             control_socket: None,
             control_group: None,
             labels: Default::default(),

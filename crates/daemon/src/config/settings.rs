@@ -1,7 +1,7 @@
 //! The checked configuration the daemon runs with ([`Config`]), its
 //! parts and its defaults.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 
 use braid_proto::classify::IpPrefix;
@@ -15,6 +15,22 @@ pub const DEFAULT_PORT: u16 = 6868;
 /// Link-local multicast group for discovery and flooding (224.0.0.0/24
 /// is never forwarded by routers).
 pub const DEFAULT_GROUP: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 186);
+/// The link-local multicast group control messages go to over an IPv6
+/// underlay (`underlay = "ipv6"`).
+pub const DEFAULT_GROUP6: Ipv6Addr = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 0x186);
+
+/// The IP version of the underlay: what braid's own datagrams between
+/// routers travel in (`underlay`). Hosts' traffic of either version
+/// crosses the mesh whatever it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum UnderlayFamily {
+    /// UDP over IPv4: every braid interface needs an IPv4 address.
+    #[default]
+    Ipv4,
+    /// UDP over IPv6: the link-local address every interface has is
+    /// enough (no IPv4 anywhere); user-space data path only.
+    Ipv6,
+}
 pub const DEFAULT_SOCKET: &str = "/run/braid/braid.sock";
 /// Small-probe intervals without a word from a neighbor before it is
 /// taken down (its routes move at once). Lower fails over faster; on a
@@ -76,7 +92,11 @@ pub struct Config {
     /// How the kernel data path's egress hands user packets on.
     pub kernel_delivery: KernelDelivery,
     pub port: u16,
-    pub group: Ipv4Addr,
+    /// The underlay's IP version.
+    pub underlay: UnderlayFamily,
+    /// Where control messages go: IPv4 224.0.0.0/24 or IPv6 ff02::/16,
+    /// the underlay's.
+    pub group: IpAddr,
     pub control_socket: PathBuf,
     /// The group that may use the control socket (mode 0660); none: root
     /// only (0600).
@@ -139,6 +159,9 @@ pub struct TunConfig {
     pub name: String,
     /// Address and prefix length given to the device, if any.
     pub address: Option<(Ipv4Addr, u8)>,
+    /// Its IPv6 address and prefix length, if any (alone on an
+    /// IPv6-only router, or beside `address`).
+    pub address6: Option<(Ipv6Addr, u8)>,
     pub mtu: u16,
     /// Lower the MSS of TCP SYNs entering the mesh here to fit `mtu`
     /// (`crate::mss`).

@@ -15,7 +15,7 @@ use std::net::Ipv4Addr;
 use braid_wire::Prefix;
 use tracing::{error, info, warn};
 
-use crate::config::Config;
+use crate::config::{Config, UnderlayFamily};
 
 /// What IP forwarding this router needs: (IPv4, IPv6).
 fn needs(config: &Config) -> (bool, bool) {
@@ -94,6 +94,9 @@ pub struct InterfaceFacts {
     pub exists: bool,
     pub up: bool,
     pub ipv4: Vec<Ipv4Addr>,
+    /// Whether it has an IPv6 address (a link-local one is enough for an
+    /// IPv6 underlay).
+    pub ipv6: bool,
 }
 
 /// The warnings for configured interfaces in the state `facts` gives
@@ -112,10 +115,14 @@ pub fn interface_warnings(config: &Config, facts: &dyn Fn(&str) -> InterfaceFact
                 "interface {name} is down: braid hears no neighbor on it until it is up (ip link set {name} up)"
             ));
         }
-        if f.ipv4.is_empty() {
-            out.push(format!(
-                "interface {name} has no IPv4 address: braid's datagrams to and from neighbors need one (e.g. ip addr add 10.1.1.1/24 dev {name}); until then no neighbor is found on it"
-            ));
+        match config.underlay {
+            UnderlayFamily::Ipv4 if f.ipv4.is_empty() => out.push(format!(
+                "interface {name} has no IPv4 address: braid's datagrams to and from neighbors need one (e.g. ip addr add 10.1.1.1/24 dev {name}), or run the underlay over IPv6 (underlay = \"ipv6\"); until then no neighbor is found on it"
+            )),
+            UnderlayFamily::Ipv6 if !f.ipv6 => out.push(format!(
+                "interface {name} has no IPv6 address, not even a link-local one: IPv6 is off there (sysctl net.ipv6.conf.{name}.disable_ipv6), and the IPv6 underlay finds no neighbor on it"
+            )),
+            _ => {}
         }
     }
     out
@@ -218,6 +225,12 @@ fn interface_facts() -> impl Fn(&str) -> InterfaceFacts {
                 .iter()
                 .filter_map(|a| a.address.as_ref()?.as_sockaddr_in().map(|s| s.ip()))
                 .collect(),
+            ipv6: mine.iter().any(|a| {
+                a.address
+                    .as_ref()
+                    .and_then(|a| a.as_sockaddr_in6())
+                    .is_some()
+            }),
         }
     }
 }
@@ -303,6 +316,7 @@ mod tests {
             exists: true,
             up: true,
             ipv4: vec![Ipv4Addr::new(10, 0, 0, 1)],
+            ipv6: false,
         };
         assert!(interface_warnings(&c, &fine).is_empty());
         let b_down = |n: &str| InterfaceFacts {
@@ -313,11 +327,21 @@ mod tests {
             } else {
                 vec![Ipv4Addr::new(10, 0, 0, 1)]
             },
+            ipv6: n == "a",
         };
         let w = interface_warnings(&c, &b_down);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].starts_with("interface a has no IPv4 address"), "{w:?}");
         assert!(w[1].starts_with("interface b is down"), "{w:?}");
+        // Over IPv6, IPv4 is not needed; IPv6 (link-local) is.
+        let v6 = config(
+            "node = 1\nunderlay = \"ipv6\"\n[[interface]]\nname = \"a\"\n\
+             [[interface]]\nname = \"b\"\n",
+        );
+        let w = interface_warnings(&v6, &b_down);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("interface b is down"), "{w:?}");
+        assert!(w[1].starts_with("interface b has no IPv6 address"), "{w:?}");
     }
 
     #[test]

@@ -374,6 +374,9 @@ fn open_tun(config: &Config) -> Result<tun_rs::SyncDevice, DaemonError> {
     if let Some((addr, len)) = t.address {
         b = b.ipv4(addr, len, None);
     }
+    if let Some((addr, len)) = t.address6 {
+        b = b.ipv6(addr, len);
+    }
     let dev = b.build_sync().map_err(|e| {
         if e.raw_os_error() == Some(nix::libc::EBUSY) {
             DaemonError::TunBusy {

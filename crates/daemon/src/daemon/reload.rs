@@ -104,6 +104,7 @@ pub(super) fn running_after(
     kept.interfaces = old.interfaces;
     kept.port = old.port;
     kept.group = old.group;
+    kept.underlay = old.underlay;
     kept.tun = old.tun;
     kept.control_socket = old.control_socket;
     kept.control_group = old.control_group;
