@@ -785,3 +785,49 @@ fn bad_cost_factors_are_refused_naming_the_field() {
         assert!(e.to_string().contains(says), "{section}: {e}");
     }
 }
+
+#[test]
+fn an_ipv6_underlay_takes_its_group_and_the_user_data_path() {
+    use std::net::IpAddr;
+    let base = "node = 1\n[[interface]]\nname = \"a\"\n";
+    let v4 = Config::parse("u.toml", base).unwrap();
+    assert_eq!(v4.underlay, UnderlayFamily::Ipv4);
+    assert_eq!(v4.group, IpAddr::V4(DEFAULT_GROUP));
+    assert_eq!(v4.datapath, DatapathChoice::Auto);
+    let text = format!("underlay = \"ipv6\"\n{base}[tun]\naddress6 = \"2001:2:0:1::fe/128\"\n");
+    let v6 = Config::parse("u.toml", &text).unwrap();
+    assert_eq!(v6.underlay, UnderlayFamily::Ipv6);
+    assert_eq!(v6.group, IpAddr::V6(DEFAULT_GROUP6));
+    assert_eq!(
+        v6.datapath,
+        DatapathChoice::User,
+        "auto means user over IPv6"
+    );
+    assert_eq!(
+        v6.tun.address6,
+        Some(("2001:2:0:1::fe".parse().unwrap(), 128))
+    );
+    let own = Config::parse("u.toml", &format!("group = \"ff02::1:99\"\n{text}")).unwrap();
+    assert_eq!(own.group, "ff02::1:99".parse::<IpAddr>().unwrap());
+    for (head, tail, says) in [
+        ("underlay = \"ipx\"\n", "", "underlay"),
+        (
+            "underlay = \"ipv6\"\ngroup = \"224.0.0.186\"\n",
+            "",
+            "ff02::/16",
+        ),
+        ("group = \"ff02::186\"\n", "", "224.0.0.0/24"),
+        ("underlay = \"ipv6\"\ngroup = \"ff05::1\"\n", "", "group"),
+        (
+            "underlay = \"ipv6\"\ndatapath = \"kernel\"\n",
+            "",
+            "IPv4 only",
+        ),
+        ("", "[tun]\naddress6 = \"fe80::1/64\"\n", "tun.address6"),
+        ("", "[tun]\naddress6 = \"2001:2::1\"\n", "tun.address6"),
+        ("", "[tun]\naddress6 = \"2001:2::1/129\"\n", "tun.address6"),
+    ] {
+        let e = Config::parse("u.toml", &format!("{head}{base}{tail}")).unwrap_err();
+        assert!(e.to_string().contains(says), "{head}{tail}: {e}");
+    }
+}
