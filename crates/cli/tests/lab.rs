@@ -1904,6 +1904,30 @@ fn routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr() {
     assert!(gone <= 2.0, "gone from r2's kernel {gone} s after");
 }
 
+fn a_backup_gateway_carries_nothing_until_the_primary_fails_and_gives_it_back() {
+    // docs/operations.md "Choosing among gateways", a primary and a
+    // backup: the nearer gw1 at preference 10 carries nothing while gw2
+    // (200) serves; everything within 2 s of gw2's line dying; new flows
+    // back at gw2 within its 3 good rounds and an advertisement.
+    let (stdout, _) = run_documented("preference", "/tmp/braid-up", "up");
+    eprintln!("{stdout}");
+    let healthy = line_starting(&stdout, "both healthy: ");
+    assert!(
+        healthy.starts_with("both healthy: 0 of "),
+        "traffic on the backup while the primary served: {healthy}"
+    );
+    assert!(
+        number_after(&stdout, "both healthy: 0 of ") >= 50.0,
+        "{healthy}"
+    );
+    let moved = number_after(&stdout, "primary dies: all on the backup from ");
+    assert!(moved <= 2.0, "on the backup {moved} s after the cut");
+    let back = number_after(&stdout, "primary comes back: all on the primary from ");
+    assert!(back <= 3.0, "back on the primary {back} s after its return");
+    let lost_back = line_starting(&stdout, "primary comes back: ");
+    assert!(lost_back.ends_with(" 0 lost"), "{lost_back}");
+}
+
 fn an_ipv6_only_mesh_carries_pings_and_a_tcp_transfer() {
     // docs/operations.md "An IPv6-only mesh": two routers with no IPv4
     // address, braid's datagrams between them over link-local IPv6, hosts
@@ -2389,7 +2413,7 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 43] = [
+    let tests: [LabTest; 44] = [
         ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),
         ("a_gateway_walkthrough_works_as_written", Some(&["ping"]), a_gateway_walkthrough_works_as_written),
@@ -2398,6 +2422,7 @@ fn main() -> std::process::ExitCode {
         ("routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr", Some(&["vtysh"]), routes_redistributed_from_frr_reach_the_mesh_and_the_meshs_reach_frr),
         ("a_cost_override_at_one_end_moves_both_directions_off_the_link", Some(&[]), a_cost_override_at_one_end_moves_both_directions_off_the_link),
         ("an_ipv6_only_mesh_carries_pings_and_a_tcp_transfer", Some(&["ping", "iperf3"]), an_ipv6_only_mesh_carries_pings_and_a_tcp_transfer),
+        ("a_backup_gateway_carries_nothing_until_the_primary_fails_and_gives_it_back", Some(&["nft", "python3"]), a_backup_gateway_carries_nothing_until_the_primary_fails_and_gives_it_back),
                 ("flows_stay_on_their_gateway_while_the_topology_changes_ten_times", Some(&["iperf3", "nft", "python3"]), flows_stay_on_their_gateway_while_the_topology_changes_ten_times),
         ("kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding", Some(&["iperf3"]), kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptive_coding),
         ("braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd", Some(&["/usr/lib/frr/ospfd", "/usr/lib/frr/bfdd"]), braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd),
