@@ -34,6 +34,7 @@
 //! origin in the database.
 
 mod config;
+mod costs;
 mod counters;
 mod flood;
 
@@ -52,7 +53,7 @@ use crate::linkest::{LinkEstimate, LinkEstimator};
 use crate::lsdb::{
     instance_order, seq_newer, Install, LsGraph, LsaRecord, LsaStore, Lsdb, FLUSH_AGE,
 };
-use crate::metric::{CostFactor, Metric};
+use crate::metric::CostFactor;
 use crate::origin::OriginRefusal;
 use crate::random::uniform;
 use crate::time::Instant;
@@ -711,30 +712,6 @@ impl ControlPlane {
         &self.clients
     }
 
-    /// The operator's factor on the link to `neighbor` (`None`: its
-    /// measured cost): both figures this node advertises for the link are
-    /// raised by it, in the next advertisement (within
-    /// `lsa_min_interval`). Only for a neighbor the link estimator tracks
-    /// (the table is bounded as the estimator's); returns whether it was
-    /// taken. A neighbor the estimator forgets loses its factor: the
-    /// driver sets it again when the neighbor is back.
-    pub fn set_cost_factor(&mut self, neighbor: NodeId, factor: Option<CostFactor>) -> bool {
-        let before = match factor {
-            Some(f) if self.links.knows(neighbor) => self.cost_factors.insert(neighbor, f),
-            Some(_) => return false,
-            None => self.cost_factors.remove(&neighbor),
-        };
-        if before != factor {
-            self.lsa_wanted = true;
-        }
-        true
-    }
-
-    /// The operator's factor on the link to `neighbor`, if any.
-    pub fn cost_factor(&self, neighbor: NodeId) -> Option<CostFactor> {
-        self.cost_factors.get(&neighbor).copied()
-    }
-
     /// The driver reports a failed link back (carrier regained).
     pub fn link_restored(&mut self, neighbor: NodeId) {
         self.links.clear_failed(neighbor);
@@ -920,10 +897,7 @@ impl ControlPlane {
             .into_iter()
             .filter(|e| !(e.metric_out.is_infinite() && e.metric_in.is_infinite()))
             .map(|e| {
-                let raise = |m: Metric| match self.cost_factors.get(&e.neighbor) {
-                    Some(f) => f.apply(m),
-                    None => m,
-                };
+                let raise = |m| self.raised(e.neighbor, m);
                 LsaLink {
                     neighbor: e.neighbor,
                     link_id: 0,

@@ -2,17 +2,15 @@
 //! types it hands its driver: datagrams to send and the counters of its
 //! data path.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use braid_wire::NodeId;
 
-use super::events::Interface;
+use super::costs::CostOverrides;
 
 use crate::access::AccessConfig;
 use crate::classify::Classifier;
 use crate::control::ControlConfig;
-use crate::metric::CostFactor;
 use crate::paths::{DampingConfig, Disjointness};
 use crate::redundancy::{EgressConfig, IngressConfig, Policy, SessionLimits};
 use crate::scheduler::SchedulerConfig;
@@ -99,29 +97,6 @@ pub struct NodeConfig {
     /// The operator's cost factors on links, per neighbor and per
     /// interface (advertised: see [`CostFactor`]).
     pub cost_overrides: CostOverrides,
-}
-
-/// The operator's cost factors: a link to a neighbor listed in
-/// `neighbors` takes its factor; otherwise a link heard on an interface
-/// listed in `interfaces` takes that interface's. Applied to what the
-/// node advertises for the link as soon as the neighbor is next heard
-/// (within a probe interval of a change).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CostOverrides {
-    /// By neighbor.
-    pub neighbors: BTreeMap<NodeId, CostFactor>,
-    /// By the driver's interface.
-    pub interfaces: BTreeMap<Interface, CostFactor>,
-}
-
-impl CostOverrides {
-    /// The factor on the link to `neighbor`, heard on `interface`.
-    pub fn factor(&self, neighbor: NodeId, interface: Interface) -> Option<CostFactor> {
-        self.neighbors
-            .get(&neighbor)
-            .or_else(|| self.interfaces.get(&interface))
-            .copied()
-    }
 }
 
 /// Late-binding settings.

@@ -9,15 +9,9 @@ use std::collections::VecDeque;
 
 use braid_wire::NodeId;
 
+pub use super::interface::Interface;
 use super::refusal::Refusal;
 use crate::redundancy::Mode;
-
-/// An interface of the driver's, by its own number (the daemon: the
-/// position of the interface in its config; the simulator: the link's
-/// position among the node's links). The node only tells interfaces
-/// apart; it never looks inside the number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Interface(pub u16);
 
 /// Why a neighbor went down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -122,9 +122,11 @@ mod admission;
 mod binding;
 mod config;
 mod copies;
+mod costs;
 pub mod events;
 mod gateways;
 mod hold;
+mod interface;
 mod neighbors;
 mod outbox;
 mod pool;
@@ -157,12 +159,14 @@ use crate::time::Instant;
 
 use binding::{Binder, FlowKey, Pending, BACKLOG_PACKETS};
 pub use config::{
-    CostOverrides, Dest, LateBinding, NodeConfig, NodeCounters, Transmit, PATH_REPORT_INTERVALS,
+    Dest, LateBinding, NodeConfig, NodeCounters, Transmit, PATH_REPORT_INTERVALS,
     PATH_REPORT_INTERVALS_TEXT,
 };
-pub use events::{DownReason, Interface, NodeEvent};
+pub use costs::CostOverrides;
+pub use events::{DownReason, NodeEvent};
 pub use gateways::{GatewayChoice, GatewayCounters};
 use hold::{Held, HoldLine};
+pub use interface::Interface;
 use neighbors::Heard;
 pub use neighbors::NeighborTable;
 use outbox::Outbox;

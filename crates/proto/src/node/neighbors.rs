@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use braid_wire::NodeId;
 
-use super::events::Interface;
+use super::interface::Interface;
 use crate::time::Instant;
 
 /// What hearing a neighbor changed.
