@@ -1,12 +1,14 @@
 //! The live topology as a NetJSON NetworkGraph at `/topology`: every
 //! origin in the link-state database, one link per direction with the
-//! cost its tail advertised.
+//! cost routing gives it (the worse of its two ends' word, as
+//! `Lsdb::graph` takes it; the tail's alone while the head does not list
+//! the link).
 
 use braid_proto::node::Node;
 use serde_json::json;
 
 /// The topology as this node knows it: a NetJSON NetworkGraph, one link
-/// per direction with the cost its tail advertised.
+/// per direction with the cost routing gives it.
 pub fn netjson(node: &Node, labels: &std::collections::BTreeMap<u16, String>) -> String {
     netjson_value(node, labels).to_string()
 }
@@ -28,17 +30,28 @@ pub fn netjson_value(
             })
         })
         .collect();
+    // What the head of each direction says of it (its `metric_in`).
+    let head_says = |tail: braid_wire::NodeId, head: braid_wire::NodeId| {
+        lsdb.get(head)?
+            .links
+            .iter()
+            .find(|l| l.neighbor == tail)
+            .map(|l| l.metric_in)
+    };
     let links: Vec<_> = lsdb
         .records()
         .flat_map(|r| {
             r.links
                 .iter()
-                .filter(|l| l.metric_out != u32::MAX)
-                .map(move |l| {
-                    json!({
-                        "source": r.origin.0.to_string(),
-                        "target": l.neighbor.0.to_string(),
-                        "cost": l.metric_out as f64 / braid_proto::metric::SCALE as f64,
+                .map(move |l| (r.origin, l))
+                .filter_map(|(tail, l)| {
+                    let cost = l.metric_out.max(head_says(tail, l.neighbor).unwrap_or(0));
+                    (cost != u32::MAX).then(|| {
+                        json!({
+                            "source": tail.0.to_string(),
+                            "target": l.neighbor.0.to_string(),
+                            "cost": cost as f64 / braid_proto::metric::SCALE as f64,
+                        })
                     })
                 })
         })
@@ -52,4 +65,59 @@ pub fn netjson_value(
         "nodes": nodes,
         "links": links,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use braid_proto::node::{Interface, NodeConfig};
+    use braid_proto::time::Instant;
+    use braid_wire::{ControlHeader, LsaEntry, LsaLink, MessageType, NodeId};
+
+    use super::*;
+
+    fn link(to: u16, out: u32, inn: u32) -> LsaLink {
+        LsaLink {
+            neighbor: NodeId(to),
+            link_id: 0,
+            metric_out: out,
+            metric_in: inn,
+        }
+    }
+
+    /// Origin `origin`'s advertisement, as its neighbor 2 floods it.
+    fn lsa(origin: u16, links: &[LsaLink]) -> Vec<u8> {
+        let entry = LsaEntry::new(NodeId(origin), 0, 1, links, &[]);
+        let header = ControlHeader::new(MessageType::Lsa, NodeId(2));
+        let mut buf = vec![0u8; 512];
+        let n = braid_wire::Lsa::emit_bundle(&header, &[entry], &mut buf).unwrap();
+        buf.truncate(n);
+        buf
+    }
+
+    #[test]
+    fn each_direction_costs_what_routing_gives_it() {
+        let mut rng = <rand_chacha::ChaCha8Rng as rand_core::SeedableRng>::seed_from_u64(1);
+        let mut node =
+            Node::new(NodeId(1), NodeConfig::default(), Instant::ZERO, &mut rng).unwrap();
+        // 2 raised its link to 3 (a cost factor of 5 there: both of its
+        // figures); 3 measured 1.0 both ways; 2 also lists 4, which
+        // never confirmed it.
+        let from_2 = lsa(2, &[link(3, 5000, 5000), link(4, 1500, 1500)]);
+        let from_3 = lsa(3, &[link(2, 1000, 1000)]);
+        for bytes in [from_2, from_3] {
+            node.handle_datagram(Instant::ZERO, Interface(0), Some(NodeId(2)), &bytes);
+        }
+        let topo = netjson_value(&node, &Default::default());
+        let cost = |a: &str, b: &str| {
+            topo["links"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|l| l["source"] == a && l["target"] == b)
+                .map(|l| l["cost"].as_f64().unwrap())
+        };
+        assert_eq!(cost("2", "3"), Some(5.0));
+        assert_eq!(cost("3", "2"), Some(5.0), "2's raise shows both ways");
+        assert_eq!(cost("2", "4"), Some(1.5), "unconfirmed: the tail's word");
+    }
 }
