@@ -791,6 +791,18 @@ impl Lsdb {
             .map(|&s| at_second(s) + self.config.max_age)
     }
 
+    /// What `tail`'s advertised `link` costs from `tail` to its
+    /// neighbor, by [`direction_cost`] with what the neighbor's own
+    /// advertisement says of it (a view of the database as advertised:
+    /// the two-way check is [`Self::graph`]'s).
+    pub fn advertised_cost(&self, tail: NodeId, link: &LsaLink) -> Metric {
+        let head_in = self
+            .get(link.neighbor)
+            .and_then(|r| r.links.iter().find(|l| l.neighbor == tail))
+            .map(|l| Metric::from_units(l.metric_in));
+        direction_cost(Metric::from_units(link.metric_out), head_in)
+    }
+
     /// Builds the graph of everything known. A link is in it only when
     /// both ends list it (the two-way check of RFC 2328 §16.1): one end's
     /// word is not enough, so a stale advertisement of a router that
@@ -843,8 +855,8 @@ impl Lsdb {
             b.add_link(
                 index(lo),
                 index(hi),
-                Some(lo_out.max(hi_in)),
-                Some(hi_out.max(lo_in)),
+                Some(direction_cost(lo_out, Some(hi_in))),
+                Some(direction_cost(hi_out, Some(lo_in))),
             );
         }
         LsGraph {
@@ -852,6 +864,14 @@ impl Lsdb {
             ids,
         }
     }
+}
+
+/// What one direction of a link costs: the worse of its two ends' word,
+/// the tail's `metric_out` and the head's `metric_in` (the tail's alone
+/// while the head does not list the link). An operator's cost factor at
+/// either end raises both of that end's figures, so it holds both ways.
+pub fn direction_cost(tail_out: Metric, head_in: Option<Metric>) -> Metric {
+    head_in.map_or(tail_out, |h| tail_out.max(h))
 }
 
 fn forget_second(per_second: &mut BTreeMap<u32, u32>, s: u32) {

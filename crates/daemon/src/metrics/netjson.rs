@@ -1,8 +1,7 @@
 //! The live topology as a NetJSON NetworkGraph at `/topology`: every
 //! origin in the link-state database, one link per direction with the
-//! cost routing gives it (the worse of its two ends' word, as
-//! `Lsdb::graph` takes it; the tail's alone while the head does not list
-//! the link).
+//! cost routing gives it (`Lsdb::advertised_cost`: the worse of its two
+//! ends' word; the tail's alone while the head does not list the link).
 
 use braid_proto::node::Node;
 use serde_json::json;
@@ -30,30 +29,19 @@ pub fn netjson_value(
             })
         })
         .collect();
-    // What the head of each direction says of it (its `metric_in`).
-    let head_says = |tail: braid_wire::NodeId, head: braid_wire::NodeId| {
-        lsdb.get(head)?
-            .links
-            .iter()
-            .find(|l| l.neighbor == tail)
-            .map(|l| l.metric_in)
-    };
     let links: Vec<_> = lsdb
         .records()
         .flat_map(|r| {
-            r.links
-                .iter()
-                .map(move |l| (r.origin, l))
-                .filter_map(|(tail, l)| {
-                    let cost = l.metric_out.max(head_says(tail, l.neighbor).unwrap_or(0));
-                    (cost != u32::MAX).then(|| {
-                        json!({
-                            "source": tail.0.to_string(),
-                            "target": l.neighbor.0.to_string(),
-                            "cost": cost as f64 / braid_proto::metric::SCALE as f64,
-                        })
+            r.links.iter().filter_map(move |l| {
+                let cost = lsdb.advertised_cost(r.origin, l);
+                (!cost.is_infinite()).then(|| {
+                    json!({
+                        "source": r.origin.0.to_string(),
+                        "target": l.neighbor.0.to_string(),
+                        "cost": cost.as_cost(),
                     })
                 })
+            })
         })
         .collect();
     json!({
