@@ -4,10 +4,18 @@
 //! Frames keep their order per direction (a jittered frame never
 //! overtakes an earlier one, as on a real link); each queue is bounded and
 //! drops at its tail. Run by `braid lab` inside a namespace of its own
-//! (`braid lab-delay`, hidden from the help).
+//! (`braid lab-delay`, hidden from the help). Told to stop (SIGTERM,
+//! SIGINT), it prints what it lost as one JSON line on stdout
+//! ([`EmulatorDrops`]), which the lab reports beside the flows, so that
+//! a loss the emulator caused (it was descheduled, say) is never taken
+//! for the routing's.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
 
 use nix::libc;
 
@@ -27,28 +35,71 @@ pub struct DelayArgs {
     pub queue: usize,
 }
 
+/// The receive buffer each side asks for: 16 MiB holds over a second of
+/// full-size frames at 100 Mbit/s, so that a busy machine (two cores
+/// running the routers, the hosts and the emulators) does not make the
+/// emulator lose what the scenario did not ask it to.
+const RECEIVE_BUFFER: usize = 16 << 20;
+
+/// Frames the emulator lost, both directions together: the line printed
+/// when it stops, as `{"emulator_drops": {...}}`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmulatorDrops {
+    /// Its queue held `queue` frames already.
+    pub queue_full: u64,
+    /// The kernel dropped them before the emulator read them (its
+    /// socket's buffer was full).
+    pub socket: u64,
+    /// The kernel refused to send them on.
+    pub send_failed: u64,
+}
+
+impl EmulatorDrops {
+    pub fn total(&self) -> u64 {
+        self.queue_full + self.socket + self.send_failed
+    }
+
+    /// The counts in an emulator's output (its last such line), if it
+    /// printed them.
+    pub fn from_output(text: &str) -> Option<EmulatorDrops> {
+        #[derive(Deserialize)]
+        struct Line {
+            emulator_drops: EmulatorDrops,
+        }
+        text.lines()
+            .rev()
+            .find_map(|l| serde_json::from_str::<Line>(l).ok())
+            .map(|l| l.emulator_drops)
+    }
+}
+
 /// Frames in flight one way: (when due, bytes).
 struct Line {
     frames: VecDeque<(Instant, Vec<u8>)>,
-    dropped: u64,
 }
 
 pub fn run(args: DelayArgs) -> anyhow::Result<std::process::ExitCode> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
     let (a, b) = (
         Tap::open(&args.a, Seen::Arriving)?,
         Tap::open(&args.b, Seen::Arriving)?,
     );
+    for tap in [&a, &b] {
+        tap.grow_receive_buffer(RECEIVE_BUFFER);
+    }
     let (delay, jitter) = (args.delay, args.jitter);
     let mut lines = [
         Line {
             frames: VecDeque::new(),
-            dropped: 0,
         },
         Line {
             frames: VecDeque::new(),
-            dropped: 0,
         },
     ];
+    let mut drops = EmulatorDrops::default();
     let mut buf = vec![0u8; 65_536];
     // A small xorshift for jitter; its seed only has to differ per run.
     let mut x: u64 =
@@ -65,13 +116,15 @@ pub fn run(args: DelayArgs) -> anyhow::Result<std::process::ExitCode> {
             revents: 0,
         },
     ];
-    loop {
+    while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
         // Send what is due, each direction in order.
         for (line, out) in lines.iter_mut().zip([&b, &a]) {
             while line.frames.front().is_some_and(|(due, _)| *due <= now) {
                 if let Some((_, f)) = line.frames.pop_front() {
-                    out.send(&f);
+                    if !out.send(&f) {
+                        drops.send_failed += 1;
+                    }
                 }
             }
         }
@@ -90,7 +143,7 @@ pub fn run(args: DelayArgs) -> anyhow::Result<std::process::ExitCode> {
             while let Some(n) = tap.recv(&mut buf) {
                 let line = &mut lines[i];
                 if line.frames.len() >= args.queue {
-                    line.dropped += 1;
+                    drops.queue_full += 1;
                     continue;
                 }
                 x ^= x << 13;
@@ -112,5 +165,27 @@ pub fn run(args: DelayArgs) -> anyhow::Result<std::process::ExitCode> {
         for f in &mut fds {
             f.revents = 0;
         }
+    }
+    drops.socket = a.take_dropped() + b.take_dropped();
+    println!("{}", serde_json::json!({ "emulator_drops": drops }));
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_counts_are_read_back_from_the_last_line_that_carries_them() {
+        let d = EmulatorDrops {
+            queue_full: 1,
+            socket: 20,
+            send_failed: 300,
+        };
+        let line = serde_json::json!({ "emulator_drops": d }).to_string();
+        let text = format!("starting\n{line}\nbraid: error: something after\n");
+        assert_eq!(EmulatorDrops::from_output(&text), Some(d));
+        assert_eq!(d.total(), 321);
+        assert_eq!(EmulatorDrops::from_output("killed before it said\n"), None);
     }
 }

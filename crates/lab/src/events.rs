@@ -5,11 +5,10 @@
 //! a crash and restart).
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use anyhow::bail;
 
-use crate::link::{attach_loss, detach_loss, set_port_loss, LossParams, LossSlot};
+use crate::link::{attach_loss, detach_loss, root_qdisc, set_port_loss, LossParams, LossSlot};
 use crate::ns::in_ns;
 use crate::routing;
 use crate::scenario::{EventTarget, Lab, LabEvent, LinkAction};
@@ -162,7 +161,7 @@ fn link_event(
     }
     let mut queued = 0;
     for ns in [lab.ns(l.a), lab.ns(l.b)] {
-        queued += qdisc_backlog(&ns, &dev);
+        queued += root_qdisc(&ns, &dev).backlog;
         in_ns(&ns, &["ip", "link", "set", &dev, "down"])?;
     }
     eprintln!(
@@ -172,20 +171,3 @@ fn link_event(
     Ok(Some(queued))
 }
 
-/// Packets waiting in `dev`'s qdiscs in namespace `ns` (`tc -s qdisc`'s
-/// backlog of the root qdisc; 0 when it has none).
-fn qdisc_backlog(ns: &str, dev: &str) -> u64 {
-    let out = Command::new("ip")
-        .args([
-            "netns", "exec", ns, "tc", "-s", "qdisc", "show", "dev", dev, "root",
-        ])
-        .output();
-    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
-    text.ok()
-        .and_then(|t| {
-            let words: Vec<&str> = t.split_whitespace().collect();
-            let at = words.iter().position(|w| *w == "backlog")?;
-            words.get(at + 2)?.strip_suffix('p')?.parse().ok()
-        })
-        .unwrap_or(0)
-}

@@ -10,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 
 use anyhow::{bail, Context};
 
+use crate::delay::EmulatorDrops;
 use crate::link::{attach_loss, set_port_loss, LossSlot};
 use crate::ns::{in_ns, run};
 use crate::scenario::Lab;
@@ -44,8 +45,8 @@ pub struct Built {
     namespaces: Vec<String>,
     /// The routing daemons, by router (in plan order).
     pub daemons: Vec<(usize, Child)>,
-    /// Link emulators.
-    helpers: Vec<Child>,
+    /// Link emulators, each with the file its output goes to.
+    helpers: Vec<(Child, PathBuf)>,
     /// Leave everything running (`braid lab up`).
     pub keep: bool,
     /// Keep the lab's directory after tearing down (`--keep`).
@@ -57,13 +58,42 @@ pub struct Built {
     dir: PathBuf,
 }
 
+impl Built {
+    /// Stops the link emulators (the links they carry stop with them) and
+    /// returns what they lost, summed; `None` when the lab has none, or
+    /// when one did not say (it did not exit when told).
+    pub fn stop_emulators(&mut self) -> Option<EmulatorDrops> {
+        if self.helpers.is_empty() {
+            return None;
+        }
+        let (mut children, paths): (Vec<Child>, Vec<PathBuf>) = self.helpers.drain(..).unzip();
+        let survivors = crate::teardown::stop(&mut children, &[]);
+        if !survivors.is_empty() {
+            eprintln!(
+                "lab {}: link emulators still running after SIGTERM and SIGKILL: {}",
+                self.name,
+                survivors.join("; ")
+            );
+        }
+        paths.iter().try_fold(EmulatorDrops::default(), |sum, p| {
+            let text = std::fs::read_to_string(p).ok()?;
+            let d = EmulatorDrops::from_output(&text)?;
+            Some(EmulatorDrops {
+                queue_full: sum.queue_full + d.queue_full,
+                socket: sum.socket + d.socket,
+                send_failed: sum.send_failed + d.send_failed,
+            })
+        })
+    }
+}
+
 impl Drop for Built {
     fn drop(&mut self) {
         if self.keep {
             return;
         }
         let mut children: Vec<Child> = self.daemons.drain(..).map(|(_, c)| c).collect();
-        children.append(&mut self.helpers);
+        children.extend(self.helpers.drain(..).map(|(c, _)| c));
         let survivors = stop_and_delete(&self.dir, &self.namespaces, &mut children);
         let why = if !survivors.is_empty() {
             eprintln!(
@@ -164,7 +194,8 @@ fn apply(lab: &Lab, step: &Step, built: &mut Built) -> anyhow::Result<()> {
             jitter,
             log,
         } => {
-            let out = std::fs::File::create(dir.join(format!("{log}.log")))?;
+            let path = dir.join(format!("{log}.log"));
+            let out = std::fs::File::create(&path)?;
             let child = Command::new("ip")
                 .args(["netns", "exec", ns])
                 .arg(std::env::current_exe()?)
@@ -178,7 +209,7 @@ fn apply(lab: &Lab, step: &Step, built: &mut Built) -> anyhow::Result<()> {
                 .spawn()
                 .context("starting the link emulator")?;
             std::fs::write(dir.join(format!("{log}.pid")), child.id().to_string())?;
-            built.helpers.push(child);
+            built.helpers.push((child, path));
         }
         Step::Daemon {
             router,

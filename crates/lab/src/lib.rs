@@ -15,7 +15,9 @@
 //! |---|---|
 //! | [`scenario`] | lab files: the schema, its checks, the checked lab, the names and addresses it derives |
 //! | [`ns`] | running a command and opening a socket inside a namespace |
-//! | [`link`] | a link's loss: the embedded eBPF program, its parameters, attached and replaced |
+//! | [`tap`] | raw sockets on an interface (the emulator's, the flooder's) |
+//! | [`delay`] | the delay and jitter emulator process; what it lost |
+//! | [`link`] | a link's loss: the embedded eBPF program, its parameters, attached and replaced; the rate limiter's counters |
 //! | [`step`] | the plan's vocabulary: one thing to set up |
 //! | [`routing`] | braid, babeld, FRR (OSPF, BFD), kernel and MPTCP routing as steps (a module each); asking routers, convergence |
 //! | [`plan`] | what a scenario needs built, as steps (pure: testable without root) |
@@ -29,8 +31,6 @@
 //! | [`sweep`] | runs at each of several loss ratios |
 //! | [`bench`] | the forwarding benchmark |
 //! | [`soak`] | long runs at a fixed load: memory over time, bounded |
-//! | [`tap`] | raw sockets on an interface (the emulator's, the flooder's) |
-//! | [`delay`] | the delay and jitter emulator process |
 //! | [`flood`] | the hostile stranger process (garbage, forgeries, replays) |
 //! | [`spoof`] | the spoofer process (forged data as a neighbor: epochs, far numbers) |
 

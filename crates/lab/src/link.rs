@@ -2,9 +2,9 @@
 //! link's receiving side (Bernoulli or netem's Gilbert-Elliott), its
 //! parameters, and the programs this process holds attached (a link's
 //! own, a blackhole's ahead of it, a roaming client's distance), attached,
-//! replaced and detached. Rate is tbf (a plan step); delay is the emulator
-//! process (`delay.rs`); the events that use these programs while flows
-//! run are `events.rs`'s.
+//! replaced and detached. Rate is tbf (a plan step; its counters are read
+//! here); delay is the emulator process (`delay.rs`); the events that use
+//! these programs while flows run are `events.rs`'s.
 //!
 //! The eBPF program is compiled once, when braid is built (`braid-bpf`),
 //! and carried in the binary. Its four probabilities are read-only
@@ -22,6 +22,46 @@ use crate::scenario::Lab;
 /// Why this braid carries no loss program (built without clang), if so.
 pub fn loss_program_missing() -> Option<&'static str> {
     braid_bpf::missing()
+}
+
+/// A device's root qdisc as `tc -s qdisc` counts it (a rate-limited
+/// link's tbf).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QdiscCounters {
+    /// Packets waiting.
+    pub backlog: u64,
+    /// Packets dropped since the qdisc was made (its queue was full).
+    pub dropped: u64,
+}
+
+/// `dev`'s root qdisc in namespace `ns` (zeros when it has none or `tc`
+/// says nothing).
+pub fn root_qdisc(ns: &str, dev: &str) -> QdiscCounters {
+    let out = std::process::Command::new("ip")
+        .args([
+            "netns", "exec", ns, "tc", "-s", "qdisc", "show", "dev", dev, "root",
+        ])
+        .output();
+    out.map(|o| parse_qdisc(&String::from_utf8_lossy(&o.stdout)))
+        .unwrap_or_default()
+}
+
+/// `tc -s qdisc show`'s text: "... (dropped 6, overlimits ...) backlog
+/// 0b 3p ...".
+fn parse_qdisc(text: &str) -> QdiscCounters {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let after = |key: &str, skip: usize| {
+        let at = words.iter().position(|w| *w == key)?;
+        words.get(at + skip)
+    };
+    QdiscCounters {
+        backlog: after("backlog", 2)
+            .and_then(|w| w.strip_suffix('p')?.parse().ok())
+            .unwrap_or(0),
+        dropped: after("(dropped", 1)
+            .and_then(|w| w.trim_end_matches(',').parse().ok())
+            .unwrap_or(0),
+    }
 }
 
 /// The loss program's probabilities, each scaled to 2^32 (0xffffffff:
@@ -201,6 +241,19 @@ pub fn detach_all_in(ns: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qdisc_counters_from_tc_text() {
+        let text = "qdisc tbf 8001: root refcnt 2 rate 10Mbit burst 4Kb lat 100ms \n Sent 123456 bytes 95 pkt (dropped 632, overlimits 40 requeues 0) \n backlog 3028b 2p requeues 0\n";
+        assert_eq!(
+            parse_qdisc(text),
+            QdiscCounters {
+                backlog: 2,
+                dropped: 632
+            }
+        );
+        assert_eq!(parse_qdisc(""), QdiscCounters::default());
+    }
 
     #[test]
     fn netem_parameters_from_loss_and_burst() {

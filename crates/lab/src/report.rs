@@ -9,6 +9,7 @@ use anyhow::Context;
 use braid_daemon::ctl::{Doc, Stats};
 use braid_sim::{html, FlowResult};
 
+use crate::delay::EmulatorDrops;
 use crate::scenario::Lab;
 
 /// A TCP flow's retransmissions after the lab's first event, or "-".
@@ -245,12 +246,31 @@ pub struct VariantRun {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queued_at_down: Option<u64>,
     pub daemons: Vec<Doc<Stats>>,
+    /// What the emulated links dropped themselves; absent when the lab
+    /// has no rate-limited or delayed link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_drops: Option<LinkDrops>,
     /// Route changes at the routers while the flows ran, as their
     /// software counts them: braid daemons' `route_changes` summed; for
     /// FRR, OSPF adjacencies that left Full (each moves routes); absent
     /// for other software.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub route_changes: Option<u64>,
+}
+
+/// Packets the lab's link emulation dropped while the flows ran, apart
+/// from the loss a scenario asks for: what tells a flow's loss at a
+/// bottleneck (`rate_limited`: the traffic offered to a link beyond its
+/// rate) from loss this machine made (`emulator`: a delay emulator
+/// descheduled too long), neither of them the routing's own.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct LinkDrops {
+    /// Dropped by the rate limiters (tbf, both ends of every
+    /// rate-limited link) because their queues were full.
+    pub rate_limited: u64,
+    /// Lost in the delay emulators, when the lab has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulator: Option<EmulatorDrops>,
 }
 
 /// The report as a table, one line per variant and flow.
@@ -298,6 +318,22 @@ pub fn print_table(lab: &Lab, reports: &[VariantRun]) -> std::io::Result<()> {
         }
     }
     for r in reports {
+        if let Some(d) = r.link_drops {
+            let emulator = d.emulator.map_or(String::new(), |e| {
+                format!(
+                    ", {} in the delay emulators ({} queue full, {} socket, {} send)",
+                    e.total(),
+                    e.queue_full,
+                    e.socket,
+                    e.send_failed
+                )
+            });
+            writeln!(
+                out,
+                "{}: links dropped {} packets at their rate limits{emulator}",
+                r.variant, d.rate_limited
+            )?;
+        }
         if let Some(q) = r.queued_at_down {
             writeln!(
                 out,

@@ -18,7 +18,8 @@ use braid_sim::FlowResult;
 
 use crate::exec::{self, Built};
 use crate::flows::{flood_flow, iperf_flow, probe_flow, spoof_flow, urgent_flow};
-use crate::report::{print_table, write_report, VariantRun};
+use crate::link::root_qdisc;
+use crate::report::{print_table, write_report, LinkDrops, VariantRun};
 use crate::scenario::{DaemonLog, FlowKind, Lab, LabVariant, Software};
 use crate::{events, plan, programs, routing, teardown};
 
@@ -130,6 +131,23 @@ fn route_changes(lab: &Lab, software: &Software) -> Option<u64> {
     }
 }
 
+/// What the rate limiters (tbf at both ends of each rate-limited link)
+/// have dropped; `None` when the lab has no such link.
+fn rate_limit_drops(lab: &Lab) -> Option<u64> {
+    let rated: Vec<usize> = (0..lab.links.len())
+        .filter(|&j| lab.links[j].rate_bps.is_some())
+        .collect();
+    (!rated.is_empty()).then(|| {
+        rated
+            .iter()
+            .flat_map(|&j| {
+                let l = &lab.links[j];
+                [lab.ns(l.a), lab.ns(l.b)].map(|ns| root_qdisc(&ns, &Lab::link_dev(j)).dropped)
+            })
+            .sum()
+    })
+}
+
 /// Builds the lab for variant `v`, runs the flows (and the link events,
 /// timed from the flows' start), collects every braid daemon's stats, and
 /// tears down (the lab's directory kept if a flow failed or it was
@@ -225,9 +243,15 @@ pub fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Resu
         }
         out
     });
+    let rate_limited = rate_limit_drops(lab);
     let stats: Vec<Doc<Stats>> = (0..lab.routers.len())
         .filter_map(|i| routing::braid_stats(lab, i))
         .collect();
+    let emulator = built.stop_emulators();
+    let link_drops = (rate_limited.is_some() || emulator.is_some()).then(|| LinkDrops {
+        rate_limited: rate_limited.unwrap_or(0),
+        emulator,
+    });
     let route_changes = route_changes(lab, &v.software)
         .zip(changes_before)
         .map(|(after, before)| after.saturating_sub(before));
@@ -245,6 +269,7 @@ pub fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Resu
         flows,
         queued_at_down,
         daemons: stats,
+        link_drops,
         route_changes,
     })
 }

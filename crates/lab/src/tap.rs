@@ -67,10 +67,70 @@ impl Tap {
         (n > 0).then_some(n as usize)
     }
 
-    pub fn send(&self, frame: &[u8]) {
+    /// Sends `frame`; false when the kernel refused it (the frame is
+    /// lost).
+    pub fn send(&self, frame: &[u8]) -> bool {
         // SAFETY: frame is valid for its length; the socket is bound.
+        let n = unsafe { libc::send(self.fd, frame.as_ptr().cast(), frame.len(), 0) };
+        n == frame.len() as isize
+    }
+
+    /// Asks for a receive buffer of `bytes` (beyond `rmem_max` where the
+    /// process may: root), so that a process descheduled for a while
+    /// loses no frames. Returns the size the kernel granted.
+    pub fn grow_receive_buffer(&self, bytes: usize) -> usize {
+        let want = bytes.min(i32::MAX as usize) as libc::c_int;
+        // SAFETY: plain setsockopt/getsockopt calls on our open socket
+        // with valid int-sized arguments.
         unsafe {
-            libc::send(self.fd, frame.as_ptr().cast(), frame.len(), 0);
+            for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
+                let set = libc::setsockopt(
+                    self.fd,
+                    libc::SOL_SOCKET,
+                    opt,
+                    (&want as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as u32,
+                );
+                if set == 0 {
+                    break;
+                }
+            }
+            let mut got: libc::c_int = 0;
+            let mut len = std::mem::size_of::<libc::c_int>() as u32;
+            libc::getsockopt(
+                self.fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&mut got as *mut libc::c_int).cast(),
+                &mut len,
+            );
+            got.max(0) as usize
+        }
+    }
+
+    /// Frames the kernel dropped for this socket (its receive buffer
+    /// full) since the last call: `PACKET_STATISTICS`, which resets as
+    /// it is read.
+    pub fn take_dropped(&self) -> u64 {
+        let mut stats = libc::tpacket_stats {
+            tp_packets: 0,
+            tp_drops: 0,
+        };
+        let mut len = std::mem::size_of::<libc::tpacket_stats>() as u32;
+        // SAFETY: stats is a valid tpacket_stats and len its size.
+        let ok = unsafe {
+            libc::getsockopt(
+                self.fd,
+                libc::SOL_PACKET,
+                libc::PACKET_STATISTICS,
+                (&mut stats as *mut libc::tpacket_stats).cast(),
+                &mut len,
+            )
+        };
+        if ok == 0 {
+            u64::from(stats.tp_drops)
+        } else {
+            0
         }
     }
 }
