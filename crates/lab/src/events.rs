@@ -58,13 +58,19 @@ pub fn apply_event(
                 }
             }
         }
+        (
+            EventTarget::Router(Some(r)),
+            action @ (LinkAction::UplinkCut | LinkAction::UplinkRestore),
+        ) => uplink_event(lab, r, action == LinkAction::UplinkCut)?,
         (EventTarget::Port { .. } | EventTarget::Client(_) | EventTarget::Router(_), _)
         | (
             _,
             LinkAction::Loss(_)
             | LinkAction::Rehome(_)
             | LinkAction::Keys { .. }
-            | LinkAction::Crash,
+            | LinkAction::Crash
+            | LinkAction::UplinkCut
+            | LinkAction::UplinkRestore,
         ) => {
             bail!("event {:?} on {:?} means nothing", e.action, e.target)
         }
@@ -73,6 +79,39 @@ pub fn apply_event(
         }
     }
     Ok(None)
+}
+
+/// Gateway `r`'s uplink cut silently, or restored: its ISP drops every IP
+/// packet that arrives from it (an nftables table of its own, deleted to
+/// restore). ARP is still answered and every link stays up, as behind a
+/// modem whose line died; the gateway learns of it only by checking.
+fn uplink_event(lab: &Lab, r: usize, cut: bool) -> anyhow::Result<()> {
+    let k = lab
+        .uplinks()
+        .iter()
+        .position(|&g| g == r)
+        .ok_or_else(|| anyhow::anyhow!("{} has no uplink", lab.routers[r].name))?;
+    let isp = lab.isp_ns(k);
+    if cut {
+        in_ns(&isp, &["nft", "add", "table", "ip", "cut"])?;
+        in_ns(
+            &isp,
+            &[
+                "nft",
+                "add chain ip cut pre { type filter hook prerouting priority raw; }",
+            ],
+        )?;
+        in_ns(&isp, &["nft", "add rule ip cut pre iifname \"eth0\" drop"])?;
+    } else {
+        in_ns(&isp, &["nft", "delete", "table", "ip", "cut"])?;
+    }
+    eprintln!(
+        "lab {}: {}'s uplink {}",
+        lab.name,
+        lab.routers[r].name,
+        if cut { "cut" } else { "restored" }
+    );
+    Ok(())
 }
 
 /// The routers a router event names: one, or every one.
@@ -153,7 +192,9 @@ fn link_event(
             LinkAction::Loss(_)
             | LinkAction::Rehome(_)
             | LinkAction::Keys { .. }
-            | LinkAction::Crash => {}
+            | LinkAction::Crash
+            | LinkAction::UplinkCut
+            | LinkAction::UplinkRestore => {}
         }
     }
     if e.action != LinkAction::Down {
@@ -170,4 +211,3 @@ fn link_event(
     );
     Ok(Some(queued))
 }
-

@@ -204,6 +204,22 @@ pub fn probe_flow(
     let (got, duplicates) = receiver
         .join()
         .map_err(|_| anyhow!("receiver thread failed"))?;
+    Ok(slots_result(f, mode, &got, sent, interval, duplicates))
+}
+
+/// A flow's result from what arrived of each numbered packet sent
+/// `interval` apart (`got[seq]`: its one-way delay in µs, if it arrived;
+/// the first `sent` were sent): loss, delay, the longest gap between
+/// arrivals (a loss to the end a gap until one interval after the last
+/// packet sent), and what was lost of each second's packets.
+pub(crate) fn slots_result(
+    f: &LabFlow,
+    mode: &str,
+    got: &[Option<u64>],
+    sent: u32,
+    interval: Duration,
+    duplicates: u64,
+) -> FlowResult {
     let mut delays: Vec<u64> = got.iter().flatten().copied().collect();
     let delivered = delays.len() as u64;
     let mut max_gap_us = 0u64;
@@ -216,6 +232,16 @@ pub fn probe_flow(
             last_ok = Some(s);
         }
     }
+    // Lost to the end counts too (as if the next arrival were one
+    // interval after the last packet sent): a flow that never recovers
+    // has a gap as long as its outage, not none.
+    let sent_n = sent as usize;
+    let tail = match last_ok {
+        Some(l) if l + 1 < sent_n => sent_n - l,
+        None => sent_n,
+        _ => 0,
+    };
+    max_gap_us = max_gap_us.max(tail as u64 * interval.as_micros() as u64);
     let (mean, p50, p99) = braid_sim::delay_stats(&mut delays);
     // Per second of sending: what was lost of what was sent then.
     let per_second = (1_000_000 / interval.as_micros().max(1)).max(1) as usize;
@@ -223,7 +249,7 @@ pub fn probe_flow(
         .chunks(per_second)
         .map(|c| c.iter().filter(|d| d.is_none()).count() as u64)
         .collect();
-    Ok(FlowResult {
+    FlowResult {
         lost_series,
         delay_cdf_ms: braid_sim::delay_cdf(&delays),
         name: f.name.clone(),
@@ -242,7 +268,7 @@ pub fn probe_flow(
         delay_p99_ms: p99,
         max_gap_ms: max_gap_us as f64 / 1000.0,
         ..FlowResult::default()
-    })
+    }
 }
 
 /// An iperf3 test (real kernel TCP end to end, or iperf3's UDP test):
@@ -732,6 +758,26 @@ pub fn spoof_flow(lab: &Lab, f: &LabFlow, origin: Instant) -> anyhow::Result<Flo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gap_counts_between_arrivals_and_to_the_end() {
+        let f = crate::scenario::Lab::parse(
+            "g.toml",
+            "name = \"g\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\nhost = true\n[[link]]\na = \"a\"\nb = \"b\"\n[[flow]]\nfrom = \"a\"\nto = \"b\"\n",
+        )
+        .unwrap()
+        .flows[0]
+            .clone();
+        let ms = Duration::from_millis(20);
+        let gap =
+            |got: &[Option<u64>]| slots_result(&f, "m", got, got.len() as u32, ms, 0).max_gap_ms;
+        // Two lost between arrivals: 3 intervals from arrival to arrival.
+        assert_eq!(gap(&[Some(1), None, None, Some(1)]), 60.0);
+        // Lost from the second on, never back: to one interval past the end.
+        assert_eq!(gap(&[Some(1), Some(1), None, None, None]), 80.0);
+        assert_eq!(gap(&[None, None]), 40.0);
+        assert_eq!(gap(&[Some(1), Some(1)]), 20.0);
+    }
 
     #[test]
     fn the_receivers_intervals_are_read_from_the_servers_text() {

@@ -26,6 +26,7 @@
 //! | [`events`] | link, port, client and router events while the flows run |
 //! | [`programs`] | the programs a scenario runs besides braid, checked before building |
 //! | [`flows`] | UDP probes, urgent bursts, iperf3, floods, the kernel's counters |
+//! | [`connect`] | new TCP connections, one after another: whether and how soon they work |
 //! | [`report`] | tables, JSON and the HTML report |
 //! | [`run`] | the commands: up, run, down |
 //! | [`sweep`] | runs at each of several loss ratios |
@@ -35,6 +36,7 @@
 //! | [`spoof`] | the spoofer process (forged data as a neighbor: epochs, far numbers) |
 
 pub mod bench;
+pub mod connect;
 pub mod delay;
 pub mod events;
 pub mod exec;

@@ -1,5 +1,5 @@
 //! Running things inside a lab's network namespaces: a command (with
-//! iproute2's `ip netns exec`), and a UDP socket opened there. The leaf
+//! iproute2's `ip netns exec`), and a socket opened there. The leaf
 //! every part of the lab that touches a namespace uses; it knows nothing
 //! of scenarios.
 
@@ -35,11 +35,18 @@ pub fn in_ns(ns: &str, args: &[&str]) -> anyhow::Result<()> {
 /// Opens a UDP socket inside network namespace `ns` (the socket stays
 /// there; the thread returns to its own namespace).
 pub fn socket_in(ns: &str, bind: impl Into<SocketAddr>) -> anyhow::Result<UdpSocket> {
+    let bind = bind.into();
+    made_in(ns, || UdpSocket::bind(bind))
+}
+
+/// Runs `make` (which opens a socket) inside network namespace `ns`: what
+/// it opens stays there, the thread returns to its own namespace.
+pub fn made_in<T>(ns: &str, make: impl FnOnce() -> std::io::Result<T>) -> anyhow::Result<T> {
     let here = std::fs::File::open("/proc/thread-self/ns/net")?;
     let there = std::fs::File::open(format!("/var/run/netns/{ns}"))
         .with_context(|| format!("namespace {ns}"))?;
     nix::sched::setns(there.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
-    let socket = UdpSocket::bind(bind.into());
+    let made = make();
     nix::sched::setns(here.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
-    Ok(socket?)
+    Ok(made?)
 }

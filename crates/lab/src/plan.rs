@@ -194,6 +194,15 @@ pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<S
         link(lab, j, &mut steps);
     }
     segments(lab, &mut steps);
+    internet(lab, &mut steps);
+    match &variant.software {
+        Software::Braid { .. } | Software::Babeld { .. } | Software::Kernel => {}
+        _ if lab.has_internet() => anyhow::bail!(
+            "variant {}: uplinks need braid, babeld or plain kernel routing",
+            variant.name
+        ),
+        _ => {}
+    }
     match &variant.software {
         Software::Braid { .. } | Software::Kernel => {}
         _ if !lab.segments.is_empty() => anyhow::bail!(
@@ -210,6 +219,99 @@ pub fn plan(lab: &Lab, variant: &LabVariant, exe: &Path) -> anyhow::Result<Vec<S
     }
     software(lab, variant, exe, &mut steps)?;
     Ok(steps)
+}
+
+/// The internet beyond the gateways with an uplink: for the k-th, an ISP
+/// namespace on its `up0` (its default route there, NAT to the ISP's
+/// side, as a home or WISP gateway does), joined to the internet's
+/// namespace, whose one host answers at [`Lab::INTERNET_HOST`] and routes
+/// back to every ISP. Addresses: `names.rs`.
+fn internet(lab: &Lab, steps: &mut Vec<Step>) {
+    let gateways = lab.uplinks();
+    if gateways.is_empty() {
+        return;
+    }
+    let inet = lab.internet_ns();
+    steps.push(Step::Namespace { ns: inet.clone() });
+    steps.push(Step::command(
+        &inet,
+        &[
+            "ip",
+            "addr",
+            "add",
+            &format!("{}/32", Lab::INTERNET_HOST),
+            "dev",
+            "lo",
+        ],
+    ));
+    for (k, &g) in gateways.iter().enumerate() {
+        let (gw, isp) = (lab.ns(g), lab.isp_ns(k));
+        let inet_dev = format!("isp{k}");
+        steps.push(Step::Namespace { ns: isp.clone() });
+        steps.push(Step::Sysctl {
+            ns: isp.clone(),
+            key: "net.ipv4.ip_forward".into(),
+            value: "1".into(),
+        });
+        steps.push(Step::Veth {
+            a: (gw.clone(), Lab::UPLINK_DEV.into()),
+            b: (isp.clone(), "eth0".into()),
+        });
+        steps.push(Step::Veth {
+            a: (isp.clone(), "eth1".into()),
+            b: (inet.clone(), inet_dev.clone()),
+        });
+        for (ns, dev, addr, len) in [
+            (&gw, Lab::UPLINK_DEV, Lab::uplink_addr(k, true), 24),
+            (&isp, "eth0", Lab::uplink_addr(k, false), 24),
+            (&isp, "eth1", Lab::transit_addr(k, true), 30),
+            (&inet, inet_dev.as_str(), Lab::transit_addr(k, false), 30),
+        ] {
+            steps.push(Step::Addr {
+                ns: ns.clone(),
+                dev: dev.into(),
+                addr,
+                len,
+            });
+            steps.push(Step::Up {
+                ns: ns.clone(),
+                dev: dev.into(),
+            });
+        }
+        steps.push(Step::DefaultRoute {
+            ns: isp.clone(),
+            via: Lab::transit_addr(k, false),
+        });
+        steps.push(Step::Route {
+            ns: inet.clone(),
+            dst: (Lab::uplink_net(k), 24),
+            via: Lab::transit_addr(k, true),
+            metric: None,
+            table: None,
+        });
+        steps.push(Step::DefaultRoute {
+            ns: gw.clone(),
+            via: Lab::uplink_addr(k, false),
+        });
+        steps.push(Step::command(&gw, &["nft", "add", "table", "ip", "nat"]));
+        steps.push(Step::command(
+            &gw,
+            &[
+                "nft",
+                "add chain ip nat post { type nat hook postrouting priority srcnat; }",
+            ],
+        ));
+        steps.push(Step::command(
+            &gw,
+            &[
+                "nft",
+                &format!(
+                    "add rule ip nat post oifname \"{}\" masquerade",
+                    Lab::UPLINK_DEV
+                ),
+            ],
+        ));
+    }
 }
 
 /// Router `i`'s namespace, forwarding on, and its host (a namespace
@@ -366,6 +468,7 @@ fn software(
         }
         Software::Kernel => {
             steps.extend(routing::kernel::static_routes(lab));
+            steps.extend(routing::kernel::default_routes(lab));
             plain_access(lab, steps);
         }
         Software::Mptcp => {

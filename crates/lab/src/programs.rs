@@ -67,6 +67,10 @@ pub fn needed(lab: &Lab, variants: &[LabVariant], flows: bool) -> Vec<Program> {
     {
         add(Program::new("ethtool", "ethtool"));
     }
+    // NAT at the gateways with an uplink; a cut uplink.
+    if lab.has_internet() {
+        add(Program::new("nft", "nftables"));
+    }
     let iperf = flows
         && lab
             .flows

@@ -16,6 +16,7 @@ use anyhow::{anyhow, bail};
 use braid_daemon::ctl::{Doc, Stats};
 use braid_sim::FlowResult;
 
+use crate::connect::connect_flow;
 use crate::exec::{self, Built};
 use crate::flows::{flood_flow, iperf_flow, probe_flow, spoof_flow, urgent_flow};
 use crate::link::root_qdisc;
@@ -217,6 +218,15 @@ pub fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Resu
                     FlowKind::Urgent => urgent_flow(lab, mode, i, f, origin + f.start, stop),
                     FlowKind::Flood(d) => flood_flow(lab, f, d, origin + f.start),
                     FlowKind::Spoof => spoof_flow(lab, f, origin + f.start),
+                    FlowKind::Connect => connect_flow(
+                        lab,
+                        mode,
+                        i,
+                        f,
+                        origin + f.start,
+                        Duration::from_secs(2),
+                        stop,
+                    ),
                     FlowKind::Probe => probe_flow(
                         lab,
                         mode,

@@ -52,6 +52,8 @@ pub fn lab_namespaces(lab: &Lab) -> Vec<String> {
     names.extend((0..lab.links.len()).map(|j| lab.emulator_ns(j)));
     names.extend((0..lab.segments.len()).map(|s| lab.segment_ns(s)));
     names.extend((0..lab.clients.len()).map(|c| lab.client_ns(c)));
+    names.extend((0..lab.uplinks().len()).map(|k| lab.isp_ns(k)));
+    names.push(lab.internet_ns());
     names.retain(|n| Path::new(NETNS_DIR).join(n).exists());
     names
 }

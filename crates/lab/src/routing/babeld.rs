@@ -21,6 +21,12 @@ pub fn start(lab: &Lab, i: usize, hello: Duration) -> Vec<Step> {
             "interface {n} type wired hello-interval {hello_s}\n"
         ));
     }
+    // A gateway announces its default route (its ISP), unchecked, as
+    // babeld does (proto 3: `ip route add` makes "boot" routes, which
+    // babeld takes only when asked by protocol).
+    if lab.routers[i].uplink {
+        conf.push_str("redistribute ip 0.0.0.0/0 eq 0 proto 3 allow\n");
+    }
     conf.push_str("redistribute ip 198.18.0.0/16 ge 24 le 24 allow\nredistribute local deny\nredistribute deny\n");
     let file = format!("{name}.babeld.conf");
     let (pid, state) = (

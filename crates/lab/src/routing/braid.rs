@@ -8,6 +8,7 @@ use std::path::Path;
 use anyhow::bail;
 use braid_daemon::config::{
     value, AccessFile, AuthFile, ConfigFile, InterfaceFile, KeyFile, ProbesFile, TunFile,
+    UplinkFile,
 };
 
 use crate::scenario::{BraidDatapath, Lab};
@@ -36,6 +37,18 @@ pub fn config(
     }
     if lab.ipv6() {
         routes.push(value(Lab::IPV6_RANGE.to_string()));
+    }
+    // The internet: a gateway checks its uplink and announces the way out
+    // while it works (its own default route is its ISP); every other
+    // router sends what is not the mesh's into braid.
+    let uplink = lab.routers[i].uplink.then(|| UplinkFile {
+        prefixes: vec![value("0.0.0.0/0".to_string())],
+        targets: vec![value(Lab::INTERNET_HOST.to_string())],
+        interface: Some(value(Lab::UPLINK_DEV.to_string())),
+        ..UplinkFile::default()
+    });
+    if lab.has_internet() && !lab.routers[i].uplink {
+        routes.push(value("0.0.0.0/0".to_string()));
     }
     Ok(ConfigFile {
         prefixes,
@@ -103,6 +116,7 @@ pub fn config(
             })
             .collect(),
         client_margin: datapath.client_margin.map(value),
+        uplink,
         auth: lab.auth.then(|| AuthFile {
             keys: vec![lab_key(1)],
             key_file: None,

@@ -11,13 +11,15 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use super::query::{
-    braid_routes, control_state, log_tail, route_text, routes_to, topology_missing,
+    braid_routes, control_state, log_tail, route_text, routes_out, routes_to, topology_missing,
 };
 use crate::ns::socket_in;
 use crate::scenario::Lab;
 
 /// Waits (at most 30 s) until every router with a host routes to every
-/// other router with a host, then until the routes settle.
+/// other router with a host and, where the lab has an internet, every
+/// router has a way out (a gateway whose uplink check passed), then until
+/// the routes settle.
 pub fn wait_converged(lab: &Lab, daemons: &mut [(usize, Child)]) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(30);
     let ends: Vec<usize> = (0..lab.routers.len())
@@ -42,6 +44,9 @@ pub fn wait_converged(lab: &Lab, daemons: &mut [(usize, Child)]) -> anyhow::Resu
                     }
                 }
             }
+        }
+        if lab.has_internet() {
+            missing.extend((0..lab.routers.len()).filter_map(|i| routes_out(lab, i).err()));
         }
         if missing.is_empty() {
             let all: Vec<usize> = (0..lab.routers.len()).collect();

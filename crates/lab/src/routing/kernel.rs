@@ -1,6 +1,6 @@
 //! Plain kernel routing: static routes along fewest-hop paths, the
 //! physical limit of this machine for benchmarks, and the "plain Linux"
-//! side of the handoff experiment.
+//! side of the handoff and uplink experiments.
 
 use std::collections::VecDeque;
 
@@ -82,6 +82,35 @@ fn toward(lab: &Lab, dst: usize) -> Vec<Option<(usize, usize)>> {
         }
     }
     hop
+}
+
+/// Plain routing's way out, where the lab has an internet: every router
+/// without an uplink takes a default route along a fewest-hop path to
+/// the nearest gateway with one (ties to the first in the file), as a
+/// static network is set up; it never moves when that uplink fails.
+pub fn default_routes(lab: &Lab) -> Vec<Step> {
+    let paths: Vec<Vec<Option<(usize, usize)>>> =
+        lab.uplinks().into_iter().map(|g| toward(lab, g)).collect();
+    let hops = |to: &[Option<(usize, usize)>], mut i: usize| {
+        let mut n = 0;
+        while let Some((_, u)) = to[i] {
+            (i, n) = (u, n + 1);
+        }
+        n
+    };
+    (0..lab.routers.len())
+        .filter(|&i| !lab.routers[i].uplink)
+        .filter_map(|i| {
+            let (j, u) = paths
+                .iter()
+                .filter(|to| to[i].is_some())
+                .min_by_key(|to| hops(to, i))?[i]?;
+            Some(Step::DefaultRoute {
+                ns: lab.ns(i),
+                via: lab.link_addr(j, u),
+            })
+        })
+        .collect()
 }
 
 /// The static routes that home client `c` on access point `ap`: every

@@ -129,6 +129,36 @@ pub(super) fn routes_to(lab: &Lab, i: usize, k: usize) -> Result<(), String> {
     }
 }
 
+/// Whether router `i` has a way to the internet (a gateway announcing
+/// it, or its own uplink); if not, why.
+pub(super) fn routes_out(lab: &Lab, i: usize) -> Result<(), String> {
+    let name = &lab.routers[i].name;
+    if lab.routers[i].uplink {
+        return Ok(());
+    }
+    if let Some(r) = braid_routes(lab, i) {
+        let r = r.map_err(|e| format!("{name}'s daemon did not answer: {e}"))?;
+        let out = r
+            .origins
+            .iter()
+            .any(|o| o.prefixes.iter().any(|p| p.starts_with("0.0.0.0/0")));
+        return if out {
+            Ok(())
+        } else {
+            Err(format!("{name} has no gateway to the internet"))
+        };
+    }
+    let found = Command::new("ip")
+        .args(["-n", &lab.ns(i), "route", "show", "default"])
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    if found {
+        Ok(())
+    } else {
+        Err(format!("{name} has no default route"))
+    }
+}
+
 /// The lab's links that router `i`'s braid daemon does not hold in both
 /// ends' advertisements (empty for other routing software).
 pub(super) fn topology_missing(lab: &Lab, i: usize) -> Vec<String> {

@@ -81,6 +81,17 @@ fn router_event(
             .map(|k| EventTarget::Router(Some(k)))
     };
     let action = p.keep(router_action(&src, i, e));
+    if let (Some(EventTarget::Router(k)), Some(LinkAction::UplinkCut | LinkAction::UplinkRestore)) =
+        (target, action)
+    {
+        if !k.is_some_and(|k| routers.list[k].uplink) {
+            p.note(src.err(
+                Some(r.span()),
+                &format!("event[{i}].router"),
+                "an uplink event names one router with uplink = true",
+            ));
+        }
+    }
     if e.a.is_some() || e.b.is_some() || e.flow.is_some() {
         p.note(src.err(
             Some(r.span()),
@@ -100,6 +111,8 @@ fn router_action(src: &Source, i: usize, e: &RawEvent) -> Result<LinkAction, Loc
     };
     Ok(match ids.as_deref() {
         _ if e.action.get_ref() == "crash" => LinkAction::Crash,
+        _ if e.action.get_ref() == "uplink cut" => LinkAction::UplinkCut,
+        _ if e.action.get_ref() == "uplink restore" => LinkAction::UplinkRestore,
         Some([first]) => LinkAction::Keys {
             first: *first,
             second: None,
@@ -112,7 +125,7 @@ fn router_action(src: &Source, i: usize, e: &RawEvent) -> Result<LinkAction, Loc
             return Err(src.err(
                 Some(e.action.span()),
                 &format!("event[{i}].action"),
-                "a router's event is \"crash\" (kill -9, start again), \"keys ID\" or \"keys ID,ID\" (two different key ids, 0-255; the first signs)",
+                "a router's event is \"crash\" (kill -9, start again), \"keys ID\" or \"keys ID,ID\" (two different key ids, 0-255; the first signs), \"uplink cut\" or \"uplink restore\" (its ISP drops everything from it, silently; or no longer)",
             ))
         }
     })

@@ -18,12 +18,24 @@ const MAX_FLOW_TIME: Duration = Duration::from_secs(600);
 /// What iperf3 may take to finish after its duration.
 const IPERF_GRACE: Duration = Duration::from_secs(20);
 
-/// What a flow may name as its ends: a router (its host), or a client
-/// (numbered after the routers).
+/// What a flow may name as its ends: a router (its host), a client
+/// (numbered after the routers), or, where a router has an uplink, the
+/// internet (numbered after the clients).
 pub(super) struct Ends<'a> {
     pub(super) routers: &'a Routers,
     pub(super) links: &'a [LabLink],
     pub(super) clients: &'a [Client],
+}
+
+impl Ends<'_> {
+    /// The internet's end number, if the lab has one.
+    fn internet(&self) -> Option<usize> {
+        self.routers
+            .list
+            .iter()
+            .any(|r| r.uplink)
+            .then_some(self.routers.list.len() + self.clients.len())
+    }
 }
 
 impl Ends<'_> {
@@ -36,11 +48,17 @@ impl Ends<'_> {
                     .position(|c| &c.name == v.get_ref())
                     .map(|c| self.routers.list.len() + c)
             })
+            .or_else(|| self.internet().filter(|_| v.get_ref() == "internet"))
             .ok_or_else(|| {
+                let internet = if self.internet().is_some() {
+                    ", or internet"
+                } else {
+                    " (the internet is there once a router has uplink = true)"
+                };
                 src.err(
                     Some(v.span()),
                     field,
-                    format!("no router or client named \"{}\"", v.get_ref()),
+                    format!("no router or client named \"{}\"{internet}", v.get_ref()),
                 )
             })
     }
@@ -166,6 +184,24 @@ fn check_flow_ends(
         }
         return;
     }
+    if ends.internet() == Some(from) {
+        p.note(src.err(
+            Some(f.from.span()),
+            &format!("flow[{i}].from"),
+            "the internet is a flow's `to` only (its hosts reach it through NAT at the gateways, which lets nothing in)",
+        ));
+    }
+    let kind = f.kind.as_ref().map_or("udp", |k| k.get_ref().as_str());
+    let ipv6 = f.ipv6.as_ref().is_some_and(|v| *v.get_ref());
+    if ends.internet() == Some(to)
+        && (ipv6 || !matches!(kind, "udp" | "tcp" | "iperf3-udp" | "connect"))
+    {
+        p.note(src.err(
+            Some(f.to.span()),
+            &format!("flow[{i}].to"),
+            "a flow to the internet is udp, tcp, iperf3-udp or connect, over IPv4",
+        ));
+    }
     for (end, v) in [(from, &f.from), (to, &f.to)] {
         if end < router_count && !ends.routers.list[end].host {
             p.note(src.err(
@@ -243,6 +279,7 @@ fn check_kind(src: &Source, f: &RawLabFlow, i: usize) -> Result<FlowKind, Locate
         None | Some("udp") => FlowKind::Probe,
         Some("urgent") => FlowKind::Urgent,
         Some("spoof") => FlowKind::Spoof,
+        Some("connect") => FlowKind::Connect,
         Some("flood") => FlowKind::Flood(check_duration(
             src,
             f,
@@ -270,7 +307,7 @@ fn check_kind(src: &Source, f: &RawLabFlow, i: usize) -> Result<FlowKind, Locate
             return Err(src.err(
                 f.kind.as_ref().map(|k| k.span()),
                 &format!("flow[{i}].kind"),
-                format!("\"{other}\" is not udp, tcp, iperf3-udp, urgent or flood"),
+                format!("\"{other}\" is not udp, tcp, iperf3-udp, connect, urgent, flood or spoof"),
             ))
         }
     })

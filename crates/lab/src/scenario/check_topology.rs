@@ -69,6 +69,10 @@ impl Routers {
 }
 
 /// 1 to [`MAX_ROUTERS`] routers, each with a short name of its own.
+/// Gateways with an uplink of their own (each has its addresses in
+/// 198.19.250-253: `names.rs`).
+const MAX_UPLINKS: usize = 4;
+
 pub(super) fn check_routers(p: &mut Findings, raw: &[RawRouter]) -> Routers {
     let src = p.src;
     if raw.is_empty() || raw.len() > MAX_ROUTERS {
@@ -85,7 +89,15 @@ pub(super) fn check_routers(p: &mut Findings, raw: &[RawRouter]) -> Routers {
         routers.list.push(Router {
             name: n.clone(),
             host: r.host,
+            uplink: r.uplink,
         });
+    }
+    if routers.list.iter().filter(|r| r.uplink).count() > MAX_UPLINKS {
+        p.note(src.err(
+            None,
+            "router",
+            format!("at most {MAX_UPLINKS} routers with an uplink"),
+        ));
     }
     routers
 }

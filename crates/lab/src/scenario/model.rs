@@ -272,6 +272,11 @@ pub enum LinkAction {
     /// A braid router's daemon is killed (SIGKILL) and started again at
     /// once (`crash`).
     Crash,
+    /// A gateway's ISP drops everything from it (`uplink cut`): every
+    /// link stays up and ARP is answered, as behind a modem whose line
+    /// died; `uplink restore` ends it.
+    UplinkCut,
+    UplinkRestore,
 }
 
 #[derive(Debug, Clone)]
@@ -304,6 +309,9 @@ pub enum EventTarget {
 pub struct Router {
     pub name: String,
     pub host: bool,
+    /// A gateway: an ISP of its own beyond it (NAT at the gateway), and
+    /// through it the lab's internet (`names.rs`: "The internet").
+    pub uplink: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -361,6 +369,10 @@ pub enum FlowKind {
     /// sends forged copies of it (a new epoch, numbers far ahead:
     /// `spoof.rs`).
     Spoof,
+    /// `count` new TCP connections, `interval` apart, each carrying its
+    /// number and time: whether a new connection works (the receiver's
+    /// listener hears it), and how soon, while routes change.
+    Connect,
 }
 
 /// An iperf3 test: how long, and how fast (TCP without a `bitrate` finds

@@ -6,6 +6,13 @@
 //! 198.18.i.2 behind 198.18.i.1; link j (from 0) is 198.19.j.1/24 -
 //! 198.19.j.2/24; segment s is 198.18.(200+s).0/24. IPv6 (RFC 5180's
 //! 2001:2::/48) mirrors them.
+//!
+//! The internet: each gateway with an uplink (the k-th) reaches an ISP of
+//! its own on 198.19.(250+k).0/24 (the gateway .2, the ISP .1), and the
+//! ISP the internet on 198.19.254.(4k).0/30 (the ISP .1, the internet
+//! .2); the internet's one host is 198.19.255.1, outside the mesh's
+//! 198.18.0.0/16. A flow names it `internet` as its `to` end (numbered
+//! after the routers and clients).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
@@ -26,13 +33,34 @@ impl Lab {
     /// Whether flow end `end` is a client (its index among the clients).
     pub fn client_of(&self, end: usize) -> Option<usize> {
         end.checked_sub(self.routers.len())
+            .filter(|&c| c < self.clients.len())
     }
 
-    /// The namespace a flow end's sockets live in: a router's host, or a
-    /// client.
+    /// The flow end that is the internet (after the routers and the
+    /// clients), whether or not the lab has one.
+    pub fn internet_end(&self) -> usize {
+        self.routers.len() + self.clients.len()
+    }
+
+    /// Whether the lab has an internet: a router with an uplink.
+    pub fn has_internet(&self) -> bool {
+        self.routers.iter().any(|r| r.uplink)
+    }
+
+    /// The gateways with an uplink, in the file's order (the k-th has
+    /// the k-th ISP).
+    pub fn uplinks(&self) -> Vec<usize> {
+        (0..self.routers.len())
+            .filter(|&i| self.routers[i].uplink)
+            .collect()
+    }
+
+    /// The namespace a flow end's sockets live in: a router's host, a
+    /// client, or the internet.
     pub fn end_ns(&self, end: usize) -> String {
         match self.client_of(end) {
             Some(c) => self.client_ns(c),
+            None if end == self.internet_end() => self.internet_ns(),
             None => self.host_ns(end),
         }
     }
@@ -41,9 +69,42 @@ impl Lab {
     pub fn end_addr(&self, end: usize) -> Ipv4Addr {
         match self.client_of(end) {
             Some(c) => self.client_addr(c),
+            None if end == self.internet_end() => Self::INTERNET_HOST,
             None => Self::host_addr(end),
         }
     }
+
+    /// The internet's one host.
+    pub const INTERNET_HOST: Ipv4Addr = Ipv4Addr::new(198, 19, 255, 1);
+
+    /// The internet's namespace.
+    pub fn internet_ns(&self) -> String {
+        format!("braid-{}-inet", self.name)
+    }
+
+    /// The ISP namespace beyond the `k`-th gateway with an uplink.
+    pub fn isp_ns(&self, k: usize) -> String {
+        format!("braid-{}-isp{k}", self.name)
+    }
+
+    /// The `k`-th uplink's subnet between the gateway (.2) and its ISP
+    /// (.1).
+    pub fn uplink_addr(k: usize, gateway: bool) -> Ipv4Addr {
+        Ipv4Addr::new(198, 19, 250 + k as u8, if gateway { 2 } else { 1 })
+    }
+
+    /// The `k`-th uplink's subnet (a /24).
+    pub fn uplink_net(k: usize) -> Ipv4Addr {
+        Ipv4Addr::new(198, 19, 250 + k as u8, 0)
+    }
+
+    /// The `k`-th ISP's address (`isp`) or the internet's on their /30.
+    pub fn transit_addr(k: usize, isp: bool) -> Ipv4Addr {
+        Ipv4Addr::new(198, 19, 254, 4 * k as u8 + if isp { 1 } else { 2 })
+    }
+
+    /// A gateway's interface toward its ISP.
+    pub const UPLINK_DEV: &'static str = "up0";
 
     /// A flow end's address for flow `f` (IPv6 when it says so).
     pub fn flow_addr(&self, f: &LabFlow, end: usize) -> IpAddr {
@@ -103,10 +164,11 @@ impl Lab {
         Ipv6Addr::from(o)
     }
 
-    /// A flow end's name (a router's, or a client's).
+    /// A flow end's name (a router's, a client's, or "internet").
     pub fn end_name(&self, end: usize) -> &str {
         match self.client_of(end) {
             Some(c) => &self.clients[c].name,
+            None if end == self.internet_end() => "internet",
             None => &self.routers[end].name,
         }
     }

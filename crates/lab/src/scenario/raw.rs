@@ -97,6 +97,8 @@ pub(super) struct RawRouter {
     pub(super) name: Spanned<String>,
     #[serde(default)]
     pub(super) host: bool,
+    #[serde(default)]
+    pub(super) uplink: bool,
 }
 
 #[derive(Debug, Deserialize)]
