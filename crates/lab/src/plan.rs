@@ -600,6 +600,73 @@ mod tests {
     }
 
     #[test]
+    fn gateways_with_an_uplink_get_an_isp_nat_and_the_internet_beyond() {
+        let lab = shipped("gateways.toml");
+        let gw1 = lab.routers.iter().position(|r| r.name == "gw1").unwrap();
+        let r = lab.routers.iter().position(|r| r.name == "r").unwrap();
+        assert_eq!(lab.flows[0].to, lab.internet_end());
+        assert_eq!(lab.end_name(lab.flows[0].to), "internet");
+        assert_eq!(lab.end_addr(lab.flows[0].to).to_string(), "198.19.255.1");
+        let braid = plan(&lab, &lab.variants[0], Path::new("braid")).unwrap();
+        let made: Vec<&str> = namespaces(&braid).collect();
+        for ns in [
+            "braid-gateways-isp0",
+            "braid-gateways-isp1",
+            "braid-gateways-inet",
+        ] {
+            assert!(made.contains(&ns), "{made:?}");
+        }
+        let text = format!("{braid:?}");
+        assert!(text.contains("masquerade"), "NAT at the gateways");
+        // The gateway checks its uplink; the others send the rest into braid.
+        let config =
+            |i: usize| routing::braid::config(&lab, i, "single", &Default::default()).unwrap();
+        let into_braid = |i: usize| {
+            config(i)
+                .tun
+                .routes
+                .iter()
+                .any(|r| r.get_ref() == "0.0.0.0/0")
+        };
+        let gw = config(gw1).to_toml().unwrap();
+        assert!(
+            gw.contains("[uplink]") && gw.contains("198.19.255.1"),
+            "{gw}"
+        );
+        assert!(!into_braid(gw1), "a gateway's own default is its ISP");
+        assert!(config(r).uplink.is_none() && into_braid(r));
+        // Static routes: r's default is gw1 (one hop), m's is gw2.
+        let plain = plan(&lab, &lab.variants[1], Path::new("braid")).unwrap();
+        let default_via = |name: &str| {
+            plain.iter().find_map(|s| match s {
+                Step::DefaultRoute { ns, via } if ns == &format!("braid-gateways-{name}") => {
+                    Some(via.to_string())
+                }
+                _ => None,
+            })
+        };
+        assert_eq!(default_via("r").as_deref(), Some("198.19.0.1"));
+        assert_eq!(default_via("m").as_deref(), Some("198.19.2.2"));
+        assert_eq!(
+            default_via("gw1").as_deref(),
+            Some("198.19.250.1"),
+            "its ISP"
+        );
+        // OSPF has no way out here: refused.
+        let ospf = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/lab/gateways.toml"),
+        )
+        .unwrap()
+        .replace(
+            "name = \"static routes\"\nsoftware = \"kernel\"",
+            "name = \"o\"\nsoftware = \"ospf\"",
+        );
+        let lab = Lab::parse("g.toml", &ospf).unwrap();
+        let err = plan(&lab, &lab.variants[1], Path::new("braid")).unwrap_err();
+        assert!(err.to_string().contains("uplinks need"), "{err}");
+    }
+
+    #[test]
     fn a_lossy_delayed_link_is_emulated_and_impaired_at_both_ends() {
         let lab = Lab::parse(
             "t.toml",

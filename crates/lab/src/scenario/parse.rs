@@ -187,6 +187,47 @@ mod tests {
     }
 
     #[test]
+    fn the_internet_is_a_flows_far_end_and_only_a_gateways_uplink_is_cut() {
+        let base = "name = \"t\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"g\"\nuplink = true\n[[link]]\na = \"a\"\nb = \"g\"\n[[flow]]\nkind = \"connect\"\nfrom = \"a\"\nto = \"internet\"\n[[event]]\nat = \"1s\"\nrouter = \"g\"\naction = \"uplink cut\"\n";
+        let lab = Lab::parse("t.toml", base).unwrap();
+        assert_eq!(lab.flows[0].kind, crate::scenario::FlowKind::Connect);
+        assert_eq!(lab.flows[0].to, 2);
+        assert_eq!(lab.events[0].action, LinkAction::UplinkCut);
+        for (text, field, says) in [
+            (
+                base.replace(
+                    "from = \"a\"\nto = \"internet\"",
+                    "from = \"internet\"\nto = \"a\"",
+                ),
+                "flow[0].from",
+                "a flow's `to` only",
+            ),
+            (
+                base.replace("kind = \"connect\"", "kind = \"urgent\""),
+                "flow[0].to",
+                "udp, tcp, iperf3-udp or connect",
+            ),
+            (
+                base.replace("router = \"g\"", "router = \"a\""),
+                "event[0].router",
+                "uplink = true",
+            ),
+            (
+                base.replace("uplink = true\n", "").replace(
+                    "[[event]]\nat = \"1s\"\nrouter = \"g\"\naction = \"uplink cut\"\n",
+                    "",
+                ),
+                "flow[0].to",
+                "once a router has uplink = true",
+            ),
+        ] {
+            let errors = Lab::parse("bad.toml", &text).unwrap_err();
+            let shown = errors.to_string();
+            assert!(shown.contains(field) && shown.contains(says), "{shown}");
+        }
+    }
+
+    #[test]
     fn bad_lab_files_are_refused_with_line_and_field() {
         let cases = [
             (
