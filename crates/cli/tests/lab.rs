@@ -1289,44 +1289,47 @@ fn a_gateways_uplink_dies_silently_and_a_roaming_clients_voip_and_new_connection
     // phone roams from ap1 to ap2 in seconds 2-8, gw1's uplink dies
     // silently at 10 s (its ISP drops everything from it), braid's gw1
     // notices by checking and withdraws the way out; static routes keep
-    // sending to gw1 (the anchor, in the same run).
+    // sending to gw1 (the anchor, in the same run); the kernel data path
+    // last.
     let text = scenario_with(
         "gateways.toml",
         &[("name = \"gateways\"", "name = \"tgw\"")],
     );
     let r = run_lab(&write_lab("tgw.toml", &text));
     let flow = |v: usize, k: usize| r["variants"][v]["flows"][k].clone();
-    for v in 0..2 {
+    for v in 0..3 {
         for k in 0..3 {
             eprintln!("{}: {}", r["variants"][v]["variant"], flow(v, k));
         }
     }
     let n = |v: usize, k: usize, key: &str| flow(v, k)[key].as_u64().unwrap();
     let gap = |v: usize, k: usize| flow(v, k)["max_gap_ms"].as_f64().unwrap();
-    // braid: the VoIP stream's longest outage and the longest time
-    // without a new connection are under 2 s (1.42 and 1.5 s here: the
-    // uplink check's 3 x 400 ms + 300 ms); nothing else of the stream is
-    // lost (the roam costs nothing), and its copies from the two access
-    // points do not leave the gateway.
-    assert!(
-        gap(0, 0) <= 2000.0,
-        "{}{}",
-        flow(0, 0),
-        daemon_counters(&r, 0)
-    );
-    assert!(n(0, 0, "lost") <= 100, "{}", flow(0, 0));
-    assert!(
-        n(0, 0, "duplicates") * 100 <= n(0, 0, "sent"),
-        "{}",
-        flow(0, 0)
-    );
-    assert!(gap(0, 1) <= 2000.0, "{}", flow(0, 1));
-    // The transfer through gw2 keeps its rate (20 Mbit/s asked).
-    assert!(
-        flow(0, 2)["goodput_mbps"].as_f64().unwrap() > 18.0,
-        "{}",
-        flow(0, 2)
-    );
+    // braid, user and kernel data paths: the VoIP stream's longest outage
+    // and the longest time without a new connection are under 2 s
+    // (1.2-1.5 s here: the uplink check's 3 x 400 ms + 300 ms); nothing
+    // else of the stream is lost (the roam costs nothing), and its copies
+    // from the two access points do not leave the gateway.
+    for v in [0, 2] {
+        assert!(
+            gap(v, 0) <= 2000.0,
+            "{}{}",
+            flow(v, 0),
+            daemon_counters(&r, v)
+        );
+        assert!(n(v, 0, "lost") <= 100, "{}", flow(v, 0));
+        assert!(
+            n(v, 0, "duplicates") * 100 <= n(v, 0, "sent"),
+            "{}",
+            flow(v, 0)
+        );
+        assert!(gap(v, 1) <= 2000.0, "{}", flow(v, 1));
+        // The transfer through gw2 keeps its rate (20 Mbit/s asked).
+        assert!(
+            flow(v, 2)["goodput_mbps"].as_f64().unwrap() > 18.0,
+            "{}",
+            flow(v, 2)
+        );
+    }
     // Static routes: everything toward gw1 is lost from the cut to the
     // end (5 s), new connections too: what braid's check takes away.
     assert!(gap(1, 0) >= 4000.0, "{}", flow(1, 0));
