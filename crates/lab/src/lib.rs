@@ -1,10 +1,12 @@
 //! `braid lab`: a lab scenario's topology built on this machine as network
 //! namespaces joined by veth pairs, routed by braid daemons, babeld, FRR's
 //! OSPF (with BFD), plain kernel routes or Linux MPTCP, with plain end
-//! hosts and unmodified clients behind the routers, impaired links (loss
-//! from braid's eBPF program on the receiving side, rate from tbf, delay
-//! from `braid lab-delay`), the scenario's flows with real kernel sockets
-//! (UDP probes, urgent bursts, iperf3 TCP and UDP, floods) and events,
+//! hosts and unmodified clients behind the routers, gateways with an ISP
+//! and NAT each and the internet beyond, impaired links (loss from
+//! braid's eBPF program on the receiving side, rate from tbf, delay from
+//! `braid lab-delay`), the scenario's flows with real kernel sockets (UDP
+//! probes, urgent bursts, iperf3 TCP and UDP, new TCP connections,
+//! floods) and events,
 //! reports in the simulator's format, and everything torn down again, also
 //! after a failure or Ctrl-C.
 //!
