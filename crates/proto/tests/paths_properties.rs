@@ -5,7 +5,9 @@ use braid_proto::metric::Metric;
 use braid_proto::paths::{entry_tree, shortest_path, DisjointPaths, Disjointness, Path};
 use proptest::prelude::*;
 
-/// Up to 7 nodes, random links with random (possibly asymmetric) costs.
+/// Up to 7 nodes, random links with random (possibly asymmetric) costs;
+/// about one link in five usable one way only, so that some nodes reach
+/// others they cannot be reached from (the source among them).
 fn small_graph() -> impl Strategy<Value = Graph> {
     (3usize..=7).prop_flat_map(|n| {
         prop::collection::vec(
@@ -14,15 +16,21 @@ fn small_graph() -> impl Strategy<Value = Graph> {
                 0..n as u32,
                 1u32..20,
                 prop::option::of(1u32..20),
+                0u8..5,
             ),
             0..14,
         )
         .prop_map(move |links| {
             let mut b = GraphBuilder::new(n);
-            for (x, y, c, back) in links {
+            for (x, y, c, back, one_way) in links {
                 if x != y {
                     let there = Some(Metric::from_units(c));
-                    b.add_link(x, y, there, back.map(Metric::from_units).or(there));
+                    let back = if one_way == 0 {
+                        None
+                    } else {
+                        back.map(Metric::from_units).or(there)
+                    };
+                    b.add_link(x, y, there, back);
                 }
             }
             b.build()

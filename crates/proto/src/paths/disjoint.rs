@@ -88,7 +88,18 @@ pub struct DisjointPaths<'g> {
     dist: Vec<i64>,
     pred: Vec<Step>,
     heap: RadixHeap,
+    /// `cheapest`'s distances and predecessor arcs, per node.
+    node_dist: Vec<u64>,
+    node_pred: Vec<ArcIx>,
+    /// `cut_near_an_end`'s walk: states seen (by stamp) and in order.
+    seen: Vec<u32>,
+    stamp: u32,
+    walk: Vec<u32>,
 }
+
+/// Most states `cut_near_an_end` walks on either side before it leaves
+/// the question to the search.
+const CUT_BUDGET: usize = 128;
 
 impl<'g> DisjointPaths<'g> {
     /// Prepares requests from `source`: computes its shortest-path tree once.
@@ -106,6 +117,11 @@ impl<'g> DisjointPaths<'g> {
             dist: vec![0; states],
             pred: vec![Step::None; states],
             heap: RadixHeap::new(),
+            node_dist: vec![u64::MAX; graph.node_count()],
+            node_pred: vec![0; graph.node_count()],
+            seen: vec![0; states],
+            stamp: 0,
+            walk: Vec::new(),
         })
     }
 
@@ -150,7 +166,24 @@ impl<'g> DisjointPaths<'g> {
             .min(self.fan(source, target, mode, true))
             .min(self.fan(target, source, mode, false));
         let mut flow = 1;
-        while flow < bound && self.augment(target, mode) {
+        // The first search runs back from the target (the potentials are
+        // distances from the source), then the direction alternates: see
+        // `augment_back`.
+        while flow < bound {
+            // A cut next to either end ends the rounds without a search:
+            // the states one side reaches through residual arcs run out
+            // within a small budget.
+            if self.cut_near_an_end(target, mode) {
+                break;
+            }
+            let found = if flow % 2 == 1 {
+                self.augment_back(target, mode)
+            } else {
+                self.augment(target, mode)
+            };
+            if !found {
+                break;
+            }
             flow += 1;
         }
         let mut paths = self.decompose(target, flow);
@@ -199,8 +232,267 @@ impl<'g> DisjointPaths<'g> {
         }
     }
 
-    /// One round of successive shortest paths. Returns false when no
-    /// augmenting path exists (the disjoint set is maximum).
+    /// Whether the residual graph's states reachable from the source, or
+    /// those that reach the target, are fewer than [`CUT_BUDGET`]: then no
+    /// augmenting path exists, found at the cost of that small side alone
+    /// (a search that fails settles every state of its own side, which
+    /// may be the whole graph). Every destination from one source shares
+    /// that source's neighbourhood, where such cuts are common.
+    fn cut_near_an_end(&mut self, target: NodeIx, mode: Disjointness) -> bool {
+        let (src, sink) = (state_out(self.base.source), state_in(target));
+        self.side_runs_out(src, sink, true, target, mode)
+            || self.side_runs_out(sink, src, false, target, mode)
+    }
+
+    /// A breadth-first walk of residual arcs from `start` (forward, or
+    /// backward along them) that meets neither `goal` nor more than
+    /// [`CUT_BUDGET`] states: true when it ran out first.
+    fn side_runs_out(
+        &mut self,
+        start: usize,
+        goal: usize,
+        forward: bool,
+        target: NodeIx,
+        mode: Disjointness,
+    ) -> bool {
+        let g = self.graph;
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+        let stamp = self.stamp;
+        self.walk.clear();
+        self.walk.push(start as u32);
+        self.seen[start] = stamp;
+        let mut next = 0;
+        while next < self.walk.len() {
+            let x = self.walk[next] as usize;
+            next += 1;
+            let v = node_of(x);
+            let mut found: [usize; 1] = [usize::MAX];
+            let mut visit = |y: usize, this: &mut Self| {
+                if this.base.dist[node_of(y) as usize] == u64::MAX {
+                    // The source does not reach it: on no path.
+                } else if y == goal {
+                    found[0] = y;
+                } else if this.seen[y] != stamp {
+                    this.seen[y] = stamp;
+                    this.walk.push(y as u32);
+                }
+            };
+            match (forward, is_in_state(x)) {
+                (true, true) => {
+                    if self.enters(v, target, mode) {
+                        visit(state_out(v), self);
+                    }
+                    for &a in g.in_arcs(v) {
+                        if self.arc_flow[a as usize] {
+                            visit(state_out(g.arc(a).from), self);
+                        }
+                    }
+                }
+                (true, false) => {
+                    for a in g.out_arcs(v) {
+                        if !self.arc_flow[a as usize] {
+                            visit(state_in(g.arc(a).to), self);
+                        }
+                    }
+                    if self.leaves(v, target, mode) {
+                        visit(state_in(v), self);
+                    }
+                }
+                (false, true) => {
+                    for &a in g.in_arcs(v) {
+                        if !self.arc_flow[a as usize] {
+                            visit(state_out(g.arc(a).from), self);
+                        }
+                    }
+                    if self.leaves(v, target, mode) {
+                        visit(state_out(v), self);
+                    }
+                }
+                (false, false) => {
+                    if self.enters(v, target, mode) {
+                        visit(state_in(v), self);
+                    }
+                    for a in g.out_arcs(v) {
+                        if self.arc_flow[a as usize] {
+                            visit(state_in(g.arc(a).to), self);
+                        }
+                    }
+                }
+            }
+            if found[0] != usize::MAX || self.walk.len() > CUT_BUDGET {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether `v`'s inner arc in(v) -> out(v) is open: a path may pass
+    /// through `v` (never the ends; in node mode only while unused).
+    fn enters(&self, v: NodeIx, target: NodeIx, mode: Disjointness) -> bool {
+        v != self.base.source
+            && v != target
+            && (mode == Disjointness::Edge || self.node_flow[v as usize] == 0)
+    }
+
+    /// Whether out(v) -> in(v) is open: in node mode only to undo `v`'s
+    /// use; in edge mode the split is only bookkeeping and both ways are
+    /// free (a path may cancel one used arc into `v` and then another).
+    fn leaves(&self, v: NodeIx, target: NodeIx, mode: Disjointness) -> bool {
+        match mode {
+            Disjointness::Node => {
+                v != self.base.source && v != target && self.node_flow[v as usize] > 0
+            }
+            Disjointness::Edge => v != target,
+        }
+    }
+
+    /// One round of successive shortest paths, searched backward: from
+    /// the target's in-state along residual arcs reversed, until the
+    /// source is settled. The same shortest augmenting path as a forward
+    /// search (reduced costs do not depend on which way they are walked),
+    /// but goal-directed where the potentials are distances from the
+    /// source: a state's reduced distance to the target is then the
+    /// detour through it, so the search stays near the source-target
+    /// corridor where a forward one would settle every state the
+    /// shortest-path tree reaches at reduced cost 0. The new potentials
+    /// (minus the backward distances) suit a forward search next, whose
+    /// update suits a backward one again: `to` alternates.
+    fn augment_back(&mut self, target: NodeIx, mode: Disjointness) -> bool {
+        let g = self.graph;
+        let source = self.base.source;
+        let (src, sink) = (state_out(source), state_in(target));
+        self.dist.fill(i64::MAX);
+        self.heap.clear();
+        self.dist[sink] = 0;
+        self.pred[sink] = Step::None;
+        self.heap.push(0, sink as u32);
+        let mut reached = false;
+        while let Some((d, y)) = self.heap.pop() {
+            let (d, y) = (d as i64, y as usize);
+            if d > self.dist[y] {
+                continue; // a stale heap entry
+            }
+            if y == src {
+                reached = true;
+                break;
+            }
+            let v = node_of(y);
+            let py = self.potential[y];
+            // x -> y is a residual arc of `cost`; `pred[x]` keeps it (the
+            // step from x toward the target). A node the source does not
+            // reach is on no augmenting path, and its potential (0) is not
+            // feasible: it is never entered.
+            let relax = |x: usize, cost: i64, step: Step, this: &mut Self| {
+                if this.base.dist[node_of(x) as usize] == u64::MAX {
+                    return;
+                }
+                let nd = d + cost + this.potential[x] - py;
+                debug_assert!(nd >= d, "negative reduced cost");
+                if nd < this.dist[x] {
+                    this.dist[x] = nd;
+                    this.pred[x] = step;
+                    let u = node_of(x);
+                    let pass_through = !is_in_state(x)
+                        && mode == Disjointness::Node
+                        && this.node_flow[u as usize] == 0
+                        && u != source
+                        && u != target;
+                    if pass_through {
+                        // An unused node's out-state has one residual arc
+                        // into it, in -> out: follow it back now instead
+                        // of queueing the out-state.
+                        let inx = state_in(u);
+                        let nd_in = nd + this.potential[inx] - this.potential[x];
+                        if nd_in < this.dist[inx] {
+                            this.dist[inx] = nd_in;
+                            this.pred[inx] = Step::Enter;
+                            this.heap.push(nd_in as u64, inx as u32);
+                        }
+                    } else {
+                        this.heap.push(nd as u64, x as u32);
+                    }
+                }
+            };
+            if is_in_state(y) {
+                // Into in(v): along an unused arc, or backing out of v.
+                for &a in g.in_arcs(v) {
+                    if !self.arc_flow[a as usize] {
+                        let arc = g.arc(a);
+                        relax(
+                            state_out(arc.from),
+                            arc.cost.units() as i64,
+                            Step::Arc(a),
+                            self,
+                        );
+                    }
+                }
+                if self.leaves(v, target, mode) {
+                    relax(state_out(v), 0, Step::Leave, self);
+                }
+            } else {
+                // Into out(v): through v, or cancelling a used arc out of v.
+                if self.enters(v, target, mode) {
+                    relax(state_in(v), 0, Step::Enter, self);
+                }
+                for a in g.out_arcs(v) {
+                    if self.arc_flow[a as usize] {
+                        let arc = g.arc(a);
+                        relax(
+                            state_in(arc.to),
+                            -(arc.cost.units() as i64),
+                            Step::Cancel(a),
+                            self,
+                        );
+                    }
+                }
+            }
+        }
+        if !reached {
+            return false;
+        }
+        // Keep reduced costs non-negative for the next round: p - min(d, D)
+        // for backward distances d (D the source's).
+        let ds = self.dist[src];
+        for (p, &d) in self.potential.iter_mut().zip(&self.dist) {
+            *p -= d.min(ds);
+        }
+        // Apply the augmenting path, from the source on.
+        let mut x = src;
+        while x != sink {
+            match self.pred[x] {
+                Step::Arc(a) => {
+                    self.arc_flow[a as usize] = true;
+                    x = state_in(g.arc(a).to);
+                }
+                Step::Cancel(a) => {
+                    self.arc_flow[a as usize] = false;
+                    x = state_out(g.arc(a).from);
+                }
+                Step::Enter => {
+                    if mode == Disjointness::Node {
+                        self.node_flow[node_of(x) as usize] += 1;
+                    }
+                    x += 1;
+                }
+                Step::Leave => {
+                    if mode == Disjointness::Node {
+                        self.node_flow[node_of(x) as usize] -= 1;
+                    }
+                    x -= 1;
+                }
+                Step::None => unreachable!("augmenting path broken at state {x}"),
+            }
+        }
+        true
+    }
+
+    /// One round of successive shortest paths, searched forward from the
+    /// source. Returns false when no augmenting path exists (the disjoint
+    /// set is maximum).
     fn augment(&mut self, target: NodeIx, mode: Disjointness) -> bool {
         let g = self.graph;
         let source = self.base.source;
@@ -356,10 +648,50 @@ impl<'g> DisjointPaths<'g> {
         paths
     }
 
+    /// The cheapest path to `target` at the arc costs `cost` (Dijkstra on
+    /// the radix heap and the scratch space, stopping once the target is
+    /// settled), if it is reachable.
+    fn cheapest(&mut self, target: NodeIx, cost: impl Fn(ArcIx) -> u64) -> Option<Path> {
+        let g = self.graph;
+        let source = self.base.source;
+        self.node_dist.fill(u64::MAX);
+        self.heap.clear();
+        self.node_dist[source as usize] = 0;
+        self.heap.push(0, source);
+        while let Some((d, u)) = self.heap.pop() {
+            if d > self.node_dist[u as usize] {
+                continue; // a stale heap entry
+            }
+            if u == target {
+                break;
+            }
+            for a in g.out_arcs(u) {
+                let to = g.arc(a).to as usize;
+                let nd = d.saturating_add(cost(a));
+                if nd < self.node_dist[to] {
+                    self.node_dist[to] = nd;
+                    self.node_pred[to] = a;
+                    self.heap.push(nd, to as u32);
+                }
+            }
+        }
+        if self.node_dist[target as usize] == u64::MAX {
+            return None;
+        }
+        let mut arcs = Vec::new();
+        let mut v = target;
+        while v != source {
+            let a = self.node_pred[v as usize];
+            arcs.push(a);
+            v = g.arc(a).from;
+        }
+        arcs.reverse();
+        Some(Path::from_arcs(g, source, arcs))
+    }
+
     /// Adds least-shared paths until there are `k` or no new path exists.
     fn add_shared(&mut self, paths: &mut Vec<Path>, target: NodeIx, k: usize, mode: Disjointness) {
         let g = self.graph;
-        let source = self.base.source;
         let penalty = g.total_cost().saturating_add(1);
         let mut node_use = vec![0u32; g.node_count()];
         let mut link_use = vec![0u32; g.link_count()];
@@ -383,8 +715,7 @@ impl<'g> DisjointPaths<'g> {
                 }
                 (arc.cost.units() as u64).saturating_add(penalty.saturating_mul(shared))
             };
-            let tree = ShortestPathTree::compute_with(g, source, Some(target), arc_cost);
-            let Some(mut p) = tree.path_to(g, target) else {
+            let Some(mut p) = self.cheapest(target, arc_cost) else {
                 break;
             };
             if paths.iter().any(|q| q.arcs == p.arcs) {
