@@ -22,7 +22,12 @@
 //! wins and cost breaks ties. Those paths carry `shared: true`.
 //!
 //! The first round is the plain shortest-path tree from the source, which
-//! [`DisjointPaths`] computes once and reuses for every destination.
+//! [`DisjointPaths`] computes once and reuses for every destination. The
+//! rounds after it alternate direction, the first searched back from the
+//! target (`augment_back` says why that stays near the source-target
+//! corridor), and a short walk of the residual graph ends them where a
+//! cut lies next to either end, so that a search that must fail is not
+//! run (docs/performance.md, "Path computation", has the figures).
 
 use super::radix_heap::RadixHeap;
 
