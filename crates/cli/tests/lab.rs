@@ -1494,13 +1494,22 @@ fn when_a_path_halves_its_rate_the_split_follows_and_voip_loses_nothing() {
     // Mbit/s; how much depends on how soon TCP's slow start ended: 28 to
     // 43 in the runs seen).
     assert!(series[..6].iter().any(|&x| x > 15.0), "{series:?}");
-    // From 2 s after the drop (seconds 8-13) the sum is 30 Mbit/s: a mean
-    // of 27.1-27.5 in the runs seen (each second 26.9-27.9; MPTCP
-    // 26.9-29.5). A split stuck at the old 1:4 would carry 25 (the long
-    // path's 20 Mbit/s as four fifths). 85% is the bound.
-    let after = &series[8..13];
-    let mean = after.iter().sum::<f64>() / after.len() as f64;
-    assert!(mean >= 25.5, "{series:?}");
+    // From 2 s after the drop (seconds 8-13) the sum is 30 Mbit/s: each
+    // second 26.9-27.9 in the runs seen (MPTCP 26.9-29.5). A split stuck
+    // at the old 1:4 would carry 25 (the long path's 20 Mbit/s as four
+    // fifths) every second. 85% is the bound, on the median of those
+    // five seconds: one full run here had a single second of 15.8
+    // followed by 36.5 (a stall released at once, the machine busy with
+    // the whole suite: the same test passed three times alone right
+    // after, every second 27.1-27.6), which a mean counts against the
+    // split.
+    let mut after = series[8..13].to_vec();
+    after.sort_by(f64::total_cmp);
+    assert!(
+        after[2] >= 25.5,
+        "{series:?}; the links' own drops: {}",
+        r["variants"][0]["link_drops"]
+    );
     // VoIP: every packet (0 lost in every run seen), its p99 within 30 ms
     // of the long path's 50 ms (53-54 ms seen; MPTCP's 111).
     assert!(flows[1]["lost"].as_u64().unwrap() <= 1, "{}", flows[1]);
