@@ -24,7 +24,7 @@
 //! The first round is the plain shortest-path tree from the source, which
 //! [`DisjointPaths`] computes once and reuses for every destination. The
 //! rounds after it alternate direction, the first searched back from the
-//! target (`augment_back` says why that stays near the source-target
+//! target (`augment` says why that stays near the source-target
 //! corridor), and a short walk of the residual graph ends them where a
 //! cut lies next to either end, so that a search that must fail is not
 //! run (docs/performance.md, "Path computation", has the figures).
@@ -96,6 +96,8 @@ pub struct DisjointPaths<'g> {
     /// `cheapest`'s distances and predecessor arcs, per node.
     node_dist: Vec<u64>,
     node_pred: Vec<ArcIx>,
+    /// The residual arcs at one state (`residual`'s answer).
+    arcs: Vec<(usize, i64, Step)>,
     /// `cut_near_an_end`'s walk: states seen (by stamp) and in order.
     seen: Vec<u32>,
     stamp: u32,
@@ -124,6 +126,7 @@ impl<'g> DisjointPaths<'g> {
             heap: RadixHeap::new(),
             node_dist: vec![u64::MAX; graph.node_count()],
             node_pred: vec![0; graph.node_count()],
+            arcs: Vec::new(),
             seen: vec![0; states],
             stamp: 0,
             walk: Vec::new(),
@@ -173,7 +176,7 @@ impl<'g> DisjointPaths<'g> {
         let mut flow = 1;
         // The first search runs back from the target (the potentials are
         // distances from the source), then the direction alternates: see
-        // `augment_back`.
+        // `augment`.
         while flow < bound {
             // A cut next to either end ends the rounds without a search:
             // the states one side reaches through residual arcs run out
@@ -181,11 +184,7 @@ impl<'g> DisjointPaths<'g> {
             if self.cut_near_an_end(target, mode) {
                 break;
             }
-            let found = if flow % 2 == 1 {
-                self.augment_back(target, mode)
-            } else {
-                self.augment(target, mode)
-            };
+            let found = self.augment(target, mode, flow % 2 == 0);
             if !found {
                 break;
             }
@@ -260,7 +259,6 @@ impl<'g> DisjointPaths<'g> {
         target: NodeIx,
         mode: Disjointness,
     ) -> bool {
-        let g = self.graph;
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.seen.fill(0);
@@ -270,69 +268,99 @@ impl<'g> DisjointPaths<'g> {
         self.walk.clear();
         self.walk.push(start as u32);
         self.seen[start] = stamp;
+        let mut arcs = std::mem::take(&mut self.arcs);
         let mut next = 0;
+        let mut ran_out = true;
         while next < self.walk.len() {
             let x = self.walk[next] as usize;
             next += 1;
-            let v = node_of(x);
-            let mut found: [usize; 1] = [usize::MAX];
-            let mut visit = |y: usize, this: &mut Self| {
-                if this.base.dist[node_of(y) as usize] == u64::MAX {
-                    // The source does not reach it: on no path.
-                } else if y == goal {
-                    found[0] = y;
-                } else if this.seen[y] != stamp {
-                    this.seen[y] = stamp;
-                    this.walk.push(y as u32);
-                }
-            };
-            match (forward, is_in_state(x)) {
-                (true, true) => {
-                    if self.enters(v, target, mode) {
-                        visit(state_out(v), self);
-                    }
-                    for &a in g.in_arcs(v) {
-                        if self.arc_flow[a as usize] {
-                            visit(state_out(g.arc(a).from), self);
-                        }
-                    }
-                }
-                (true, false) => {
-                    for a in g.out_arcs(v) {
-                        if !self.arc_flow[a as usize] {
-                            visit(state_in(g.arc(a).to), self);
-                        }
-                    }
-                    if self.leaves(v, target, mode) {
-                        visit(state_in(v), self);
-                    }
-                }
-                (false, true) => {
-                    for &a in g.in_arcs(v) {
-                        if !self.arc_flow[a as usize] {
-                            visit(state_out(g.arc(a).from), self);
-                        }
-                    }
-                    if self.leaves(v, target, mode) {
-                        visit(state_out(v), self);
-                    }
-                }
-                (false, false) => {
-                    if self.enters(v, target, mode) {
-                        visit(state_in(v), self);
-                    }
-                    for a in g.out_arcs(v) {
-                        if self.arc_flow[a as usize] {
-                            visit(state_in(g.arc(a).to), self);
-                        }
-                    }
+            self.residual(x, forward, target, mode, &mut arcs);
+            for &(y, _, _) in &arcs {
+                if y == goal {
+                    ran_out = false;
+                } else if self.seen[y] != stamp {
+                    self.seen[y] = stamp;
+                    self.walk.push(y as u32);
                 }
             }
-            if found[0] != usize::MAX || self.walk.len() > CUT_BUDGET {
-                return false;
+            if !ran_out || self.walk.len() > CUT_BUDGET {
+                ran_out = false;
+                break;
             }
         }
-        true
+        self.arcs = arcs;
+        ran_out
+    }
+
+    /// The residual arcs at state `x` into `out` (cleared): with
+    /// `forward` those leaving it, else those entering it; each as (the
+    /// state at its other end, its cost, the step it is). The one place
+    /// the residual graph is defined, for the searches both ways and the
+    /// walks. A node the source does not reach is on no augmenting path
+    /// and is left out (its potential, 0, is not feasible).
+    fn residual(
+        &self,
+        x: usize,
+        forward: bool,
+        target: NodeIx,
+        mode: Disjointness,
+        out: &mut Vec<(usize, i64, Step)>,
+    ) {
+        let g = self.graph;
+        let v = node_of(x);
+        let cost = |a: ArcIx| g.arc(a).cost.units() as i64;
+        out.clear();
+        let mut push = |y: usize, c: i64, step: Step| {
+            if self.base.dist[node_of(y) as usize] != u64::MAX {
+                out.push((y, c, step));
+            }
+        };
+        match (forward, is_in_state(x)) {
+            // Leaving in(v): through v, or cancelling a used arc into v.
+            (true, true) => {
+                if self.enters(v, target, mode) {
+                    push(state_out(v), 0, Step::Enter);
+                }
+                for &a in g.in_arcs(v) {
+                    if self.arc_flow[a as usize] {
+                        push(state_out(g.arc(a).from), -cost(a), Step::Cancel(a));
+                    }
+                }
+            }
+            // Leaving out(v): along an unused arc, or backing out of v.
+            (true, false) => {
+                for a in g.out_arcs(v) {
+                    if !self.arc_flow[a as usize] {
+                        push(state_in(g.arc(a).to), cost(a), Step::Arc(a));
+                    }
+                }
+                if self.leaves(v, target, mode) {
+                    push(state_in(v), 0, Step::Leave);
+                }
+            }
+            // Into in(v): along an unused arc, or backing out of v.
+            (false, true) => {
+                for &a in g.in_arcs(v) {
+                    if !self.arc_flow[a as usize] {
+                        push(state_out(g.arc(a).from), cost(a), Step::Arc(a));
+                    }
+                }
+                if self.leaves(v, target, mode) {
+                    push(state_out(v), 0, Step::Leave);
+                }
+            }
+            // Into out(v): through v, or cancelling a used arc out of v.
+            (false, false) => {
+                if self.enters(v, target, mode) {
+                    push(state_in(v), 0, Step::Enter);
+                }
+                for a in g.out_arcs(v) {
+                    if self.arc_flow[a as usize] {
+                        push(state_in(g.arc(a).to), -cost(a), Step::Cancel(a));
+                    }
+                }
+            }
+        }
     }
 
     /// Whether `v`'s inner arc in(v) -> out(v) is open: a path may pass
@@ -355,280 +383,150 @@ impl<'g> DisjointPaths<'g> {
         }
     }
 
-    /// One round of successive shortest paths, searched backward: from
-    /// the target's in-state along residual arcs reversed, until the
-    /// source is settled. The same shortest augmenting path as a forward
-    /// search (reduced costs do not depend on which way they are walked),
-    /// but goal-directed where the potentials are distances from the
-    /// source: a state's reduced distance to the target is then the
+    /// One round of successive shortest paths: a Dijkstra on reduced
+    /// costs for the cheapest augmenting path, then the flow and the
+    /// potentials updated. Returns false when no augmenting path exists
+    /// (the disjoint set is maximum).
+    ///
+    /// With `forward` false the search runs back from the target's
+    /// in-state along residual arcs reversed until the source is settled:
+    /// the same path (reduced costs do not depend on which way they are
+    /// walked), but goal-directed where the potentials are distances from
+    /// the source: a state's reduced distance to the target is then the
     /// detour through it, so the search stays near the source-target
     /// corridor where a forward one would settle every state the
     /// shortest-path tree reaches at reduced cost 0. The new potentials
     /// (minus the backward distances) suit a forward search next, whose
-    /// update suits a backward one again: `to` alternates.
-    fn augment_back(&mut self, target: NodeIx, mode: Disjointness) -> bool {
-        let g = self.graph;
+    /// update (plus the forward distances) suits a backward one again:
+    /// `to` alternates.
+    fn augment(&mut self, target: NodeIx, mode: Disjointness, forward: bool) -> bool {
         let source = self.base.source;
         let (src, sink) = (state_out(source), state_in(target));
+        let (start, goal) = if forward { (src, sink) } else { (sink, src) };
         self.dist.fill(i64::MAX);
         self.heap.clear();
-        self.dist[sink] = 0;
-        self.pred[sink] = Step::None;
-        self.heap.push(0, sink as u32);
-        let mut reached = false;
-        while let Some((d, y)) = self.heap.pop() {
-            let (d, y) = (d as i64, y as usize);
-            if d > self.dist[y] {
-                continue; // a stale heap entry
-            }
-            if y == src {
-                reached = true;
-                break;
-            }
-            let v = node_of(y);
-            let py = self.potential[y];
-            // x -> y is a residual arc of `cost`; `pred[x]` keeps it (the
-            // step from x toward the target). A node the source does not
-            // reach is on no augmenting path, and its potential (0) is not
-            // feasible: it is never entered.
-            let relax = |x: usize, cost: i64, step: Step, this: &mut Self| {
-                if this.base.dist[node_of(x) as usize] == u64::MAX {
-                    return;
-                }
-                let nd = d + cost + this.potential[x] - py;
-                debug_assert!(nd >= d, "negative reduced cost");
-                if nd < this.dist[x] {
-                    this.dist[x] = nd;
-                    this.pred[x] = step;
-                    let u = node_of(x);
-                    let pass_through = !is_in_state(x)
-                        && mode == Disjointness::Node
-                        && this.node_flow[u as usize] == 0
-                        && u != source
-                        && u != target;
-                    if pass_through {
-                        // An unused node's out-state has one residual arc
-                        // into it, in -> out: follow it back now instead
-                        // of queueing the out-state.
-                        let inx = state_in(u);
-                        let nd_in = nd + this.potential[inx] - this.potential[x];
-                        if nd_in < this.dist[inx] {
-                            this.dist[inx] = nd_in;
-                            this.pred[inx] = Step::Enter;
-                            this.heap.push(nd_in as u64, inx as u32);
-                        }
-                    } else {
-                        this.heap.push(nd as u64, x as u32);
-                    }
-                }
-            };
-            if is_in_state(y) {
-                // Into in(v): along an unused arc, or backing out of v.
-                for &a in g.in_arcs(v) {
-                    if !self.arc_flow[a as usize] {
-                        let arc = g.arc(a);
-                        relax(
-                            state_out(arc.from),
-                            arc.cost.units() as i64,
-                            Step::Arc(a),
-                            self,
-                        );
-                    }
-                }
-                if self.leaves(v, target, mode) {
-                    relax(state_out(v), 0, Step::Leave, self);
-                }
-            } else {
-                // Into out(v): through v, or cancelling a used arc out of v.
-                if self.enters(v, target, mode) {
-                    relax(state_in(v), 0, Step::Enter, self);
-                }
-                for a in g.out_arcs(v) {
-                    if self.arc_flow[a as usize] {
-                        let arc = g.arc(a);
-                        relax(
-                            state_in(arc.to),
-                            -(arc.cost.units() as i64),
-                            Step::Cancel(a),
-                            self,
-                        );
-                    }
-                }
-            }
-        }
-        if !reached {
-            return false;
-        }
-        // Keep reduced costs non-negative for the next round: p - min(d, D)
-        // for backward distances d (D the source's).
-        let ds = self.dist[src];
-        for (p, &d) in self.potential.iter_mut().zip(&self.dist) {
-            *p -= d.min(ds);
-        }
-        // Apply the augmenting path, from the source on.
-        let mut x = src;
-        while x != sink {
-            match self.pred[x] {
-                Step::Arc(a) => {
-                    self.arc_flow[a as usize] = true;
-                    x = state_in(g.arc(a).to);
-                }
-                Step::Cancel(a) => {
-                    self.arc_flow[a as usize] = false;
-                    x = state_out(g.arc(a).from);
-                }
-                Step::Enter => {
-                    if mode == Disjointness::Node {
-                        self.node_flow[node_of(x) as usize] += 1;
-                    }
-                    x += 1;
-                }
-                Step::Leave => {
-                    if mode == Disjointness::Node {
-                        self.node_flow[node_of(x) as usize] -= 1;
-                    }
-                    x -= 1;
-                }
-                Step::None => unreachable!("augmenting path broken at state {x}"),
-            }
-        }
-        true
-    }
-
-    /// One round of successive shortest paths, searched forward from the
-    /// source. Returns false when no augmenting path exists (the disjoint
-    /// set is maximum).
-    fn augment(&mut self, target: NodeIx, mode: Disjointness) -> bool {
-        let g = self.graph;
-        let source = self.base.source;
-        let (src, sink) = (state_out(source), state_in(target));
-        self.dist.fill(i64::MAX);
-        self.heap.clear();
-        self.dist[src] = 0;
-        self.pred[src] = Step::None;
-        self.heap.push(0, src as u32);
+        self.dist[start] = 0;
+        self.pred[start] = Step::None;
+        self.heap.push(0, start as u32);
+        let mut arcs = std::mem::take(&mut self.arcs);
         let mut reached = false;
         while let Some((d, x)) = self.heap.pop() {
             let (d, x) = (d as i64, x as usize);
             if d > self.dist[x] {
                 continue; // a stale heap entry
             }
-            if x == sink {
+            if x == goal {
                 reached = true;
                 break;
             }
-            let v = node_of(x);
-            let px = self.potential[x];
-            let relax = |y: usize, cost: i64, step: Step, this: &mut Self| {
-                let nd = d + cost + px - this.potential[y];
-                debug_assert!(nd >= d, "negative reduced cost");
-                if nd < this.dist[y] {
-                    this.dist[y] = nd;
-                    this.pred[y] = step;
-                    let v = node_of(y);
-                    let pass_through = is_in_state(y)
-                        && mode == Disjointness::Node
-                        && this.node_flow[v as usize] == 0
-                        && v != source
-                        && v != target;
-                    if pass_through {
-                        // An unused node's in-state has one residual arc,
-                        // in -> out: follow it now instead of queueing the
-                        // in-state (the same labels, half the heap work).
-                        let out = state_out(v);
-                        let nd_out = nd + this.potential[y] - this.potential[out];
-                        if nd_out < this.dist[out] {
-                            this.dist[out] = nd_out;
-                            this.pred[out] = Step::Enter;
-                            this.heap.push(nd_out as u64, out as u32);
-                        }
-                    } else {
-                        this.heap.push(nd as u64, y as u32);
-                    }
+            // An arc's reduced cost: its cost plus its tail's potential
+            // minus its head's (x is the tail forward, the head backward).
+            let reduced = |y: usize, cost: i64, this: &Self| {
+                if forward {
+                    cost + this.potential[x] - this.potential[y]
+                } else {
+                    cost + this.potential[y] - this.potential[x]
                 }
             };
-            if is_in_state(x) {
-                // in(v): pass through v, or cancel a used arc into v.
-                let through = v != source
-                    && v != target
-                    && (mode == Disjointness::Edge || self.node_flow[v as usize] == 0);
-                if through {
-                    relax(state_out(v), 0, Step::Enter, self);
+            self.residual(x, forward, target, mode, &mut arcs);
+            for &(y, cost, step) in &arcs {
+                let nd = d + reduced(y, cost, self);
+                debug_assert!(nd >= d, "negative reduced cost");
+                if nd >= self.dist[y] {
+                    continue;
                 }
-                for &a in g.in_arcs(v) {
-                    if self.arc_flow[a as usize] {
-                        let arc = g.arc(a);
-                        relax(
-                            state_out(arc.from),
-                            -(arc.cost.units() as i64),
-                            Step::Cancel(a),
-                            self,
-                        );
-                    }
+                self.dist[y] = nd;
+                // The step between y and x: the arc into y forward, the
+                // arc out of y toward the target backward.
+                self.pred[y] = step;
+                let u = node_of(y);
+                // An unused node's in-state has one residual arc out, to
+                // its out-state, and its out-state one in, from its
+                // in-state: follow it now instead of queueing y (the same
+                // labels, half the heap work).
+                let single = is_in_state(y) == forward
+                    && mode == Disjointness::Node
+                    && self.node_flow[u as usize] == 0
+                    && u != source
+                    && u != target;
+                if !single {
+                    self.heap.push(nd as u64, y as u32);
+                    continue;
                 }
-            } else {
-                // out(v): take an unused arc, or back out of v's use.
-                for a in g.out_arcs(v) {
-                    if !self.arc_flow[a as usize] {
-                        let arc = g.arc(a);
-                        relax(
-                            state_in(arc.to),
-                            arc.cost.units() as i64,
-                            Step::Arc(a),
-                            self,
-                        );
-                    }
-                }
-                // Back to in(v): in node mode only to undo v's use; in edge
-                // mode the split is only bookkeeping and both ways are free
-                // (a path may cancel one used arc into v and then another).
-                let back = match mode {
-                    Disjointness::Node => {
-                        v != source && v != target && self.node_flow[v as usize] > 0
-                    }
-                    Disjointness::Edge => v != target,
+                let z = y ^ 1;
+                let nz = if forward {
+                    nd + self.potential[y] - self.potential[z]
+                } else {
+                    nd + self.potential[z] - self.potential[y]
                 };
-                if back {
-                    relax(state_in(v), 0, Step::Leave, self);
+                if nz < self.dist[z] {
+                    self.dist[z] = nz;
+                    self.pred[z] = Step::Enter;
+                    self.heap.push(nz as u64, z as u32);
                 }
             }
         }
+        self.arcs = arcs;
         if !reached {
             return false;
         }
-        // Keep reduced costs non-negative for the next round.
-        let dt = self.dist[sink];
+        // Keep reduced costs non-negative for the next round: plus the
+        // forward distances, or minus the backward ones, each at most the
+        // goal's.
+        let dg = self.dist[goal];
         for (p, &d) in self.potential.iter_mut().zip(&self.dist) {
-            *p += d.min(dt);
-        }
-        // Apply the augmenting path.
-        let mut x = sink;
-        while x != src {
-            match self.pred[x] {
-                Step::Arc(a) => {
-                    self.arc_flow[a as usize] = true;
-                    x = state_out(g.arc(a).from);
-                }
-                Step::Cancel(a) => {
-                    self.arc_flow[a as usize] = false;
-                    x = state_in(g.arc(a).to);
-                }
-                Step::Enter => {
-                    if mode == Disjointness::Node {
-                        self.node_flow[node_of(x) as usize] += 1;
-                    }
-                    x -= 1;
-                }
-                Step::Leave => {
-                    if mode == Disjointness::Node {
-                        self.node_flow[node_of(x) as usize] -= 1;
-                    }
-                    x += 1;
-                }
-                Step::None => unreachable!("augmenting path broken at state {x}"),
+            if forward {
+                *p += d.min(dg);
+            } else {
+                *p -= d.min(dg);
             }
         }
+        // Apply the augmenting path, from the goal back to the start.
+        let mut x = goal;
+        while x != start {
+            x = self.take_step(x, mode);
+        }
         true
+    }
+
+    /// Applies the step `pred[x]` of an augmenting path to the flow (an
+    /// arc taken or its use cancelled, a node entered or left) and
+    /// returns the state at the step's other end.
+    fn take_step(&mut self, x: usize, mode: Disjointness) -> usize {
+        let g = self.graph;
+        match self.pred[x] {
+            Step::Arc(a) => {
+                self.arc_flow[a as usize] = true;
+                let (tail, head) = (state_out(g.arc(a).from), state_in(g.arc(a).to));
+                if x == head {
+                    tail
+                } else {
+                    head
+                }
+            }
+            Step::Cancel(a) => {
+                self.arc_flow[a as usize] = false;
+                let (tail, head) = (state_in(g.arc(a).to), state_out(g.arc(a).from));
+                if x == head {
+                    tail
+                } else {
+                    head
+                }
+            }
+            Step::Enter => {
+                if mode == Disjointness::Node {
+                    self.node_flow[node_of(x) as usize] += 1;
+                }
+                x ^ 1
+            }
+            Step::Leave => {
+                if mode == Disjointness::Node {
+                    self.node_flow[node_of(x) as usize] -= 1;
+                }
+                x ^ 1
+            }
+            Step::None => unreachable!("augmenting path broken at state {x}"),
+        }
     }
 
     /// Splits the flow into `flow` paths from source to target.
