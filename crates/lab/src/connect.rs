@@ -4,7 +4,8 @@
 //! holds at that moment) and carrying its number and send time; a
 //! listener in the receiver's namespace notes when each arrives. An
 //! attempt whose handshake does not complete within [`CONNECT_TIMEOUT`]
-//! is lost. Reported as a probe flow is (`flows::slots_result`): the
+//! is lost; attempts are at least 10 ms apart (the checks), so at most
+//! 200 are under way at once. Reported as a probe flow is (`flows::slots_result`): the
 //! longest gap between connections that arrived is how long new
 //! connections did not work.
 

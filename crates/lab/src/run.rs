@@ -218,24 +218,22 @@ pub fn run_variant(lab: &Lab, v: &LabVariant, stop: &AtomicBool) -> anyhow::Resu
                     FlowKind::Urgent => urgent_flow(lab, mode, i, f, origin + f.start, stop),
                     FlowKind::Flood(d) => flood_flow(lab, f, d, origin + f.start),
                     FlowKind::Spoof => spoof_flow(lab, f, origin + f.start),
-                    FlowKind::Connect => connect_flow(
-                        lab,
-                        mode,
-                        i,
-                        f,
-                        origin + f.start,
-                        Duration::from_secs(2),
-                        stop,
-                    ),
-                    FlowKind::Probe => probe_flow(
-                        lab,
-                        mode,
-                        i,
-                        f,
-                        origin + f.start,
-                        Duration::from_secs(2),
-                        stop,
-                    ),
+                    FlowKind::Probe | FlowKind::Connect => {
+                        let run = if f.kind == FlowKind::Probe {
+                            probe_flow
+                        } else {
+                            connect_flow
+                        };
+                        run(
+                            lab,
+                            mode,
+                            i,
+                            f,
+                            origin + f.start,
+                            Duration::from_secs(2),
+                            stop,
+                        )
+                    }
                 })
             })
             .collect();

@@ -118,11 +118,7 @@ pub(super) fn routes_to(lab: &Lab, i: usize, k: usize) -> Result<(), String> {
         };
     }
     let (net, len) = Lab::host_net(k);
-    let found = Command::new("ip")
-        .args(["-n", &lab.ns(i), "route", "show", &format!("{net}/{len}")])
-        .output()
-        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
-    if found {
+    if kernel_routes(lab, i, &format!("{net}/{len}")) {
         Ok(())
     } else {
         Err(format!("{from} has no kernel route to {to}"))
@@ -148,15 +144,19 @@ pub(super) fn routes_out(lab: &Lab, i: usize) -> Result<(), String> {
             Err(format!("{name} has no gateway to the internet"))
         };
     }
-    let found = Command::new("ip")
-        .args(["-n", &lab.ns(i), "route", "show", "default"])
-        .output()
-        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
-    if found {
+    if kernel_routes(lab, i, "default") {
         Ok(())
     } else {
         Err(format!("{name} has no default route"))
     }
+}
+
+/// Whether router `i`'s kernel has a route to `dst` (`ip route show`).
+fn kernel_routes(lab: &Lab, i: usize, dst: &str) -> bool {
+    Command::new("ip")
+        .args(["-n", &lab.ns(i), "route", "show", dst])
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
 }
 
 /// The lab's links that router `i`'s braid daemon does not hold in both

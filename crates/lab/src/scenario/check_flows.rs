@@ -114,6 +114,17 @@ fn check_flow(
                 ));
             }
         }
+        // Each connection attempt is a thread for up to 2 s (handshake,
+        // then its hello): 10 ms apart keeps at most 200 at once.
+        if let (Some(FlowKind::Connect), Some(interval)) = (&kind, interval) {
+            if interval < Duration::from_millis(10) {
+                p.note(src.err(
+                    f.interval.as_ref().map(|s| s.span()),
+                    &field("interval"),
+                    "a connect flow's attempts are at least 10 ms apart",
+                ));
+            }
+        }
         let start = p.keep(check_start(&src, &f.start, &field("start")));
         if let (Some(kind), Some(start), Some(from)) = (&kind, start, from) {
             if overlaps(earlier, kind, start, from) {

@@ -208,6 +208,11 @@ mod tests {
                 "udp, tcp, iperf3-udp or connect",
             ),
             (
+                base.replace("to = \"internet\"", "to = \"internet\"\ninterval = \"1ms\""),
+                "flow[0].interval",
+                "at least 10 ms apart",
+            ),
+            (
                 base.replace("router = \"g\"", "router = \"a\""),
                 "event[0].router",
                 "uplink = true",
