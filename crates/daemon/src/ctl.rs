@@ -388,6 +388,14 @@ pub struct GatewayStats {
     pub counters: braid_proto::node::GatewayCounters,
     /// Flows pinned now.
     pub pinned: usize,
+    /// Flows pinned now, by egress node id.
+    #[serde(default)]
+    pub pinned_to: std::collections::BTreeMap<u16, usize>,
+    /// The egress a new flow would have been given when the latest user
+    /// packet was forwarded: where pinned flows are kept from (`null`
+    /// before any packet).
+    #[serde(default)]
+    pub latest_choice: Option<u16>,
 }
 
 /// The egress side as a whole.
@@ -851,7 +859,17 @@ fn stats(v: &View<'_>) -> Stats {
             auth: Some(authentication(v)),
             gateways: {
                 let (counters, pinned) = v.node.gateway_counters();
-                Some(GatewayStats { counters, pinned })
+                let pins = v.node.flow_pins();
+                Some(GatewayStats {
+                    counters,
+                    pinned,
+                    pinned_to: pins
+                        .pinned_by_egress()
+                        .into_iter()
+                        .map(|(e, n)| (e.0, n))
+                        .collect(),
+                    latest_choice: pins.latest_choice().map(|e| e.0),
+                })
             },
         },
     }

@@ -78,6 +78,8 @@ pub struct FlowPins {
     pins: HashMap<u64, Pin>,
     next_sweep: Instant,
     counters: GatewayCounters,
+    /// The choice for a new flow as the latest packet found it.
+    latest_choice: Option<NodeId>,
 }
 
 impl FlowPins {
@@ -89,6 +91,23 @@ impl FlowPins {
     /// Flows pinned now.
     pub fn pinned(&self) -> usize {
         self.pins.len()
+    }
+
+    /// How many flows are pinned to each egress, by egress.
+    pub fn pinned_by_egress(&self) -> std::collections::BTreeMap<NodeId, usize> {
+        let mut by = std::collections::BTreeMap::new();
+        for p in self.pins.values() {
+            *by.entry(p.egress).or_default() += 1;
+        }
+        by
+    }
+
+    /// The egress a new flow would have been given when the latest packet
+    /// was forwarded (the nearest, or with spreading that packet's share):
+    /// what pinned flows are kept from. `None` before any packet or when
+    /// nothing served the latest one's destination.
+    pub fn latest_choice(&self) -> Option<NodeId> {
+        self.latest_choice
     }
 
     /// The egress flow `flow` is pinned to, if any.
@@ -110,6 +129,7 @@ impl FlowPins {
         best: Option<(NodeId, u8)>,
     ) -> Option<NodeId> {
         self.sweep(config, now);
+        self.latest_choice = best.map(|b| b.0);
         if let Some(pin) = self.pins.get_mut(&flow) {
             if kept == Some(pin.len) {
                 pin.last = now;
@@ -202,6 +222,9 @@ mod tests {
         assert_eq!(e, Some(a));
         let e = pins.egress(&config, at(1), 8, Some(0), Some((b, 0)));
         assert_eq!(e, Some(b));
+        assert_eq!(pins.latest_choice(), Some(b));
+        let by: Vec<_> = pins.pinned_by_egress().into_iter().collect();
+        assert_eq!(by, vec![(a, 1), (b, 1)]);
         // a withdrew the prefix: the flow moves, and stays moved.
         let e = pins.egress(&config, at(2), 7, None, Some((b, 0)));
         assert_eq!(e, Some(b));

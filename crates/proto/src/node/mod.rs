@@ -164,7 +164,7 @@ pub use config::{
 };
 pub use costs::CostOverrides;
 pub use events::{DownReason, NodeEvent};
-pub use gateways::{GatewayChoice, GatewayCounters};
+pub use gateways::{FlowPins, GatewayChoice, GatewayCounters};
 use hold::{Held, HoldLine};
 pub use interface::Interface;
 use neighbors::Heard;
@@ -447,6 +447,12 @@ impl Node {
     /// What the flow pins did ([`GatewayChoice`]) and how many are held.
     pub fn gateway_counters(&self) -> (GatewayCounters, usize) {
         (self.pins.counters(), self.pins.pinned())
+    }
+
+    /// The flow pins themselves: where flows are pinned, and the choice a
+    /// new flow would get as the latest packet found it.
+    pub fn flow_pins(&self) -> &FlowPins {
+        &self.pins
     }
 
     /// The egress for a user packet's flow: as [`Self::choose_egress`]
