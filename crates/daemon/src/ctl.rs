@@ -388,14 +388,23 @@ pub struct GatewayStats {
     pub counters: braid_proto::node::GatewayCounters,
     /// Flows pinned now.
     pub pinned: usize,
-    /// Flows pinned now, by egress node id.
+    /// Flows pinned now, per egress (in egress order).
     #[serde(default)]
-    pub pinned_to: std::collections::BTreeMap<u16, usize>,
+    pub pinned_to: Vec<PinnedTo>,
     /// The egress a new flow would have been given when the latest user
     /// packet was forwarded: where pinned flows are kept from (`null`
     /// before any packet).
     #[serde(default)]
     pub latest_choice: Option<u16>,
+}
+
+/// How many flows are pinned to one egress. (A list of these rather than
+/// a map keyed by node id: a map with number keys inside the flattened
+/// `GatewayStats` does not read back.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinnedTo {
+    pub egress: u16,
+    pub flows: usize,
 }
 
 /// The egress side as a whole.
@@ -866,7 +875,7 @@ fn stats(v: &View<'_>) -> Stats {
                     pinned_to: pins
                         .pinned_by_egress()
                         .into_iter()
-                        .map(|(e, n)| (e.0, n))
+                        .map(|(e, flows)| PinnedTo { egress: e.0, flows })
                         .collect(),
                     latest_choice: pins.latest_choice().map(|e| e.0),
                 })
@@ -1013,5 +1022,38 @@ mod tests {
         let gone = primary_changes(&mut held, &[route(4, &[1, 3, 4])]);
         assert_eq!(gone, [json!({ "egress": 5, "from": [1, 5], "to": null })]);
         assert!(primary_changes(&mut held, &[route(4, &[1, 3, 4])]).is_empty());
+    }
+
+    /// The gateway counters read back as they were written, pins and all
+    /// (the lab reads every daemon's `stats` typed; a map keyed by node id
+    /// inside the flattened counters did not, and the lab lost the
+    /// daemons that had pinned a flow).
+    #[test]
+    fn gateway_stats_with_pins_read_back() {
+        let written = GatewayStats {
+            counters: braid_proto::node::GatewayCounters {
+                flows_pinned: 3,
+                packets_kept: 7,
+                ..Default::default()
+            },
+            pinned: 3,
+            pinned_to: vec![
+                PinnedTo {
+                    egress: 1,
+                    flows: 2,
+                },
+                PinnedTo {
+                    egress: 3,
+                    flows: 1,
+                },
+            ],
+            latest_choice: Some(3),
+        };
+        let text = serde_json::to_string(&written).unwrap();
+        let read: GatewayStats = serde_json::from_str(&text).unwrap();
+        assert_eq!(read.pinned_to, written.pinned_to);
+        assert_eq!(read.latest_choice, Some(3));
+        assert_eq!(read.counters, written.counters);
+        assert_eq!(serde_json::to_string(&read).unwrap(), text);
     }
 }

@@ -117,6 +117,32 @@ fn brute_force(g: &Graph, paths: &[Path], k: usize, mode: Disjointness) -> (usiz
     best
 }
 
+/// How much `q` shares with `before`: per link it takes, the paths of
+/// `before` that take it too, and (node mode) per node it passes through,
+/// the paths of `before` that pass through it.
+fn shares(g: &Graph, q: &Path, before: &[Path], mode: Disjointness) -> usize {
+    let link = |a: &u32| g.arc(*a).link;
+    let links: usize = q
+        .arcs
+        .iter()
+        .map(|a| {
+            before
+                .iter()
+                .filter(|b| b.arcs.iter().any(|x| link(x) == link(a)))
+                .count()
+        })
+        .sum();
+    let nodes: usize = match mode {
+        Disjointness::Node => q
+            .transit()
+            .iter()
+            .map(|v| before.iter().filter(|b| b.transit().contains(v)).count())
+            .sum(),
+        Disjointness::Edge => 0,
+    };
+    links + nodes
+}
+
 fn mode() -> impl Strategy<Value = Disjointness> {
     prop_oneof![Just(Disjointness::Node), Just(Disjointness::Edge)]
 }
@@ -148,6 +174,14 @@ proptest! {
         prop_assert!(got.iter().all(|p| !p.shared) || size < k);
         for (i, a) in got.iter().enumerate() {
             prop_assert!(got[i + 1..].iter().all(|b| b.arcs != a.arcs));
+        }
+        // Each extra is the least shared with the paths before it, then
+        // the cheapest: no simple path does better (a repeat that does
+        // as well ends the extras).
+        for (i, p) in got.iter().enumerate().filter(|(_, p)| p.shared) {
+            let before = &got[..i];
+            let best = all.iter().map(|q| (shares(&g, q, before, mode), q.cost)).min();
+            prop_assert_eq!(Some((shares(&g, p, before, mode), p.cost)), best, "extra {}", i);
         }
         // The same input gives the same answer.
         let again = DisjointPaths::new(&g, s).unwrap().to(t, k, mode).unwrap();

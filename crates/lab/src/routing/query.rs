@@ -19,12 +19,21 @@ pub(super) fn braid_routes(lab: &Lab, i: usize) -> Option<anyhow::Result<Routes>
 }
 
 /// Router `i`'s braid daemon's counters (what the report keeps of each
-/// daemon); `None` when it runs none or does not answer.
+/// daemon); `None` when it runs none or does not answer, which is said
+/// on standard error (the report then lacks that daemon).
 pub fn braid_stats(lab: &Lab, i: usize) -> Option<Doc<Stats>> {
     let sock = lab.socket(i);
-    sock.exists()
-        .then(|| ctl::query::<Stats>(&sock, "stats").ok())
-        .flatten()
+    if !sock.exists() {
+        return None;
+    }
+    ctl::query::<Stats>(&sock, "stats")
+        .map_err(|e| {
+            eprintln!(
+                "lab {}: {}'s counters are left out of the report: {e:#}",
+                lab.name, lab.routers[i].name
+            )
+        })
+        .ok()
 }
 
 /// The link the sender's router of flow `f` sends its packets on now:
