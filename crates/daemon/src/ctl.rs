@@ -867,11 +867,10 @@ fn stats(v: &View<'_>) -> Stats {
             kernel: v.kernel.map(KernelPath::report),
             auth: Some(authentication(v)),
             gateways: {
-                let (counters, pinned) = v.node.gateway_counters();
                 let pins = v.node.flow_pins();
                 Some(GatewayStats {
-                    counters,
-                    pinned,
+                    counters: pins.counters(),
+                    pinned: pins.pinned(),
                     pinned_to: pins
                         .pinned_by_egress()
                         .into_iter()

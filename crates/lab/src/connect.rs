@@ -5,9 +5,9 @@
 //! listener in the receiver's namespace notes when each arrives. An
 //! attempt whose handshake does not complete within [`CONNECT_TIMEOUT`]
 //! is lost; attempts are at least 10 ms apart (the checks), so at most
-//! 200 are under way at once. Reported as a probe flow is (`flows::slots_result`): the
-//! longest gap between connections that arrived is how long new
-//! connections did not work.
+//! 200 are under way at once. Reported as a probe flow is
+//! (`flows::slots_result`): the longest gap between connections that
+//! arrived is how long new connections did not work.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -569,6 +569,13 @@ fn flows_stay_on_their_gateway_through_ten_topology_changes() {
             d
         };
         assert_eq!(net.nodes[0].choose_egress(&dst, true), Some(nearest));
+        // What `braid ctl stats` shows as the choice for new flows, from
+        // the long flow's latest packet, while that flow stays kept.
+        assert_eq!(
+            net.nodes[0].flow_pins().latest_choice(),
+            Some(nearest),
+            "change {change}"
+        );
         let new = 100 + change;
         let (at4, at5) = flows_to(&mut net, &[new, long]);
         let at_nearest = if shortcut { &at5 } else { &at4 };

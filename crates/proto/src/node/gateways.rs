@@ -104,10 +104,16 @@ impl FlowPins {
 
     /// The egress a new flow would have been given when the latest packet
     /// was forwarded (the nearest, or with spreading that packet's share):
-    /// what pinned flows are kept from. `None` before any packet or when
-    /// nothing served the latest one's destination.
+    /// what pinned flows are kept from. `None` before any packet, when
+    /// nothing served the latest one's destination, or when neither
+    /// pinning nor spreading is on (no choice among gateways is made).
     pub fn latest_choice(&self) -> Option<NodeId> {
         self.latest_choice
+    }
+
+    /// Notes the choice a new flow would get now ([`Self::latest_choice`]).
+    pub fn note_choice(&mut self, choice: Option<NodeId>) {
+        self.latest_choice = choice;
     }
 
     /// The egress flow `flow` is pinned to, if any.
@@ -129,7 +135,6 @@ impl FlowPins {
         best: Option<(NodeId, u8)>,
     ) -> Option<NodeId> {
         self.sweep(config, now);
-        self.latest_choice = best.map(|b| b.0);
         if let Some(pin) = self.pins.get_mut(&flow) {
             if kept == Some(pin.len) {
                 pin.last = now;
@@ -222,7 +227,6 @@ mod tests {
         assert_eq!(e, Some(a));
         let e = pins.egress(&config, at(1), 8, Some(0), Some((b, 0)));
         assert_eq!(e, Some(b));
-        assert_eq!(pins.latest_choice(), Some(b));
         let by: Vec<_> = pins.pinned_by_egress().into_iter().collect();
         assert_eq!(by, vec![(a, 1), (b, 1)]);
         // a withdrew the prefix: the flow moves, and stays moved.

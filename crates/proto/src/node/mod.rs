@@ -484,6 +484,7 @@ impl Node {
             Some(l) => self.nearest_of(&tied).map(|o| (o, l)),
         };
         self.tied = tied;
+        self.pins.note_choice(best.map(|b| b.0));
         if !choice.sticky {
             return best.map(|b| b.0);
         }

@@ -495,22 +495,16 @@ impl<'g> DisjointPaths<'g> {
     fn take_step(&mut self, x: usize, mode: Disjointness) -> usize {
         let g = self.graph;
         match self.pred[x] {
-            Step::Arc(a) => {
-                self.arc_flow[a as usize] = true;
-                let (tail, head) = (state_out(g.arc(a).from), state_in(g.arc(a).to));
-                if x == head {
-                    tail
+            Step::Arc(a) | Step::Cancel(a) => {
+                let taken = matches!(self.pred[x], Step::Arc(_));
+                self.arc_flow[a as usize] = taken;
+                // The arc's two states: out(from) and in(to); the step
+                // ends at whichever `x` is not.
+                let (from, to) = (state_out(g.arc(a).from), state_in(g.arc(a).to));
+                if x == from {
+                    to
                 } else {
-                    head
-                }
-            }
-            Step::Cancel(a) => {
-                self.arc_flow[a as usize] = false;
-                let (tail, head) = (state_in(g.arc(a).to), state_out(g.arc(a).from));
-                if x == head {
-                    tail
-                } else {
-                    head
+                    from
                 }
             }
             Step::Enter => {
