@@ -1406,9 +1406,9 @@ fn a_udp_flow_at_nine_tenths_of_two_unequal_paths_arrives_whole() {
     let f = |v: usize| r["variants"][v]["flows"][0].clone();
     let n = |v: usize, k: &str| f(v)[k].as_u64().unwrap();
     let drops = |v: usize| r["variants"][v]["link_drops"].clone();
-    // Loss this machine made, not the routing: the delay emulators' and
-    // the daemons' own (their sockets or TUN queues overflowed because
-    // they were not scheduled in time).
+    // Loss this machine made, not the routing: the delay emulators', the
+    // daemons' own (their sockets or TUN queues overflowed because they
+    // were not scheduled in time) and the receiving iperf3's (its socket).
     let machine = |v: usize| {
         let d = &r["variants"][v];
         let daemons: u64 = d["daemons"]
@@ -1425,6 +1425,7 @@ fn a_udp_flow_at_nine_tenths_of_two_unequal_paths_arrives_whole() {
             .sum();
         let e = &d["link_drops"]["emulator"];
         daemons
+            + d["flows"][0]["receiver_dropped"].as_u64().unwrap_or(0)
             + ["queue_full", "socket", "send_failed"]
                 .iter()
                 .map(|k| e[*k].as_u64().unwrap())
@@ -1452,9 +1453,13 @@ fn a_udp_flow_at_nine_tenths_of_two_unequal_paths_arrives_whole() {
     // claim is the split's: at most 1% dropped at the paths' rate limits,
     // and at most 1% lost besides what this machine dropped itself (one
     // CI run lost 2.9% before the emulators asked for larger buffers; a
-    // machine dropping more than a tenth cannot show the claim either way).
+    // machine dropping more than a tenth cannot show the claim either
+    // way). Not lost either: what arrived after iperf3 had closed the
+    // test (its end, sent on the 10-ms path, overtakes up to 40 ms of
+    // the 50-ms path's datagrams: one CI run counted 276 lost so, 1.3%).
+    let late = |v: usize| f(v)["arrived_late"].as_u64().unwrap_or(0);
     for v in [1, 2] {
-        let (sent, lost) = (n(v, "sent"), n(v, "lost"));
+        let (sent, lost) = (n(v, "sent"), n(v, "lost") - late(v));
         assert!(sent > 10_000, "{}", f(v));
         assert!(rate_limited(v) * 100 <= sent, "{}", drops(v));
         assert!(

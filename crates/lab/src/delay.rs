@@ -52,11 +52,33 @@ pub struct EmulatorDrops {
     pub socket: u64,
     /// The kernel refused to send them on.
     pub send_failed: u64,
+    /// Not lost, but sent 5 ms or more after they were due (the emulator
+    /// was not scheduled in time): the link's delay was longer than the
+    /// scenario asked for, by up to `max_late_ms`.
+    #[serde(default)]
+    pub sent_late: u64,
+    #[serde(default)]
+    pub max_late_ms: u64,
 }
 
+/// A frame sent this much after it was due counts in `sent_late`.
+const LATE: Duration = Duration::from_millis(5);
+
 impl EmulatorDrops {
+    /// Frames lost (those sent late are not).
     pub fn total(&self) -> u64 {
         self.queue_full + self.socket + self.send_failed
+    }
+
+    /// Two emulators' counts together (the lateness: the larger).
+    pub fn sum(self, other: EmulatorDrops) -> EmulatorDrops {
+        EmulatorDrops {
+            queue_full: self.queue_full + other.queue_full,
+            socket: self.socket + other.socket,
+            send_failed: self.send_failed + other.send_failed,
+            sent_late: self.sent_late + other.sent_late,
+            max_late_ms: self.max_late_ms.max(other.max_late_ms),
+        }
     }
 
     /// The counts in an emulator's output (its last such line), if it
@@ -82,6 +104,16 @@ pub fn run(args: DelayArgs) -> anyhow::Result<std::process::ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;
+    }
+    // A link is never descheduled: ahead of the routers and hosts that
+    // share this machine (real-time, the lowest priority), or as it can.
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: a valid sched_param for this process.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        eprintln!(
+            "braid lab-delay: running without real-time priority ({}): a busy machine can delay frames",
+            std::io::Error::last_os_error()
+        );
     }
     let (a, b) = (
         Tap::open(&args.a, Seen::Arriving)?,
@@ -121,7 +153,12 @@ pub fn run(args: DelayArgs) -> anyhow::Result<std::process::ExitCode> {
         // Send what is due, each direction in order.
         for (line, out) in lines.iter_mut().zip([&b, &a]) {
             while line.frames.front().is_some_and(|(due, _)| *due <= now) {
-                if let Some((_, f)) = line.frames.pop_front() {
+                if let Some((due, f)) = line.frames.pop_front() {
+                    let late = now - due;
+                    if late >= LATE {
+                        drops.sent_late += 1;
+                        drops.max_late_ms = drops.max_late_ms.max(late.as_millis() as u64);
+                    }
                     if !out.send(&f) {
                         drops.send_failed += 1;
                     }
@@ -181,11 +218,24 @@ mod tests {
             queue_full: 1,
             socket: 20,
             send_failed: 300,
+            sent_late: 4000,
+            max_late_ms: 7,
         };
         let line = serde_json::json!({ "emulator_drops": d }).to_string();
         let text = format!("starting\n{line}\nbraid: error: something after\n");
         assert_eq!(EmulatorDrops::from_output(&text), Some(d));
         assert_eq!(d.total(), 321);
         assert_eq!(EmulatorDrops::from_output("killed before it said\n"), None);
+        // An emulator of an older lab (no lateness) still reads.
+        let old = r#"{"emulator_drops":{"queue_full":2,"socket":0,"send_failed":0}}"#;
+        let o = EmulatorDrops::from_output(old).unwrap();
+        assert_eq!((o.queue_full, o.sent_late), (2, 0));
+        // Summed: the losses and late frames add, the lateness is the most.
+        let s = d.sum(EmulatorDrops {
+            sent_late: 1,
+            max_late_ms: 3,
+            ..o
+        });
+        assert_eq!((s.total(), s.sent_late, s.max_late_ms), (323, 4001, 7));
     }
 }

@@ -77,12 +77,7 @@ impl Built {
         }
         paths.iter().try_fold(EmulatorDrops::default(), |sum, p| {
             let text = std::fs::read_to_string(p).ok()?;
-            let d = EmulatorDrops::from_output(&text)?;
-            Some(EmulatorDrops {
-                queue_full: sum.queue_full + d.queue_full,
-                socket: sum.socket + d.socket,
-                send_failed: sum.send_failed + d.send_failed,
-            })
+            Some(sum.sum(EmulatorDrops::from_output(&text)?))
         })
     }
 }

@@ -303,6 +303,18 @@ pub fn iperf_flow(
         &["iperf3"]
     };
     let mut server = iperf_server(&lab.end_ns(f.to), wrap, &dst, &port)?;
+    // The receiving host's UDP drops before the test (for no open port,
+    // for a full socket buffer): what they count during and after it is
+    // the test's (below).
+    let udp_drops_before = if test.udp {
+        let ns = lab.end_ns(f.to);
+        (
+            udp_counter(&ns, "NoPorts")?,
+            udp_counter(&ns, "RcvbufErrors")?,
+        )
+    } else {
+        (0, 0)
+    };
     let args = iperf_client_args(f, test, &dst, &port, mptcp);
     // Retransmissions from the sending host's kernel (every subflow of
     // an MPTCP connection included); one TCP flow per sending host keeps
@@ -331,7 +343,20 @@ pub fn iperf_flow(
         bail!("iperf3: {e}");
     }
     let mut result = if test.udp {
-        iperf_udp_result(&doc)
+        // Two losses iperf3 counts that the receiving host counts too,
+        // reported beside the loss: datagrams still in flight on a slower
+        // path when the sender's end of the test overtook them on a
+        // faster one (they come after iperf3's server closed the test:
+        // for no open port), and those its socket had no room for.
+        let late = arrived_after_close(&lab.end_ns(f.to), udp_drops_before.0)?;
+        let full =
+            udp_counter(&lab.end_ns(f.to), "RcvbufErrors")?.saturating_sub(udp_drops_before.1);
+        let counted = iperf_udp_result(&doc);
+        FlowResult {
+            arrived_late: late.min(counted.lost),
+            receiver_dropped: full.min(counted.lost),
+            ..counted
+        }
     } else {
         let retransmits_after_event = match marks.as_slice() {
             [(_, Some(a)), (_, Some(b))] => Some(b.saturating_sub(*a)),
@@ -587,24 +612,43 @@ pub fn rss_kb(lab: &Lab, router: usize) -> Option<u64> {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
-/// UDP datagrams namespace `ns`'s kernel dropped because a socket's
-/// receive buffer was full (`Udp: RcvbufErrors`).
-fn udp_receive_drops(ns: &str) -> anyhow::Result<u64> {
+/// Namespace `ns`'s kernel's UDP counter `name` (of `Udp:` in
+/// /proc/net/snmp): `RcvbufErrors`, datagrams dropped because a socket's
+/// receive buffer was full; `NoPorts`, datagrams for a port no socket had.
+fn udp_counter(ns: &str, name: &str) -> anyhow::Result<u64> {
     let out = Command::new("ip")
         .args(["netns", "exec", ns, "cat", "/proc/net/snmp"])
         .output()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = text.lines().filter(|l| l.starts_with("Udp:"));
-    let (names, values) = (lines.next(), lines.next());
-    let (Some(names), Some(values)) = (names, values) else {
-        bail!("no Udp line in {ns}'s /proc/net/snmp");
-    };
+    udp_field(&String::from_utf8_lossy(&out.stdout), name)
+        .ok_or_else(|| anyhow!("no Udp: {name} in {ns}'s /proc/net/snmp"))
+}
+
+/// Field `name` of the `Udp:` lines (names, then values) of an snmp table.
+fn udp_field(snmp: &str, name: &str) -> Option<u64> {
+    let mut lines = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (lines.next()?, lines.next()?);
     names
         .split_whitespace()
         .zip(values.split_whitespace())
-        .find(|(n, _)| *n == "RcvbufErrors")
+        .find(|(n, _)| *n == name)
         .and_then(|(_, v)| v.parse().ok())
-        .ok_or_else(|| anyhow!("no RcvbufErrors in {ns}'s /proc/net/snmp"))
+}
+
+/// Datagrams namespace `ns` got for a closed port since its `NoPorts`
+/// counter read `before`: read every 50 ms until it stays still for
+/// 500 ms (what was in flight has arrived), at most 3 s.
+fn arrived_after_close(ns: &str, before: u64) -> anyhow::Result<u64> {
+    let give_up = Instant::now() + Duration::from_secs(3);
+    let mut last = udp_counter(ns, "NoPorts")?;
+    let mut still_since = Instant::now();
+    while Instant::now() < give_up && still_since.elapsed() < Duration::from_millis(500) {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = udp_counter(ns, "NoPorts")?;
+        if now != last {
+            (last, still_since) = (now, Instant::now());
+        }
+    }
+    Ok(last.saturating_sub(before))
 }
 
 /// A stranger on the link between `f.from` and `f.to` floods `f.to`'s
@@ -636,7 +680,7 @@ pub fn flood_flow(
             std::thread::sleep(wait);
         }
         let rss_before = rss_kb(lab, f.to);
-        let drops_before = udp_receive_drops(&lab.ns(f.to))?;
+        let drops_before = udp_counter(&lab.ns(f.to), "RcvbufErrors")?;
         let child = Command::new("ip")
             .args(["netns", "exec", &ns])
             .arg(std::env::current_exe()?)
@@ -673,7 +717,7 @@ pub fn flood_flow(
         // What the daemon holds once the flood is over.
         std::thread::sleep(Duration::from_secs(1));
         let rss_after = rss_kb(lab, f.to);
-        let drops = udp_receive_drops(&lab.ns(f.to))?.saturating_sub(drops_before);
+        let drops = udp_counter(&lab.ns(f.to), "RcvbufErrors")?.saturating_sub(drops_before);
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| {
             format!(
                 "the flooder's report: {}",
@@ -796,6 +840,18 @@ mod tests {
             assert!((g - want).abs() < 1e-9, "{got:?}");
         }
         assert!(receiver_series(&serde_json::json!({})).is_empty());
+    }
+
+    #[test]
+    fn udp_counters_are_read_by_name_from_the_kernels_snmp_table() {
+        let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\n\
+            Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors\n\
+            Udp: 21632 135 0 4 7\n\
+            UdpLite: InDatagrams NoPorts\nUdpLite: 0 0\n";
+        assert_eq!(udp_field(snmp, "NoPorts"), Some(135));
+        assert_eq!(udp_field(snmp, "RcvbufErrors"), Some(7));
+        assert_eq!(udp_field(snmp, "SndbufErrors"), None);
+        assert_eq!(udp_field("Ip: 1 64\n", "NoPorts"), None);
     }
 
     #[test]

@@ -62,7 +62,10 @@ fn flows_table(reports: &[VariantRun]) -> String {
                     f.name.clone(),
                     f.mode.clone(),
                     f.sent.to_string(),
-                    f.lost.to_string(),
+                    match f.arrived_late {
+                        0 => f.lost.to_string(),
+                        late => format!("{} ({late} late)", f.lost),
+                    },
                     format!("{:.2}", f.delay_mean_ms),
                     format!("{:.2}", f.delay_p99_ms),
                     format!("{:.1}", f.max_gap_ms),
@@ -318,14 +321,33 @@ pub fn print_table(lab: &Lab, reports: &[VariantRun]) -> std::io::Result<()> {
         }
     }
     for r in reports {
+        for f in r.flows.iter().filter(|f| f.arrived_late > 0) {
+            writeln!(
+                out,
+                "{} / {}: {} of the {} lost arrived after the receiver had closed the test \
+                 (in flight on a slower path when the sender's end overtook them)",
+                r.variant, f.name, f.arrived_late, f.lost
+            )?;
+        }
+        for f in r.flows.iter().filter(|f| f.receiver_dropped > 0) {
+            writeln!(
+                out,
+                "{} / {}: {} of the {} lost were dropped by the receiving host for a full \
+                 socket buffer (the receiver not scheduled in time)",
+                r.variant, f.name, f.receiver_dropped, f.lost
+            )?;
+        }
         if let Some(d) = r.link_drops {
             let emulator = d.emulator.map_or(String::new(), |e| {
                 format!(
-                    ", {} in the delay emulators ({} queue full, {} socket, {} send)",
+                    ", {} in the delay emulators ({} queue full, {} socket, {} send; \
+                     {} sent 5 ms or more late, up to {} ms)",
                     e.total(),
                     e.queue_full,
                     e.socket,
-                    e.send_failed
+                    e.send_failed,
+                    e.sent_late,
+                    e.max_late_ms
                 )
             });
             writeln!(

@@ -54,6 +54,19 @@ pub struct FlowResult {
     /// [`CDF_QUANTILES`], ms (a CDF).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub delay_cdf_ms: Vec<f64>,
+    /// Lab iperf3 UDP flows: datagrams that reached the receiving host
+    /// after its iperf3 had closed the test (the host's `Udp: NoPorts`,
+    /// read until it stays still): in flight on a slower path when the
+    /// sender's end of the test overtook them on a faster one. iperf3
+    /// counts them in `lost`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub arrived_late: u64,
+    /// Lab iperf3 UDP flows: datagrams the receiving host's kernel
+    /// dropped because the receiver's socket buffer was full (its
+    /// `Udp: RcvbufErrors`: the receiving program not scheduled in time).
+    /// iperf3 counts them in `lost`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub receiver_dropped: u64,
     /// Lab flows that measure something else (a flood: what it sent, the
     /// flooded daemon's memory), as the flow's runner reports it.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -233,6 +233,8 @@ impl Flow {
             rtt_ms: None,
             delay_cdf_ms: Vec::new(),
             details: None,
+            arrived_late: 0,
+            receiver_dropped: 0,
             lost_series: lost_per_second(
                 &self.delivered[..(self.sent as usize).min(self.delivered.len())],
                 self.interval,
