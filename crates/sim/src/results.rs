@@ -57,8 +57,9 @@ pub struct FlowResult {
     /// Lab iperf3 UDP flows: datagrams that reached the receiving host
     /// after its iperf3 had closed the test (the host's `Udp: NoPorts`,
     /// read until it stays still): in flight on a slower path when the
-    /// sender's end of the test overtook them on a faster one. iperf3
-    /// counts them in `lost`.
+    /// sender's end of the test overtook them on a faster one (the
+    /// host's count: at most the flow's `lost`). iperf3 counts them in
+    /// `lost`.
     #[serde(skip_serializing_if = "is_zero")]
     pub arrived_late: u64,
     /// Lab iperf3 UDP flows: datagrams the receiving host's kernel
