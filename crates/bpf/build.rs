@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The programs, by file stem.
-const PROGRAMS: [&str; 2] = ["loss", "datapath"];
+const PROGRAMS: [&str; 3] = ["loss", "datapath", "gen"];
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(bpf_objects)");

@@ -82,6 +82,9 @@ pub enum DatapathError {
     /// A map the object should have is missing or of another type.
     #[error("map {0}: missing or of an unexpected type")]
     Map(&'static str),
+    /// The lab's generator was given a frame shorter than it rewrites.
+    #[error("the packet generator sends frames of 64 bytes or more, not {0}")]
+    ShortFrame(usize),
     /// A map refused a write or a read (full, or the entry is gone).
     #[error("map {map}: {source}")]
     Access { map: &'static str, source: MapError },

@@ -10,6 +10,10 @@ pub const LOSS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/loss.o"));
 /// egress for the modes the kernel does, the ingress's encapsulation).
 pub const DATAPATH: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/datapath.o"));
 
+/// `bpf/gen.c`: the lab benchmark's packet generator (XDP, run in
+/// live-frames mode).
+pub const GEN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gen.o"));
+
 const WHY: &str = include_str!(concat!(env!("OUT_DIR"), "/why"));
 
 /// Why this braid carries no eBPF objects (built without clang), if so.

@@ -156,6 +156,19 @@ enum LabAction {
         /// sweep's charts) into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// How to send: `isolated` (the kernel's packet generator on one
+        /// CPU, the routers measured on another; falls back to `socket`,
+        /// saying why, where it cannot be used) or `socket` (this
+        /// process's UDP socket, the whole machine measured).
+        #[arg(long, default_value = "isolated", value_parser = ["isolated", "socket"])]
+        sender: String,
+        /// UDP payload sizes of the max-rate search, in bytes.
+        #[arg(long, value_delimiter = ',', default_value = "64,512,1400")]
+        sizes: Vec<usize>,
+        /// Runs of the max-rate search per variant (mean and spread
+        /// reported; the latency and VoIP sweeps run once).
+        #[arg(long, default_value_t = 1)]
+        runs: usize,
         #[command(flatten)]
         keep: Keep,
     },
@@ -197,8 +210,25 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             scenario,
             json,
             out,
+            sender,
+            sizes,
+            runs,
             keep,
-        } => braid_lab::bench::bench(&scenario, json, out.as_deref(), keep.keep),
+        } => braid_lab::bench::bench(
+            &scenario,
+            &braid_lab::bench::BenchPlan {
+                sender: if sender == "socket" {
+                    braid_lab::bench::Sender::Socket
+                } else {
+                    braid_lab::bench::Sender::Isolated
+                },
+                sizes,
+                runs,
+            },
+            json,
+            out.as_deref(),
+            keep.keep,
+        ),
         LabAction::Run {
             scenario,
             json,

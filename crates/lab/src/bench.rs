@@ -1,8 +1,11 @@
 //! `braid lab bench`: the forwarding benchmark. Per variant, on the
-//! scenario's first flow: the highest rate of 64- and 1,400-byte UDP
-//! delivered with under 0.1% loss (doubling, then halving the interval
-//! between the last pass and the first failure), the whole machine's CPU
-//! time per packet at that rate, one-way latency at a light load, and
+//! scenario's first flow: the highest rate of UDP of each size delivered
+//! with under 0.1% loss (doubling, then halving the interval between the
+//! last pass and the first failure) and the CPU time per packet at that
+//! rate, sent by the kernel's generator on its own CPU with the routers
+//! measured on another (`generator`), or from a socket with the whole
+//! machine measured; over several runs, mean and spread; one-way latency
+//! at a light load, and
 //! the seed's figures 4 and 5 (000: CPU load and loss against offered
 //! rate of VoIP-sized, 160-byte packets), written as charts with `--out`.
 
@@ -99,50 +102,87 @@ struct VoipPoint {
 struct BenchRow {
     variant: String,
     size: usize,
+    /// Which run (0-based, `--runs`).
+    run: usize,
     max_pps: u64,
+    /// CPU time per delivered packet at `max_pps`: the routers' CPU's with
+    /// the isolated sender, the whole machine's with the socket sender.
     cpu_us_per_packet: f64,
+    /// Whether the isolated sender fell behind its schedule in a trial
+    /// that failed: then the sender, not the routers, may have been the
+    /// limit (`None` with the socket sender).
+    sender_limited: Option<bool>,
 }
+
+/// How the benchmark sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sender {
+    /// The kernel generator on its own CPU, the routers on another
+    /// (crates/lab/src/generator.rs); the socket sender where it cannot be
+    /// used, said so.
+    Isolated,
+    /// A UDP socket of this process: sender, routers and receiver share
+    /// the machine's CPUs (the benchmark before issue 34).
+    Socket,
+}
+
+/// What one max-rate trial saw: loss, CPU per packet, whether the
+/// isolated sender fell behind.
+type Probe<'a> = dyn FnMut(usize, u64) -> anyhow::Result<(f64, f64, Option<bool>)> + 'a;
 
 /// The highest rate with under 0.1% loss: doubling from 5,000 packets/s,
 /// then six halvings of the interval between the last pass and the
 /// first failure (steps of 1,250 packets/s between 80,000 and 160,000).
-fn max_rate(
-    lab: &Lab,
-    flow: &LabFlow,
-    size: usize,
-    stop: &AtomicBool,
-) -> anyhow::Result<(u64, f64)> {
+fn max_rate(size: usize, trial: &mut Probe<'_>) -> anyhow::Result<(u64, f64, Option<bool>)> {
     let ok = |loss: f64| loss < 0.001;
     let (mut lo, mut lo_cpu) = (0u64, 0.0);
+    let mut limited: Option<bool> = None;
+    let mut run = |rate: u64| -> anyhow::Result<(bool, f64)> {
+        let (loss, cpu, lagged) = trial(size, rate)?;
+        let lag = if lagged == Some(true) {
+            ", the sender fell behind"
+        } else {
+            ""
+        };
+        eprintln!("  {size} B at {rate} pps: loss {:.3}%{lag}", loss * 100.0);
+        if let Some(l) = lagged {
+            limited = Some(limited.unwrap_or(false) || (l && !ok(loss)));
+        }
+        Ok((ok(loss), cpu))
+    };
     let mut rate = 5_000u64;
-    let hi = loop {
-        let Trial {
-            loss, cpu_us: cpu, ..
-        } = trial(lab, flow, size, rate, stop)?;
-        eprintln!("  {size} B at {rate} pps: loss {:.3}%", loss * 100.0);
-        if !ok(loss) || rate >= 1_600_000 {
+    let mut hi = loop {
+        let (passed, cpu) = run(rate)?;
+        if !passed || rate >= 1_600_000 {
             break rate;
         }
         (lo, lo_cpu) = (rate, cpu);
         rate *= 2;
     };
-    let mut hi = hi;
     for _ in 0..6 {
         let mid = (lo + hi) / 2;
         if mid <= lo {
             break;
         }
-        let Trial {
-            loss, cpu_us: cpu, ..
-        } = trial(lab, flow, size, mid, stop)?;
-        eprintln!("  {size} B at {mid} pps: loss {:.3}%", loss * 100.0);
-        if ok(loss) {
+        let (passed, cpu) = run(mid)?;
+        if passed {
             (lo, lo_cpu) = (mid, cpu);
         } else {
             hi = mid;
         }
     }
-    Ok((lo, lo_cpu))
+    Ok((lo, lo_cpu, limited))
+}
+
+/// What `braid lab bench` is asked to do besides its scenario.
+#[derive(Debug, Clone)]
+pub struct BenchPlan {
+    pub sender: Sender,
+    /// UDP payload sizes of the max-rate search.
+    pub sizes: Vec<usize>,
+    /// Runs of the max-rate search per variant (the latency and VoIP
+    /// sweeps run in the first only).
+    pub runs: usize,
 }
 
 /// `braid lab bench`: per variant, the forwarding rate, CPU per packet,
@@ -151,12 +191,19 @@ fn max_rate(
 /// written there.
 pub fn bench(
     scenario: &Path,
+    plan: &BenchPlan,
     json: bool,
     out: Option<&Path>,
     keep: bool,
 ) -> anyhow::Result<ExitCode> {
     let mut lab = Lab::load(scenario)?;
     lab.keep = keep;
+    if plan.runs == 0 || plan.sizes.is_empty() {
+        bail!("a benchmark needs one run or more and one size or more");
+    }
+    if let Some(bad) = plan.sizes.iter().find(|&&s| !(22..=1472).contains(&s)) {
+        bail!("--sizes: {bad} bytes of UDP payload; between 22 (a 64-byte frame) and 1472 (a 1500-byte MTU)");
+    }
     // Its probes are sent from this process; ethtool finishes the hosts'
     // checksums.
     crate::programs::check(&lab, &lab.variants, false, &crate::programs::bench_extra())?;
@@ -167,6 +214,16 @@ pub fn bench(
             anyhow!("a benchmark needs a [[flow]]: its ends are the sender and the receiver")
         })?
         .clone();
+    let isolated = match plan.sender {
+        Sender::Socket => false,
+        Sender::Isolated => match crate::generator::unavailable(&lab, &flow) {
+            None => true,
+            Some(why) => {
+                eprintln!("lab {}: the isolated sender cannot be used here ({why}); sending from a socket, sender and routers sharing the CPUs", lab.name);
+                false
+            }
+        },
+    };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;
@@ -174,67 +231,98 @@ pub fn bench(
     let mut rows = Vec::new();
     let mut latency = Vec::new();
     let mut voip = Vec::new();
-    for v in &lab.variants {
-        eprintln!("lab {} [{}]: building", lab.name, v.name);
-        let mut built = build(&lab, v)?;
-        // The end hosts stand for LAN clients behind physical NICs, whose
-        // packets reach a router with their checksums finished; a veth
-        // leaves them to the device (to be finished by whoever reads the
-        // bytes, which the kernel path does through its segmenter).
-        for host in [flow.from, flow.to] {
-            in_ns(&lab.end_ns(host), &["ethtool", "-K", "eth0", "tx", "off"])
-                .context("finishing the hosts' checksums (Debian package ethtool)")?;
-        }
-        // Latency at a light load: 2,000 packets of 64 B at 1,000/s.
-        let light = LabFlow {
-            count: 2000,
-            interval: Duration::from_millis(1),
-            size: 64,
-            ..flow.clone()
-        };
-        let r = probe_flow(
-            &lab,
-            "",
-            0,
-            &light,
-            Instant::now() + Duration::from_millis(50),
-            Duration::from_millis(300),
-            &stop,
-        )?;
-        latency.push(serde_json::json!({
-            "variant": v.name, "p50_ms": r.delay_p50_ms, "p99_ms": r.delay_p99_ms, "lost": r.lost,
-        }));
-        for size in [64, 1400] {
-            let (pps, cpu) = max_rate(&lab, &flow, size, &stop)?;
-            rows.push(BenchRow {
-                variant: v.name.clone(),
-                size,
-                max_pps: pps,
-                cpu_us_per_packet: cpu,
-            });
-        }
-        for rate in VOIP_RATES {
-            let t = trial(&lab, &flow, 160, rate, &stop)?;
+    for run in 0..plan.runs {
+        for v in &lab.variants {
             eprintln!(
-                "  160 B at {rate} pps: loss {:.3}%, CPU load {:.0}%",
-                t.loss * 100.0,
-                t.load * 100.0
+                "lab {} [{}]: building (run {} of {})",
+                lab.name,
+                v.name,
+                run + 1,
+                plan.runs
             );
-            voip.push(VoipPoint {
-                variant: v.name.clone(),
-                offered_pps: rate,
-                cpu_load: t.load,
-                loss: t.loss,
-            });
-        }
-        built.succeeded = !stop.load(Ordering::Relaxed);
-        drop(built);
-        if stop.load(Ordering::Relaxed) {
-            bail!("interrupted; the lab was torn down");
+            let mut built = build(&lab, v)?;
+            // The end hosts stand for LAN clients behind physical NICs, whose
+            // packets reach a router with their checksums finished; a veth
+            // leaves them to the device (to be finished by whoever reads the
+            // bytes, which the kernel path does through its segmenter).
+            for host in [flow.from, flow.to] {
+                in_ns(&lab.end_ns(host), &["ethtool", "-K", "eth0", "tx", "off"])
+                    .context("finishing the hosts' checksums (Debian package ethtool)")?;
+            }
+            if run == 0 {
+                latency.push(light_latency(&lab, &flow, &v.name, &stop)?);
+                for rate in VOIP_RATES {
+                    let t = trial(&lab, &flow, 160, rate, &stop)?;
+                    eprintln!(
+                        "  160 B at {rate} pps: loss {:.3}%, CPU load {:.0}%",
+                        t.loss * 100.0,
+                        t.load * 100.0
+                    );
+                    voip.push(VoipPoint {
+                        variant: v.name.clone(),
+                        offered_pps: rate,
+                        cpu_load: t.load,
+                        loss: t.loss,
+                    });
+                }
+            }
+            // Last: the isolated sender's drop rule ends the hosts' socket traffic.
+            let mut gen = if isolated {
+                Some(crate::generator::Isolated::prepare(
+                    &lab,
+                    &flow,
+                    &built.daemons,
+                )?)
+            } else {
+                None
+            };
+            let mut probe = |size: usize, rate: u64| -> anyhow::Result<(f64, f64, Option<bool>)> {
+                match gen.as_mut() {
+                    Some(g) => {
+                        let t = g.trial(size, rate, &stop)?;
+                        // What was asked and never sent counts as lost.
+                        let loss = 1.0 - t.delivered as f64 / t.asked.max(1) as f64;
+                        let lagged = t.skipped > 0 || t.sent < t.asked;
+                        eprintln!(
+                            "    sent {} at {:.0} pps (at most {} behind, {} skipped), {} arrived; routers' CPU {:.0}% busy",
+                            t.sent,
+                            t.sender_rate,
+                            t.sender_lag,
+                            t.skipped,
+                            t.delivered,
+                            t.router_load * 100.0
+                        );
+                        Ok((loss, t.router_cpu_us, Some(lagged)))
+                    }
+                    None => {
+                        let t = trial(&lab, &flow, size, rate, &stop)?;
+                        Ok((t.loss, t.cpu_us, None))
+                    }
+                }
+            };
+            for &size in &plan.sizes {
+                let (pps, cpu, sender_limited) = max_rate(size, &mut probe)?;
+                rows.push(BenchRow {
+                    variant: v.name.clone(),
+                    size,
+                    run,
+                    max_pps: pps,
+                    cpu_us_per_packet: cpu,
+                    sender_limited,
+                });
+            }
+            built.succeeded = !stop.load(Ordering::Relaxed);
+            drop(built);
+            if stop.load(Ordering::Relaxed) {
+                bail!("interrupted; the lab was torn down");
+            }
         }
     }
+    let summary = summarise(&rows);
+    let sender = if isolated { "isolated" } else { "socket" };
     let report = serde_json::json!({
-        "lab": lab.name, "rates": rows, "latency": latency, "voip": voip,
+        "lab": lab.name, "sender": sender, "rates": rows, "summary": summary,
+        "latency": latency, "voip": voip,
     });
     if let Some(dir) = out {
         std::fs::create_dir_all(dir)?;
@@ -242,55 +330,174 @@ pub fn bench(
             dir.join("report.json"),
             serde_json::to_string_pretty(&report)?,
         )?;
-        std::fs::write(dir.join("report.html"), html(&lab, &rows, &voip))?;
+        std::fs::write(
+            dir.join("report.html"),
+            html(&lab, &summary, &voip, isolated),
+        )?;
         eprintln!("wrote {}/report.json and report.html", dir.display());
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("lab {} ({})", lab.name, lab.description);
-        println!(
-            "{:<16} {:>6} {:>12} {:>16}",
-            "variant", "bytes", "max pps", "CPU us/packet"
-        );
-        for r in &rows {
-            println!(
-                "{:<16} {:>6} {:>12} {:>16.2}",
-                r.variant, r.size, r.max_pps, r.cpu_us_per_packet
-            );
-        }
-        println!(
-            "{:<16} {:>10} {:>10}   (64 B at 1,000 packets/s)",
-            "variant", "p50 ms", "p99 ms"
-        );
-        for l in &latency {
-            println!(
-                "{:<16} {:>10.3} {:>10.3}",
-                l["variant"].as_str().unwrap_or(""),
-                l["p50_ms"].as_f64().unwrap_or(0.0),
-                l["p99_ms"].as_f64().unwrap_or(0.0)
-            );
-        }
-        println!(
-            "{:<16} {:>10} {:>10} {:>8}   (160 B: the seed's figures 4 and 5)",
-            "variant", "offered", "CPU load", "loss"
-        );
-        for p in &voip {
-            println!(
-                "{:<16} {:>10} {:>9.0}% {:>7.2}%",
-                p.variant,
-                p.offered_pps,
-                p.cpu_load * 100.0,
-                p.loss * 100.0
-            );
-        }
+        print_text(&lab, &summary, &latency, &voip, isolated);
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// One-way latency at a light load: 2,000 packets of 64 B at 1,000/s.
+fn light_latency(
+    lab: &Lab,
+    flow: &LabFlow,
+    variant: &str,
+    stop: &AtomicBool,
+) -> anyhow::Result<serde_json::Value> {
+    let light = LabFlow {
+        count: 2000,
+        interval: Duration::from_millis(1),
+        size: 64,
+        ..flow.clone()
+    };
+    let r = probe_flow(
+        lab,
+        "",
+        0,
+        &light,
+        Instant::now() + Duration::from_millis(50),
+        Duration::from_millis(300),
+        stop,
+    )?;
+    Ok(serde_json::json!({
+        "variant": variant, "p50_ms": r.delay_p50_ms, "p99_ms": r.delay_p99_ms, "lost": r.lost,
+    }))
+}
+
+/// A variant's figures at one size over its runs: mean, lowest, highest.
+#[derive(Debug, serde::Serialize)]
+struct Summary {
+    variant: String,
+    size: usize,
+    runs: usize,
+    max_pps: [f64; 3],
+    cpu_us_per_packet: [f64; 3],
+    /// Whether the sender fell behind in a failed trial of any run.
+    sender_limited: Option<bool>,
+}
+
+fn spread(values: impl Iterator<Item = f64> + Clone) -> [f64; 3] {
+    let n = values.clone().count().max(1) as f64;
+    [
+        values.clone().sum::<f64>() / n,
+        values.clone().fold(f64::INFINITY, f64::min),
+        values.fold(f64::NEG_INFINITY, f64::max),
+    ]
+}
+
+/// The rows grouped by variant and size, in the order first met.
+fn summarise(rows: &[BenchRow]) -> Vec<Summary> {
+    let mut keys: Vec<(&str, usize)> = Vec::new();
+    for r in rows {
+        if !keys.contains(&(r.variant.as_str(), r.size)) {
+            keys.push((r.variant.as_str(), r.size));
+        }
+    }
+    keys.into_iter()
+        .map(|(variant, size)| {
+            let of: Vec<&BenchRow> = rows
+                .iter()
+                .filter(|r| r.variant == variant && r.size == size)
+                .collect();
+            Summary {
+                variant: variant.to_string(),
+                size,
+                runs: of.len(),
+                max_pps: spread(of.iter().map(|r| r.max_pps as f64)),
+                cpu_us_per_packet: spread(of.iter().map(|r| r.cpu_us_per_packet)),
+                sender_limited: of
+                    .iter()
+                    .filter_map(|r| r.sender_limited)
+                    .reduce(|a, b| a || b),
+            }
+        })
+        .collect()
+}
+
+/// "mean (lowest-highest)", or the one figure of a single run.
+fn figure(s: &[f64; 3], runs: usize, decimals: usize) -> String {
+    if runs < 2 {
+        return format!("{:.*}", decimals, s[0]);
+    }
+    format!(
+        "{:.*} ({:.*}-{:.*})",
+        decimals, s[0], decimals, s[1], decimals, s[2]
+    )
+}
+
+/// The sender column: whether the isolated sender kept up.
+fn sender_note(limited: Option<bool>) -> &'static str {
+    match limited {
+        None => "-",
+        Some(false) => "kept up",
+        Some(true) => "fell behind",
+    }
+}
+
+fn print_text(
+    lab: &Lab,
+    summary: &[Summary],
+    latency: &[serde_json::Value],
+    voip: &[VoipPoint],
+    isolated: bool,
+) {
+    println!("lab {} ({})", lab.name, lab.description);
+    let cpu = if isolated {
+        "routers' CPU us/packet"
+    } else {
+        "machine CPU us/packet"
+    };
+    println!(
+        "{:<28} {:>6} {:>28} {:>26} {:>8}",
+        "variant", "bytes", "max pps", cpu, "sender"
+    );
+    for s in summary {
+        println!(
+            "{:<28} {:>6} {:>28} {:>26} {:>12}",
+            s.variant,
+            s.size,
+            figure(&s.max_pps, s.runs, 0),
+            figure(&s.cpu_us_per_packet, s.runs, 2),
+            sender_note(s.sender_limited),
+        );
+    }
+    println!(
+        "{:<28} {:>10} {:>10}   (64 B at 1,000 packets/s)",
+        "variant", "p50 ms", "p99 ms"
+    );
+    for l in latency {
+        println!(
+            "{:<28} {:>10.3} {:>10.3}",
+            l["variant"].as_str().unwrap_or(""),
+            l["p50_ms"].as_f64().unwrap_or(0.0),
+            l["p99_ms"].as_f64().unwrap_or(0.0)
+        );
+    }
+    println!(
+        "{:<28} {:>10} {:>10} {:>8}   (160 B: the seed's figures 4 and 5)",
+        "variant", "offered", "CPU load", "loss"
+    );
+    for p in voip {
+        println!(
+            "{:<28} {:>10} {:>9.0}% {:>7.2}%",
+            p.variant,
+            p.offered_pps,
+            p.cpu_load * 100.0,
+            p.loss * 100.0
+        );
+    }
+}
+
 /// The benchmark as a page: the rates table and the VoIP sweep's two
 /// charts (CPU load and loss against offered rate, one line per variant).
-fn html(lab: &Lab, rows: &[BenchRow], voip: &[VoipPoint]) -> String {
+fn html(lab: &Lab, summary: &[Summary], voip: &[VoipPoint], isolated: bool) -> String {
     use braid_sim::html::{line_chart, page, table, Series};
     let variants: Vec<&str> = lab.variants.iter().map(|v| v.name.as_str()).collect();
     let series = |f: &dyn Fn(&VoipPoint) -> f64| -> Vec<Series> {
@@ -334,16 +541,22 @@ fn html(lab: &Lab, rows: &[BenchRow], voip: &[VoipPoint]) -> String {
             "variant",
             "bytes",
             "max packets/s (<0.1% loss)",
-            "CPU µs/packet",
+            if isolated {
+                "routers' CPU µs/packet"
+            } else {
+                "machine CPU µs/packet"
+            },
+            "sender",
         ],
-        &rows
+        &summary
             .iter()
-            .map(|r| {
+            .map(|s| {
                 vec![
-                    r.variant.clone(),
-                    r.size.to_string(),
-                    r.max_pps.to_string(),
-                    format!("{:.2}", r.cpu_us_per_packet),
+                    s.variant.clone(),
+                    s.size.to_string(),
+                    figure(&s.max_pps, s.runs, 0),
+                    figure(&s.cpu_us_per_packet, s.runs, 2),
+                    sender_note(s.sender_limited).to_string(),
                 ]
             })
             .collect::<Vec<_>>(),
@@ -351,8 +564,13 @@ fn html(lab: &Lab, rows: &[BenchRow], voip: &[VoipPoint]) -> String {
     page(
         &format!("lab bench {}", lab.name),
         &format!(
-            "{}. The seed (000) measured on a $50 router: user space saturated its CPU at 400 packets/s, its kernel path at 5,000, plain kernel routing at 6,000; loss began at 800, 5,100 and 6,400 packets/s. Here the whole machine (sender and receiver included) on 2 cores.",
-            lab.description
+            "{}. The seed (000) measured on a $50 router: user space saturated its CPU at 400 packets/s, its kernel path at 5,000, plain kernel routing at 6,000; loss began at 800, 5,100 and 6,400 packets/s. Here: {}.",
+            lab.description,
+            if isolated {
+                "the max rates from the kernel's generator on one CPU, the routers' CPU time on another; the VoIP sweep from a socket, CPU load of the whole machine"
+            } else {
+                "the whole machine (sender and receiver included)"
+            }
         ),
         &[rates, load, loss],
     )

@@ -32,6 +32,7 @@
 //! | [`report`] | tables, JSON and the HTML report |
 //! | [`run`] | the commands: up, run, down |
 //! | [`sweep`] | runs at each of several loss ratios |
+//! | [`generator`] | the benchmark's isolated sender: the kernel's generator on one CPU, the routers measured on another |
 //! | [`bench`] | the forwarding benchmark |
 //! | [`soak`] | long runs at a fixed load: memory over time, bounded |
 //! | [`flood`] | the hostile stranger process (garbage, forgeries, replays) |
@@ -44,6 +45,7 @@ pub mod events;
 pub mod exec;
 pub mod flood;
 pub mod flows;
+pub mod generator;
 pub mod link;
 pub mod ns;
 pub mod plan;

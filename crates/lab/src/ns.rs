@@ -32,6 +32,24 @@ pub fn in_ns(ns: &str, args: &[&str]) -> anyhow::Result<()> {
     run("ip", &all)
 }
 
+/// Runs a command inside network namespace `ns` and returns what it
+/// printed; an error names the command and what it printed on stderr.
+pub fn read_in_ns(ns: &str, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(args)
+        .output()
+        .context("cannot run ip")?;
+    if !out.status.success() {
+        bail!(
+            "{} (in {ns}): {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Opens a UDP socket inside network namespace `ns` (the socket stays
 /// there; the thread returns to its own namespace).
 pub fn socket_in(ns: &str, bind: impl Into<SocketAddr>) -> anyhow::Result<UdpSocket> {

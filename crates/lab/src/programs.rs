@@ -33,9 +33,13 @@ impl Program {
 }
 
 /// What `braid lab bench` runs besides a variant's needs: ethtool (the
-/// hosts' checksum offload off).
+/// hosts' checksum offload off, NAPI on for the generator) and nft.
 pub fn bench_extra() -> Vec<Program> {
-    vec![Program::new("ethtool", "ethtool")]
+    vec![
+        Program::new("ethtool", "ethtool"),
+        // The isolated sender's count at the receiving host.
+        Program::new("nft", "nftables"),
+    ]
 }
 
 /// The programs building `lab` for each of `variants` needs and, with
