@@ -8,7 +8,8 @@
 //! whose peer has GRO on or an XDP program), or the kernel drops them.
 //! The program writes each frame's first [`HEAD`] bytes back before it
 //! sends it (the routers rewrite them in place in a recycled page: see
-//! the C file).
+//! the C file) and numbers its IPv4 identification: the frame must be
+//! IPv4 over Ethernet, with identification 0.
 
 use aya::maps::{Array, MapData};
 use aya::programs::{ProgramError, TestRun, Xdp};
@@ -117,6 +118,28 @@ impl Generator {
                 source,
             }),
         }
+    }
+
+    /// Runs the program once on `frame` without sending anything (a
+    /// plain test run, one frame): its verdict (3 sent, 1 not due or all
+    /// sent) and the frame as it would have left. For tests.
+    pub fn rehearse(&self, frame: &[u8]) -> Result<(u32, Vec<u8>), DatapathError> {
+        let mut out = vec![0u8; frame.len()];
+        let opts = TestRunOptions {
+            data_in: Some(frame),
+            data_out: Some(&mut out),
+            ..Default::default()
+        };
+        let program: &Xdp = self
+            .ebpf
+            .program("bench_tx")
+            .and_then(|p| p.try_into().ok())
+            .ok_or(DatapathError::Map("bench_tx"))?;
+        let verdict = program
+            .test_run(opts)
+            .map_err(err("test-running"))?
+            .return_value;
+        Ok((verdict, out))
     }
 
     /// What the last run sent, as the program counted it.

@@ -1426,6 +1426,10 @@ fn a_crashed_loader_leaves_nothing_attached() {
 
 const TESTS: &[(&str, Test)] = &[
     (
+        "the_generator_restores_each_frames_head_and_numbers_it",
+        the_generator_restores_each_frames_head_and_numbers_it,
+    ),
+    (
         "egress_routes_a_delivered_packet_to_its_next_hop_when_asked",
         egress_routes_a_delivered_packet_to_its_next_hop_when_asked,
     ),
@@ -1510,6 +1514,54 @@ const TESTS: &[(&str, Test)] = &[
         the_lab_loss_program_drops_as_its_parameters_say,
     ),
 ];
+
+/// The lab bench's generator (bpf/gen.c), run as a test: each frame it
+/// would send has its head written back from what the loader gave it
+/// (whatever a router left there) and its IPv4 identification numbered,
+/// the header checksum mended; once its total has left it sends nothing.
+fn the_generator_restores_each_frames_head_and_numbers_it() {
+    let mut gen = braid_bpf::gen::Generator::load().expect("the generator loads");
+    let mut frame = vec![0u8; 14];
+    frame[12] = 0x08; // IPv4
+    frame.extend(ipv4_header(
+        [198, 18, 1, 2],
+        [198, 18, 3, 2],
+        17,
+        0,
+        20 + 8 + 64,
+    ));
+    frame.extend([0u8; 8 + 64]);
+    // A frame due every nanosecond: each run finds one due (and skips
+    // those it missed, which are not numbered).
+    gen.pace(&frame, 1_000_000_000, u64::MAX / 4)
+        .expect("paced");
+    let mut left_by_a_router = frame.clone();
+    left_by_a_router[22] = 1; // the TTL run down
+    left_by_a_router[..6].copy_from_slice(&[2, 0, 0, 0, 0, 9]);
+    for id in 0u16..3 {
+        let (verdict, out) = gen.rehearse(&left_by_a_router).expect("runs");
+        assert_eq!(verdict, 3, "frame {id} is sent (XDP_TX)");
+        assert_eq!(out[..6], frame[..6], "the destination MAC is written back");
+        assert_eq!(out[22], 64, "the TTL is written back");
+        assert_eq!(u16::from_be_bytes([out[18], out[19]]), id, "numbered");
+        assert_eq!(
+            checksum(&out[14..34]),
+            0,
+            "frame {id}: the IPv4 header checksum holds"
+        );
+        assert_eq!(out[34..], frame[34..], "nothing past the IP header changes");
+    }
+    gen.pace(&frame, 1_000, 0).expect("paced");
+    let (verdict, _) = gen.rehearse(&frame).expect("runs");
+    assert_eq!(
+        verdict, 1,
+        "after its total, nothing more is sent (XDP_DROP)"
+    );
+    assert!(matches!(
+        gen.pace(&frame[..40], 1000, 1),
+        Err(braid_bpf::DatapathError::ShortFrame(40))
+    ));
+}
 
 fn main() -> std::process::ExitCode {
     if std::env::var_os(HOLDER).is_some() {

@@ -169,6 +169,11 @@ enum LabAction {
         /// reported; the latency and VoIP sweeps run once).
         #[arg(long, default_value_t = 1)]
         runs: usize,
+        /// The rate, packets/s, at which every variant's CPU per packet
+        /// is also measured alike (a variant whose highest rate is lower
+        /// gets none).
+        #[arg(long, default_value_t = 20_000)]
+        common_rate: u64,
         #[command(flatten)]
         keep: Keep,
     },
@@ -213,6 +218,7 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             sender,
             sizes,
             runs,
+            common_rate,
             keep,
         } => braid_lab::bench::bench(
             &scenario,
@@ -224,6 +230,7 @@ pub fn run_lab(args: LabArgs) -> anyhow::Result<ExitCode> {
                 },
                 sizes,
                 runs,
+                common_rate,
             },
             json,
             out.as_deref(),
