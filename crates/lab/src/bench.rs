@@ -262,20 +262,7 @@ pub fn bench(
             }
             if run == 0 {
                 latency.push(light_latency(&lab, &flow, &v.name, &stop)?);
-                for rate in VOIP_RATES {
-                    let t = trial(&lab, &flow, 160, rate, &stop)?;
-                    eprintln!(
-                        "  160 B at {rate} pps: loss {:.3}%, CPU load {:.0}%",
-                        t.loss * 100.0,
-                        t.load * 100.0
-                    );
-                    voip.push(VoipPoint {
-                        variant: v.name.clone(),
-                        offered_pps: rate,
-                        cpu_load: t.load,
-                        loss: t.loss,
-                    });
-                }
+                voip.extend(voip_sweep(&lab, &flow, &v.name, &stop)?);
             }
             // Last: the isolated sender's drop rule ends the hosts' socket traffic.
             let mut gen = if isolated {
@@ -289,28 +276,7 @@ pub fn bench(
             };
             let mut probe = |size: usize, rate: u64| -> anyhow::Result<(f64, f64, Option<bool>)> {
                 match gen.as_mut() {
-                    Some(g) => {
-                        let t = g.trial(size, rate, &stop)?;
-                        // The routers' loss, of what was sent; a sender
-                        // that sent under 99% of what was asked fails the
-                        // trial with what it did not send counted as lost.
-                        let loss = if t.sent * 100 < t.asked * 99 {
-                            1.0 - t.delivered as f64 / t.asked.max(1) as f64
-                        } else {
-                            1.0 - t.delivered as f64 / t.sent.max(1) as f64
-                        };
-                        let lagged = t.skipped > 0 || t.sent < t.asked;
-                        eprintln!(
-                            "    sent {} at {:.0} pps (at most {} behind, {} skipped), {} arrived; routers' CPU {:.0}% busy",
-                            t.sent,
-                            t.sender_rate,
-                            t.sender_lag,
-                            t.skipped,
-                            t.delivered,
-                            t.router_load * 100.0
-                        );
-                        Ok((loss, t.router_cpu_us, Some(lagged)))
-                    }
+                    Some(g) => Ok(judge(&g.trial(size, rate, &stop)?)),
                     None => {
                         let t = trial(&lab, &flow, size, rate, &stop)?;
                         Ok((t.loss, t.cpu_us, None))
@@ -371,6 +337,58 @@ pub fn bench(
         print_text(&lab, &summary, &latency, &voip, isolated, plan.common_rate);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The VoIP sweep (the seed's figures 4 and 5): loss and the machine's
+/// CPU load at each of [`VOIP_RATES`] of 160-byte packets.
+fn voip_sweep(
+    lab: &Lab,
+    flow: &LabFlow,
+    variant: &str,
+    stop: &AtomicBool,
+) -> anyhow::Result<Vec<VoipPoint>> {
+    let mut points = Vec::new();
+    for rate in VOIP_RATES {
+        let t = trial(lab, flow, 160, rate, stop)?;
+        eprintln!(
+            "  160 B at {rate} pps: loss {:.3}%, CPU load {:.0}%",
+            t.loss * 100.0,
+            t.load * 100.0
+        );
+        points.push(VoipPoint {
+            variant: variant.to_string(),
+            offered_pps: rate,
+            cpu_load: t.load,
+            loss: t.loss,
+        });
+    }
+    Ok(points)
+}
+
+/// An isolated sender's trial as the search takes it: the loss, the
+/// routers' CPU per packet, whether the sender fell behind. The loss is
+/// the routers', of what was sent; a sender that sent under 99% of what
+/// was asked fails the trial, what it did not send counted as lost.
+fn judge(t: &crate::generator::IsolatedTrial) -> (f64, f64, Option<bool>) {
+    let loss = if t.sent * 100 < t.asked * 99 {
+        1.0 - t.delivered as f64 / t.asked.max(1) as f64
+    } else {
+        1.0 - t.delivered as f64 / t.sent.max(1) as f64
+    };
+    eprintln!(
+        "    sent {} at {:.0} pps (at most {} behind, {} skipped), {} arrived; routers' CPU {:.0}% busy",
+        t.sent,
+        t.sender_rate,
+        t.sender_lag,
+        t.skipped,
+        t.delivered,
+        t.router_load * 100.0
+    );
+    (
+        loss,
+        t.router_cpu_us,
+        Some(t.skipped > 0 || t.sent < t.asked),
+    )
 }
 
 /// One-way latency at a light load: 2,000 packets of 64 B at 1,000/s.
@@ -619,4 +637,67 @@ fn html(lab: &Lab, summary: &[Summary], voip: &[VoipPoint], isolated: bool) -> S
         ),
         &[rates, load, loss],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generator::IsolatedTrial;
+
+    fn trial(asked: u64, sent: u64, delivered: u64, skipped: u64) -> IsolatedTrial {
+        IsolatedTrial {
+            asked,
+            sent,
+            delivered,
+            router_cpu_us: 1.5,
+            router_load: 0.5,
+            sender_rate: sent as f64,
+            sender_lag: skipped,
+            skipped,
+        }
+    }
+
+    #[test]
+    fn a_trial_is_judged_by_the_routers_loss_unless_the_sender_fell_short() {
+        // Every frame sent arrived, a few hundred skipped: the routers lost
+        // nothing, the sender is said to have fallen behind.
+        let (loss, cpu, lagged) = judge(&trial(100_000, 99_600, 99_600, 400));
+        assert_eq!((loss, cpu, lagged), (0.0, 1.5, Some(true)));
+        // The routers lost 0.2% of what was sent.
+        let (loss, _, lagged) = judge(&trial(100_000, 100_000, 99_800, 0));
+        assert!((loss - 0.002).abs() < 1e-9, "{loss}");
+        assert_eq!(lagged, Some(false));
+        // Under 99% sent: what was not sent counts as lost.
+        let (loss, _, _) = judge(&trial(100_000, 90_000, 90_000, 10_000));
+        assert!((loss - 0.1).abs() < 1e-9, "{loss}");
+    }
+
+    #[test]
+    fn the_search_finds_the_last_rate_that_passes_and_who_limited_it() {
+        // Routers that carry 100,000/s; a sender that falls behind above
+        // 150,000/s only.
+        let mut asked = Vec::new();
+        let mut probe = |_: usize, rate: u64| -> anyhow::Result<(f64, f64, Option<bool>)> {
+            asked.push(rate);
+            let loss = if rate > 100_000 { 0.01 } else { 0.0 };
+            Ok((loss, 1e6 / rate as f64, Some(rate > 150_000)))
+        };
+        let (pps, cpu, limited) = max_rate(64, &mut probe).unwrap();
+        assert!((97_500..=100_000).contains(&pps), "{pps}");
+        assert!((cpu - 1e6 / pps as f64).abs() < 1e-9);
+        assert_eq!(
+            limited,
+            Some(false),
+            "the failure just above was the routers'"
+        );
+        assert!(asked.len() <= 12, "doubling then six halvings: {asked:?}");
+        // A sender that falls behind where the routers would still carry.
+        let mut probe = |_: usize, rate: u64| -> anyhow::Result<(f64, f64, Option<bool>)> {
+            let behind = rate > 60_000;
+            Ok((if behind { 0.01 } else { 0.0 }, 1.0, Some(behind)))
+        };
+        let (pps, _, limited) = max_rate(64, &mut probe).unwrap();
+        assert!((57_500..=60_000).contains(&pps), "{pps}");
+        assert_eq!(limited, Some(true));
+    }
 }
