@@ -142,11 +142,12 @@ enum LabAction {
     },
     /// Forwarding benchmark per variant: packet rates, CPU, latency.
     ///
-    /// On the scenario's first flow, per variant: the highest rate of 64-
-    /// and 1400-byte UDP delivered with under 0.1% loss, whole-machine CPU
-    /// per packet there, one-way latency at 1,000 packets/s, and CPU load
-    /// and loss against offered rate of 160-byte packets (the kernel-path
-    /// seed's figures 4 and 5).
+    /// On the scenario's first flow, per variant: the highest rate of UDP
+    /// of each size delivered with under 0.1% loss and the CPU per packet
+    /// there and at a common rate (with the isolated sender, the routers'
+    /// CPU: the kernel's packet generator sends from another), one-way
+    /// latency at 1,000 packets/s, and CPU load and loss against offered
+    /// rate of 160-byte packets (the kernel-path seed's figures 4 and 5).
     Bench {
         scenario: PathBuf,
         /// Print the report as JSON.
