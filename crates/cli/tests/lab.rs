@@ -2530,8 +2530,9 @@ fn a_run_leaves_nothing_behind_and_an_interrupted_run_keeps_its_logs() {
 /// frames' bytes in place, and the generator must write them back before
 /// each send: without that, 0.2-10% arrived with their TTL run down or
 /// another hop's MAC address), and the routers' CPU time per packet is
-/// measured. A trial of 20,000 frames each; the search for the highest
-/// rate is the bench's (docs/performance.md).
+/// measured; the machine's backlog is raised while it runs and put back.
+/// A trial of 20,000 frames each; the search for the highest rate is
+/// the bench's (docs/performance.md).
 fn the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives() {
     let path = write_lab(
         "isolated.toml",
@@ -2546,6 +2547,8 @@ fn the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives
         None,
         "CI has eBPF and two CPUs"
     );
+    let backlog = || std::fs::read_to_string("/proc/sys/net/core/netdev_max_backlog").unwrap();
+    let backlog_before = backlog();
     let mut built = braid_lab::run::build(&lab, &lab.variants[0]).expect("the lab builds");
     let mut sender = braid_lab::generator::Isolated::prepare(&lab, &flow, &built.daemons)
         .expect("the sender is set up");
@@ -2563,6 +2566,9 @@ fn the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives
             "{size} B: the routers' CPU per packet is measured: {t:?}"
         );
     }
+    assert_eq!(backlog().trim(), "10000", "raised while the bench runs");
+    drop(sender);
+    assert_eq!(backlog(), backlog_before, "and put back after");
     built.succeeded = true;
     drop(built);
     remove_lab_file(&path);

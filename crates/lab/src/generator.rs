@@ -145,18 +145,21 @@ impl Isolated {
             parse_mac(text.trim())
                 .ok_or_else(|| anyhow!("{dev} in {ns}: no MAC address in {text:?}"))
         };
-        let backlog_before = std::fs::read_to_string(BACKLOG_SYSCTL)
-            .context("reading net.core.netdev_max_backlog")?;
-        std::fs::write(BACKLOG_SYSCTL, BACKLOG).context("raising net.core.netdev_max_backlog")?;
         let ifindex = read_in_ns(&sender_ns, &["cat", "/sys/class/net/eth0/ifindex"])?
             .trim()
             .parse()
             .context("the sending host's eth0 ifindex")?;
+        let generator = Generator::load().context("loading the packet generator")?;
+        let (src_mac, dst_mac) = (mac(&sender_ns, "eth0")?, mac(&router_ns, "host0")?);
+        // Last, once nothing can fail before Drop puts it back.
+        let backlog_before = std::fs::read_to_string(BACKLOG_SYSCTL)
+            .context("reading net.core.netdev_max_backlog")?;
+        std::fs::write(BACKLOG_SYSCTL, BACKLOG).context("raising net.core.netdev_max_backlog")?;
         Ok(Isolated {
             backlog_before,
-            generator: Generator::load().context("loading the packet generator")?,
-            src_mac: mac(&sender_ns, "eth0")?,
-            dst_mac: mac(&router_ns, "host0")?,
+            generator,
+            src_mac,
+            dst_mac,
             sender_ns,
             receiver_ns,
             ifindex,
