@@ -44,11 +44,18 @@ impl Generator {
         let mut generator = Generator {
             ebpf: Ebpf::load(crate::objects::GEN)?,
         };
-        generator.program()?.load().map_err(err("verifying"))?;
+        generator.program_mut()?.load().map_err(err("verifying"))?;
         Ok(generator)
     }
 
-    fn program(&mut self) -> Result<&mut Xdp, DatapathError> {
+    fn program(&self) -> Result<&Xdp, DatapathError> {
+        self.ebpf
+            .program("bench_tx")
+            .and_then(|p| p.try_into().ok())
+            .ok_or(DatapathError::Map("bench_tx"))
+    }
+
+    fn program_mut(&mut self) -> Result<&mut Xdp, DatapathError> {
         self.ebpf
             .program_mut("bench_tx")
             .and_then(|p| p.try_into().ok())
@@ -100,11 +107,7 @@ impl Generator {
             attrs: TestRunAttrs::new().xdp_live_frames(BATCH),
             ..Default::default()
         };
-        let program: &Xdp = self
-            .ebpf
-            .program("bench_tx")
-            .and_then(|p| p.try_into().ok())
-            .ok_or(DatapathError::Map("bench_tx"))?;
+        let program = self.program()?;
         match program.test_run(opts) {
             Ok(_) => Ok(()),
             Err(ProgramError::SyscallError(e))
@@ -130,11 +133,7 @@ impl Generator {
             data_out: Some(&mut out),
             ..Default::default()
         };
-        let program: &Xdp = self
-            .ebpf
-            .program("bench_tx")
-            .and_then(|p| p.try_into().ok())
-            .ok_or(DatapathError::Map("bench_tx"))?;
+        let program = self.program()?;
         let verdict = program
             .test_run(opts)
             .map_err(err("test-running"))?

@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 
+use braid_sim::FlowResult;
+
 use crate::flows::probe_flow;
 use crate::ns::in_ns;
 use crate::run::build;
@@ -48,6 +50,20 @@ struct Trial {
     load: f64,
 }
 
+/// `f`'s UDP probes from this process's socket, starting 50 ms from
+/// now, stragglers waited for 300 ms.
+fn probe(lab: &Lab, f: &LabFlow, stop: &AtomicBool) -> anyhow::Result<FlowResult> {
+    probe_flow(
+        lab,
+        "",
+        0,
+        f,
+        Instant::now() + Duration::from_millis(50),
+        Duration::from_millis(300),
+        stop,
+    )
+}
+
 /// One benchmark trial: `rate` packets/s of `size` bytes for one second.
 fn trial(
     lab: &Lab,
@@ -63,15 +79,7 @@ fn trial(
         ..flow.clone()
     };
     let (busy0, total0) = cpu_ticks();
-    let r = probe_flow(
-        lab,
-        "",
-        0,
-        &f,
-        Instant::now() + Duration::from_millis(50),
-        Duration::from_millis(300),
-        stop,
-    )?;
+    let r = probe(lab, &f, stop)?;
     let (busy1, total1) = cpu_ticks();
     let tick_us = 1e6 / 100.0; // USER_HZ
     let cpu_us = (busy1 - busy0) as f64 * tick_us / r.delivered.max(1) as f64;
@@ -404,15 +412,7 @@ fn light_latency(
         size: 64,
         ..flow.clone()
     };
-    let r = probe_flow(
-        lab,
-        "",
-        0,
-        &light,
-        Instant::now() + Duration::from_millis(50),
-        Duration::from_millis(300),
-        stop,
-    )?;
+    let r = probe(lab, &light, stop)?;
     Ok(serde_json::json!({
         "variant": variant, "p50_ms": r.delay_p50_ms, "p99_ms": r.delay_p99_ms, "lost": r.lost,
     }))

@@ -9,8 +9,9 @@ use std::process::Command;
 
 use anyhow::{bail, Context};
 
-/// Runs `cmd args`; an error names the command and what it printed.
-pub fn run(cmd: &str, args: &[&str]) -> anyhow::Result<()> {
+/// Runs `cmd args` and returns what it printed; an error names the
+/// command and what it printed on stderr.
+pub fn output(cmd: &str, args: &[&str]) -> anyhow::Result<String> {
     let out = Command::new(cmd)
         .args(args)
         .output()
@@ -22,32 +23,25 @@ pub fn run(cmd: &str, args: &[&str]) -> anyhow::Result<()> {
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    Ok(())
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Runs `cmd args`; an error names the command and what it printed.
+pub fn run(cmd: &str, args: &[&str]) -> anyhow::Result<()> {
+    output(cmd, args).map(drop)
 }
 
 /// Runs a command inside network namespace `ns`.
 pub fn in_ns(ns: &str, args: &[&str]) -> anyhow::Result<()> {
-    let mut all = vec!["netns", "exec", ns];
-    all.extend_from_slice(args);
-    run("ip", &all)
+    read_in_ns(ns, args).map(drop)
 }
 
 /// Runs a command inside network namespace `ns` and returns what it
-/// printed; an error names the command and what it printed on stderr.
+/// printed.
 pub fn read_in_ns(ns: &str, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns])
-        .args(args)
-        .output()
-        .context("cannot run ip")?;
-    if !out.status.success() {
-        bail!(
-            "{} (in {ns}): {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let mut all = vec!["netns", "exec", ns];
+    all.extend_from_slice(args);
+    output("ip", &all)
 }
 
 /// Opens a UDP socket inside network namespace `ns` (the socket stays
