@@ -227,3 +227,51 @@ proptest! {
         }
     }
 }
+
+/// On meshes large enough for the extras' estimates to matter (the walk
+/// back from the target stops at its budget, the landmarks sit far from
+/// most pairs), every extra is still exactly the least shared and then the
+/// cheapest: its shares and cost equal a plain Dijkstra's on the same
+/// penalised costs.
+#[test]
+fn extras_on_meshes_match_a_plain_dijkstra() {
+    use braid_proto::generate::random_geometric;
+    use braid_proto::paths::ShortestPathTree;
+    use rand_chacha::rand_core::SeedableRng;
+    let mut checked = 0;
+    for seed in 0..3 {
+        let mesh = random_geometric(300, 5.0, &mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+        let g = &mesh.graph;
+        let penalty = g.total_cost() + 1;
+        for mode in [Disjointness::Node, Disjointness::Edge] {
+            let source = seed as NodeIx;
+            let mut dp = DisjointPaths::new(g, source).unwrap();
+            for t in (0..g.node_count() as NodeIx).filter(|&t| t != source && t % 3 == 0) {
+                let got = dp.to(t, 5, mode).unwrap();
+                for (i, p) in got.iter().enumerate().filter(|(_, p)| p.shared) {
+                    let before = &got[..i];
+                    let cost = |a: u32| {
+                        let arc = g.arc(a);
+                        let mut shared = before
+                            .iter()
+                            .filter(|b| b.arcs.iter().any(|&x| g.arc(x).link == arc.link));
+                        let mut n = shared.by_ref().count() as u64;
+                        if mode == Disjointness::Node && arc.to != t {
+                            n += before
+                                .iter()
+                                .filter(|b| b.transit().contains(&arc.to))
+                                .count() as u64;
+                        }
+                        arc.cost.units() as u64 + penalty * n
+                    };
+                    let best =
+                        ShortestPathTree::compute_with(g, source, Some(t), cost).dist[t as usize];
+                    let have: u64 = p.arcs.iter().map(|&a| cost(a)).sum();
+                    assert_eq!(have, best, "seed {seed}, {mode:?}, target {t}, extra {i}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} extras checked");
+}

@@ -16,10 +16,9 @@
 //! keeps capacity 1 on every arc. Both are implicit: no second graph is
 //! built.
 //!
-//! When fewer than k disjoint paths exist, the remaining paths are found one
-//! at a time by Dijkstra with a penalty on every node and link already used:
-//! the penalty exceeds the cost of any simple path, so the least-shared path
-//! wins and cost breaks ties. Those paths carry `shared: true`.
+//! When fewer than k disjoint paths exist, the remaining paths are the
+//! least shared with those before them, then the cheapest, one at a time
+//! ([`super::shared`]). Those paths carry `shared: true`.
 //!
 //! The first round is the plain shortest-path tree from the source, which
 //! [`DisjointPaths`] computes once and reuses for every destination. The
@@ -35,6 +34,7 @@ use thiserror::Error;
 
 use super::dijkstra::ShortestPathTree;
 use super::path::{Disjointness, Path};
+use super::shared::SharedExtras;
 use crate::graph::{ArcIx, Graph, NodeIx};
 
 /// Most paths one request may ask for: the data header's path index has
@@ -93,19 +93,18 @@ pub struct DisjointPaths<'g> {
     dist: Vec<i64>,
     pred: Vec<Step>,
     heap: RadixHeap,
-    /// `cheapest`'s distances and predecessor arcs, per node.
-    node_dist: Vec<u64>,
-    node_pred: Vec<ArcIx>,
+    /// Finds the least-shared extras, with scratch space of its own.
+    extras: SharedExtras,
     /// The residual arcs at one state (`residual`'s answer).
     arcs: Vec<(usize, i64, Step)>,
-    /// `cut_near_an_end`'s walk: states seen (by stamp) and in order.
+    /// `cut_near_the_far_end`'s walk: states seen (by stamp) and in order.
     seen: Vec<u32>,
     stamp: u32,
     walk: Vec<u32>,
 }
 
-/// Most states `cut_near_an_end` walks on either side before it leaves
-/// the question to the search.
+/// Most states `cut_near_the_far_end` walks before it leaves the
+/// question to the search.
 const CUT_BUDGET: usize = 128;
 
 impl<'g> DisjointPaths<'g> {
@@ -115,17 +114,17 @@ impl<'g> DisjointPaths<'g> {
             return Err(PathError::UnknownNode(source));
         }
         let states = 2 * graph.node_count();
+        let base = ShortestPathTree::compute(graph, source);
         Ok(DisjointPaths {
             graph,
-            base: ShortestPathTree::compute(graph, source),
+            base,
             arc_flow: vec![false; graph.arc_count()],
             node_flow: vec![0; graph.node_count()],
             potential: vec![0; states],
             dist: vec![0; states],
             pred: vec![Step::None; states],
             heap: RadixHeap::new(),
-            node_dist: vec![u64::MAX; graph.node_count()],
-            node_pred: vec![0; graph.node_count()],
+            extras: SharedExtras::new(graph),
             arcs: Vec::new(),
             seen: vec![0; states],
             stamp: 0,
@@ -181,10 +180,12 @@ impl<'g> DisjointPaths<'g> {
             // A cut next to either end ends the rounds without a search:
             // the states one side reaches through residual arcs run out
             // within a small budget.
-            if self.cut_near_an_end(target, mode) {
+            let forward = flow % 2 == 0;
+            let cut = self.cut_near_the_far_end(target, mode, forward);
+            if cut {
                 break;
             }
-            let found = self.augment(target, mode, flow % 2 == 0);
+            let found = self.augment(target, mode, forward);
             if !found {
                 break;
             }
@@ -193,7 +194,8 @@ impl<'g> DisjointPaths<'g> {
         let mut paths = self.decompose(target, flow);
         paths.sort_by(|a, b| (a.cost, &a.nodes).cmp(&(b.cost, &b.nodes)));
         if paths.len() < k {
-            self.add_shared(&mut paths, target, k, mode);
+            self.extras
+                .add(self.graph, &self.base, &mut paths, target, k, mode);
         }
         Ok(paths)
     }
@@ -236,16 +238,22 @@ impl<'g> DisjointPaths<'g> {
         }
     }
 
-    /// Whether the residual graph's states reachable from the source, or
-    /// those that reach the target, are fewer than [`CUT_BUDGET`]: then no
-    /// augmenting path exists, found at the cost of that small side alone
-    /// (a search that fails settles every state of its own side, which
-    /// may be the whole graph). Every destination from one source shares
-    /// that source's neighbourhood, where such cuts are common.
-    fn cut_near_an_end(&mut self, target: NodeIx, mode: Disjointness) -> bool {
+    /// Whether the states on the far side of a search about to run
+    /// `forward` (from the source) or back from the target are fewer than
+    /// [`CUT_BUDGET`]: those the target's side reaches through residual
+    /// arcs before a forward search, those reaching the source's side
+    /// before a backward one. Then no augmenting path exists, found at
+    /// the cost of that small side alone. A search that fails settles
+    /// every state of its own side, which is cheap where the cut is near
+    /// its own end and may be the whole graph where it is near the far
+    /// one; so only the far end is walked.
+    fn cut_near_the_far_end(&mut self, target: NodeIx, mode: Disjointness, forward: bool) -> bool {
         let (src, sink) = (state_out(self.base.source), state_in(target));
-        self.side_runs_out(src, sink, true, target, mode)
-            || self.side_runs_out(sink, src, false, target, mode)
+        if forward {
+            self.side_runs_out(sink, src, false, target, mode)
+        } else {
+            self.side_runs_out(src, sink, true, target, mode)
+        }
     }
 
     /// A breadth-first walk of residual arcs from `start` (forward, or
@@ -543,85 +551,6 @@ impl<'g> DisjointPaths<'g> {
             paths.push(Path::from_arcs(g, source, arcs));
         }
         paths
-    }
-
-    /// The cheapest path to `target` at the arc costs `cost` (Dijkstra on
-    /// the radix heap and the scratch space, stopping once the target is
-    /// settled), if it is reachable.
-    fn cheapest(&mut self, target: NodeIx, cost: impl Fn(ArcIx) -> u64) -> Option<Path> {
-        let g = self.graph;
-        let source = self.base.source;
-        self.node_dist.fill(u64::MAX);
-        self.heap.clear();
-        self.node_dist[source as usize] = 0;
-        self.heap.push(0, source);
-        while let Some((d, u)) = self.heap.pop() {
-            if d > self.node_dist[u as usize] {
-                continue; // a stale heap entry
-            }
-            if u == target {
-                break;
-            }
-            for a in g.out_arcs(u) {
-                let to = g.arc(a).to as usize;
-                let nd = d.saturating_add(cost(a));
-                if nd < self.node_dist[to] {
-                    self.node_dist[to] = nd;
-                    self.node_pred[to] = a;
-                    self.heap.push(nd, to as u32);
-                }
-            }
-        }
-        if self.node_dist[target as usize] == u64::MAX {
-            return None;
-        }
-        let mut arcs = Vec::new();
-        let mut v = target;
-        while v != source {
-            let a = self.node_pred[v as usize];
-            arcs.push(a);
-            v = g.arc(a).from;
-        }
-        arcs.reverse();
-        Some(Path::from_arcs(g, source, arcs))
-    }
-
-    /// Adds least-shared paths until there are `k` or no new path exists.
-    fn add_shared(&mut self, paths: &mut Vec<Path>, target: NodeIx, k: usize, mode: Disjointness) {
-        let g = self.graph;
-        let penalty = g.total_cost().saturating_add(1);
-        let mut node_use = vec![0u32; g.node_count()];
-        let mut link_use = vec![0u32; g.link_count()];
-        let count = |p: &Path, node_use: &mut [u32], link_use: &mut [u32]| {
-            for &a in &p.arcs {
-                link_use[g.arc(a).link as usize] += 1;
-            }
-            for &v in p.transit() {
-                node_use[v as usize] += 1;
-            }
-        };
-        for p in paths.iter() {
-            count(p, &mut node_use, &mut link_use);
-        }
-        while paths.len() < k {
-            let arc_cost = |a: ArcIx| {
-                let arc = g.arc(a);
-                let mut shared = link_use[arc.link as usize] as u64;
-                if mode == Disjointness::Node && arc.to != target {
-                    shared += node_use[arc.to as usize] as u64;
-                }
-                (arc.cost.units() as u64).saturating_add(penalty.saturating_mul(shared))
-            };
-            let Some(mut p) = self.cheapest(target, arc_cost) else {
-                break;
-            };
-            if paths.iter().any(|q| q.arcs == p.arcs) {
-                break; // nothing new: every remaining path repeats one we have
-            }
-            p.shared = true;
-            count(&p, &mut node_use, &mut link_use);
-            paths.push(p);
-        }
     }
 }
 

@@ -7,8 +7,10 @@
 mod damping;
 mod dijkstra;
 mod disjoint;
+mod landmarks;
 mod path;
 mod radix_heap;
+mod shared;
 mod tree;
 
 pub use damping::{Damping, DampingConfig, Margin};

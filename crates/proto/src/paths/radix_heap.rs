@@ -12,6 +12,9 @@
 pub(crate) struct RadixHeap {
     last: u64,
     len: usize,
+    /// Bit `i` set when bucket `i` (1..=64) may be non-empty: a pop
+    /// finds the lowest one in one instruction instead of a scan.
+    occupied: u128,
     buckets: Vec<Vec<(u64, u32)>>,
 }
 
@@ -20,6 +23,7 @@ impl RadixHeap {
         RadixHeap {
             last: 0,
             len: 0,
+            occupied: 0,
             buckets: vec![Vec::new(); 65],
         }
     }
@@ -30,6 +34,7 @@ impl RadixHeap {
         }
         self.last = 0;
         self.len = 0;
+        self.occupied = 0;
     }
 
     fn bucket(&self, key: u64) -> usize {
@@ -42,6 +47,7 @@ impl RadixHeap {
         debug_assert!(key >= self.last, "radix heap keys must be monotone");
         let b = self.bucket(key);
         self.buckets[b].push((key, value));
+        self.occupied |= 1 << b;
         self.len += 1;
     }
 
@@ -49,23 +55,33 @@ impl RadixHeap {
         if self.len == 0 {
             return None;
         }
-        if self.buckets[0].is_empty() {
-            let i = (1..65)
-                .find(|&i| !self.buckets[i].is_empty())
-                .expect("len > 0");
-            let items = std::mem::take(&mut self.buckets[i]);
-            self.last = items.iter().map(|&(k, _)| k).min().expect("non-empty");
-            for &(k, v) in &items {
-                let b = self.bucket(k);
-                self.buckets[b].push((k, v));
-            }
-            // Give the emptied bucket its allocation back.
-            let mut items = items;
-            items.clear();
-            self.buckets[i] = items;
-        }
         self.len -= 1;
-        self.buckets[0].pop()
+        if let Some(item) = self.buckets[0].pop() {
+            return Some(item);
+        }
+        // Bucket 0 is empty and len > 0, so some higher bit is set.
+        let i = (self.occupied & !1).trailing_zeros() as usize;
+        let mut items = std::mem::take(&mut self.buckets[i]);
+        self.occupied &= !(1 << i);
+        // The least item is the answer: it becomes `last`, and every
+        // other item of bucket i moves to a lower bucket, by the highest
+        // bit in which it differs from it.
+        let (at, &(key, value)) = items
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, (k, _))| *k)
+            .expect("non-empty");
+        items.swap_remove(at);
+        self.last = key;
+        for &(k, v) in &items {
+            let b = self.bucket(k);
+            self.buckets[b].push((k, v));
+            self.occupied |= 1 << b;
+        }
+        // Give the emptied bucket its allocation back.
+        items.clear();
+        self.buckets[i] = items;
+        Some((key, value))
     }
 }
 
