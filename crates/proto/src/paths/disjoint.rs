@@ -25,8 +25,9 @@
 //! rounds after it alternate direction, the first searched back from the
 //! target (`augment` says why that stays near the source-target
 //! corridor), and a short walk of the residual graph ends them where a
-//! cut lies next to either end, so that a search that must fail is not
-//! run (docs/performance.md, "Path computation", has the figures).
+//! cut lies next to the end a search would reach last, so that a search
+//! that must fail and would settle nearly everything is not run
+//! (docs/performance.md, "Path computation", has the figures).
 
 use super::radix_heap::RadixHeap;
 
@@ -177,9 +178,9 @@ impl<'g> DisjointPaths<'g> {
         // distances from the source), then the direction alternates: see
         // `augment`.
         while flow < bound {
-            // A cut next to either end ends the rounds without a search:
-            // the states one side reaches through residual arcs run out
-            // within a small budget.
+            // A cut next to the end the search would reach last ends the
+            // rounds without it: the states on that side run out within a
+            // small budget. (Near its own end, a failing search is cheap.)
             let forward = flow % 2 == 0;
             let cut = self.cut_near_the_far_end(target, mode, forward);
             if cut {
@@ -239,14 +240,14 @@ impl<'g> DisjointPaths<'g> {
     }
 
     /// Whether the states on the far side of a search about to run
-    /// `forward` (from the source) or back from the target are fewer than
-    /// [`CUT_BUDGET`]: those the target's side reaches through residual
-    /// arcs before a forward search, those reaching the source's side
-    /// before a backward one. Then no augmenting path exists, found at
-    /// the cost of that small side alone. A search that fails settles
-    /// every state of its own side, which is cheap where the cut is near
-    /// its own end and may be the whole graph where it is near the far
-    /// one; so only the far end is walked.
+    /// `forward` (from the source) or back from the target number at most
+    /// [`CUT_BUDGET`]: before a forward search, the states that reach the
+    /// target through residual arcs; before a backward one, the states
+    /// the source reaches. Then no augmenting path exists, found at the
+    /// cost of that small side alone. A search that fails settles every
+    /// state of its own side, which is cheap where the cut is near its
+    /// own end and may be the whole graph where it is near the far one;
+    /// so only the far end is walked.
     fn cut_near_the_far_end(&mut self, target: NodeIx, mode: Disjointness, forward: bool) -> bool {
         let (src, sink) = (state_out(self.base.source), state_in(target));
         if forward {

@@ -14,8 +14,9 @@
 //!
 //! Landmarks are chosen by farthest-point selection from the source: the
 //! first is the node farthest from it, each next the node farthest from
-//! every landmark so far, so that they sit at the mesh's edges, where the
-//! bounds are tightest for the paths between them.
+//! the source and every landmark so far (by distances from them), so
+//! that they sit at the mesh's edges, where the bounds are tightest for
+//! the paths between them.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -12,8 +12,9 @@
 pub(crate) struct RadixHeap {
     last: u64,
     len: usize,
-    /// Bit `i` set when bucket `i` (1..=64) may be non-empty: a pop
-    /// finds the lowest one in one instruction instead of a scan.
+    /// For buckets 1..=64, bit `i` set exactly when bucket `i` is not
+    /// empty: a pop finds the lowest one in one instruction instead of a
+    /// scan. (Bit 0 is set by pushes and never read.)
     occupied: u128,
     buckets: Vec<Vec<(u64, u32)>>,
 }

@@ -1,7 +1,8 @@
 //! The least-shared extras: when fewer than k disjoint paths exist, each
-//! further path is the one sharing the fewest nodes and links with the
-//! paths before it (each earlier use of a node or link counts once), and
-//! among those the cheapest.
+//! further path is the one sharing the least with the paths before it,
+//! and among those the cheapest. A share is one earlier path's use of a
+//! link the new path takes or (node mode only) of a node it passes
+//! through; the ends are never counted.
 //!
 //! Each extra is a cheapest path where every arc costs its own cost plus
 //! a penalty per share, the penalty above the cost of any simple path.
@@ -160,8 +161,8 @@ impl Search<'_> {
     /// `cost`, if there is one: an A* search whose `estimate` at a node is
     /// a consistent lower bound on its cost to the target (`None` where it
     /// cannot reach it). So it stops, exact, once the target is settled,
-    /// having settled only the nodes whose cost from the source plus
-    /// estimate is below the answer's.
+    /// having settled only nodes whose cost from the source plus estimate
+    /// is at most the answer's.
     fn cheapest(
         &mut self,
         g: &Graph,
@@ -223,10 +224,11 @@ impl Search<'_> {
 /// `target`, as far as a walk of [`SHARE_BUDGET`] nodes finds them:
 /// Dial's algorithm backward from the target, one bucket per share count
 /// (counts are small integers and most arcs share nothing). Leaves exact
-/// counts in `out` for the nodes it settled (resetting those `touched`
-/// wrote last time) and returns the count it stopped at, which every other
-/// node's is at least: so `min(out[v], returned)` is a consistent lower
-/// bound. Returns `u32::MAX` when it settled every node that reaches the
+/// counts in `out` for the nodes it settled, upper bounds for those it
+/// reached and did not settle, `u32::MAX` elsewhere (resetting what
+/// `touched` wrote last time), and returns the count it stopped at, which
+/// every unsettled node's is at least: so `min(out[v], returned)` is
+/// exact up to the returned count, a consistent lower bound. Returns `u32::MAX` when it settled every node that reaches the
 /// target (the others, left at `u32::MAX`, reach it not at all).
 fn count_shares_to(
     g: &Graph,
