@@ -296,7 +296,11 @@ fn every_nth_link_one_way(g: &Graph, n: u32) -> Graph {
                 continue; // added with its other direction
             }
             let back = g.find_arc(arc.to, arc.from).map(|r| g.arc(r).cost);
-            let back = if arc.link.is_multiple_of(n) { None } else { back };
+            let back = if arc.link.is_multiple_of(n) {
+                None
+            } else {
+                back
+            };
             b.add_link(arc.from, arc.to, Some(arc.cost), back);
         }
     }
