@@ -21,7 +21,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::graph::{ArcIx, Graph, NodeIx};
+use super::dijkstra::ShortestPathTree;
+use crate::graph::{Graph, NodeIx};
 
 /// Distances from and to each of a few landmarks, per node.
 #[derive(Debug, Clone)]
@@ -49,8 +50,8 @@ impl Landmarks {
             let Some(far) = far else {
                 break; // every reachable node is a landmark already
             };
-            let from = distances(graph, far as NodeIx, true);
-            let to = distances(graph, far as NodeIx, false);
+            let from = ShortestPathTree::compute(graph, far as NodeIx).dist;
+            let to = distances_to(graph, far as NodeIx);
             for (m, &d) in nearest.iter_mut().zip(&from) {
                 if *m != u64::MAX {
                     *m = (*m).min(d);
@@ -97,37 +98,25 @@ impl Landmarks {
     }
 }
 
-/// Every node's distance from `root` (`forward`) or to it, by Dijkstra on
-/// the arcs' costs; `u64::MAX` where there is no path.
-fn distances(graph: &Graph, root: NodeIx, forward: bool) -> Vec<u64> {
+/// Every node's distance to `root`, by Dijkstra along the arcs backward
+/// (the forward distances are [`ShortestPathTree::compute`]'s);
+/// `u64::MAX` where there is no path.
+fn distances_to(graph: &Graph, root: NodeIx) -> Vec<u64> {
     let mut dist = vec![u64::MAX; graph.node_count()];
     let mut heap = BinaryHeap::new();
     dist[root as usize] = 0;
     heap.push(Reverse((0u64, root)));
-    let far_end = |a: ArcIx| {
-        let arc = graph.arc(a);
-        if forward {
-            arc.to
-        } else {
-            arc.from
-        }
-    };
     while let Some(Reverse((d, u))) = heap.pop() {
         if d > dist[u as usize] {
             continue; // a stale heap entry
         }
-        let mut relax = |a: ArcIx| {
-            let v = far_end(a) as usize;
-            let nd = d.saturating_add(graph.arc(a).cost.units() as u64);
+        for &a in graph.in_arcs(u) {
+            let arc = graph.arc(a);
+            let (v, nd) = (arc.from as usize, d.saturating_add(arc.cost.units() as u64));
             if nd < dist[v] {
                 dist[v] = nd;
-                heap.push(Reverse((nd, v as NodeIx)));
+                heap.push(Reverse((nd, arc.from)));
             }
-        };
-        if forward {
-            graph.out_arcs(u).for_each(&mut relax);
-        } else {
-            graph.in_arcs(u).iter().copied().for_each(&mut relax);
         }
     }
     dist
@@ -138,7 +127,6 @@ mod tests {
     use super::*;
     use crate::graph::GraphBuilder;
     use crate::metric::Metric;
-    use crate::paths::ShortestPathTree;
 
     /// Every bound is at most the true distance, and `None` only where
     /// there is no path; returns how many pairs got a bound above 0.
