@@ -182,6 +182,23 @@ impl<P> Scheduler<P> {
         }
     }
 
+    /// Whether a bulk packet of `len` bytes in flow `flow_hash` would be
+    /// dropped at once by [`Self::enqueue`]: the queue is full and that
+    /// flow, with the packet, is the longest (it would lose its own
+    /// tail). A caller that numbers packets before queueing them can then
+    /// drop it unnumbered, which leaves no gap in the numbers for a
+    /// receiver to wait on.
+    pub fn would_drop(&self, len: usize, flow_hash: u64) -> bool {
+        let full =
+            self.packets >= self.config.max_packets || self.bytes + len > self.config.max_bytes;
+        if !full {
+            return false;
+        }
+        let f = (flow_hash % self.flows.len() as u64) as usize;
+        let mine = self.flows[f].bytes + len;
+        (self.flows.iter().enumerate()).all(|(g, flow)| g == f || flow.bytes < mine)
+    }
+
     /// Queues a packet that may leave by any path in `allowed`. Returns the
     /// packets dropped to stay within bounds (possibly this one).
     pub fn enqueue(
@@ -364,6 +381,34 @@ impl<P> Scheduler<P> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_full_queue_says_which_packet_it_would_drop_before_it_is_offered() {
+        let mut s = Scheduler::new(
+            SchedulerConfig {
+                max_packets: 10,
+                ..Default::default()
+            },
+            1,
+        );
+        for i in 0..7u32 {
+            assert!(!s.would_drop(1000, 1), "room for packet {i}");
+            assert!(s.enqueue(i, 1000, 1, false, 1).is_empty());
+        }
+        for i in 7..10u32 {
+            s.enqueue(i, 1000, 2, false, 1);
+        }
+        // Full: flow 1 (7 packets) is the longest, flow 2 (3) is not.
+        assert!(s.would_drop(1000, 1));
+        assert!(
+            !s.would_drop(1000, 2),
+            "flow 2 would push out flow 1's tail"
+        );
+        let dropped = s.enqueue(10, 1000, 1, false, 1);
+        assert_eq!(dropped, [10], "as said: its own");
+        let dropped = s.enqueue(11, 1000, 2, false, 1);
+        assert_eq!(dropped, [6], "as said: another flow's tail");
+    }
 
     #[test]
     fn urgent_waits_behind_at_most_the_bound_packets() {

@@ -468,7 +468,10 @@ fn a_sweep_of_unequal_paths_tracks_theory() {
 /// (10 Mbit/s 10 ms, 40 Mbit/s 50 ms): striped TCP whose fast-path
 /// packets wait for the delay difference sees one round trip and adds
 /// the paths up; without it, the egress's re-order buffer gives up on
-/// the slow path's gaps and TCP retransmits what was only late.
+/// the slow path's gaps and TCP retransmits what was only late. (The
+/// lead rule, `equalise.rs`, narrowed the gap: unequalised 7.31 Mbit/s
+/// with 321 retransmissions before it, 10.55 with 122 after; equalised
+/// 18.68 and 18.97.)
 #[test]
 fn equalised_delays_let_striped_tcp_add_up_unequal_paths() {
     let s = scenario("unequal-paths.toml");
@@ -484,7 +487,7 @@ fn equalised_delays_let_striped_tcp_add_up_unequal_paths() {
     let (eq, eq_retx) = find("stripe, re-ordered, equalised");
     let (raw, raw_retx) = find("stripe, re-ordered");
     assert!(eq > 1.5 * single, "stripe {eq:.2} vs one path {single:.2}");
-    assert!(eq > 2.0 * raw, "equalised {eq:.2} vs not {raw:.2}");
+    assert!(eq > 1.5 * raw, "equalised {eq:.2} vs not {raw:.2}");
     assert!(
         eq_retx * 4.0 <= raw_retx,
         "retransmissions {eq_retx} vs {raw_retx}"

@@ -690,6 +690,7 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
         ("malformed", c.malformed),
         ("queue_full", c.queue_full),
         ("binding_overflow", c.binding_overflow),
+        ("binding_full", c.binding_full),
         ("queue_dropped", c.queue_dropped),
         ("copies_dropped", c.copies_dropped),
         ("unknown_neighbor", io.unknown_neighbor),

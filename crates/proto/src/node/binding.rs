@@ -104,6 +104,17 @@ impl Binder {
         codel.admit(now)
     }
 
+    /// Whether a bulk user packet of `len` bytes in flow `key` toward
+    /// `egress` would only be dropped above the binding point
+    /// ([`Scheduler::would_drop`]): the caller drops it before it is
+    /// encoded instead, so that its number leaves no gap the egress's
+    /// re-order buffer would wait on.
+    pub fn would_drop(&self, egress: NodeId, len: usize, key: FlowKey, class: u8) -> bool {
+        self.waiting
+            .get(&egress)
+            .is_some_and(|w| w.would_drop(len, key.hash ^ class as u64))
+    }
+
     /// Queues `pending` for path `path` of `egress` (which has `paths`
     /// paths now), in flow `key`, at `now`. Returns what the queue's
     /// bounds dropped (counted), for the caller to recycle.

@@ -241,6 +241,12 @@ pub struct NodeCounters {
     /// Dropped above the binding point to stay within its bounds.
     pub binding_overflow: u64,
     /// Bulk user packets dropped before encoding because the queue above
+    /// the binding point toward their egress was full and their flow the
+    /// longest in it (`Scheduler::would_drop`): dropped unnumbered, they
+    /// leave no gap for the egress to wait on, as `binding_overflow`'s do.
+    #[serde(default)]
+    pub binding_full: u64,
+    /// Bulk user packets dropped before encoding because the queue above
     /// the binding point toward their egress had stood too long
     /// (`node/admission.rs`: CoDel at the queue's entry).
     #[serde(default)]
@@ -252,7 +258,7 @@ pub struct NodeCounters {
     #[serde(default)]
     pub held_early: u64,
     /// Copies of a session's first packets sent on every path while some
-    /// path's delay was not known (delay equalisation).
+    /// path's delay was not known (delay equalisation, the lead rule).
     #[serde(default)]
     pub probe_copies: u64,
     /// User packets this egress did not deliver: copies of one delivered

@@ -378,6 +378,23 @@ impl Node {
         self.config.equalise_delay && self.binder.is_on()
     }
 
+    /// Whether this node's spreading modes follow the lead rule
+    /// (`equalise.rs`): where it re-orders as an egress, so do the egresses
+    /// it sends to (a mesh's routers share their redundancy settings), and
+    /// a packet sent on a faster path after one on the slowest waits there.
+    fn leads(&self) -> bool {
+        self.config.egress.reorder.is_some()
+    }
+
+    /// The path the next bulk packet toward `egress` takes by the lead
+    /// rule, if any.
+    fn lead(&self, now: Instant, egress: NodeId) -> Option<u8> {
+        if !self.leads() {
+            return None;
+        }
+        self.routes.lead(egress, now).map(|p| p as u8)
+    }
+
     /// Whether this node paces its paths (`pace`, with late binding).
     fn paces(&self) -> bool {
         self.config.pace && self.binder.is_on()
@@ -553,6 +570,7 @@ impl Node {
         let paths = self.routes.states(egress);
         let hints = SendHints {
             backlogged: self.binder.backlogged(egress, BACKLOG_PACKETS),
+            lead: self.lead(now, egress),
             ..SendHints::default()
         };
         let c = self.ingress.classify(&info);
@@ -561,14 +579,21 @@ impl Node {
             self.scratch = out;
             return;
         }
+        let flow = FlowKey {
+            hash: c.flow_hash,
+            urgent: c.urgent,
+        };
+        if !c.urgent && self.binder.would_drop(egress, packet.len(), flow, c.class) {
+            // Dropped unnumbered: the egress has no gap to wait for.
+            self.counters.binding_full += 1;
+            self.scratch = out;
+            return;
+        }
         let key = match self
             .ingress
             .send_classified(now, egress, c, packet, hints, paths, &mut out)
         {
-            Ok(()) => FlowKey {
-                hash: c.flow_hash,
-                urgent: c.urgent,
-            },
+            Ok(()) => flow,
             Err(_) => FlowKey::default(),
         };
         self.emit_all(now, &mut out, packet, key);
@@ -1142,9 +1167,12 @@ impl Node {
             };
             let urgent = key.urgent || o.header.flags.contains(DataFlags::URGENT);
             let spreads = equalise::spreads(o.header.mode);
+            if spreads && !urgent && matches!(o.payload, Payload::Input) {
+                self.routes.note_sent(egress, now, o.path as usize);
+            }
             if spreads
                 && matches!(o.payload, Payload::Input)
-                && self.equalises()
+                && (self.equalises() || self.leads())
                 && self.routes.take_probe(egress)
             {
                 self.send_probe_copies(now, &o, &pending, key);

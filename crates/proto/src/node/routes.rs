@@ -174,6 +174,19 @@ impl Routes {
             .map_or(Duration::ZERO, |s| s.delays.hold(path))
     }
 
+    /// The path toward `egress` a bulk packet of a mode that spreads
+    /// packets should take now (`PathDelays::lead`).
+    pub fn lead(&self, egress: NodeId, now: Instant) -> Option<usize> {
+        self.sets.get(&egress)?.delays.lead(now)
+    }
+
+    /// A bulk packet of a spreading mode went on `path` toward `egress`.
+    pub fn note_sent(&mut self, egress: NodeId, now: Instant, path: usize) {
+        if let Some(set) = self.sets.get_mut(&egress) {
+            set.delays.note_sent(now, path);
+        }
+    }
+
     /// Whether the next packet toward `egress` should go on each of its
     /// paths, to date those whose delay is not known yet (counted:
     /// `PathDelays::take_probe`).

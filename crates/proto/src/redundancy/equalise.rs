@@ -1,7 +1,9 @@
-//! Delay equalisation: the one place that decides how long a bulk packet
-//! waits at the ingress before it leaves on a path faster than the
-//! slowest of its egress's paths (the node's hold line, `node/hold.rs`,
-//! does the waiting).
+//! Delay equalisation: the one place that decides how a session's bulk
+//! packets are kept from arriving ahead of its slowest path's: how long a
+//! bulk packet waits at the ingress before it leaves on a path faster
+//! than the slowest of its egress's paths (the node's hold line,
+//! `node/hold.rs`, does the waiting), and, without holds, which packets
+//! must take the slowest path (the lead rule, at the end).
 //!
 //! A session that spreads its packets over paths of different delays
 //! (stripe, and the coded modes' data) delivers them in order only as
@@ -43,11 +45,24 @@
 //! [`MAX_HOLD_MS`] (a path that much slower is better left to the
 //! re-order buffer's timeout than to hold every packet of the fast one
 //! that long).
+//!
+//! **The lead rule** (on wherever the node re-orders as an egress, held
+//! or not): a packet on a fast path is delivered behind any packet sent
+//! before it on the slowest path, since the egress's re-order buffer
+//! waits for that one. So only a packet sent when none went on the
+//! slowest path a moment before ([`LEAD_WITHIN`]) can come back early:
+//! the first of each burst, a SYN. The rule sends exactly those on the
+//! slowest path ([`PathDelays::lead`]); the rest are split as the mode
+//! splits them, and nothing waits at the ingress. Measured against holds
+//! (docs/performance.md, "The lead rule"): the same start, without the
+//! swings holds cause once the paths fill.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use braid_wire::RedundancyMode;
+
+use crate::time::Instant;
 
 /// Delay samples kept per path (one per path report: 16 s by default).
 pub const SAMPLES_KEPT: usize = 16;
@@ -55,6 +70,11 @@ pub const SAMPLES_KEPT: usize = 16;
 pub const MIN_HOLD_MS: f64 = 2.0;
 /// The longest hold (ms).
 pub const MAX_HOLD_MS: f64 = 250.0;
+/// The lead rule (below, [`PathDelays::lead`]): a packet sent within this
+/// long of one on the slowest path arrives behind it at the egress. Less
+/// than the round-trip rise at which CUBIC's HyStart ends slow start (an
+/// eighth of the round trip, at least 4 ms).
+pub const LEAD_WITHIN: Duration = Duration::from_millis(2);
 
 /// Whether packets of `mode` are spread over paths, so that their
 /// arrival order depends on the paths' delays (single and tree use one
@@ -98,6 +118,11 @@ pub struct PathDelays {
     holds: Vec<Duration>,
     /// Packets sent on every path since these paths were taken.
     probes: u8,
+    /// The path every other lags by [`MIN_HOLD_MS`] or more, once every
+    /// path is dated.
+    slowest: Option<usize>,
+    /// When a packet last went on it.
+    led_at: Option<Instant>,
 }
 
 impl PathDelays {
@@ -107,6 +132,8 @@ impl PathDelays {
             samples: vec![VecDeque::new(); paths],
             holds: vec![Duration::ZERO; paths],
             probes: 0,
+            slowest: None,
+            led_at: None,
         }
     }
 
@@ -134,10 +161,9 @@ impl PathDelays {
             .collect();
         let mut d = PathDelays {
             samples,
-            holds: Vec::new(),
-            probes: 0,
+            ..PathDelays::default()
         };
-        d.holds = holds(&d.delays());
+        d.derive();
         d
     }
 
@@ -156,7 +182,54 @@ impl PathDelays {
             }
             kept.push_back(*d);
         }
-        self.holds = holds(&self.delays());
+        self.derive();
+    }
+
+    /// The holds and the slowest path, from the samples.
+    fn derive(&mut self) {
+        let delays = self.delays();
+        self.holds = holds(&delays);
+        let dated: Vec<(usize, f64)> = (delays.iter().enumerate())
+            .filter_map(|(p, d)| Some((p, (*d)?)))
+            .collect();
+        let slowest = dated
+            .iter()
+            .copied()
+            .reduce(|a, b| if b.1 > a.1 { b } else { a });
+        self.slowest = slowest
+            .filter(|&(s, d)| {
+                dated.len() == delays.len()
+                    && dated.len() > 1
+                    && dated.iter().all(|&(p, e)| p == s || d - e >= MIN_HOLD_MS)
+            })
+            .map(|(s, _)| s);
+    }
+
+    /// The lead rule: the path a bulk packet of a mode that spreads
+    /// packets should take now, if any. A packet on a faster path arrives
+    /// at the egress ahead of the session's others unless one sent about
+    /// as late ([`LEAD_WITHIN`]) is on the slowest path: the egress's
+    /// re-order buffer then holds it until that one arrives. Delivered at
+    /// once, it would come back to the sender at the fast path's round
+    /// trip, which CUBIC and BBR keep as the connection's shortest, while
+    /// the others come back at the slowest's (see the module's comment).
+    /// So the first packet of each burst (a SYN, the first after an idle
+    /// moment) goes on the slowest path, and the rest are split as the
+    /// mode splits them. `None`: no path is slower than the others, or a
+    /// packet went on the slowest a moment ago.
+    pub fn lead(&self, now: Instant) -> Option<usize> {
+        let slowest = self.slowest?;
+        match self.led_at {
+            Some(t) if now.since(t) <= LEAD_WITHIN => None,
+            _ => Some(slowest),
+        }
+    }
+
+    /// A bulk packet of a spreading mode went on `path` at `now`.
+    pub fn note_sent(&mut self, now: Instant, path: usize) {
+        if self.slowest == Some(path) {
+            self.led_at = Some(now);
+        }
     }
 
     /// Each path's delay: the lowest of its samples kept (`None` without
@@ -236,6 +309,30 @@ mod tests {
         assert_eq!(d.delays()[0], None);
         d.note(&[Some(1.0), Some(900.0)]);
         assert_eq!(d.hold(0), Duration::from_millis(MAX_HOLD_MS as u64));
+    }
+
+    #[test]
+    fn the_slowest_path_leads_unless_a_packet_went_on_it_a_moment_ago() {
+        let at = |ms: u64| Instant::ZERO + Duration::from_millis(ms);
+        let mut d = PathDelays::new(3);
+        d.note(&[Some(21.0), Some(62.0), None]);
+        assert_eq!(d.lead(at(0)), None, "path 2 not dated: it may be slower");
+        d.note(&[None, None, Some(40.0)]);
+        assert_eq!(d.lead(at(0)), Some(1));
+        d.note_sent(at(10), 0);
+        assert_eq!(d.lead(at(10)), Some(1), "a faster path leads nothing");
+        d.note_sent(at(10), 1);
+        assert_eq!(d.lead(at(10)), None);
+        assert_eq!(d.lead(at(10) + LEAD_WITHIN), None);
+        assert_eq!(d.lead(at(13)), Some(1), "idle: the next burst leads again");
+        let mut even = PathDelays::new(2);
+        even.note(&[Some(20.0), Some(21.5)]);
+        assert_eq!(even.lead(at(0)), None, "within noise: no path is slower");
+        let mut alone = PathDelays::new(1);
+        alone.note(&[Some(20.0)]);
+        assert_eq!(alone.lead(at(0)), None);
+        let d = d.renumbered(&[Some(1), Some(0)]);
+        assert_eq!(d.lead(at(20)), Some(0), "renumbered with its path");
     }
 
     #[test]

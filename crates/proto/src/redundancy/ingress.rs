@@ -47,6 +47,19 @@ pub struct SendHints {
     /// long while another's is not: stripe, and the coded modes' data,
     /// leave them out while so.
     pub backlogged: u16,
+    /// The path slot a striped packet takes now, if up and not
+    /// backlogged (`equalise.rs`'s lead rule: it would otherwise arrive
+    /// ahead of the session's others).
+    pub lead: Option<u8>,
+}
+
+/// The path of `up` the lead rule gives a spread packet (`hints.lead`),
+/// unless it is backlogged.
+fn lead_path(hints: SendHints, up: &[usize]) -> Option<usize> {
+    hints
+        .lead
+        .map(usize::from)
+        .filter(|l| up.contains(l) && hints.backlogged & (1 << l) == 0)
 }
 
 /// The bytes an outgoing packet carries after its header.
@@ -690,6 +703,8 @@ impl IngressSession {
                             hit
                         })
                         .expect("point < total")
+                } else if let Some(lead) = lead_path(meta.hints, up) {
+                    lead
                 } else {
                     self.pick_open(up, meta.hints.backlogged)
                 };
@@ -736,8 +751,11 @@ impl IngressSession {
         // A data shard planned for a backlogged path takes another: under
         // congestion, where it arrives matters more than the plan's spread.
         let full = |i: usize| meta.hints.backlogged & (1 << i) != 0;
-        let path = match b.planned_slot(j, index as usize, &self.paths) {
-            Some(slot) if !full(slot) || up.iter().all(|&i| full(i)) => slot,
+        // The lead rule's path comes first (a burst's first data shard).
+        let planned = b.planned_slot(j, index as usize, &self.paths);
+        let path = match (lead_path(meta.hints, up), planned) {
+            (Some(lead), _) => lead,
+            (None, Some(slot)) if !full(slot) || up.iter().all(|&i| full(i)) => slot,
             _ => self.pick_open(up, meta.hints.backlogged),
         };
         let group = Group {
@@ -967,6 +985,47 @@ mod tests {
             [10, 10, 10],
             "all full: the split"
         );
+    }
+
+    #[test]
+    fn the_lead_path_takes_the_packet_unless_it_is_backlogged_or_down() {
+        let hints = |lead: Option<u8>, backlogged: u16| PacketMeta {
+            hints: SendHints {
+                backlogged,
+                lead,
+                ..SendHints::default()
+            },
+            ..PacketMeta::default()
+        };
+        let erasure = Mode::Erasure {
+            n: 3,
+            m: 2,
+            depth: 1,
+        };
+        for mode in [Mode::Stripe { pin_flows: false }, erasure] {
+            let mut ing = test_session(mode, 3);
+            let mut out = Vec::new();
+            for i in 0..6u8 {
+                ing.encode(Instant::ZERO, &[i; 10], hints(Some(2), 0), &mut out);
+            }
+            let data: Vec<u8> = (out.iter())
+                .filter(|o| o.payload == Payload::Input)
+                .map(|o| o.path)
+                .collect();
+            assert_eq!(data, [2; 6], "{mode:?}: every data packet on the lead");
+            out.clear();
+            for i in 0..6u8 {
+                ing.encode(Instant::ZERO, &[i; 10], hints(Some(2), 0b100), &mut out);
+                ing.encode(Instant::ZERO, &[i; 10], hints(Some(7), 0), &mut out);
+            }
+            let on_lead = (out.iter())
+                .filter(|o| o.payload == Payload::Input && o.path == 2)
+                .count();
+            assert!(
+                on_lead <= 4,
+                "{mode:?}: backlogged or no such path: the split ({on_lead} of 12)"
+            );
+        }
     }
 
     #[test]
