@@ -2220,6 +2220,7 @@ fn an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk() {
         "node",
         &[
             "binding_overflow",
+            "binding_full",
             "queue_full",
             "queue_dropped",
             "no_egress",

@@ -20,9 +20,10 @@ use super::config::LateBinding;
 use crate::scheduler::Scheduler;
 use crate::time::Instant;
 
-/// Packets waiting above the binding point for one path alone from which
-/// that path counts as backlogged ([`Binder::backlogged`]): 18 ms of
-/// 1400-byte packets at 10 Mbit/s; a path with room holds none.
+/// Packets waiting above the binding point for one path alone, beyond
+/// the fewest waiting for any path up, from which that path counts as
+/// backlogged ([`Binder::backlogged`]): 18 ms of 1400-byte packets at 10
+/// Mbit/s; a path with room holds none.
 pub const BACKLOG_PACKETS: usize = 16;
 
 /// A datagram above the binding point: everything but its path.
@@ -229,22 +230,29 @@ impl Binder {
     }
 
     /// The paths toward `egress` (bit i: path i) for which at least
-    /// `over` packets wait above the binding point while some other path
-    /// up has fewer: full now, whatever the split's estimates say.
+    /// `over` packets more wait above the binding point than for the path
+    /// up with the fewest: full now against that one, whatever the
+    /// split's estimates say. Measured against the shortest queue, not
+    /// against zero: once every path holds `over`, a path the split gives
+    /// more than it carries would otherwise grow its queue unchecked,
+    /// and everything the other paths deliver wait for it at the egress.
+    /// Paths whose queues are alike are not set apart: there is nowhere
+    /// else to go.
     pub fn backlogged(&self, egress: NodeId, over: usize) -> u16 {
         let Some(w) = self.waiting.get(&egress) else {
             return 0;
         };
         let n = w.paths().min(16);
-        let long: u16 = (0..n)
-            .filter(|&p| w.waiting_for(p) >= over)
-            .fold(0, |m, p| m | 1 << p);
-        let up_short = (0..n).any(|p| w.is_up(p) && long & (1 << p) == 0);
-        if up_short {
-            long
-        } else {
-            0
-        }
+        let Some(least) = (0..n)
+            .filter(|&p| w.is_up(p))
+            .map(|p| w.waiting_for(p))
+            .min()
+        else {
+            return 0;
+        };
+        (0..n)
+            .filter(|&p| w.waiting_for(p) >= least + over)
+            .fold(0, |m, p| m | 1 << p)
     }
 
     /// Whether datagrams wait above the binding point for path `path`
@@ -391,18 +399,19 @@ mod tests {
             1,
             "18 wait for path 0 (2 went to the driver)"
         );
-        // Both full: neither is set apart (there is nowhere else to go).
-        for seq in 40..80 {
-            b.enqueue(
-                Instant::ZERO,
-                EGRESS,
-                2,
-                1,
-                pending(seq, false),
-                FlowKey::default(),
-            );
-        }
-        assert_eq!(b.backlogged(EGRESS, BACKLOG_PACKETS), 0);
+        // Both full: the longer queue is set apart while it is longer by
+        // BACKLOG_PACKETS or more, not once they are alike (there is
+        // nowhere else to go).
+        let mut to_path_1 = |range: std::ops::Range<u32>, b: &mut Binder| {
+            for seq in range {
+                let p = pending(seq, false);
+                b.enqueue(Instant::ZERO, EGRESS, 2, 1, p, FlowKey::default());
+            }
+        };
+        to_path_1(40..73, &mut b);
+        assert_eq!(b.backlogged(EGRESS, BACKLOG_PACKETS), 0, "33 against 18");
+        to_path_1(73..74, &mut b);
+        assert_eq!(b.backlogged(EGRESS, BACKLOG_PACKETS), 0b10, "34 against 18");
         // Another egress has nothing queued.
         assert_eq!(b.backlogged(NodeId(77), BACKLOG_PACKETS), 0);
     }
