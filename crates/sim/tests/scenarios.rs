@@ -468,10 +468,11 @@ fn a_sweep_of_unequal_paths_tracks_theory() {
 /// (10 Mbit/s 10 ms, 40 Mbit/s 50 ms): striped TCP whose fast-path
 /// packets wait for the delay difference sees one round trip and adds
 /// the paths up; without it, the egress's re-order buffer gives up on
-/// the slow path's gaps and TCP retransmits what was only late. (The
-/// lead rule, `equalise.rs`, narrowed the gap: unequalised 7.31 Mbit/s
-/// with 321 retransmissions before it, 10.55 with 122 after; equalised
-/// 18.68 and 18.97.)
+/// the slow path's gaps and TCP retransmits what was only late.
+/// (Unequalised 7.31 Mbit/s with 321 retransmissions before the lead
+/// rule, `equalise.rs`; 10.55 with 122 with it; 7.12 with 360 once the
+/// backlog rule also measured against the shortest queue. Equalised
+/// 18.68, 18.97, 19.08.)
 #[test]
 fn equalised_delays_let_striped_tcp_add_up_unequal_paths() {
     let s = scenario("unequal-paths.toml");
