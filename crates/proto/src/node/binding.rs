@@ -402,7 +402,7 @@ mod tests {
         // Both full: the longer queue is set apart while it is longer by
         // BACKLOG_PACKETS or more, not once they are alike (there is
         // nowhere else to go).
-        let mut to_path_1 = |range: std::ops::Range<u32>, b: &mut Binder| {
+        let to_path_1 = |range: std::ops::Range<u32>, b: &mut Binder| {
             for seq in range {
                 let p = pending(seq, false);
                 b.enqueue(Instant::ZERO, EGRESS, 2, 1, p, FlowKey::default());
