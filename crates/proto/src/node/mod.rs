@@ -1148,6 +1148,13 @@ impl Node {
                 }
                 continue;
             }
+            let urgent = key.urgent || o.header.flags.contains(DataFlags::URGENT);
+            let spreads = equalise::spreads(o.header.mode);
+            if spreads && !urgent && matches!(o.payload, Payload::Input) {
+                // Bound now or later, it arrives no earlier than now plus
+                // its path's delay: the lead rule counts it from here.
+                self.routes.note_sent(o.header.egress, now, o.path as usize);
+            }
             if !self.binder.is_on() {
                 if let Some(t) = self.route_datagram(o.header, o.path as usize, body) {
                     self.out.send(t);
@@ -1165,11 +1172,6 @@ impl Node {
                 body: self.out.pool.copy_of(body),
                 queued_at: now,
             };
-            let urgent = key.urgent || o.header.flags.contains(DataFlags::URGENT);
-            let spreads = equalise::spreads(o.header.mode);
-            if spreads && !urgent && matches!(o.payload, Payload::Input) {
-                self.routes.note_sent(egress, now, o.path as usize);
-            }
             if spreads
                 && matches!(o.payload, Payload::Input)
                 && (self.equalises() || self.leads())
