@@ -382,15 +382,18 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A one-path scheduler that holds at most 10 packets.
+    fn ten_packets<P>() -> Scheduler<P> {
+        let config = SchedulerConfig {
+            max_packets: 10,
+            ..Default::default()
+        };
+        Scheduler::new(config, 1)
+    }
+
     #[test]
     fn a_full_queue_says_which_packet_it_would_drop_before_it_is_offered() {
-        let mut s = Scheduler::new(
-            SchedulerConfig {
-                max_packets: 10,
-                ..Default::default()
-            },
-            1,
-        );
+        let mut s = ten_packets();
         for i in 0..7u32 {
             assert!(!s.would_drop(1000, 1), "room for packet {i}");
             assert!(s.enqueue(i, 1000, 1, false, 1).is_empty());
@@ -466,13 +469,7 @@ mod tests {
 
     #[test]
     fn longest_flow_loses_first() {
-        let mut s = Scheduler::new(
-            SchedulerConfig {
-                max_packets: 10,
-                ..Default::default()
-            },
-            1,
-        );
+        let mut s = ten_packets();
         for i in 0..9u32 {
             s.enqueue((1, i), 100, 1, false, 1);
         }

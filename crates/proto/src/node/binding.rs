@@ -46,6 +46,12 @@ pub struct FlowKey {
     pub urgent: bool,
 }
 
+/// The scheduler's flow of a datagram in flow `key` and class `class`
+/// (the same user flow in two classes queues apart).
+fn flow_of(key: FlowKey, class: u8) -> u64 {
+    key.hash ^ u64::from(class)
+}
+
 /// The queues above the binding point and the counts below it.
 #[derive(Debug)]
 pub struct Binder {
@@ -113,7 +119,7 @@ impl Binder {
     pub fn would_drop(&self, egress: NodeId, len: usize, key: FlowKey, class: u8) -> bool {
         self.waiting
             .get(&egress)
-            .is_some_and(|w| w.would_drop(len, key.hash ^ class as u64))
+            .is_some_and(|w| w.would_drop(len, flow_of(key, class)))
     }
 
     /// Queues `pending` for path `path` of `egress` (which has `paths`
@@ -140,7 +146,7 @@ impl Binder {
             s
         });
         let urgent = key.urgent || pending.header.flags.contains(DataFlags::URGENT);
-        let (len, flow) = (pending.body.len(), key.hash ^ pending.header.class as u64);
+        let (len, flow) = (pending.body.len(), flow_of(key, pending.header.class));
         let dropped = waiting.enqueue(pending, len, flow, urgent, 1 << path);
         self.overflow += dropped.len() as u64;
         if let Err(at) = self.backlog.binary_search(&egress) {

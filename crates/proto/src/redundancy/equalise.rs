@@ -53,9 +53,10 @@
 //! slowest path a moment before ([`LEAD_WITHIN`]) can come back early:
 //! the first of each burst, a SYN. The rule sends exactly those on the
 //! slowest path ([`PathDelays::lead`]); the rest are split as the mode
-//! splits them, and nothing waits at the ingress. Measured against holds
-//! (docs/performance.md, "The lead rule"): the same start, without the
-//! swings holds cause once the paths fill.
+//! splits them, and nothing waits at the ingress. Measured beside holds
+//! (docs/performance.md, "The lead rule, ..."): as fast a start; with
+//! CUBIC, unequal clean paths carried 40 Mbit/s with the rule and 30.5
+//! with holds.
 
 use std::collections::VecDeque;
 use std::time::Duration;

@@ -47,9 +47,10 @@ pub struct SendHints {
     /// long while another's is not: stripe, and the coded modes' data,
     /// leave them out while so.
     pub backlogged: u16,
-    /// The path slot a striped packet takes now, if up and not
-    /// backlogged (`equalise.rs`'s lead rule: it would otherwise arrive
-    /// ahead of the session's others).
+    /// The path slot the next spread data packet (stripe, or a coded
+    /// mode's data shard) takes, if up and not backlogged
+    /// (`equalise.rs`'s lead rule: it would otherwise arrive ahead of the
+    /// session's others).
     pub lead: Option<u8>,
 }
 
