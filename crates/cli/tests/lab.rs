@@ -1157,12 +1157,13 @@ fn mss_clamping_spares_tcp_its_first_window_through_the_tunnel() {
     // scenarios/lab/unequal-paths.toml, clean and shorter, striped and
     // re-ordered, with and without `[tun] mss_clamp`. Hosts announce an
     // MSS of 1,460; unclamped, their first full segments are refused at
-    // the TUN device and sent again after path MTU discovery (7-14
-    // resends in every run measured, 15-94 retransmissions in all);
-    // clamped, 0-2 in nine runs. Both paths 10 ms long: over unequal
-    // delays the lead rule (`equalise.rs`) lets slow start run on until
-    // the queue above the binding point overflows, and those
-    // retransmissions (hundreds) drown the first window's.
+    // the TUN device: router a tells the sending host "fragmentation
+    // needed" and the host sends them again smaller (path MTU
+    // discovery). Clamped, no segment is too big and no such message
+    // comes. The test counts the messages, not the retransmissions: the
+    // first window's 7-14 resends are a few among those slow start's
+    // overshoot makes (15-94 in all unclamped, 15-41 clamped, in the
+    // runs measured), so the totals do not tell the two apart.
     let full = scenario_with(
         "unequal-paths.toml",
         &[
@@ -1192,17 +1193,25 @@ fn mss_clamping_spares_tcp_its_first_window_through_the_tunnel() {
             .as_u64()
             .unwrap()
     };
+    let too_big = |v: usize| {
+        r["variants"][v]["flows"][0]["unreachable_heard"]
+            .as_u64()
+            .unwrap()
+    };
     let goodput = |v: usize| {
         r["variants"][v]["flows"][0]["goodput_mbps"]
             .as_f64()
             .unwrap()
     };
     eprintln!(
-        "plain: {:?}, {} retransmissions, {:.2} Mbit/s; clamped: {:?}, {}, {:.2}",
+        "plain: {:?}, {} unreachable, {} retransmissions, {:.2} Mbit/s; \
+         clamped: {:?}, {}, {}, {:.2}",
         clamped_at(0),
+        too_big(0),
         retx(0),
         goodput(0),
         clamped_at(1),
+        too_big(1),
         retx(1),
         goodput(1)
     );
@@ -1212,12 +1221,8 @@ fn mss_clamping_spares_tcp_its_first_window_through_the_tunnel() {
     let c = clamped_at(1);
     assert!(c[0] >= 1 && c[3] >= 1 && c[1] == 0 && c[2] == 0, "{c:?}");
     assert!(goodput(0) > 1.0 && goodput(1) > 1.0);
-    assert!(
-        retx(1) < retx(0),
-        "clamped {} vs plain {}",
-        retx(1),
-        retx(0)
-    );
+    assert!(too_big(0) >= 1, "unclamped, no segment was too big");
+    assert_eq!(too_big(1), 0, "clamped, a segment was too big");
     assert!(namespaces_of("tmss").is_empty());
 }
 

@@ -309,8 +309,8 @@ pub fn iperf_flow(
     let udp_drops_before = if test.udp {
         let ns = lab.end_ns(f.to);
         (
-            udp_counter(&ns, "NoPorts")?,
-            udp_counter(&ns, "RcvbufErrors")?,
+            snmp_counter(&ns, "Udp", "NoPorts")?,
+            snmp_counter(&ns, "Udp", "RcvbufErrors")?,
         )
     } else {
         (0, 0)
@@ -319,7 +319,11 @@ pub fn iperf_flow(
     // Retransmissions from the sending host's kernel (every subflow of
     // an MPTCP connection included); one TCP flow per sending host keeps
     // the count the flow's own.
-    let retrans_before = tcp_retransmissions(&lab.end_ns(f.from))?;
+    let retrans_before = snmp_counter(&lab.end_ns(f.from), "Tcp", "RetransSegs")?;
+    // ICMP "destination unreachable" the sending host hears: where every
+    // route exists, "fragmentation needed" (a packet too big for the
+    // path: at the tunnel, an MSS the hosts agreed above its MTU).
+    let unreachable_before = snmp_counter(&lab.end_ns(f.from), "Icmp", "InDestUnreachs")?;
     // The counter around the first event: (when to read it, value).
     let mut marks: Vec<(Instant, Option<u64>)> = lab
         .events
@@ -336,7 +340,8 @@ pub fn iperf_flow(
     let _ = server.kill();
     let _ = server.wait();
     let out = out?;
-    let retransmits = tcp_retransmissions(&lab.end_ns(f.from))?.saturating_sub(retrans_before);
+    let retransmits =
+        snmp_counter(&lab.end_ns(f.from), "Tcp", "RetransSegs")?.saturating_sub(retrans_before);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
         .with_context(|| format!("iperf3 output: {}", String::from_utf8_lossy(&out.stderr)))?;
     if let Some(e) = doc.get("error") {
@@ -349,8 +354,8 @@ pub fn iperf_flow(
         // faster one (they come after iperf3's server closed the test:
         // for no open port), and those its socket had no room for.
         let late = arrived_after_close(&lab.end_ns(f.to), udp_drops_before.0)?;
-        let full =
-            udp_counter(&lab.end_ns(f.to), "RcvbufErrors")?.saturating_sub(udp_drops_before.1);
+        let full = snmp_counter(&lab.end_ns(f.to), "Udp", "RcvbufErrors")?
+            .saturating_sub(udp_drops_before.1);
         let counted = iperf_udp_result(&doc);
         FlowResult {
             arrived_late: late.min(counted.lost),
@@ -362,7 +367,12 @@ pub fn iperf_flow(
             [(_, Some(a)), (_, Some(b))] => Some(b.saturating_sub(*a)),
             _ => None,
         };
-        iperf_tcp_result(&doc, retransmits, retransmits_after_event)
+        let unreachable = snmp_counter(&lab.end_ns(f.from), "Icmp", "InDestUnreachs")?
+            .saturating_sub(unreachable_before);
+        FlowResult {
+            unreachable_heard: Some(unreachable),
+            ..iperf_tcp_result(&doc, retransmits, retransmits_after_event)
+        }
     };
     result.name = f.name.clone();
     result.mode = mode.to_string();
@@ -495,7 +505,7 @@ fn iperf_client(
                     if value.is_none() && now >= *at {
                         *value = std::fs::read_to_string(&snmp)
                             .ok()
-                            .and_then(|t| retrans_segs(&t));
+                            .and_then(|t| snmp_field(&t, "Tcp", "RetransSegs"));
                     }
                 }
             }
@@ -579,26 +589,29 @@ fn receiver_series(doc: &serde_json::Value) -> Vec<f64> {
     out
 }
 
-/// The kernel's count of retransmitted TCP segments in namespace `ns`
-/// (`TcpRetransSegs`, /proc/net/snmp).
-fn tcp_retransmissions(ns: &str) -> anyhow::Result<u64> {
+/// Counter `name` of table `table` (`Tcp`, `Udp`, `Icmp`) of namespace
+/// `ns`'s /proc/net/snmp.
+fn snmp_counter(ns: &str, table: &str, name: &str) -> anyhow::Result<u64> {
     let out = Command::new("ip")
         .args(["netns", "exec", ns, "cat", "/proc/net/snmp"])
         .output()
         .context("reading /proc/net/snmp")?;
-    retrans_segs(&String::from_utf8_lossy(&out.stdout))
-        .ok_or_else(|| anyhow!("no Tcp RetransSegs in {ns}'s /proc/net/snmp"))
+    snmp_field(&String::from_utf8_lossy(&out.stdout), table, name)
+        .ok_or_else(|| anyhow!("no {table}: {name} in {ns}'s /proc/net/snmp"))
 }
 
-/// `RetransSegs` from the text of /proc/net/snmp.
-fn retrans_segs(snmp: &str) -> Option<u64> {
-    let mut tcp = snmp.lines().filter(|l| l.starts_with("Tcp:"));
-    let (names, values) = (tcp.next()?, tcp.next()?);
+/// Field `name` of the `table:` lines (names, then values) of the text
+/// of /proc/net/snmp.
+fn snmp_field(snmp: &str, table: &str, name: &str) -> Option<u64> {
+    let mut lines = snmp
+        .lines()
+        .filter(|l| l.split_once(':').is_some_and(|(t, _)| t == table));
+    let (names, values) = (lines.next()?, lines.next()?);
     names
         .split_whitespace()
         .zip(values.split_whitespace())
-        .find(|(name, _)| *name == "RetransSegs")
-        .and_then(|(_, value)| value.parse().ok())
+        .find(|(n, _)| *n == name)
+        .and_then(|(_, v)| v.parse().ok())
 }
 
 /// A router's resident memory, kB (`VmRSS` of its daemon).
@@ -612,38 +625,16 @@ pub fn rss_kb(lab: &Lab, router: usize) -> Option<u64> {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
-/// Namespace `ns`'s kernel's UDP counter `name` (of `Udp:` in
-/// /proc/net/snmp): `RcvbufErrors`, datagrams dropped because a socket's
-/// receive buffer was full; `NoPorts`, datagrams for a port no socket had.
-fn udp_counter(ns: &str, name: &str) -> anyhow::Result<u64> {
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns, "cat", "/proc/net/snmp"])
-        .output()?;
-    udp_field(&String::from_utf8_lossy(&out.stdout), name)
-        .ok_or_else(|| anyhow!("no Udp: {name} in {ns}'s /proc/net/snmp"))
-}
-
-/// Field `name` of the `Udp:` lines (names, then values) of an snmp table.
-fn udp_field(snmp: &str, name: &str) -> Option<u64> {
-    let mut lines = snmp.lines().filter(|l| l.starts_with("Udp:"));
-    let (names, values) = (lines.next()?, lines.next()?);
-    names
-        .split_whitespace()
-        .zip(values.split_whitespace())
-        .find(|(n, _)| *n == name)
-        .and_then(|(_, v)| v.parse().ok())
-}
-
 /// Datagrams namespace `ns` got for a closed port since its `NoPorts`
 /// counter read `before`: read every 50 ms until it stays still for
 /// 500 ms (what was in flight has arrived), at most 3 s.
 fn arrived_after_close(ns: &str, before: u64) -> anyhow::Result<u64> {
     let give_up = Instant::now() + Duration::from_secs(3);
-    let mut last = udp_counter(ns, "NoPorts")?;
+    let mut last = snmp_counter(ns, "Udp", "NoPorts")?;
     let mut still_since = Instant::now();
     while Instant::now() < give_up && still_since.elapsed() < Duration::from_millis(500) {
         std::thread::sleep(Duration::from_millis(50));
-        let now = udp_counter(ns, "NoPorts")?;
+        let now = snmp_counter(ns, "Udp", "NoPorts")?;
         if now != last {
             (last, still_since) = (now, Instant::now());
         }
@@ -680,7 +671,7 @@ pub fn flood_flow(
             std::thread::sleep(wait);
         }
         let rss_before = rss_kb(lab, f.to);
-        let drops_before = udp_counter(&lab.ns(f.to), "RcvbufErrors")?;
+        let drops_before = snmp_counter(&lab.ns(f.to), "Udp", "RcvbufErrors")?;
         let child = Command::new("ip")
             .args(["netns", "exec", &ns])
             .arg(std::env::current_exe()?)
@@ -717,7 +708,8 @@ pub fn flood_flow(
         // What the daemon holds once the flood is over.
         std::thread::sleep(Duration::from_secs(1));
         let rss_after = rss_kb(lab, f.to);
-        let drops = udp_counter(&lab.ns(f.to), "RcvbufErrors")?.saturating_sub(drops_before);
+        let drops =
+            snmp_counter(&lab.ns(f.to), "Udp", "RcvbufErrors")?.saturating_sub(drops_before);
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| {
             format!(
                 "the flooder's report: {}",
@@ -843,23 +835,23 @@ mod tests {
     }
 
     #[test]
-    fn udp_counters_are_read_by_name_from_the_kernels_snmp_table() {
+    fn counters_are_read_by_table_and_name_from_the_kernels_snmp_table() {
         let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\n\
+            Icmp: InMsgs InErrors InCsumErrors InDestUnreachs\nIcmp: 9 0 0 5\n\
+            IcmpMsg: InType3 OutType3\nIcmpMsg: 6 1\n\
+            Tcp: RtoAlgorithm RtoMin ActiveOpens RetransSegs InErrs\n\
+            Tcp: 1 200 7 42 0\n\
             Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors\n\
             Udp: 21632 135 0 4 7\n\
             UdpLite: InDatagrams NoPorts\nUdpLite: 0 0\n";
-        assert_eq!(udp_field(snmp, "NoPorts"), Some(135));
-        assert_eq!(udp_field(snmp, "RcvbufErrors"), Some(7));
-        assert_eq!(udp_field(snmp, "SndbufErrors"), None);
-        assert_eq!(udp_field("Ip: 1 64\n", "NoPorts"), None);
-    }
-
-    #[test]
-    fn retransmissions_are_read_from_the_kernels_snmp_table() {
-        let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\n\
-                    Tcp: RtoAlgorithm RtoMin ActiveOpens RetransSegs InErrs\n\
-                    Tcp: 1 200 7 42 0\nUdp: InDatagrams\nUdp: 3\n";
-        assert_eq!(retrans_segs(snmp), Some(42));
-        assert_eq!(retrans_segs("Udp: InDatagrams\nUdp: 3\n"), None);
+        assert_eq!(snmp_field(snmp, "Udp", "NoPorts"), Some(135));
+        assert_eq!(snmp_field(snmp, "Udp", "RcvbufErrors"), Some(7));
+        assert_eq!(snmp_field(snmp, "UdpLite", "NoPorts"), Some(0));
+        assert_eq!(snmp_field(snmp, "Tcp", "RetransSegs"), Some(42));
+        // `Icmp` is not `IcmpMsg`, though one's name begins the other's.
+        assert_eq!(snmp_field(snmp, "Icmp", "InDestUnreachs"), Some(5));
+        assert_eq!(snmp_field(snmp, "Icmp", "InType3"), None);
+        assert_eq!(snmp_field(snmp, "Udp", "SndbufErrors"), None);
+        assert_eq!(snmp_field("Ip: 1 64\n", "Udp", "NoPorts"), None);
     }
 }

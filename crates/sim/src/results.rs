@@ -39,6 +39,12 @@ pub struct FlowResult {
     /// after the first event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retransmits_after_event: Option<u64>,
+    /// Lab TCP flows: ICMP "destination unreachable" messages the sending
+    /// host received during the flow (its `Icmp: InDestUnreachs`); where
+    /// every route exists, "fragmentation needed": packets too big for
+    /// the path, each one lost and sent again smaller.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreachable_heard: Option<u64>,
     /// Lab TCP flows: goodput in each second of the flow, Mbit/s, as the
     /// receiver counted it.
     #[serde(skip_serializing_if = "Vec::is_empty")]

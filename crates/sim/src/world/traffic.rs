@@ -227,14 +227,6 @@ impl Flow {
             overhead: overhead(),
             max_gap_ms: self.max_gap_us as f64 / 1000.0,
             outages: self.outages.clone(),
-            retransmits: 0,
-            retransmits_after_event: None,
-            goodput_series_mbps: Vec::new(),
-            rtt_ms: None,
-            delay_cdf_ms: Vec::new(),
-            details: None,
-            arrived_late: 0,
-            receiver_dropped: 0,
             lost_series: lost_per_second(
                 &self.delivered[..(self.sent as usize).min(self.delivered.len())],
                 self.interval,
@@ -245,6 +237,7 @@ impl Flow {
                     .max(1e-9);
                 (delivered * self.size as u64) as f64 * 8.0 / secs / 1e6
             },
+            ..FlowResult::default()
         }
     }
 }
