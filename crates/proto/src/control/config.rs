@@ -8,7 +8,7 @@ use braid_wire::{NodeId, Prefix, RATE_UNSPECIFIED};
 use thiserror::Error;
 
 use crate::auth::{AuthConfig, AuthError};
-use crate::linkest::{LinkEstConfig, MetricKind};
+use crate::linkest::{LinkEstConfig, MetricKind, PROBE_JITTER};
 use crate::lsdb::LsdbConfig;
 use crate::origin::{OriginConfig, OriginError};
 
@@ -40,7 +40,7 @@ impl Default for ProbeConfig {
             big_interval: Duration::from_secs(5),
             big_rates: vec![RATE_UNSPECIFIED],
             big_probe_bytes: 1400,
-            jitter: 0.25,
+            jitter: PROBE_JITTER,
         }
     }
 }
