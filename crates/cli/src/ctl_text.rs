@@ -509,7 +509,7 @@ fn sessions(doc: &Value) -> String {
         ));
         for p in list(i, "paths") {
             out.push_str(&format!(
-                "          path {} ({}): loss {}%, mean burst {}, {} packets/s ({} now), delay {} ms (spread {} ms, queue {} ms), share {}%, hold {} ms{}\n",
+                "          path {} ({}): loss {}%, mean burst {}, {} packets/s ({} now), delay {} ms (spread {} ms, queue {} ms), share {}%, hold {} ms, {} waiting here{}\n",
                 s(&p, "path"),
                 s(&p, "route"),
                 p.get("loss")
@@ -525,6 +525,7 @@ fn sessions(doc: &Value) -> String {
                     .and_then(Value::as_f64)
                     .map_or("-".into(), |s| format!("{:.0}", s * 100.0)),
                 num(&p, "hold_ms", 1),
+                s(&p, "waiting"),
                 p.get("pace_mbit")
                     .and_then(Value::as_f64)
                     .map_or(String::new(), |r| format!(", paced at {r:.2} Mbit/s"))

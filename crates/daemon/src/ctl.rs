@@ -327,6 +327,10 @@ pub struct PathEstimateEntry {
     /// The rate the path is paced at, Mbit/s (`None`: not paced).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pace_mbit: Option<f64>,
+    /// Datagrams toward the egress waiting here, above the binding
+    /// point, for this path (of every class: the queue is the egress's).
+    #[serde(default)]
+    pub waiting: usize,
 }
 
 /// A session this node is the egress of.
@@ -815,6 +819,7 @@ fn sessions(v: &View<'_>) -> Sessions {
                             share: shares.get(path).copied().unwrap_or(0.0),
                             hold_ms: v.node.path_hold(egress, path).as_secs_f64() * 1e3,
                             pace_mbit: v.node.path_pace_rate(egress, path).map(|r| r * 8e-6),
+                            waiting: v.node.path_waiting(egress, path),
                         })
                     })
                     .collect()

@@ -261,12 +261,13 @@ impl Binder {
             .fold(0, |m, p| m | 1 << p)
     }
 
-    /// Whether datagrams wait above the binding point for path `path`
-    /// toward `egress`.
-    pub fn waits_for(&self, egress: NodeId, path: usize) -> bool {
+    /// Datagrams waiting above the binding point for path `path` toward
+    /// `egress` (of every class).
+    pub fn waiting_for(&self, egress: NodeId, path: usize) -> usize {
         self.waiting
             .get(&egress)
-            .is_some_and(|w| path < w.paths() && w.waiting_for(path) > 0)
+            .filter(|w| path < w.paths())
+            .map_or(0, |w| w.waiting_for(path))
     }
 
     /// Whether anything for `egress` waits above the binding point.

@@ -363,6 +363,12 @@ impl Node {
         }
     }
 
+    /// Datagrams toward `egress` waiting above the binding point for
+    /// path `path` (0 without late binding).
+    pub fn path_waiting(&self, egress: NodeId, path: usize) -> usize {
+        self.binder.waiting_for(egress, path)
+    }
+
     /// The rate path `path` toward `egress` is paced at, bytes per
     /// second (`None`: pacing is off, or the path not paced yet).
     pub fn path_pace_rate(&self, egress: NodeId, path: usize) -> Option<f64> {
@@ -1559,7 +1565,7 @@ impl Node {
         for c in counts {
             let path = c.path as usize;
             let carried = carried.get(path).copied().flatten();
-            let held = self.binder.waits_for(egress, path);
+            let held = self.binder.waiting_for(egress, path) > 0;
             let sample = samples.get(path).copied().flatten();
             if let Some(p) = self.routes.pacer_mut(egress, path) {
                 p.on_report(now, gap, sample, carried, held);
