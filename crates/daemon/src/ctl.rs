@@ -327,8 +327,8 @@ pub struct PathEstimateEntry {
     /// The rate the path is paced at, Mbit/s (`None`: not paced).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pace_mbit: Option<f64>,
-    /// Datagrams toward the egress waiting here, above the binding
-    /// point, for this path (of every class: the queue is the egress's).
+    /// Datagrams toward the egress waiting above the binding point for
+    /// this path (every class; striped ones free to take any count on none).
     #[serde(default)]
     pub waiting: usize,
 }

@@ -446,13 +446,14 @@ fn a_sweep_of_unequal_paths_tracks_theory() {
             checked += 1;
             continue;
         }
-        // Within 2% of theory, except that stripe may deliver up to 3%
-        // more: its split leans a little off the lossiest path at high
-        // loss (the theory weighs the paths equally). Measured at 25%:
-        // 0.8820 against 0.8750 when path reports took the session's
-        // mode, 0.8962 since they are mirrored on every path and all
-        // arrive; at 30%, 0.8648 against 0.85.
-        let above = if f.mode == "stripe" { 0.03 } else { 0.02 };
+        // Within 2% of theory, except that stripe may deliver more: the
+        // theory splits its packets evenly, but with late binding a
+        // striped packet goes on the first path with room, the best
+        // first (slot 0: the lowest cost, here the lossless path), and a
+        // flow below that path's rate rides it alone (measured: 1.0000
+        // at every loss; before, when each packet was bound to its
+        // path as it was encoded, up to 3% above theory).
+        let above = if f.mode == "stripe" { 1.0 } else { 0.02 };
         assert!(
             delivered > theory - 0.02 && delivered < theory + above,
             "{} at {:?}: measured {delivered:.4}, theory {theory:.4}",
@@ -464,17 +465,19 @@ fn a_sweep_of_unequal_paths_tracks_theory() {
     assert_eq!(checked, 7 * 8);
 }
 
-/// Delay equalisation over two clean paths of unequal rate and delay
-/// (10 Mbit/s 10 ms, 40 Mbit/s 50 ms): striped TCP whose fast-path
-/// packets wait for the delay difference sees one round trip and adds
-/// the paths up; without it, the egress's re-order buffer gives up on
-/// the slow path's gaps and TCP retransmits what was only late.
-/// (Unequalised 7.31 Mbit/s with 321 retransmissions before the lead
-/// rule, `equalise.rs`; 10.55 with 122 with it; 7.12 with 360 once the
-/// backlog rule also measured against the shortest queue. Equalised
-/// 18.68, 18.97, 19.08.)
+/// Two clean paths of unequal rate and delay (10 Mbit/s 10 ms, 40
+/// Mbit/s 50 ms): striped and re-ordered TCP adds the paths up, with
+/// delay equalisation and without it. Without it, it did not while
+/// each striped packet was bound to a path as it was encoded: the
+/// egress's re-order buffer gave up on the slow path's gaps and TCP
+/// retransmitted what was only late (7.31 Mbit/s with 321
+/// retransmissions before the lead rule, `equalise.rs`; 10.55 with 122
+/// with it; 7.12 with 360 once the backlog rule also measured against
+/// the shortest queue; equalised 18.68, 18.97, 19.08). Bound where
+/// there is room as it leaves (`Binder::enqueue_any`): 19.31 with none,
+/// equalised 19.08.
 #[test]
-fn equalised_delays_let_striped_tcp_add_up_unequal_paths() {
+fn striped_tcp_adds_up_unequal_paths_with_and_without_equalised_delays() {
     let s = scenario("unequal-paths.toml");
     let v = variant_runs(&s, 2);
     let find = |name: &str| {
@@ -487,10 +490,17 @@ fn equalised_delays_let_striped_tcp_add_up_unequal_paths() {
     let (single, _) = find("single path");
     let (eq, eq_retx) = find("stripe, re-ordered, equalised");
     let (raw, raw_retx) = find("stripe, re-ordered");
-    assert!(eq > 1.5 * single, "stripe {eq:.2} vs one path {single:.2}");
-    assert!(eq > 1.5 * raw, "equalised {eq:.2} vs not {raw:.2}");
     assert!(
-        eq_retx * 4.0 <= raw_retx,
-        "retransmissions {eq_retx} vs {raw_retx}"
+        eq > 1.5 * single,
+        "equalised {eq:.2} vs one path {single:.2}"
+    );
+    assert!(
+        raw > 1.5 * single,
+        "stripe {raw:.2} vs one path {single:.2}"
+    );
+    // What only late arrivals cost: a few retransmissions at most.
+    assert!(
+        eq_retx <= 20.0 && raw_retx <= 20.0,
+        "retransmissions {eq_retx} and {raw_retx}"
     );
 }

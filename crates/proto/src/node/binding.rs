@@ -131,6 +131,32 @@ impl Binder {
         egress: NodeId,
         paths: usize,
         path: u8,
+        pending: Pending,
+        key: FlowKey,
+    ) -> Vec<Pending> {
+        self.enqueue_for(now, egress, paths, 1 << path, pending, key)
+    }
+
+    /// [`Self::enqueue`] for whichever of the `paths` paths up toward
+    /// `egress` has room first.
+    pub fn enqueue_any(
+        &mut self,
+        now: Instant,
+        egress: NodeId,
+        paths: usize,
+        pending: Pending,
+        key: FlowKey,
+    ) -> Vec<Pending> {
+        let every = (1u32 << paths.clamp(1, 16)).wrapping_sub(1) as u16;
+        self.enqueue_for(now, egress, paths, every, pending, key)
+    }
+
+    fn enqueue_for(
+        &mut self,
+        now: Instant,
+        egress: NodeId,
+        paths: usize,
+        allowed: u16,
         mut pending: Pending,
         key: FlowKey,
     ) -> Vec<Pending> {
@@ -147,7 +173,7 @@ impl Binder {
         });
         let urgent = key.urgent || pending.header.flags.contains(DataFlags::URGENT);
         let (len, flow) = (pending.body.len(), flow_of(key, pending.header.class));
-        let dropped = waiting.enqueue(pending, len, flow, urgent, 1 << path);
+        let dropped = waiting.enqueue(pending, len, flow, urgent, allowed);
         self.overflow += dropped.len() as u64;
         if let Err(at) = self.backlog.binary_search(&egress) {
             self.backlog.insert(at, egress);
@@ -372,6 +398,37 @@ mod tests {
             .pull(Instant::ZERO, |_| Some(&paths[..]), |_, _| true)
             .unwrap();
         assert_eq!((p, d.header.seq), (0, 2));
+    }
+
+    #[test]
+    fn a_free_datagram_leaves_on_whichever_path_has_room() {
+        let mut b = binder();
+        let paths = [vec![NodeId(2)], vec![NodeId(3)]];
+        let key = FlowKey::default();
+        // Path 0's first hop is full; path 1's has room.
+        b.handed_to_driver(NodeId(2));
+        b.handed_to_driver(NodeId(2));
+        b.enqueue(Instant::ZERO, EGRESS, 2, 0, pending(0, false), key);
+        for seq in 1..4 {
+            b.enqueue_any(Instant::ZERO, EGRESS, 2, pending(seq, false), key);
+        }
+        let pull = |b: &mut Binder| {
+            let (p, d) = b.pull(Instant::ZERO, |_| Some(&paths[..]), |_, _| true)?;
+            b.handed_to_driver(paths[p][0]);
+            Some((p, d.header.seq))
+        };
+        // The free ones go where there is room, past the one bound to
+        // path 0, which waits for its path.
+        assert_eq!(pull(&mut b), Some((1, 1)), "free: path 1 has room");
+        assert_eq!(pull(&mut b), Some((1, 2)));
+        assert_eq!(pull(&mut b), None, "both first hops full");
+        b.on_sent(NodeId(2));
+        assert_eq!(pull(&mut b), Some((0, 0)), "path 0's own first");
+        assert_eq!(pull(&mut b), None);
+        b.on_sent(NodeId(3));
+        assert_eq!(pull(&mut b), Some((1, 3)), "free: path 1 has room again");
+        // Free datagrams count toward no one path's queue.
+        assert_eq!(b.waiting_for(EGRESS, 0) + b.waiting_for(EGRESS, 1), 0);
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct Held {
     pub egress: NodeId,
     /// Its path slot.
     pub path: u8,
+    /// Any path up may take it (`Outgoing::free`).
+    pub free: bool,
     /// The datagram.
     pub pending: Pending,
     /// Its flow, for the scheduler above the binding point.
@@ -164,6 +166,7 @@ mod tests {
             ready: at,
             egress: NodeId(egress),
             path,
+            free: false,
             pending: Pending {
                 header: DataHeader {
                     flags: DataFlags::empty(),

@@ -1150,13 +1150,18 @@ impl Node {
                     self.out.deliver(p);
                 }
                 if self.binder.is_on() {
-                    self.ingress.on_transmit(now, &o.header, false);
+                    self.ingress
+                        .on_transmit(now, &o.header, o.path as usize, false);
                 }
                 continue;
             }
             let urgent = key.urgent || o.header.flags.contains(DataFlags::URGENT);
             let spreads = equalise::spreads(o.header.mode);
-            if spreads && !urgent && matches!(o.payload, Payload::Input) {
+            // Bound to whichever path has room first, unless it waits to
+            // equalise delays (a hold is its path's) or is urgent (its
+            // path was chosen for it).
+            let free = o.free && !urgent && !self.equalises();
+            if spreads && !urgent && !free && matches!(o.payload, Payload::Input) {
                 // Bound now or later, it arrives no earlier than now plus
                 // its path's delay: the lead rule counts it from here.
                 self.routes.note_sent(o.header.egress, now, o.path as usize);
@@ -1194,6 +1199,7 @@ impl Node {
                 ready: now + hold,
                 egress,
                 path: o.path,
+                free,
                 pending,
                 key,
             };
@@ -1222,6 +1228,7 @@ impl Node {
                 ready: now,
                 egress,
                 path,
+                free: false,
                 pending: Pending {
                     header: DataHeader { path, ..o.header },
                     body: self.out.pool.copy_of(&pending.body),
@@ -1238,10 +1245,14 @@ impl Node {
     /// queue's bounds drop never left (the path estimates are told).
     fn bind(&mut self, now: Instant, h: Held) {
         let paths = self.routes.paths_to(h.egress).map_or(0, Vec::len);
-        for dropped in self
-            .binder
-            .enqueue(now, h.egress, paths, h.path, h.pending, h.key)
-        {
+        let dropped = if h.free {
+            self.binder
+                .enqueue_any(now, h.egress, paths, h.pending, h.key)
+        } else {
+            self.binder
+                .enqueue(now, h.egress, paths, h.path, h.pending, h.key)
+        };
+        for dropped in dropped {
             self.ingress.on_dropped(&dropped.header);
             self.out.pool.give(dropped.body);
         }
@@ -1299,7 +1310,15 @@ impl Node {
             if let Some(t) = &t {
                 // A paced node's path delay counts from here: the wait
                 // for the pacer is braid's queue, not the path's.
-                self.ingress.on_transmit(now, &pending.header, paces);
+                self.ingress.on_transmit(now, &pending.header, path, paces);
+                let header = &pending.header;
+                if header.mode == RedundancyMode::Stripe
+                    && !header.flags.contains(DataFlags::URGENT)
+                {
+                    // A free packet (`emit_all`) is counted by the lead
+                    // rule where it leaves (a pinned one again: it left).
+                    self.routes.note_sent(header.egress, now, path);
+                }
                 if paces {
                     if let Some(p) = self.routes.pacer_mut(pending.header.egress, path) {
                         p.on_send(now, t.bytes.len());

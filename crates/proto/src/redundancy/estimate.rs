@@ -208,6 +208,12 @@ impl PathEstimator {
         self.take_waiting(order & LATEST_MASK);
     }
 
+    /// The packet with this send order, queued, leaves on another path:
+    /// when it was queued (`None`: not waiting here).
+    pub fn take_queued(&mut self, order: u32) -> Option<Instant> {
+        self.take_waiting(order & LATEST_MASK)
+    }
+
     /// Packets encoded for the path that have not left yet.
     pub fn waiting(&self) -> usize {
         self.waiting.len()

@@ -77,6 +77,11 @@ pub enum Payload {
 pub struct Outgoing {
     /// The path slot (0..16) to send on.
     pub path: u8,
+    /// Any path up may carry it instead (a striped packet that neither
+    /// leads nor is pinned to its flow's path): with late binding, the
+    /// first path with room takes it ([`IngressSession::on_transmit`]
+    /// then moves its accounting there).
+    pub free: bool,
     /// The data header; the node attaches the slot's source route.
     pub header: DataHeader,
     /// What follows the header.
@@ -584,6 +589,7 @@ impl IngressSession {
         }
         out.push(Outgoing {
             path: path as u8,
+            free: false,
             header,
             payload,
         });
@@ -592,9 +598,21 @@ impl IngressSession {
     /// With late binding: the packet with `header` left for its path's
     /// first hop at `now` (`from_here`: its path delay counts from now,
     /// not from its encoding, as a paced node's does).
-    pub fn on_transmit(&mut self, now: Instant, header: &DataHeader, from_here: bool) {
-        if let Some(e) = self.estimators.get_mut(header.path as usize) {
-            e.on_transmit(now, header.send_order(), from_here);
+    /// It left on path slot `path`: a free packet ([`Outgoing::free`])
+    /// may leave on another than it was encoded for, and its wait and
+    /// count move there.
+    pub fn on_transmit(&mut self, now: Instant, header: &DataHeader, path: usize, from_here: bool) {
+        let order = header.send_order();
+        let planned = header.path as usize;
+        if planned != path && planned < MAX_PATHS && path < MAX_PATHS {
+            let queued = self.estimators[planned].take_queued(order);
+            self.estimators[path].on_queued(queued.unwrap_or(now), order);
+            self.counters.sent_per_path[planned] =
+                self.counters.sent_per_path[planned].saturating_sub(1);
+            self.counters.sent_per_path[path] += 1;
+        }
+        if let Some(e) = self.estimators.get_mut(path) {
+            e.on_transmit(now, order, from_here);
         }
     }
 
@@ -690,6 +708,7 @@ impl IngressSession {
                 self.emit(now, out, 0, h, Payload::Input);
             }
             Mode::Stripe { pin_flows } => {
+                let mut free = false;
                 let path = if pin_flows {
                     // The hash's top half as a point along the weights:
                     // a small change of the split moves only the flows
@@ -707,10 +726,14 @@ impl IngressSession {
                 } else if let Some(lead) = lead_path(meta.hints, up) {
                     lead
                 } else {
+                    free = true;
                     self.pick_open(up, meta.hints.backlogged)
                 };
                 let h = self.header(meta, path, seq, Group::NONE);
                 self.emit(now, out, path, h, Payload::Input);
+                if let Some(o) = out.last_mut() {
+                    o.free = free;
+                }
             }
             Mode::Mirror(k) => {
                 for &path in up.iter().take(k as usize) {
@@ -986,6 +1009,43 @@ mod tests {
             [10, 10, 10],
             "all full: the split"
         );
+    }
+
+    #[test]
+    fn a_free_striped_packet_is_counted_on_the_path_it_left_on() {
+        let mut ing = test_session(Mode::Stripe { pin_flows: false }, 2);
+        ing.config.late_binding = true;
+        let mut out = Vec::new();
+        let lead = PacketMeta {
+            hints: SendHints {
+                lead: Some(1),
+                ..SendHints::default()
+            },
+            ..PacketMeta::default()
+        };
+        ing.encode(Instant::ZERO, &[1; 10], lead, &mut out);
+        ing.encode(Instant::ZERO, &[2; 10], PacketMeta::default(), &mut out);
+        let urgent = PacketMeta {
+            urgent: true,
+            ..PacketMeta::default()
+        };
+        ing.encode(Instant::ZERO, &[3; 10], urgent, &mut out);
+        assert_eq!(out[0].path, 1);
+        assert!(!out[0].free, "the lead packet keeps the slowest path");
+        assert!(out[1].free);
+        // The node tells an urgent one apart; stripe plans it free too.
+        assert!(out[2].free);
+        let planned = out[1].path as usize;
+        let other = 1 - planned;
+        let before = ing.counters().sent_per_path;
+        let waiting = ing.estimators[planned].waiting();
+        ing.on_transmit(Instant::from_millis(5), &out[1].header, other, false);
+        let after = ing.counters().sent_per_path;
+        assert_eq!(after[planned] + 1, before[planned]);
+        assert_eq!(after[other], before[other] + 1);
+        assert_eq!(ing.estimators[planned].waiting() + 1, waiting);
+        assert_eq!(ing.estimators[other].sent(), 1, "left there");
+        assert_eq!(ing.estimators[planned].sent(), 0);
     }
 
     #[test]

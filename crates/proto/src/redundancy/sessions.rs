@@ -411,11 +411,17 @@ impl Ingress {
     }
 
     /// With late binding: the datagram with `header` (of the session its
-    /// egress and class name) left for its first hop at `now`. Nothing
-    /// when no such session is open.
-    pub fn on_transmit(&mut self, now: Instant, header: &braid_wire::DataHeader, from_here: bool) {
+    /// egress and class name) left for its first hop on path slot `path`
+    /// at `now`. Nothing when no such session is open.
+    pub fn on_transmit(
+        &mut self,
+        now: Instant,
+        header: &braid_wire::DataHeader,
+        path: usize,
+        from_here: bool,
+    ) {
         if let Some(s) = self.session_of(header) {
-            s.on_transmit(now, header, from_here);
+            s.on_transmit(now, header, path, from_here);
         }
     }
 
