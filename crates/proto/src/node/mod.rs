@@ -1157,10 +1157,17 @@ impl Node {
             }
             let urgent = key.urgent || o.header.flags.contains(DataFlags::URGENT);
             let spreads = equalise::spreads(o.header.mode);
-            // Bound to whichever path has room first, unless it waits to
-            // equalise delays (a hold is its path's) or is urgent (its
-            // path was chosen for it).
-            let free = o.free && !urgent && !self.equalises();
+            // Bound to whichever path has room first where packets wait
+            // here anyway (a queue stands above the binding point: below
+            // that the split spreads them as planned), unless it waits
+            // to equalise delays (a hold is its path's), the node paces
+            // (a pacer is its path's) or it is urgent (its path was
+            // chosen for it).
+            let free = o.free
+                && !urgent
+                && !self.equalises()
+                && !self.paces()
+                && self.binder.holds_for(o.header.egress);
             if spreads && !urgent && !free && matches!(o.payload, Payload::Input) {
                 // Bound now or later, it arrives no earlier than now plus
                 // its path's delay: the lead rule counts it from here.
