@@ -446,14 +446,16 @@ fn a_sweep_of_unequal_paths_tracks_theory() {
             checked += 1;
             continue;
         }
-        // Within 2% of theory, except that stripe may deliver more: the
-        // theory splits its packets evenly, but with late binding a
-        // striped packet goes on the first path with room, the best
-        // first (slot 0: the lowest cost, here the lossless path), and a
-        // flow below that path's rate rides it alone (measured: 1.0000
-        // at every loss; before, when each packet was bound to its
-        // path as it was encoded, up to 3% above theory).
-        let above = if f.mode == "stripe" { 1.0 } else { 0.02 };
+        // Within 2% of theory, except that stripe may deliver up to 3%
+        // more: its split leans a little off the lossiest path at high
+        // loss (the theory weighs the paths equally). Measured at 25%:
+        // 0.8820 against 0.8750 when path reports took the session's
+        // mode, 0.8962 since they are mirrored on every path and all
+        // arrive; at 30%, 0.8648-0.8680 against 0.85. (This flow leaves
+        // no queue above the binding point, so its striped packets keep
+        // the paths the split gives them: bound wherever there was room,
+        // it rode the lossless first path alone, 1.0000 at every loss.)
+        let above = if f.mode == "stripe" { 0.03 } else { 0.02 };
         assert!(
             delivered > theory - 0.02 && delivered < theory + above,
             "{} at {:?}: measured {delivered:.4}, theory {theory:.4}",
