@@ -455,6 +455,15 @@ fn check_node_config(found: &mut Findings<'_>, raw: &ConfigFile, node: NodeId) -
     check_late_binding(found, raw.late_binding.as_ref(), &mut nc);
     nc.equalise_delay = raw.equalise_delay.unwrap_or(false);
     nc.pace = raw.pace.unwrap_or(false);
+    if let Some(c) = in_range(
+        found,
+        raw.urgent_copies.as_ref(),
+        "urgent_copies",
+        1..=8,
+        "1 to 8 copies of an urgent packet (1: none beyond the mode's)",
+    ) {
+        nc.ingress.urgent_copies = c;
+    }
     check_report_interval(found, raw, &mut nc);
     let datapath = check_datapath(found, raw);
     if let Some(reorder) = check_reorder(found, raw) {

@@ -51,6 +51,8 @@ pub struct ConfigFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pace: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub urgent_copies: Option<Spanned<u8>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub report_interval: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub send_buffer: Option<Spanned<usize>>,
@@ -351,6 +353,7 @@ impl ConfigFile {
             late_binding: None,
             equalise_delay: None,
             pace: None,
+            urgent_copies: None,
             report_interval: None,
             send_buffer: None,
             datapath: None,

@@ -143,6 +143,24 @@ fn pacing_is_off_unless_asked_for_and_reports_take_an_interval_in_range() {
 }
 
 #[test]
+fn urgent_copies_default_to_six_and_take_one_to_eight() {
+    let parse = |extra: &str| {
+        Config::parse(
+            "u.toml",
+            &format!("node = 1\n{extra}[[interface]]\nname = \"a\"\n"),
+        )
+    };
+    let copies = |extra: &str| parse(extra).unwrap().node_config.ingress.urgent_copies;
+    assert_eq!(copies(""), 6);
+    assert_eq!(copies("urgent_copies = 1\n"), 1);
+    assert_eq!(copies("urgent_copies = 8\n"), 8);
+    for bad in ["0", "9", "\"many\""] {
+        let err = parse(&format!("urgent_copies = {bad}\n")).unwrap_err();
+        assert!(err.to_string().contains("urgent_copies"), "{bad}: {err}");
+    }
+}
+
+#[test]
 fn delay_equalisation_is_off_unless_asked_for() {
     let cfg = |extra: &str| {
         Config::parse(

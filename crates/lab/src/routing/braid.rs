@@ -61,6 +61,7 @@ pub fn config(
         late_binding: datapath.late_binding.map(value),
         equalise_delay: datapath.equalise_delay,
         pace: datapath.pace,
+        urgent_copies: datapath.urgent_copies.map(value),
         copy_window: datapath
             .copy_window
             .map(|d| value(format!("{}ms", d.as_millis()))),

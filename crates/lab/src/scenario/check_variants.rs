@@ -177,6 +177,7 @@ fn check_datapath(
         equalise_delay: v.equalise_delay,
         mss_clamp: v.mss_clamp,
         pace: v.pace,
+        urgent_copies: v.urgent_copies,
         copy_window: copy_window?,
         report_interval: report_interval?,
     })

@@ -152,6 +152,8 @@ pub struct BraidDatapath {
     pub mss_clamp: Option<bool>,
     /// The daemons' `pace` (their default when `None`).
     pub pace: Option<bool>,
+    /// The daemons' `urgent_copies` (their default when `None`).
+    pub urgent_copies: Option<u8>,
     /// The daemons' `copy_window` (their default when `None`).
     pub copy_window: Option<Duration>,
     /// The daemons' `report_interval` (their default when `None`).

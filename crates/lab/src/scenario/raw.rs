@@ -87,6 +87,7 @@ pub(super) struct RawVariant {
     pub(super) equalise_delay: Option<bool>,
     pub(super) mss_clamp: Option<bool>,
     pub(super) pace: Option<bool>,
+    pub(super) urgent_copies: Option<u8>,
     pub(super) copy_window: Option<Spanned<String>>,
     pub(super) report_interval: Option<Spanned<String>>,
 }

@@ -18,13 +18,15 @@ use std::time::Duration;
 use braid_wire::{DataFlags, DataHeader, Group, NodeId, MAX_DEPTH};
 
 use super::adaptive;
+use super::block::{GroupBuffer, OpenBlock};
 use super::capacity::{self, PathCapacity};
-use super::coding::{rs_encode, RsCodec, XorParity};
+use super::coding::{rs_encode, RsCodec};
 use super::estimate::{PathEstimate, PathEstimator};
 use super::mode::{Mode, MAX_PATHS};
 use super::path::PathState;
-use super::placement::{self, GroupPlan};
+use super::placement;
 use super::predict::PathLoss;
+use super::urgent::{self, CopyBudget, CopyPath};
 use crate::time::Instant;
 
 /// Per-packet facts from the classifier.
@@ -89,7 +91,7 @@ pub struct Outgoing {
 }
 
 /// Encoder settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IngressConfig {
     /// A group that has not filled within this time is closed and its
     /// repair packets sent. Data never waits for it.
@@ -102,6 +104,15 @@ pub struct IngressConfig {
     /// ([`IngressSession::on_dropped`]), and the path estimates count it
     /// sent then. Off: sent when encoded.
     pub late_binding: bool,
+    /// An urgent packet gets copies on the paths (`urgent.rs`) until the
+    /// chance that every copy is lost is at most this, ...
+    pub urgent_residual: f64,
+    /// ... or until it has this many copies, the mode's own included
+    /// (1: no copies; a session of mode `single` or `tree` gets none).
+    pub urgent_copies: u8,
+    /// Copies a session adds per second at most (a burst may take
+    /// [`CopyBudget::BURST`] at once).
+    pub urgent_copies_per_s: u32,
 }
 
 impl Default for IngressConfig {
@@ -110,6 +121,9 @@ impl Default for IngressConfig {
             flush_after: Duration::from_millis(20),
             hop_limit: braid_wire::data::MAX_ROUTE_LEN as u8 + 1,
             late_binding: false,
+            urgent_residual: 0.001,
+            urgent_copies: 6,
+            urgent_copies_per_s: 1000,
         }
     }
 }
@@ -129,6 +143,11 @@ pub struct IngressCounters {
     pub no_path: u64,
     /// Times the mode in force changed (a new policy, or the adaptive mode's choice).
     pub mode_changes: u64,
+    /// Copies of urgent packets sent beyond the mode's own (`urgent.rs`;
+    /// counted in `copies` too).
+    pub urgent_copies: u64,
+    /// Urgent copies the plan wanted that the per-second bound refused.
+    pub urgent_copies_refused: u64,
     /// Packets sent on each path slot, data copies and repair together.
     pub sent_per_path: [u64; MAX_PATHS],
     /// Packets lost on each path, from the egress's path reports.
@@ -139,40 +158,6 @@ pub struct IngressCounters {
     /// (the kernel) and the numbers kept here ran out (see
     /// [`IngressSession::lend`]).
     pub lent_out: u64,
-}
-
-/// The groups being filled: `depth` of them, in turn (data packet
-/// `base + k` goes to group `k mod depth`, whose first data packet is
-/// `base + (k mod depth)`). Without interleaving, one group.
-#[derive(Debug, Clone)]
-struct OpenBlock {
-    base: u32,
-    depth: u8,
-    data: u8,
-    repair: u8,
-    /// Data packets each group has so far.
-    counts: [u8; MAX_DEPTH as usize],
-    /// Whether a group holds an urgent packet: its repair is urgent too
-    /// (a lost VoIP packet is rebuilt from it, and must not wait behind
-    /// bulk for it).
-    urgent: [bool; MAX_DEPTH as usize],
-    /// Where each group's shards go (`placement.rs`), as indices into `up`.
-    plans: [GroupPlan; MAX_DEPTH as usize],
-    /// The path slots up when the block opened.
-    up: [u8; MAX_PATHS],
-    opened_at: Instant,
-}
-
-impl OpenBlock {
-    /// The slot shard `i` of group `j` goes on, if that path is still up.
-    fn planned_slot(&self, j: usize, i: usize, paths: &[PathState]) -> Option<usize> {
-        let slot = self.up[self.plans[j].shard(i)] as usize;
-        paths.get(slot).is_some_and(|p| p.up).then_some(slot)
-    }
-
-    fn filled(&self) -> u32 {
-        self.counts.iter().map(|&c| u32::from(c)).sum()
-    }
 }
 
 /// A session's data packets per second, from one path report to the
@@ -195,15 +180,6 @@ impl DataRate {
         }
         self.last = Some((now, data_packets));
     }
-}
-
-/// What one open group keeps until its repair is made.
-#[derive(Debug, Default)]
-struct GroupBuffer {
-    /// Erasure: the data payloads.
-    held: Vec<Vec<u8>>,
-    /// Parity: the running XOR.
-    xor: XorParity,
 }
 
 /// The encoder of one session.
@@ -243,6 +219,8 @@ pub struct IngressSession {
     lent: Option<u32>,
     /// When the last session check was answered.
     proved_at: Option<Instant>,
+    /// What urgent packets' copies may still take (`urgent.rs`).
+    copy_budget: CopyBudget,
     counters: IngressCounters,
 }
 
@@ -290,6 +268,7 @@ impl IngressSession {
             data_rate: DataRate::default(),
             lent: None,
             proved_at: None,
+            copy_budget: CopyBudget::new(config.urgent_copies_per_s),
             counters: IngressCounters::default(),
         }
     }
@@ -698,6 +677,7 @@ impl IngressSession {
         }
         let seq = self.seq;
         self.counters.data_packets += 1;
+        let first_out = out.len();
         match self.active {
             Mode::Single | Mode::Adaptive { .. } => {
                 let h = self.header(meta, up[0], seq, Group::NONE);
@@ -745,7 +725,81 @@ impl IngressSession {
                 self.encode_grouped(now, packet, meta, up, out);
             }
         }
+        if meta.urgent {
+            self.copy_urgent(now, up, first_out, out);
+        }
         self.seq = seq.wrapping_add(1);
+    }
+
+    /// Sends the urgent packet just encoded (its copies are `out[first..]`)
+    /// again where `urgent.rs` says, each copy with the same header
+    /// (group shape included) but its own path slot.
+    fn copy_urgent(&mut self, now: Instant, up: &[usize], first: usize, out: &mut Vec<Outgoing>) {
+        if self.config.urgent_copies <= 1 || matches!(self.mode, Mode::Single | Mode::Tree) {
+            return;
+        }
+        let mut copies = [0u32; MAX_PATHS];
+        let mut paths = [CopyPath {
+            slot: 0,
+            loss: PathLoss::independent(0.0),
+        }; MAX_PATHS];
+        for (k, &slot) in up.iter().enumerate() {
+            paths[k] = CopyPath {
+                slot: slot as u8,
+                loss: self.copy_loss(slot),
+            };
+        }
+        let Some(original) = out[first..]
+            .iter()
+            .find(|o| matches!(o.payload, Payload::Input))
+            .map(|o| o.header)
+        else {
+            return;
+        };
+        for o in &out[first..] {
+            if matches!(o.payload, Payload::Input) {
+                if let Some(k) = up.iter().position(|&s| s == o.path as usize) {
+                    copies[k] += 1;
+                }
+            }
+        }
+        let (added, n) = urgent::plan(
+            &paths[..up.len()],
+            &mut copies,
+            self.config.urgent_residual,
+            u32::from(self.config.urgent_copies),
+        );
+        let granted = self.copy_budget.take(now, n);
+        self.counters.urgent_copies_refused += (n - granted) as u64;
+        for &k in &added[..granted] {
+            let slot = paths[k as usize].slot as usize;
+            let header = DataHeader {
+                path: slot as u8,
+                ..original
+            };
+            self.counters.urgent_copies += 1;
+            self.emit(now, out, slot, header, Payload::Input);
+        }
+    }
+
+    /// A path's loss as urgent copies plan for it: every loss the reports
+    /// measured (a full queue's drops too: a call loses to them as much),
+    /// with the burstiness fitted; until they measure it, as given with
+    /// the path but at least [`urgent::UNMEASURED_LOSS`].
+    fn copy_loss(&self, slot: usize) -> PathLoss {
+        match self.estimators.get(slot).and_then(PathEstimator::estimate) {
+            Some(m) => PathLoss {
+                weight: 1,
+                loss: m.loss,
+                burst: m.burst,
+            },
+            None => PathLoss::independent(
+                self.paths
+                    .get(slot)
+                    .map_or(0.0, |p| p.loss)
+                    .max(urgent::UNMEASURED_LOSS),
+            ),
+        }
     }
 
     fn encode_grouped(
@@ -971,13 +1025,108 @@ mod tests {
             .map(|o| (o.header.seq, o.header.flags.contains(DataFlags::URGENT)))
             .collect();
         assert_eq!(repairs, [(0, false), (1, true)]);
-        // The data packets' numbers follow the interleaving.
-        let data: Vec<(u32, u8)> = out
+        // The data packets' numbers follow the interleaving (the urgent
+        // one's copy beside it: its paths are not measured yet).
+        let mut data: Vec<(u32, u8)> = out
             .iter()
             .filter(|o| !o.header.group.is_repair())
             .map(|o| (o.header.group.base_of(o.header.seq), o.header.group.index))
             .collect();
+        assert_eq!(data.len(), 5);
+        data.dedup();
         assert_eq!(data, [(0, 0), (1, 0), (0, 1), (1, 1)]);
+        let urgent_paths: Vec<u8> = out
+            .iter()
+            .filter(|o| o.header.seq == 1 && !o.header.group.is_repair())
+            .map(|o| o.path)
+            .collect();
+        assert_eq!(urgent_paths.len(), 2);
+        assert_ne!(urgent_paths[0], urgent_paths[1]);
+    }
+
+    /// A session of `mode` over two paths that lose a fifth each (as
+    /// given: no reports yet), and its config.
+    fn lossy_session(mode: Mode, config: IngressConfig) -> IngressSession {
+        let mut ing = IngressSession::new(NodeId(1), NodeId(2), 0, mode, config, 0, 7);
+        let path = PathState {
+            up: true,
+            weight: 1,
+            loss: 0.2,
+        };
+        ing.set_paths(Instant::ZERO, &[path; 2], &mut Vec::new());
+        ing
+    }
+
+    /// The data copies (not repair) of packet `seq` in `out`, per path.
+    fn data_copies(out: &[Outgoing], seq: u32) -> [usize; 2] {
+        let mut per_path = [0; 2];
+        for o in out {
+            if o.header.seq == seq && matches!(o.payload, Payload::Input) {
+                per_path[o.path as usize] += 1;
+            }
+        }
+        per_path
+    }
+
+    #[test]
+    fn an_urgent_packet_gets_copies_on_lossy_paths_and_bulk_does_not() {
+        let erasure = Mode::Erasure {
+            n: 4,
+            m: 2,
+            depth: 1,
+        };
+        for mode in [erasure, Mode::Stripe { pin_flows: false }, Mode::Mirror(2)] {
+            let mut ing = lossy_session(mode, IngressConfig::default());
+            let mut out = Vec::new();
+            let urgent = PacketMeta {
+                urgent: true,
+                ..PacketMeta::default()
+            };
+            ing.encode(Instant::ZERO, &[1; 10], PacketMeta::default(), &mut out);
+            ing.encode(Instant::ZERO, &[2; 10], urgent, &mut out);
+            // Bulk: the mode's own copies only.
+            let own = if mode == Mode::Mirror(2) { 2 } else { 1 };
+            let bulk = data_copies(&out, 0);
+            assert_eq!(bulk.iter().sum::<usize>(), own, "{mode}");
+            // Urgent: five in all (0.2^5 <= 0.001 < 0.2^4), over both
+            // paths, every one the same packet of the same group.
+            let copies = data_copies(&out, 1);
+            assert_eq!(copies.iter().sum::<usize>(), 5, "{mode}: {copies:?}");
+            assert!(copies.iter().all(|&c| c >= 2), "{mode}: {copies:?}");
+            let headers: Vec<_> = out.iter().filter(|o| o.header.seq == 1).collect();
+            assert!(headers
+                .iter()
+                .all(|o| o.header.group == headers[0].header.group
+                    && o.header.flags.contains(DataFlags::URGENT)));
+            let c = ing.counters();
+            assert_eq!(c.urgent_copies, 5 - own as u64);
+            assert_eq!(c.sent_per_path.iter().sum::<u64>() as usize, out.len());
+        }
+    }
+
+    #[test]
+    fn urgent_copies_stop_at_the_bound_per_second_and_not_for_single_path() {
+        let config = IngressConfig {
+            urgent_copies_per_s: 8,
+            ..IngressConfig::default()
+        };
+        let mut ing = lossy_session(Mode::Stripe { pin_flows: false }, config);
+        let urgent = PacketMeta {
+            urgent: true,
+            ..PacketMeta::default()
+        };
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            ing.encode(Instant::ZERO, &[2; 10], urgent, &mut out);
+        }
+        // 4 wanted per packet, 8 granted in all.
+        assert_eq!(ing.counters().urgent_copies, 8);
+        assert_eq!(ing.counters().urgent_copies_refused, 4);
+        assert_eq!(out.len(), 3 + 8);
+        let mut single = lossy_session(Mode::Single, IngressConfig::default());
+        out.clear();
+        single.encode(Instant::ZERO, &[2; 10], urgent, &mut out);
+        assert_eq!(out.len(), 1);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod reorder;
 
 pub use mode::{Mode, ModeError};
 pub mod adaptive;
+mod block;
 pub mod capacity;
 pub mod egress;
 pub mod equalise;
@@ -18,6 +19,7 @@ pub mod pacing;
 pub mod path;
 pub mod placement;
 pub mod predict;
+pub mod urgent;
 
 pub use egress::{EgressConfig, EgressCounters, EgressSession, PathCounters};
 pub use ingress::{

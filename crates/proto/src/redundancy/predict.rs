@@ -39,6 +39,15 @@ impl PathLoss {
         }
     }
 
+    /// The loss ratio, and the chance a packet is lost right after a lost
+    /// one (the loss ratio itself where losses are independent).
+    pub fn first_and_after_loss(&self) -> (f64, f64) {
+        let (to_bad, to_good) = self.chain();
+        let moving = to_bad + to_good;
+        let p = if moving > 0.0 { to_bad / moving } else { 1.0 };
+        (p, 1.0 - to_good)
+    }
+
     /// The Gilbert chain: (good to bad, bad to good) per packet; a packet
     /// is lost exactly when sent in the bad state.
     fn chain(&self) -> (f64, f64) {
