@@ -439,15 +439,25 @@ def source_files():
 
 
 def test_module_lines(tokens):
-    """Lines taken by inline `#[cfg(test)] mod NAME { ... }` modules."""
+    """Lines taken by inline `#[cfg(test)] mod NAME { ... }` modules (with
+    or without a visibility)."""
     total = 0
     for i in range(len(tokens) - 8):
         if [t[1] for t in tokens[i : i + 7]] != ["#", "[", "cfg", "(", "test", ")", "]"]:
             continue
-        if tokens[i + 7][1] != "mod" or tokens[i + 9][1] != "{":
+        # `mod`, `pub mod` or `pub(crate) mod` (a test module other
+        # modules' tests borrow from is still a test module).
+        j = i + 7
+        if tokens[j][1] == "pub":
+            j += 1
+            if j < len(tokens) and tokens[j][1] == "(":
+                while j < len(tokens) and tokens[j][1] != ")":
+                    j += 1
+                j += 1
+        if j + 2 >= len(tokens) or tokens[j][1] != "mod" or tokens[j + 2][1] != "{":
             continue
         depth = 0
-        for k in range(i + 9, len(tokens)):
+        for k in range(j + 2, len(tokens)):
             if tokens[k][1] == "{":
                 depth += 1
             elif tokens[k][1] == "}":
@@ -514,6 +524,10 @@ def selftest():
             "crates/y/src/lib.rs": "mod p;\nmod q;\nuse p::P;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
             "crates/y/src/p.rs": "pub struct P(super::q::Q);\n",
             "crates/y/src/q.rs": "pub struct Q;\n" + "// filler\n" * 1200,
+            # 990 lines of code and a long test module that other tests
+            # borrow from: not over the limit.
+            "crates/y/src/r.rs": "// r\n" + "const _: u8 = 0;\n" * 990
+            + "#[cfg(test)]\npub(crate) mod tests {\n" + "    // t\n" * 300 + "}\n",
         }
         for name, text in files.items():
             path = os.path.join(tmp, name)

@@ -213,6 +213,14 @@ fn kernel_tcp_keeps_most_of_its_speed_over_two_paths_losing_a_fifth_with_adaptiv
     let lost = |v: usize| flows(v)[1]["lost"].as_u64().unwrap();
     assert!(lost(0) > 30, "single path lost {}", lost(0));
     assert!(lost(1) <= 3, "adaptive lost {}", lost(1));
+    // Its urgent packets go as copies (`redundancy/urgent.rs`), so none
+    // waits for its group's repair behind bulk. Measured in this test:
+    // p99 32.4-32.5 ms in 3 runs; without copies (`urgent_copies = 1`)
+    // 44.0 and 62.1, so the bound is 40 ms, tighter than the goal's
+    // 20 + 30.
+    let p99 = flows(1)[1]["delay_p99_ms"].as_f64().unwrap();
+    eprintln!("adaptive VoIP p99 {p99:.1} ms");
+    assert!(p99 <= 40.0, "adaptive VoIP p99 {p99:.1} ms");
     assert!(namespaces_of("tlossy").is_empty());
 }
 

@@ -7,17 +7,22 @@
 //! slow one's (a mix makes CUBIC's HyStart leave slow start early and
 //! BBR take the fast path's round trip for the pipe's).
 //!
-//! [`HoldLine`] keeps one first-in first-out queue per (egress, path): the
-//! hold of one path changes slowly, so a later datagram is never ready
-//! before an earlier one of the same path (its ready time is raised to
-//! the one before it if the hold shrank). Bounded: at most
+//! An urgent packet's spaced copies (`redundancy/urgent.rs`: a copy on
+//! a path that carries one already may leave 10-20 ms after it, apart
+//! from its bursts of loss) wait here too, in queues of their own.
+//!
+//! [`HoldLine`] keeps one first-in first-out queue per (egress, path,
+//! urgent): the hold of one path changes slowly, so a later datagram is
+//! never ready before an earlier one of the same queue (its ready time is
+//! raised to the one before it if the hold shrank); urgent copies and
+//! bulk never wait for each other. Bounded: at most
 //! [`MAX_HELD`] datagrams in all; one more releases the oldest of its
 //! queue early (it is sent, never dropped). It sends nothing itself: the
 //! node moves what is ready to the binder.
 
 use std::collections::{BTreeMap, VecDeque};
 
-use braid_wire::NodeId;
+use braid_wire::{DataFlags, NodeId};
 
 use super::binding::{FlowKey, Pending};
 use crate::time::Instant;
@@ -46,9 +51,10 @@ pub struct Held {
 /// The held datagrams, per (egress, path).
 #[derive(Debug, Default)]
 pub struct HoldLine {
-    queues: BTreeMap<(NodeId, u8), VecDeque<Held>>,
+    queues: BTreeMap<(NodeId, u8, bool), VecDeque<Held>>,
     held: usize,
-    /// Datagrams held so far.
+    /// Bulk datagrams held so far (urgent copies are counted where they
+    /// are made).
     total: u64,
     /// Datagrams released before their time because the line was full.
     early: u64,
@@ -59,8 +65,14 @@ impl HoldLine {
     /// when the line was full (the oldest of the same queue, or `held`
     /// itself when its queue is empty).
     pub fn hold(&mut self, mut held: Held) -> Option<Held> {
-        self.total += 1;
-        let q = self.queues.entry((held.egress, held.path)).or_default();
+        let urgent = held.pending.header.flags.contains(DataFlags::URGENT);
+        if !urgent {
+            self.total += 1;
+        }
+        let q = self
+            .queues
+            .entry((held.egress, held.path, urgent))
+            .or_default();
         if let Some(last) = q.back() {
             held.ready = held.ready.max(last.ready);
         }
@@ -91,9 +103,9 @@ impl HoldLine {
     /// Every datagram held for `egress`, in the order they came (its paths
     /// are about to be renumbered: they go on now).
     pub fn take_egress(&mut self, egress: NodeId) -> Vec<Held> {
-        let keys: Vec<(NodeId, u8)> = self
+        let keys: Vec<(NodeId, u8, bool)> = self
             .queues
-            .range((egress, 0)..=(egress, u8::MAX))
+            .range((egress, 0, false)..=(egress, u8::MAX, true))
             .map(|(&k, _)| k)
             .collect();
         let mut all = Vec::new();
@@ -110,7 +122,7 @@ impl HoldLine {
     /// is held for it).
     pub fn forget(&mut self, egress: NodeId) {
         self.queues
-            .retain(|&(e, _), q| e != egress || !q.is_empty());
+            .retain(|&(e, _, _), q| e != egress || !q.is_empty());
     }
 
     /// When the next datagram is ready (`None`: nothing held).
@@ -136,7 +148,7 @@ impl HoldLine {
     /// Whether anything is held for `egress`.
     pub fn holds_for(&self, egress: NodeId) -> bool {
         self.queues
-            .range((egress, 0)..=(egress, u8::MAX))
+            .range((egress, 0, false)..=(egress, u8::MAX, true))
             .any(|(_, q)| !q.is_empty())
     }
 
@@ -145,7 +157,7 @@ impl HoldLine {
         self.early
     }
 
-    fn take_front(&mut self, key: (NodeId, u8)) -> Option<Held> {
+    fn take_front(&mut self, key: (NodeId, u8, bool)) -> Option<Held> {
         let q = self.queues.get_mut(&key)?;
         // An empty queue stays (with its room) until the egress is
         // forgotten: no allocation per burst.
@@ -207,6 +219,28 @@ mod tests {
         assert_eq!(seqs, vec![1, 3]);
         assert_eq!(line.len(), 0);
         assert_eq!(line.next_ready(), None);
+    }
+
+    #[test]
+    fn an_urgent_copy_and_bulk_on_one_path_never_wait_for_each_other() {
+        let t0 = Instant::ZERO;
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut line = HoldLine::default();
+        // Bulk held 40 ms to equalise; an urgent copy spaced 10 ms on the
+        // same path; bulk again.
+        line.hold(held(ms(40), 9, 0, 1));
+        let mut copy = held(ms(10), 9, 0, 2);
+        copy.pending.header.flags = DataFlags::URGENT;
+        line.hold(copy);
+        line.hold(held(ms(41), 9, 0, 3));
+        assert_eq!(line.next_ready(), Some(ms(10)));
+        assert_eq!(
+            line.pop_ready(ms(10)).map(|h| h.pending.header.seq),
+            Some(2)
+        );
+        assert!(line.pop_ready(ms(39)).is_none());
+        // The copy is not counted as bulk held.
+        assert_eq!(line.total(), 2);
     }
 
     #[test]

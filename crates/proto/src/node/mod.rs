@@ -1197,7 +1197,10 @@ impl Node {
             {
                 self.send_probe_copies(now, &o, &pending, key);
             }
-            let hold = if urgent || !spreads {
+            let hold = if !o.after.is_zero() {
+                // An urgent packet's spaced copy (`redundancy/urgent.rs`).
+                o.after
+            } else if urgent || !spreads {
                 Duration::ZERO
             } else {
                 self.path_hold(egress, o.path as usize)

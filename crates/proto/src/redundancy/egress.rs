@@ -930,7 +930,7 @@ mod tests {
             m: 2,
             depth: 1,
         };
-        let mut ing = super::super::ingress::test_session(erasure, 1);
+        let mut ing = super::super::ingress::tests::test_session(erasure, 1);
         let mut out = Vec::new();
         let mut wire = Vec::new();
         for input in &inputs {

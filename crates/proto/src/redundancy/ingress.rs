@@ -84,6 +84,10 @@ pub struct Outgoing {
     /// first path with room takes it ([`IngressSession::on_transmit`]
     /// then moves its accounting there).
     pub free: bool,
+    /// How long after now it leaves (an urgent packet's spaced copy,
+    /// `urgent.rs`; zero for every other packet). Needs late binding: the
+    /// node holds it above the binding point until then.
+    pub after: Duration,
     /// The data header; the node attaches the slot's source route.
     pub header: DataHeader,
     /// What follows the header.
@@ -569,6 +573,7 @@ impl IngressSession {
         out.push(Outgoing {
             path: path as u8,
             free: false,
+            after: Duration::ZERO,
             header,
             payload,
         });
@@ -738,17 +743,6 @@ impl IngressSession {
         if self.config.urgent_copies <= 1 || matches!(self.mode, Mode::Single | Mode::Tree) {
             return;
         }
-        let mut copies = [0u32; MAX_PATHS];
-        let mut paths = [CopyPath {
-            slot: 0,
-            loss: PathLoss::independent(0.0),
-        }; MAX_PATHS];
-        for (k, &slot) in up.iter().enumerate() {
-            paths[k] = CopyPath {
-                slot: slot as u8,
-                loss: self.copy_loss(slot),
-            };
-        }
         let Some(original) = out[first..]
             .iter()
             .find(|o| matches!(o.payload, Payload::Input))
@@ -756,6 +750,7 @@ impl IngressSession {
         else {
             return;
         };
+        let mut copies = [0u32; MAX_PATHS];
         for o in &out[first..] {
             if matches!(o.payload, Payload::Input) {
                 if let Some(k) = up.iter().position(|&s| s == o.path as usize) {
@@ -763,42 +758,61 @@ impl IngressSession {
                 }
             }
         }
-        let (added, n) = urgent::plan(
+        let mut paths = [self.copy_path(0); MAX_PATHS];
+        for (k, &slot) in up.iter().enumerate() {
+            paths[k] = self.copy_path(slot);
+        }
+        let plan = urgent::plan(
             &paths[..up.len()],
-            &mut copies,
+            &copies,
             self.config.urgent_residual,
             u32::from(self.config.urgent_copies),
         );
-        let granted = self.copy_budget.take(now, n);
-        self.counters.urgent_copies_refused += (n - granted) as u64;
-        for &k in &added[..granted] {
-            let slot = paths[k as usize].slot as usize;
+        let granted = self.copy_budget.take(now, plan.n);
+        self.counters.urgent_copies_refused += (plan.n - granted) as u64;
+        for copy in &plan.added[..granted] {
+            let slot = paths[copy.path as usize].slot as usize;
             let header = DataHeader {
                 path: slot as u8,
                 ..original
             };
             self.counters.urgent_copies += 1;
             self.emit(now, out, slot, header, Payload::Input);
+            if let Some(o) = out.last_mut() {
+                o.after = copy.after;
+            }
         }
     }
 
-    /// A path's loss as urgent copies plan for it: every loss the reports
-    /// measured (a full queue's drops too: a call loses to them as much),
-    /// with the burstiness fitted; until they measure it, as given with
-    /// the path but at least [`urgent::UNMEASURED_LOSS`].
-    fn copy_loss(&self, slot: usize) -> PathLoss {
-        match self.estimators.get(slot).and_then(PathEstimator::estimate) {
-            Some(m) => PathLoss {
-                weight: 1,
-                loss: m.loss,
-                burst: m.burst,
-            },
-            None => PathLoss::independent(
-                self.paths
-                    .get(slot)
-                    .map_or(0.0, |p| p.loss)
-                    .max(urgent::UNMEASURED_LOSS),
+    /// Path slot `slot` as urgent copies plan for it: every loss the
+    /// reports measured (a full queue's drops too: a call loses to them
+    /// as much), with the burstiness fitted, and the packets it carries a
+    /// second; until they measure it, the loss given with the path but at
+    /// least [`urgent::UNMEASURED_LOSS`], independent.
+    fn copy_path(&self, slot: usize) -> CopyPath {
+        let (loss, per_s) = match self.estimators.get(slot).and_then(PathEstimator::estimate) {
+            Some(m) => (
+                PathLoss {
+                    weight: 1,
+                    loss: m.loss,
+                    burst: m.burst,
+                },
+                m.carried_per_s,
             ),
+            None => (
+                PathLoss::independent(
+                    self.paths
+                        .get(slot)
+                        .map_or(0.0, |p| p.loss)
+                        .max(urgent::UNMEASURED_LOSS),
+                ),
+                0.0,
+            ),
+        };
+        CopyPath {
+            slot: slot as u8,
+            loss,
+            per_s,
         }
     }
 
@@ -975,31 +989,30 @@ impl IngressSession {
     }
 }
 
-/// A session from node 1 to node 2 in `mode` over `paths` equal lossless
-/// paths (for tests here and in the egress's).
 #[cfg(test)]
-pub(crate) fn test_session(mode: Mode, paths: usize) -> IngressSession {
-    let mut ing = IngressSession::new(
-        NodeId(1),
-        NodeId(2),
-        0,
-        mode,
-        IngressConfig::default(),
-        0,
-        7,
-    );
-    let path = PathState {
-        up: true,
-        weight: 1,
-        loss: 0.0,
-    };
-    ing.set_paths(Instant::ZERO, &vec![path; paths], &mut Vec::new());
-    ing
-}
-
-#[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A session from node 1 to node 2 in `mode` over `paths` equal lossless
+    /// paths (for tests here and in the egress's).
+    pub(crate) fn test_session(mode: Mode, paths: usize) -> IngressSession {
+        let mut ing = IngressSession::new(
+            NodeId(1),
+            NodeId(2),
+            0,
+            mode,
+            IngressConfig::default(),
+            0,
+            7,
+        );
+        let path = PathState {
+            up: true,
+            weight: 1,
+            loss: 0.0,
+        };
+        ing.set_paths(Instant::ZERO, &vec![path; paths], &mut Vec::new());
+        ing
+    }
 
     #[test]
     fn a_group_with_an_urgent_packet_sends_urgent_repair() {

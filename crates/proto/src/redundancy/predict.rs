@@ -39,23 +39,32 @@ impl PathLoss {
         }
     }
 
-    /// The loss ratio, and the chance a packet is lost right after a lost
-    /// one (the loss ratio itself where losses are independent).
-    pub fn first_and_after_loss(&self) -> (f64, f64) {
+    /// The loss ratio in [0, 1] (an unreadable one taken as 1).
+    pub fn ratio(&self) -> f64 {
+        if self.loss.is_nan() {
+            1.0
+        } else {
+            self.loss.clamp(0.0, 1.0)
+        }
+    }
+
+    /// The chance a packet sent `lag` packets after a lost one (1: the
+    /// next) is lost too: the loss ratio plus what of the chain's memory
+    /// is left after `lag` steps.
+    pub fn lost_after(&self, lag: f64) -> f64 {
         let (to_bad, to_good) = self.chain();
         let moving = to_bad + to_good;
-        let p = if moving > 0.0 { to_bad / moving } else { 1.0 };
-        (p, 1.0 - to_good)
+        if moving <= 0.0 {
+            return 1.0;
+        }
+        let p = to_bad / moving;
+        p + (1.0 - p) * (1.0 - moving).max(0.0).powf(lag.max(1.0))
     }
 
     /// The Gilbert chain: (good to bad, bad to good) per packet; a packet
     /// is lost exactly when sent in the bad state.
     fn chain(&self) -> (f64, f64) {
-        let p = if self.loss.is_nan() {
-            1.0
-        } else {
-            self.loss.clamp(0.0, 1.0)
-        };
+        let p = self.ratio();
         if p <= 0.0 {
             return (0.0, 1.0);
         }
