@@ -15,9 +15,35 @@
 //! path, so the repair never asks more of the paths than they carry
 //! together. When no candidate meets the target, the one that delivers the
 //! most wins, with the least overhead among those that deliver as much.
+//! Interleaved blocks are offered only when the session fills them within
+//! the flush timer at its data rate ([`DataRate`], kept here).
 
 use super::mode::{Mode, MAX_PATHS, MAX_SHARDS};
 use super::predict::{delivery_ratio, PathLoss};
+use crate::time::Instant;
+
+/// A session's data packets per second, from one path report to the
+/// next (half the last interval, half the estimate before): the
+/// adaptive mode's groups must fill within the flush timer at it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct DataRate {
+    last: Option<(Instant, u64)>,
+    pub(super) per_s: Option<f64>,
+}
+
+impl DataRate {
+    pub(super) fn update(&mut self, now: Instant, data_packets: u64) {
+        if let Some((at, before)) = self.last {
+            let seconds = now.since(at).as_secs_f64();
+            if seconds <= 0.0 {
+                return;
+            }
+            let r = data_packets.saturating_sub(before) as f64 / seconds;
+            self.per_s = Some(self.per_s.map_or(r, |old| (old + r) / 2.0));
+        }
+        self.last = Some((now, data_packets));
+    }
+}
 
 /// Data packets per group the candidates use.
 const GROUP_DATA: [u8; 10] = [2, 3, 4, 5, 6, 8, 10, 12, 14, 15];

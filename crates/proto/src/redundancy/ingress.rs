@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use braid_wire::{DataFlags, DataHeader, Group, NodeId, MAX_DEPTH};
 
-use super::adaptive;
+use super::adaptive::{self, DataRate};
 use super::block::{GroupBuffer, OpenBlock};
 use super::capacity::{self, PathCapacity};
 use super::coding::{rs_encode, RsCodec};
@@ -162,28 +162,6 @@ pub struct IngressCounters {
     /// (the kernel) and the numbers kept here ran out (see
     /// [`IngressSession::lend`]).
     pub lent_out: u64,
-}
-
-/// A session's data packets per second, from one path report to the
-/// next (half the last interval, half the estimate before).
-#[derive(Debug, Clone, Copy, Default)]
-struct DataRate {
-    last: Option<(Instant, u64)>,
-    per_s: Option<f64>,
-}
-
-impl DataRate {
-    fn update(&mut self, now: Instant, data_packets: u64) {
-        if let Some((at, before)) = self.last {
-            let seconds = now.since(at).as_secs_f64();
-            if seconds <= 0.0 {
-                return;
-            }
-            let r = data_packets.saturating_sub(before) as f64 / seconds;
-            self.per_s = Some(self.per_s.map_or(r, |old| (old + r) / 2.0));
-        }
-        self.last = Some((now, data_packets));
-    }
 }
 
 /// The encoder of one session.
@@ -708,6 +686,12 @@ impl IngressSession {
                             hit
                         })
                         .expect("point < total")
+                } else if let Some(first) = meta
+                    .urgent
+                    .then(|| urgent::earliest(up.iter().map(|&i| (i, self.arrival_ms(i)))))
+                    .flatten()
+                {
+                    first
                 } else if let Some(lead) = lead_path(meta.hints, up) {
                     lead
                 } else {
@@ -782,6 +766,13 @@ impl IngressSession {
                 o.after = copy.after;
             }
         }
+    }
+
+    /// How long a packet sent now takes on path slot `slot`, by its
+    /// reports: its shortest delay plus the queue on it now.
+    fn arrival_ms(&self, slot: usize) -> Option<f64> {
+        let e = self.estimators.get(slot)?.estimate()?;
+        Some(e.min_delay_ms? + e.queue_ms.unwrap_or(0.0))
     }
 
     /// Path slot `slot` as urgent copies plan for it: every loss the

@@ -12,6 +12,10 @@
 //! call is 50 packets of 200 bytes a second), and the copies are bounded
 //! per packet and per second ([`CopyBudget`]).
 //!
+//! A striped session's urgent packet itself takes the path where it
+//! arrives first ([`earliest`]), not the split's turn: a call gains
+//! nothing from a long fast path.
+//!
 //! Copies on one path are lost together when the path loses in bursts:
 //! on a path of loss `p` whose losses follow a Gilbert chain, a packet
 //! `d` packets after a lost one is lost with probability
@@ -155,6 +159,20 @@ fn next_copy(path: &CopyPath, count: u32, last: Duration) -> (f64, Duration) {
     }
 }
 
+/// The path an urgent packet of a striped session takes: the one where
+/// it arrives first, of `(path, arrival ms)` (`None` when a path's
+/// arrival is not known: then the split decides, as for bulk).
+pub fn earliest(arrivals: impl Iterator<Item = (usize, Option<f64>)>) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (path, at) in arrivals {
+        let at = at?;
+        if best.is_none_or(|(_, b)| at < b) {
+            best = Some((path, at));
+        }
+    }
+    best.map(|(path, _)| path)
+}
+
 /// The copies a session may add per second beyond its packets (a token
 /// bucket): an urgent class that carries bulk (marked EF by mistake, or
 /// to jump the queue) is not multiplied.
@@ -272,6 +290,15 @@ mod tests {
         let p = plan(&paths, &on(0), 0.001, 3);
         assert_eq!(p.n, 2);
         assert_eq!((p.added[0].path, p.added[1].path), (1, 1));
+    }
+
+    #[test]
+    fn an_urgent_packet_takes_the_earliest_path_once_every_one_is_known() {
+        let known = [(0, Some(52.0)), (3, Some(11.5)), (5, Some(30.0))];
+        assert_eq!(earliest(known.into_iter()), Some(3));
+        let one_unknown = [(0, Some(52.0)), (3, None), (5, Some(30.0))];
+        assert_eq!(earliest(one_unknown.into_iter()), None);
+        assert_eq!(earliest(std::iter::empty()), None);
     }
 
     #[test]
