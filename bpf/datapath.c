@@ -59,6 +59,7 @@
 #include <linux/pkt_cls.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <linux/in.h>
 #include <bpf/bpf_helpers.h>
@@ -74,19 +75,29 @@
 #include "datapath_route.h"
 #include "datapath_trees.h"
 
-// Whether the user's IPv4 packet at `inner` comes from a client an access
-// point advertises (`copy_sources`): its copies may enter the mesh at two
-// access points, and only user space sees both sessions.
+// Whether the user's packet at `inner` comes from a client an access
+// point advertises (`copy_sources`, `copy_sources6`): its copies may enter
+// the mesh at two access points, and only user space sees both sessions.
 static __always_inline int from_a_client(struct __sk_buff *skb, __u32 inner)
 {
-	if (inner + 20 > skb->len)
-		return 0;
-	if ((long)skb->data_end - (long)skb->data < inner + 20)
-		bpf_skb_pull_data(skb, inner + 20);
+	__u32 want = inner + sizeof(struct ipv6hdr);
+	if (want > skb->len)
+		want = skb->len;
+	if ((long)skb->data_end - (long)skb->data < want)
+		bpf_skb_pull_data(skb, want);
 	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
 	__u8 *ip = data + (inner & 0xfff);
-	if ((void *)(ip + 20) > end || (*ip >> 4) != 4)
+	if ((void *)(ip + 20) > end)
+		return 0;
+	if ((*ip >> 4) == 6) {
+		struct braid_addr6 src;
+		if ((void *)(ip + sizeof(struct ipv6hdr)) > end)
+			return 0;
+		__builtin_memcpy(&src, ip + __builtin_offsetof(struct ipv6hdr, saddr), 16);
+		return bpf_map_lookup_elem(&copy_sources6, &src) != 0;
+	}
+	if ((*ip >> 4) != 4)
 		return 0;
 	__u32 src;
 	__builtin_memcpy(&src, ip + 12, 4);
@@ -178,8 +189,8 @@ static __always_inline int encode(struct __sk_buff *skb, __u32 l2)
 	struct braid_settings *st = get_settings();
 	if (!st || !(st->flags & BRAID_INGRESS))
 		return -1;
-	if (skb->protocol != bpf_htons(ETH_P_IP)) {
-		count(BRAID_PASS_NOT_V4);
+	if (skb->protocol != bpf_htons(ETH_P_IP) && skb->protocol != bpf_htons(ETH_P_IPV6)) {
+		count(BRAID_PASS_NOT_IP);
 		return -1;
 	}
 	__u32 want = l2 + 64;
@@ -189,12 +200,19 @@ static __always_inline int encode(struct __sk_buff *skb, __u32 l2)
 		bpf_skb_pull_data(skb, want);
 	struct user_packet p;
 	if (!inspect(skb, l2, &p)) {
-		count(BRAID_PASS_NOT_V4);
+		count(BRAID_PASS_NOT_IP);
 		return -1;
 	}
 	count(BRAID_TX_PACKETS);
-	struct braid_prefix_key pk = {.prefixlen = 32, .addr_be = p.dst_be};
-	struct braid_prefix *pfx = bpf_map_lookup_elem(&prefixes, &pk);
+	struct braid_prefix *pfx;
+	if (p.v6) {
+		struct braid_prefix6_key pk = {.prefixlen = 128};
+		__builtin_memcpy(pk.addr_be, p.dst6_be, 16);
+		pfx = bpf_map_lookup_elem(&prefixes6, &pk);
+	} else {
+		struct braid_prefix_key pk = {.prefixlen = 32, .addr_be = p.dst_be};
+		pfx = bpf_map_lookup_elem(&prefixes, &pk);
+	}
 	if (!pfx || pfx->egress == me) {
 		count(BRAID_PASS_NO_SESSION);
 		return -1;
@@ -237,6 +255,8 @@ static __always_inline int encode(struct __sk_buff *skb, __u32 l2)
 	e.seq = __sync_fetch_and_add(&counter->next, 1);
 	__sync_fetch_and_add(&counter->packets, 1);
 	counter->last_ns = bpf_ktime_get_coarse_ns(); // idle expiry only
+	if (p.v6)
+		count(BRAID_TX_IPV6);
 	return send_copies(skb, st, &e, first_path(s, p.flow_hash, e.seq, n), copies_of(s, n));
 }
 

@@ -59,6 +59,17 @@ struct braid_prefix_key {
 	__u32 addr_be;
 };
 
+/* prefixes6 (LPM trie): IPv6 destination -> egress node (braid_prefix). */
+struct braid_prefix6_key {
+	__u32 prefixlen;
+	__u32 addr_be[4];
+};
+
+/* copy_sources6 key: an IPv6 client's address. */
+struct braid_addr6 {
+	__u32 addr_be[4];
+};
+
 struct braid_prefix {
 	__u16 egress;
 	__u16 pad;
@@ -69,8 +80,10 @@ struct braid_port_range {
 	__u16 hi;
 };
 
-/* A class rule, as braid_proto::classify::ClassRule for IPv4 packets:
- * every non-empty list must match; empty lists match anything. */
+/* A class rule, as braid_proto::classify::ClassRule: every non-empty
+ * list must match; empty lists match anything. The destination prefixes
+ * are kept per IP family: a rule that lists prefixes of one family only
+ * matches no packet of the other (`never`, `never6`). */
 struct braid_rule {
 	__u8 class_id;
 	__u8 urgent;              /* 0: by DSCP (EF, CS6), 1: no, 2: yes */
@@ -78,13 +91,16 @@ struct braid_rule {
 	__u8 n_src_ports;         /* 0: any */
 	__u8 n_dst_ports;         /* 0: any */
 	__u8 never;               /* lists only IPv6 prefixes: no IPv4 match */
-	__u8 pad[2];
+	__u8 n_prefixes6;         /* IPv6 destination prefixes */
+	__u8 never6;              /* lists only IPv4 prefixes: no IPv6 match */
 	__u64 dscp;               /* bit d set: DSCP d matches (all ones: any) */
 	__u64 protocols[4];       /* bit p set: protocol p matches */
 	__u32 prefix_be[BRAID_RULE_PREFIXES];
 	__u32 mask_be[BRAID_RULE_PREFIXES];
 	struct braid_port_range src_ports[BRAID_RULE_PORTS];
 	struct braid_port_range dst_ports[BRAID_RULE_PORTS];
+	__u32 prefix6_be[BRAID_RULE_PREFIXES][4];
+	__u32 mask6_be[BRAID_RULE_PREFIXES][4];
 };
 
 /* One entry, key 0: the whole classifier, replaced at once. */
@@ -222,7 +238,7 @@ enum braid_stat {
 	BRAID_PASS_NO_NEIGHBOR,   /* next hop unknown here: to user space */
 	BRAID_PASS_USER_MODE,     /* egress: a mode the kernel leaves to user space */
 	/* braid_tx: user packets leaving the host into the mesh */
-	BRAID_TX_PACKETS,         /* IPv4 packets looked at */
+	BRAID_TX_PACKETS,         /* IP packets looked at */
 	BRAID_TX_ENCAPSULATED,    /* packets encoded by the kernel */
 	BRAID_TX_COPIES,          /* copies sent (mirror: k per packet) */
 	BRAID_TX_SEGMENTED,       /* GSO packets sent through the segmenter */
@@ -231,7 +247,7 @@ enum braid_stat {
 	BRAID_TX_NO_NEIGHBOR,     /* first hop unknown: copy dropped */
 	BRAID_TX_ERROR,           /* a helper failed: dropped */
 	BRAID_PASS_NO_SESSION,    /* no kernel session: to user space */
-	BRAID_PASS_NOT_V4,        /* not IPv4: to user space */
+	BRAID_PASS_NOT_IP,        /* neither IPv4 nor IPv6: to user space */
 	BRAID_TX_CHECKSUMMED,     /* unfinished checksum: through the segmenter */
 	BRAID_RX_ROUTED,          /* egress: delivered straight to its next hop */
 	/* tree mode (zero-byte marking) */
@@ -249,6 +265,8 @@ enum braid_stat {
 	BRAID_PASS_UNPROVEN_EPOCH,
 	/* egress: from a client of an access point, to user space (its copy filter) */
 	BRAID_PASS_COPY_CHECK,
+	/* ingress: IPv6 packets encoded by the kernel (of tx_encapsulated) */
+	BRAID_TX_IPV6,
 	BRAID_STATS
 };
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
 /*
  * braid's kernel data path: the classifier, as
- * braid_proto::classify::Classifier::classify for IPv4 packets (the rules
- * in `ruleset`, compiled by crates/bpf/src/compile.rs).
+ * braid_proto::classify::Classifier::classify for IPv4 and IPv6 packets
+ * (the rules in `ruleset`, compiled by crates/bpf/src/compile.rs).
  */
 #ifndef BRAID_DATAPATH_CLASSIFY_H
 #define BRAID_DATAPATH_CLASSIFY_H
@@ -21,15 +21,35 @@ static __always_inline int in_ranges(const struct braid_port_range *r, __u8 n, _
 	return 0;
 }
 
+// Whether the IPv6 destination `dst` lies in the rule's prefix `i`.
+static __always_inline int in_prefix6(const struct braid_rule *r, int i, const __u32 *dst)
+{
+	int hit = 1;
+#pragma unroll
+	for (int w = 0; w < 4; w++)
+		if ((dst[w] & r->mask6_be[i][w]) != r->prefix6_be[i][w])
+			hit = 0;
+	return hit;
+}
+
 static __always_inline int rule_matches(const struct braid_rule *r, const struct user_packet *p)
 {
-	if (r->never)
+	if (p->v6 ? r->never6 : r->never)
 		return 0;
 	if (!(r->dscp & (1ULL << (p->dscp & 63))))
 		return 0;
 	if (!(r->protocols[(p->protocol >> 6) & 3] & (1ULL << (p->protocol & 63))))
 		return 0;
-	if (r->n_prefixes) {
+	if (p->v6 && r->n_prefixes6) {
+		int hit = 0;
+#pragma unroll
+		for (int i = 0; i < BRAID_RULE_PREFIXES; i++)
+			if (i < r->n_prefixes6 && in_prefix6(r, i, p->dst6_be))
+				hit = 1;
+		if (!hit)
+			return 0;
+	}
+	if (!p->v6 && r->n_prefixes) {
 		int hit = 0;
 #pragma unroll
 		for (int i = 0; i < BRAID_RULE_PREFIXES; i++)

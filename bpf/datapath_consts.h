@@ -20,6 +20,9 @@
 #ifndef AF_INET
 #define AF_INET 2
 #endif
+#ifndef AF_INET6
+#define AF_INET6 10
+#endif
 // Linux 6.3's adjust_room flag (headers older than the kernel lack it).
 #ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV6
 #define BPF_F_ADJ_ROOM_DECAP_L3_IPV6 (1ULL << 8)

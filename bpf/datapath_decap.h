@@ -10,9 +10,38 @@
 
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/ipv6.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_endian.h>
 #include "datapath_dedup.h"
+
+// The same for an IPv6 packet: hop limit decremented (IPv6 has no header
+// checksum); a hop limit of 1, no route other than the TUN device, too
+// big, or no resolved neighbor returns -1 (through the TUN device, where
+// the stack answers with ICMPv6 where it must).
+static __always_inline int route_delivered6(struct __sk_buff *skb, struct braid_settings *s,
+					    struct ipv6hdr *ip6, void *end)
+{
+	if ((void *)(ip6 + 1) > end || ip6->hop_limit <= 1)
+		return -1;
+	struct bpf_fib_lookup fib = {
+		.family = AF_INET6,
+		.l4_protocol = ip6->nexthdr,
+		.tot_len = bpf_ntohs(ip6->payload_len) + sizeof(struct ipv6hdr),
+		.ifindex = s->tun_ifindex,
+	};
+	fib.flowinfo = *(__be32 *)ip6 & bpf_htonl(0x0fffffff);
+	__builtin_memcpy(fib.ipv6_src, &ip6->saddr, 16);
+	__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, 16);
+	if (bpf_fib_lookup(skb, &fib, sizeof(fib), 0) != BPF_FIB_LKUP_RET_SUCCESS ||
+	    fib.ifindex == s->tun_ifindex)
+		return -1;
+	ip6->hop_limit--;
+	struct bpf_redir_neigh to = {.nh_family = AF_INET6};
+	__builtin_memcpy(to.ipv6_nh, fib.ipv6_dst, 16);
+	count(BRAID_RX_ROUTED);
+	return bpf_redirect_neigh(fib.ifindex, &to, sizeof(to), 0);
+}
 
 // A delivered IPv4 packet (behind the Ethernet header) sent straight to
 // its next hop when the kernel's routing table has one on another
@@ -26,7 +55,12 @@ static __always_inline int route_delivered(struct __sk_buff *skb, struct braid_s
 {
 	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
-	struct iphdr *ip = data + ETH_HLEN;
+	__u8 *first = data + ETH_HLEN;
+	if ((void *)(first + 1) > end)
+		return -1;
+	if ((*first >> 4) == 6)
+		return route_delivered6(skb, s, (struct ipv6hdr *)first, end);
+	struct iphdr *ip = (void *)first;
 	if ((void *)(ip + 1) > end || ip->version != 4 || ip->ihl != 5 || ip->ttl <= 1)
 		return -1;
 	struct bpf_fib_lookup fib = {

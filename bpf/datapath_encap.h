@@ -70,11 +70,12 @@ static __always_inline int clone_to(struct __sk_buff *skb, const struct braid_ne
 // runs the program again on what comes out. Counted under `stat`.
 static __always_inline int to_segmenter(struct __sk_buff *skb, __u32 ifindex, __u32 stat)
 {
+	__be16 proto = skb->protocol;
 	if (bpf_skb_change_head(skb, ETH_HLEN, 0)) {
 		count(BRAID_TX_ERROR);
 		return TC_ACT_SHOT;
 	}
-	struct ethhdr e = {.h_proto = bpf_htons(ETH_P_IP)};
+	struct ethhdr e = {.h_proto = proto};
 	bpf_skb_store_bytes(skb, 0, &e, sizeof(e), 0);
 	count(stat);
 	return bpf_redirect(ifindex, 0);
@@ -258,6 +259,28 @@ static __always_inline __u32 build(struct outer *o, const struct encoding *e,
 	return ETH_HLEN + UNDERLAY_LEN + hlen;
 }
 
+// Makes `room` more bytes in front of the user packet (behind its
+// Ethernet header, if any). For an IPv6 user packet (the first copy's
+// room: the later ones find skb->protocol IPv4) the underlay's part is
+// made as an IPv4 encapsulation's (bpf_skb_adjust_room's ENCAP_L3_IPV4),
+// which sets skb->protocol to IPv4: the neighbor output that
+// bpf_redirect_neigh hands the copy to picks its address family by it,
+// and drops an IPv6 skb sent to an IPv4 next hop. The rest goes in front
+// first (bpf_skb_change_head), so that the mac header stays before the
+// network header, which bpf_redirect_neigh requires (on the TUN device
+// there is no link-layer header to keep them apart).
+static __always_inline long grow_head(struct __sk_buff *skb, __u32 room)
+{
+	if (skb->protocol == bpf_htons(ETH_P_IP))
+		return bpf_skb_change_head(skb, room, 0);
+	if (room <= UNDERLAY_LEN)
+		return -1;
+	if (bpf_skb_change_head(skb, room - UNDERLAY_LEN, 0))
+		return -1;
+	return bpf_skb_adjust_room(skb, UNDERLAY_LEN, BPF_ADJ_ROOM_MAC,
+				   BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP);
+}
+
 // Sends the packet encoded by `e` on `copies` paths (mirror: the
 // session's `order`, by growing header) or on path `first`: each copy's
 // headers written in front of the user packet, the last copy redirected
@@ -287,7 +310,7 @@ static __always_inline int send_copies(struct __sk_buff *skb, const struct braid
 		// Copies go in order of growing header: the room in front only
 		// ever grows.
 		if (len > have) {
-			if (bpf_skb_change_head(skb, len - have, 0)) {
+			if (grow_head(skb, len - have)) {
 				count(BRAID_TX_ERROR);
 				return TC_ACT_SHOT;
 			}

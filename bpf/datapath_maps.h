@@ -64,6 +64,13 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BRAID_MAX_COPY_SOURCES);
+	__type(key, struct braid_addr6);
+	__type(value, __u8);
+} copy_sources6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BRAID_MAX_SENDERS);
 	__type(key, struct braid_sender_key);
 	__type(value, struct braid_sender);
@@ -76,6 +83,14 @@ struct {
 	__type(key, struct braid_prefix_key);
 	__type(value, struct braid_prefix);
 } prefixes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, BRAID_MAX_PREFIXES);
+	__type(key, struct braid_prefix6_key);
+	__type(value, struct braid_prefix);
+} prefixes6 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

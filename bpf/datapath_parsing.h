@@ -11,6 +11,7 @@
 
 #include <linux/bpf.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <bpf/bpf_endian.h>
 #include "datapath_consts.h"
 
@@ -88,10 +89,12 @@ static __always_inline int route_entry(const __u8 *b, const void *end, __u32 i, 
 
 // What the classifier needs from a user packet (classify.rs inspect()).
 struct user_packet {
-	__u32 src_be;
-	__u32 dst_be;
+	__u32 dst_be;             /* IPv4 */
+	__u32 dst6_be[4];         /* IPv6 */
+	__u8 v6;
 	__u8 dscp;
-	__u8 protocol;
+	__u8 protocol;            /* IPv6: the first next-header value */
+	__u8 pad;
 	__u16 src_port;
 	__u16 dst_port;
 	__u64 flow_hash;
@@ -121,45 +124,93 @@ static __always_inline int ported(__u8 protocol)
 	       protocol == 136;
 }
 
-// Reads the IPv4 user packet at `off`; false when it is not one.
+// Adds the 16-bit halves of a network-order word to a one's complement
+// sum (the order of the bytes within each half is the packet's).
+static __always_inline __u32 sum_be32(__u32 sum, __u32 be)
+{
+	return sum + (be & 0xffff) + (be >> 16);
+}
+
+// The transport header at `l4` (of a packet that ends at `end`): its
+// ports, and whether its checksum field holds just `pseudo` (the
+// pseudo-header sum, not yet folded), as the kernel leaves it for the
+// device.
+static __always_inline void transport(struct user_packet *p, __u8 *l4, void *end, __u32 pseudo)
+{
+	if ((void *)(l4 + 4) <= end) {
+		p->src_port = be16_at(l4);
+		p->dst_port = be16_at(l4 + 2);
+	}
+	__u32 at = p->protocol == 6 ? 16 : p->protocol == 17 ? 6 : 0;
+	if (at && (void *)(l4 + (at & 0x1f) + 2) <= end) {
+		pseudo = (pseudo & 0xffff) + (pseudo >> 16);
+		pseudo = (pseudo & 0xffff) + (pseudo >> 16);
+		__u16 check = *(__u16 *)(l4 + (at & 0x1f));
+		p->unfinished_checksum = check == (__u16)pseudo;
+	}
+}
+
+// Reads the IPv4 or IPv6 user packet at `off`; false when it is neither.
+// As classify.rs inspect(): IPv6's protocol is its first next header (a
+// packet with extension headers has no ports here, as there), the flow
+// hash is FNV-1a over source, destination, protocol and ports.
 static __always_inline int inspect(struct __sk_buff *skb, __u32 off, struct user_packet *p)
 {
 	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
-	struct iphdr *ip = data + off;
-	if ((void *)(ip + 1) > end || ip->version != 4 || ip->ihl < 5)
+	__u8 *first = data + off;
+	if ((void *)(first + 1) > end)
 		return 0;
-	p->src_be = ip->saddr;
-	p->dst_be = ip->daddr;
-	p->dscp = ip->tos >> 2;
-	p->protocol = ip->protocol;
 	p->src_port = 0;
 	p->dst_port = 0;
 	p->unfinished_checksum = 0;
-	if (ported(ip->protocol) && !(ip->frag_off & bpf_htons(0x1fff))) {
-		__u32 ihl = (ip->ihl * 4) & 0x3c;
-		__u8 *l4 = (__u8 *)ip + ihl;
-		if ((void *)(l4 + 4) <= end) {
-			p->src_port = be16_at(l4);
-			p->dst_port = be16_at(l4 + 2);
-		}
-		__u32 at = ip->protocol == 6 ? 16 : ip->protocol == 17 ? 6 : 0;
-		if (at && (void *)(l4 + (at & 0x1f) + 2) <= end) {
-			// The pseudo-header sum (RFC 768, RFC 9293), as the
-			// kernel leaves it for the device: folded, not inverted.
-			__u32 l4_len = bpf_ntohs(ip->tot_len) - ihl;
-			__u32 sum = (ip->saddr & 0xffff) + (ip->saddr >> 16) +
-				    (ip->daddr & 0xffff) + (ip->daddr >> 16) +
-				    bpf_htons(ip->protocol) + bpf_htons(l4_len & 0xffff);
-			sum = (sum & 0xffff) + (sum >> 16);
-			sum = (sum & 0xffff) + (sum >> 16);
-			__u16 check = *(__u16 *)(l4 + (at & 0x1f));
-			p->unfinished_checksum = check == (__u16)sum;
-		}
-	}
+	p->pad = 0;
 	__u64 h = 0xcbf29ce484222325ULL;
-	h = fnv_be32(h, p->src_be);
-	h = fnv_be32(h, p->dst_be);
+	if ((*first >> 4) == 6) {
+		struct ipv6hdr *ip6 = (void *)first;
+		if ((void *)(ip6 + 1) > end)
+			return 0;
+		p->v6 = 1;
+		p->dst_be = 0;
+		p->dscp = ((ip6->priority << 4) | (ip6->flow_lbl[0] >> 4)) >> 2;
+		p->protocol = ip6->nexthdr;
+		__u32 src[4], dst[4];
+		__builtin_memcpy(src, &ip6->saddr, 16);
+		__builtin_memcpy(dst, &ip6->daddr, 16);
+		__u32 pseudo = bpf_htons(ip6->nexthdr) + ip6->payload_len;
+#pragma unroll
+		for (int i = 0; i < 4; i++) {
+			p->dst6_be[i] = dst[i];
+			pseudo = sum_be32(sum_be32(pseudo, src[i]), dst[i]);
+			h = fnv_be32(h, src[i]);
+		}
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			h = fnv_be32(h, dst[i]);
+		if (ported(ip6->nexthdr))
+			transport(p, (__u8 *)(ip6 + 1), end, pseudo);
+	} else {
+		struct iphdr *ip = (void *)first;
+		if ((void *)(ip + 1) > end || ip->version != 4 || ip->ihl < 5)
+			return 0;
+		p->v6 = 0;
+		p->dst_be = ip->daddr;
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			p->dst6_be[i] = 0;
+		p->dscp = ip->tos >> 2;
+		p->protocol = ip->protocol;
+		if (ported(ip->protocol) && !(ip->frag_off & bpf_htons(0x1fff))) {
+			__u32 ihl = (ip->ihl * 4) & 0x3c;
+			// The pseudo-header sum (RFC 768, RFC 9293).
+			__u32 l4_len = bpf_ntohs(ip->tot_len) - ihl;
+			__u32 pseudo = sum_be32(sum_be32(0, ip->saddr), ip->daddr) +
+				       bpf_htons(ip->protocol) + bpf_htons(l4_len & 0xffff);
+			transport(p, (__u8 *)ip + ihl, end, pseudo);
+		}
+		h = fnv_be32(h, ip->saddr);
+		h = fnv_be32(h, ip->daddr);
+	}
 	h = fnv_byte(h, p->protocol);
 	h = fnv_byte(h, p->src_port >> 8);
 	h = fnv_byte(h, p->src_port & 0xff);

@@ -32,9 +32,11 @@
 // Built once, when braid is built (crates/bpf/build.rs), and carried
 // inside the braid binary.
 //
-// The frame must be IPv4 over Ethernet: the program numbers each frame's
-// IPv4 identification (the frames sent so far, mod 2^16) and mends the
-// header checksum, as Linux numbers a socket's packets. Identical frames
+// The frame must be IPv4 or IPv6 over Ethernet: the program numbers each
+// frame (the frames sent so far, mod 2^16) in its IPv4 identification,
+// mending the header checksum, as Linux numbers a socket's packets, or in
+// the low 16 bits of its IPv6 flow label (no header checksum; the UDP
+// checksum does not cover it). Identical frames
 // would be taken for copies of one packet by an egress that drops what a
 // client sent through two access points (crates/proto/src/node/copies.rs
 // hashes the IP header); they were, all but 20 a second.
@@ -88,6 +90,13 @@ static __always_inline void number(__u8 *frame, __u16 id)
 	frame[25] = (__u8)~sum;
 }
 
+// Writes `id` into the low 16 bits of the IPv6 flow label of `frame`.
+static __always_inline void label(__u8 *frame, __u16 id)
+{
+	frame[16] = id >> 8;
+	frame[17] = id & 0xff;
+}
+
 SEC("xdp")
 int bench_tx(struct xdp_md *ctx)
 {
@@ -120,7 +129,11 @@ int bench_tx(struct xdp_md *ctx)
 	p->sent++;
 	p->last_ns = now;
 	__builtin_memcpy(data, h->bytes, HEAD);
-	number(data, (__u16)(p->sent - 1));
+	__u8 *f = data;
+	if (f[12] == 0x86 && f[13] == 0xdd)
+		label(data, (__u16)(p->sent - 1));
+	else
+		number(data, (__u16)(p->sent - 1));
 	return XDP_TX;
 }
 

@@ -19,8 +19,8 @@ use crate::maps::{
 pub enum Unsupported {
     #[error("{0} class rules (the kernel evaluates at most {RULES})")]
     TooManyRules(usize),
-    #[error("class rule {rule}: more than {RULE_PREFIXES} IPv4 destination prefixes")]
-    TooManyPrefixes { rule: String },
+    #[error("class rule {rule}: more than {RULE_PREFIXES} IPv{family} destination prefixes")]
+    TooManyPrefixes { rule: String, family: u8 },
     #[error("class rule {rule}: more than {RULE_PORTS} port ranges in a list")]
     TooManyPorts { rule: String },
     #[error("mode {0} is coded or adaptive: user space encodes it")]
@@ -33,8 +33,8 @@ pub enum Unsupported {
     RouteTooLong(usize),
 }
 
-/// The classifier as the kernel's rule table (IPv4 packets only: the
-/// kernel takes no other).
+/// The classifier as the kernel's rule table (IPv4 and IPv6 packets;
+/// each rule's destination prefixes kept per family).
 pub fn ruleset(c: &Classifier) -> Result<Ruleset, Unsupported> {
     if c.rules.len() > RULES {
         return Err(Unsupported::TooManyRules(c.rules.len()));
@@ -54,26 +54,44 @@ pub fn ruleset(c: &Classifier) -> Result<Ruleset, Unsupported> {
             },
             ..Rule::default()
         };
-        let v4: Vec<([u8; 4], u8)> = m
-            .dst
-            .iter()
-            .filter_map(|&p| match WirePrefix::from(p) {
-                WirePrefix::V4 { addr, len } => Some((addr, len)),
-                _ => None,
-            })
-            .collect();
-        if v4.len() > RULE_PREFIXES {
-            return Err(Unsupported::TooManyPrefixes {
-                rule: r.name.clone(),
-            });
+        let (mut v4, mut v6) = (Vec::new(), Vec::new());
+        for &p in &m.dst {
+            match WirePrefix::from(p) {
+                WirePrefix::V4 { addr, len } => v4.push((addr, len)),
+                WirePrefix::V6 { addr, len } => v6.push((addr, len)),
+                _ => {}
+            }
         }
-        // Only IPv6 prefixes: no IPv4 packet can match the rule.
+        for (family, n) in [(4, v4.len()), (6, v6.len())] {
+            if n > RULE_PREFIXES {
+                return Err(Unsupported::TooManyPrefixes {
+                    rule: r.name.clone(),
+                    family,
+                });
+            }
+        }
+        // Prefixes of one family only: no packet of the other matches.
         k.never = u8::from(!m.dst.is_empty() && v4.is_empty());
+        k.never6 = u8::from(!m.dst.is_empty() && v6.is_empty());
         k.n_prefixes = v4.len() as u8;
         for (i, (addr, len)) in v4.iter().enumerate() {
             let mask = prefix_mask(*len);
             k.mask_be[i] = mask.to_be();
             k.prefix_be[i] = (u32::from_be_bytes(*addr) & mask).to_be();
+        }
+        k.n_prefixes6 = v6.len() as u8;
+        for (i, (addr, len)) in v6.iter().enumerate() {
+            let mask = prefix6_mask(*len);
+            for w in 0..4 {
+                let word = u32::from_be_bytes([
+                    addr[4 * w],
+                    addr[4 * w + 1],
+                    addr[4 * w + 2],
+                    addr[4 * w + 3],
+                ]);
+                k.mask6_be[i][w] = mask[w].to_be();
+                k.prefix6_be[i][w] = (word & mask[w]).to_be();
+            }
         }
         k.dscp = if m.dscp.is_empty() {
             u64::MAX
@@ -114,6 +132,19 @@ pub fn prefix_mask(len: u8) -> u32 {
         0 => 0,
         l => u32::MAX << (32 - u32::from(l.min(32))),
     }
+}
+
+/// The network mask of an IPv6 prefix of `len` bits, as four words (host
+/// order), most significant first.
+pub fn prefix6_mask(len: u8) -> [u32; 4] {
+    let mut mask = [0u32; 4];
+    for (w, m) in mask.iter_mut().enumerate() {
+        let bits = u32::from(len.min(128))
+            .saturating_sub(32 * w as u32)
+            .min(32) as u8;
+        *m = prefix_mask(bits);
+    }
+    mask
 }
 
 /// One path as the ingress knows it: its slot (the header's path index),
@@ -287,6 +318,67 @@ mod tests {
         assert_eq!(s.epoch, 7);
         let direct = session(NodeId(9), Mode::Single, 7, &[path(0, &[], 1)]).unwrap();
         assert_eq!(direct.paths[0].first_hop, 9);
+    }
+
+    #[test]
+    fn ipv6_prefixes_are_kept_beside_the_ipv4_ones() {
+        let rule = |dst: &[&str]| ClassRule {
+            name: "r".into(),
+            id: 1,
+            matches: Match {
+                dst: dst.iter().map(|d| d.parse().unwrap()).collect(),
+                ..Match::default()
+            },
+            urgent: None,
+        };
+        let c = Classifier {
+            rules: vec![
+                rule(&["198.19.0.0/16", "2001:db8:9:0:8000::/65"]),
+                rule(&["198.19.0.0/16"]),
+                rule(&["2001:db8::/32"]),
+                rule(&[]),
+            ],
+        };
+        let set = ruleset(&c).unwrap();
+        let both = &set.rules[0];
+        assert_eq!((both.n_prefixes, both.n_prefixes6), (1, 1));
+        assert_eq!((both.never, both.never6), (0, 0));
+        assert_eq!(
+            both.mask6_be[0],
+            [
+                u32::MAX.to_be(),
+                u32::MAX.to_be(),
+                0x8000_0000u32.to_be(),
+                0
+            ]
+        );
+        assert_eq!(
+            both.prefix6_be[0],
+            [
+                0x2001_0db8u32.to_be(),
+                0x0009_0000u32.to_be(),
+                0x8000_0000u32.to_be(),
+                0
+            ]
+        );
+        assert_eq!((set.rules[1].never, set.rules[1].never6), (0, 1));
+        assert_eq!((set.rules[2].never, set.rules[2].never6), (1, 0));
+        assert_eq!((set.rules[3].never, set.rules[3].never6), (0, 0));
+        let five: Vec<String> = (0..5).map(|i| format!("2001:db8:{i}::/48")).collect();
+        let five: Vec<&str> = five.iter().map(String::as_str).collect();
+        assert_eq!(
+            ruleset(&Classifier {
+                rules: vec![rule(&five)]
+            })
+            .unwrap_err(),
+            Unsupported::TooManyPrefixes {
+                rule: "r".into(),
+                family: 6
+            }
+        );
+        assert_eq!(prefix6_mask(0), [0; 4]);
+        assert_eq!(prefix6_mask(128), [u32::MAX; 4]);
+        assert_eq!(prefix6_mask(40), [u32::MAX, 0xff00_0000, 0, 0]);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use aya::{Ebpf, EbpfError, EbpfLoader, TestRunOptions};
 use thiserror::Error;
 
 use crate::maps::{
-    Neighbor, Prefix, PrefixAddr, Ruleset, Sender, SenderKey, Seq, Session, SessionKey, Settings,
-    Tree, TreeKey, Window, WindowKey, STATS,
+    Addr6, Neighbor, Prefix, Prefix6Addr, PrefixAddr, Ruleset, Sender, SenderKey, Seq, Session,
+    SessionKey, Settings, Tree, TreeKey, Window, WindowKey, STATS,
 };
 use crate::objects;
 
@@ -110,7 +110,9 @@ pub struct Datapath {
     neighbors: HashMap<MapData, u16, Neighbor>,
     locals: HashMap<MapData, u32, u32>,
     copy_sources: HashMap<MapData, u32, u8>,
+    copy_sources6: HashMap<MapData, Addr6, u8>,
     prefixes: LpmTrie<MapData, PrefixAddr, Prefix>,
+    prefixes6: LpmTrie<MapData, Prefix6Addr, Prefix>,
     ruleset: HashMap<MapData, u32, Ruleset>,
     sessions: HashMap<MapData, SessionKey, Session>,
     seqs: HashMap<MapData, SessionKey, Seq>,
@@ -124,6 +126,30 @@ impl std::fmt::Debug for Datapath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Datapath").finish_non_exhaustive()
     }
+}
+
+/// An IPv6 address as the kernel's four network-order words (each word's
+/// bytes as in the packet).
+fn words_be(addr: [u8; 16]) -> [u32; 4] {
+    let mut w = [0u32; 4];
+    for (i, word) in w.iter_mut().enumerate() {
+        *word = u32::from_ne_bytes([
+            addr[4 * i],
+            addr[4 * i + 1],
+            addr[4 * i + 2],
+            addr[4 * i + 3],
+        ]);
+    }
+    w
+}
+
+fn prefix6_key(addr: [u8; 16], len: u8) -> Key<Prefix6Addr> {
+    Key::new(
+        u32::from(len.min(128)),
+        Prefix6Addr {
+            addr_be: words_be(addr),
+        },
+    )
 }
 
 /// `BPF_F_LOCK`: read a value with a spin lock consistently.
@@ -171,7 +197,9 @@ impl Datapath {
             neighbors: take!(ebpf, "neighbors"),
             locals: take!(ebpf, "locals"),
             copy_sources: take!(ebpf, "copy_sources"),
+            copy_sources6: take!(ebpf, "copy_sources6"),
             prefixes: take!(ebpf, "prefixes"),
+            prefixes6: take!(ebpf, "prefixes6"),
             ruleset: take!(ebpf, "ruleset"),
             sessions: take!(ebpf, "sessions"),
             seqs: take!(ebpf, "seqs"),
@@ -395,6 +423,43 @@ impl Datapath {
         let key = Key::new(u32::from(len.min(32)), PrefixAddr { addr_be });
         match self.prefixes.remove(&key) {
             Err(e) if !not_found(&e) => Err(access("prefixes")(e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Leaves the packets from IPv6 client `addr` to user space at this
+    /// egress, or (`false`) no longer.
+    pub fn set_copy_source6(&mut self, addr: [u8; 16], on: bool) -> Result<(), DatapathError> {
+        let key = Addr6 {
+            addr_be: words_be(addr),
+        };
+        if on {
+            self.copy_sources6
+                .insert(key, 1, 0)
+                .map_err(access("copy_sources6"))
+        } else {
+            remove(&mut self.copy_sources6, &key, "copy_sources6")
+        }
+    }
+
+    /// Routes the IPv6 prefix `addr/len` to `egress`.
+    pub fn set_prefix6(
+        &mut self,
+        addr: [u8; 16],
+        len: u8,
+        egress: u16,
+    ) -> Result<(), DatapathError> {
+        let key = prefix6_key(addr, len);
+        let value = Prefix { egress, pad: 0 };
+        self.prefixes6
+            .insert(&key, value, 0)
+            .map_err(access("prefixes6"))
+    }
+
+    /// Forgets the IPv6 prefix `addr/len` (fine if unknown).
+    pub fn remove_prefix6(&mut self, addr: [u8; 16], len: u8) -> Result<(), DatapathError> {
+        match self.prefixes6.remove(&prefix6_key(addr, len)) {
+            Err(e) if !not_found(&e) => Err(access("prefixes6")(e)),
             _ => Ok(()),
         }
     }

@@ -60,7 +60,21 @@ pub struct PrefixAddr {
     pub addr_be: u32,
 }
 
-/// `prefixes` value.
+/// `prefixes6` key (an LPM trie key's data part).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Prefix6Addr {
+    pub addr_be: [u32; 4],
+}
+
+/// `copy_sources6` key: an IPv6 client's address.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Addr6 {
+    pub addr_be: [u32; 4],
+}
+
+/// `prefixes` and `prefixes6` value.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Prefix {
@@ -76,7 +90,7 @@ pub struct PortRange {
     pub hi: u16,
 }
 
-/// One class rule for IPv4 packets.
+/// One class rule.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Rule {
@@ -88,13 +102,17 @@ pub struct Rule {
     pub n_dst_ports: u8,
     /// The rule lists only IPv6 prefixes: it matches no IPv4 packet.
     pub never: u8,
-    pub pad: [u8; 2],
+    pub n_prefixes6: u8,
+    /// The rule lists only IPv4 prefixes: it matches no IPv6 packet.
+    pub never6: u8,
     pub dscp: u64,
     pub protocols: [u64; 4],
     pub prefix_be: [u32; RULE_PREFIXES],
     pub mask_be: [u32; RULE_PREFIXES],
     pub src_ports: [PortRange; RULE_PORTS],
     pub dst_ports: [PortRange; RULE_PORTS],
+    pub prefix6_be: [[u32; 4]; RULE_PREFIXES],
+    pub mask6_be: [[u32; 4]; RULE_PREFIXES],
 }
 
 /// `ruleset`, key 0: the whole classifier.
@@ -240,7 +258,7 @@ pub struct Window {
 }
 
 /// What the programs count (the `stats` map's indices), by name.
-pub const STATS: [&str; 40] = [
+pub const STATS: [&str; 41] = [
     "rx_data",
     "rx_forwarded",
     "rx_delivered",
@@ -267,7 +285,7 @@ pub const STATS: [&str; 40] = [
     "tx_no_neighbor",
     "tx_error",
     "pass_no_session",
-    "pass_not_v4",
+    "pass_not_ip",
     "tx_checksummed",
     "rx_routed",
     "tree_marked",
@@ -281,6 +299,7 @@ pub const STATS: [&str; 40] = [
     "rx_wrong_previous_hop",
     "pass_unproven_epoch",
     "pass_copy_check",
+    "tx_ipv6",
 ];
 
 /// Index of the counter named `name` in [`STATS`].
@@ -310,6 +329,8 @@ unsafe impl aya::Pod for SenderKey {}
 unsafe impl aya::Pod for Sender {}
 unsafe impl aya::Pod for PrefixAddr {}
 unsafe impl aya::Pod for Prefix {}
+unsafe impl aya::Pod for Prefix6Addr {}
+unsafe impl aya::Pod for Addr6 {}
 unsafe impl aya::Pod for Ruleset {}
 unsafe impl aya::Pod for SessionKey {}
 unsafe impl aya::Pod for Session {}
@@ -361,6 +382,11 @@ mod tests {
             size("prefixes"),
             (4 + size_of::<PrefixAddr>(), size_of::<Prefix>())
         );
+        assert_eq!(
+            size("prefixes6"),
+            (4 + size_of::<Prefix6Addr>(), size_of::<Prefix>())
+        );
+        assert_eq!(size("copy_sources6"), (size_of::<Addr6>(), 1));
         assert_eq!(size("ruleset"), (4, size_of::<Ruleset>()));
         assert_eq!(
             size("sessions"),
@@ -398,8 +424,10 @@ mod tests {
         assert_eq!(entries("neighbors"), MAX_NEIGHBORS);
         assert_eq!(entries("locals"), MAX_LOCALS);
         assert_eq!(entries("copy_sources"), MAX_COPY_SOURCES);
+        assert_eq!(entries("copy_sources6"), MAX_COPY_SOURCES);
         assert_eq!(entries("senders"), MAX_SENDERS);
         assert_eq!(entries("prefixes"), MAX_PREFIXES);
+        assert_eq!(entries("prefixes6"), MAX_PREFIXES);
         assert_eq!(entries("ruleset"), 1);
         for map in ["sessions", "seqs", "windows"] {
             assert_eq!(entries(map), MAX_SESSIONS, "{map}");

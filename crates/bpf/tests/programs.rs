@@ -143,6 +143,33 @@ fn user_packet(dst: [u8; 4], protocol: u8, dscp: u8, sport: u16, dport: u16) -> 
     p
 }
 
+/// An IPv6 address in 2001:db8::/32 (documentation) ending in `tail`.
+fn v6(tail: [u8; 6]) -> [u8; 16] {
+    let mut a = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    a[10..].copy_from_slice(&tail);
+    a
+}
+
+/// A user packet: IPv6 UDP (or `protocol`, with the same eight bytes) from
+/// 2001:db8::1:1 to `dst`, hop limit 64.
+fn user_packet6(dst: [u8; 16], protocol: u8, dscp: u8, sport: u16, dport: u16) -> Vec<u8> {
+    let body = b"user payload, forty bytes long, or so..";
+    let mut p = vec![0u8; 40];
+    p[0] = 0x60 | (dscp >> 2);
+    p[1] = (dscp & 3) << 6;
+    p[4..6].copy_from_slice(&((8 + body.len()) as u16).to_be_bytes());
+    p[6] = protocol;
+    p[7] = 64;
+    p[8..24].copy_from_slice(&v6([0, 0, 0, 0, 1, 1]));
+    p[24..40].copy_from_slice(&dst);
+    p.extend_from_slice(&sport.to_be_bytes());
+    p.extend_from_slice(&dport.to_be_bytes());
+    p.extend_from_slice(&((8 + body.len()) as u16).to_be_bytes());
+    p.extend_from_slice(&[0, 0]);
+    p.extend_from_slice(body);
+    p
+}
+
 fn header(mode: RedundancyMode, ingress: u16, egress: u16, seq: u32) -> DataHeader {
     DataHeader {
         flags: DataFlags::empty(),
@@ -552,6 +579,42 @@ fn egress_routes_a_delivered_packet_to_its_next_hop_when_asked() {
         assert_eq!((verdict, &out[14..]), (TC_ACT_REDIRECT, &p[..]));
     }
     assert_eq!((stat(&dp, "rx_delivered"), stat(&dp, "rx_routed")), (3, 1));
+    // IPv6: the hop limit one less (no header checksum); a hop limit of 1
+    // and no route go to the TUN device unchanged.
+    ip(&[
+        "-6",
+        "neigh",
+        "replace",
+        "2001:db8::8:8",
+        "lladdr",
+        "02:00:00:00:00:08",
+        "dev",
+        "d0",
+        "nud",
+        "permanent",
+    ]);
+    let inner = user_packet6(v6([0, 0, 0, 8, 0, 8]), 17, 0, 1000, 2000);
+    let (verdict, out) = run(&mut dp, Program::Rx, &arriving_with(&inner, 4));
+    assert_eq!(verdict, TC_ACT_REDIRECT);
+    assert_eq!(stat(&dp, "rx_routed"), 2);
+    let routed = &out[14..];
+    assert_eq!(routed[7], inner[7] - 1, "hop limit");
+    assert_eq!(&routed[..7], &inner[..7]);
+    assert_eq!(&routed[8..], &inner[8..]);
+    let mut last_hop = inner.clone();
+    last_hop[7] = 1;
+    let nowhere = user_packet6(
+        [0x3f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9],
+        17,
+        0,
+        1,
+        2,
+    );
+    for (seq, p) in [(5, last_hop), (6, nowhere)] {
+        let (verdict, out) = run(&mut dp, Program::Rx, &arriving_with(&p, seq));
+        assert_eq!((verdict, &out[14..]), (TC_ACT_REDIRECT, &p[..]));
+    }
+    assert_eq!((stat(&dp, "rx_delivered"), stat(&dp, "rx_routed")), (6, 2));
 }
 
 fn gso_datagrams_are_dropped_and_counted() {
@@ -729,11 +792,13 @@ fn kernel_dedup_gives_the_user_space_verdicts() {
 
 const EGRESS_NODE: u16 = 9;
 
-/// A data path that encodes class `class` toward node 9 (198.19.9.0/24)
+/// A data path that encodes class `class` toward node 9 (198.19.9.0/24,
+/// 2001:db8:9::/48)
 /// in `mode` over `paths` (transit lists; the first hop is 6 or 7).
 fn ingress(mode: Mode, paths: &[&[NodeId]], weights: &[u32]) -> Datapath {
     let mut dp = fresh(maps::TRANSIT | maps::EGRESS | maps::INGRESS);
     dp.set_prefix(be([198, 19, 9, 0]), 24, EGRESS_NODE).unwrap();
+    dp.set_prefix6(V6_NET, 48, EGRESS_NODE).unwrap();
     dp.set_ruleset(&compile::ruleset(&Classifier::example()).unwrap())
         .unwrap();
     let ps: Vec<IngressPath<'_>> = paths
@@ -763,13 +828,18 @@ fn ingress(mode: Mode, paths: &[&[NodeId]], weights: &[u32]) -> Datapath {
     dp
 }
 
-/// The user packet as a segment from the segmenter: behind Ethernet.
+/// The user packet as a segment from the segmenter: behind Ethernet (of
+/// the packet's IP version).
 fn segment(packet: &[u8]) -> Vec<u8> {
     let mut f = vec![0u8; 12];
-    f.extend_from_slice(&0x0800u16.to_be_bytes());
+    let ethertype: u16 = if packet[0] >> 4 == 6 { 0x86dd } else { 0x0800 };
+    f.extend_from_slice(&ethertype.to_be_bytes());
     f.extend_from_slice(packet);
     f
 }
+
+/// The IPv6 prefix the ingress tests route to EGRESS_NODE.
+const V6_NET: [u8; 16] = [0x20, 0x01, 0x0d, 0xb8, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
 
 /// Parses what the encoder sent: (header, route, payload).
 fn sent(out: &[u8]) -> (DataHeader, Vec<u16>, Vec<u8>) {
@@ -1202,6 +1272,73 @@ fn ingress_passes_what_the_kernel_does_not_encode() {
     assert_eq!(stat(&dp, "tx_no_path"), 1);
 }
 
+/// IPv6 user packets take the same encoder: the header user space would
+/// write (class by the same rules, urgent by DSCP), the packet behind it
+/// unchanged, counted apart; flows pin by the same hash as user space's;
+/// a destination outside every IPv6 prefix goes on to the TUN device.
+fn ingress_encodes_ipv6_as_user_space_would() {
+    let r = [NodeId(6), NodeId(8)];
+    let mut dp = ingress(Mode::Single, &[&r], &[1]);
+    let mut dst = V6_NET;
+    dst[15] = 20;
+    let voip = user_packet6(dst, 17, 46, 4000, 5060);
+    let (verdict, out) = run(&mut dp, Program::TxL2, &segment(&voip));
+    assert_eq!(verdict, TC_ACT_REDIRECT);
+    let (h, route, payload) = sent(&out);
+    assert_eq!(payload, voip);
+    assert_eq!(route, vec![6, 8]);
+    let class = Classifier::example().classify(&inspect(&voip).unwrap());
+    assert_eq!(h.class, class.class);
+    assert!(h.flags.contains(DataFlags::URGENT));
+    assert_eq!(
+        (h.egress, h.seq, h.mode),
+        (NodeId(EGRESS_NODE), 1000, RedundancyMode::Single)
+    );
+    assert_eq!((stat(&dp, "tx_encapsulated"), stat(&dp, "tx_ipv6")), (1, 1));
+    // Not routed into the mesh: on to the TUN device, unchanged.
+    let other = segment(&user_packet6(v6([0, 0, 0, 0, 0, 7]), 17, 0, 1, 2));
+    assert_eq!(
+        run(&mut dp, Program::TxL2, &other),
+        (TC_ACT_REDIRECT, other.clone())
+    );
+    assert_eq!(stat(&dp, "pass_no_session"), 1);
+    // A LAN port takes it too.
+    let (verdict, out) = run(&mut dp, Program::LanRx, &segment(&voip));
+    assert_eq!(verdict, TC_ACT_REDIRECT);
+    assert_eq!(sent(&out).2, voip);
+    // Flows pinned by user space's hash.
+    let (a, b) = ([NodeId(6)], [NodeId(7)]);
+    let mut dp = ingress(Mode::Stripe { pin_flows: true }, &[&a, &b], &[3, 1]);
+    let mut seen = [0; 2];
+    for sport in 1000..1040u16 {
+        let p = user_packet6(dst, 6, 0, sport, 80);
+        let hash = inspect(&p).unwrap().flow_hash;
+        let want = u8::from(hash % 4 >= 3);
+        let (_, out) = run(&mut dp, Program::TxL2, &segment(&p));
+        assert_eq!(sent(&out).0.path, want, "source port {sport}");
+        seen[want as usize] += 1;
+    }
+    assert!(seen[0] > 0 && seen[1] > 0, "both paths: {seen:?}");
+}
+
+/// An IPv6 client's packets go to user space at an egress that catches
+/// copies, like an IPv4 client's.
+fn an_ipv6_clients_packets_go_to_user_space_where_copies_are_caught() {
+    let mut dp = fresh(maps::TRANSIT | maps::EGRESS);
+    let client = v6([0, 0, 0, 0, 1, 1]); // user_packet6's source
+    dp.set_copy_source6(client, true).unwrap();
+    let inner = user_packet6(v6([0, 0, 0, 0, 9, 9]), 17, 0, 1000, 2000);
+    let h = header(RedundancyMode::Single, 1, ME, 1);
+    let frame = underlay([198, 18, 0, 6], OUR_ADDR, PORT, &arriving(h, &[6], &inner));
+    assert_eq!(run(&mut dp, Program::Rx, &frame), (PASS, frame.clone()));
+    assert_eq!(stat(&dp, "pass_copy_check"), 1);
+    dp.set_copy_source6(client, false).unwrap();
+    let (verdict, out) = run(&mut dp, Program::Rx, &frame);
+    assert_eq!(verdict, TC_ACT_REDIRECT, "delivered by the kernel again");
+    assert_eq!(&out[14..], &inner[..]);
+    assert_eq!(stat(&dp, "rx_delivered"), 1);
+}
+
 /// A LAN port's encoder: what `braid_tx_l2` encodes, it encodes the same;
 /// what the kernel does not encode goes on to the stack (not to the TUN
 /// device: it may be for the router itself or its LAN), and so do GSO
@@ -1234,6 +1371,8 @@ fn rules() -> impl Strategy<Value = Classifier> {
                 "198.19.9.0/24",
                 "10.0.0.0/8",
                 "2001:db8::/32",
+                "2001:db8:9::/48",
+                "2001:db8:9:0:8000::/65",
             ]),
             0..3,
         ),
@@ -1260,6 +1399,14 @@ fn rules() -> impl Strategy<Value = Classifier> {
     prop::collection::vec(rule, 0..6).prop_map(|rules| Classifier { rules })
 }
 
+/// A destination the classifier test draws.
+#[derive(Debug, Clone, Copy)]
+enum Dst {
+    V4([u8; 4]),
+    /// Which of three IPv6 destinations.
+    V6(u8),
+}
+
 fn kernel_classifier_agrees_with_user_space() {
     let r = [NodeId(6)];
     let dp = std::cell::RefCell::new(ingress(Mode::Single, &[&r], &[1]));
@@ -1268,8 +1415,16 @@ fn kernel_classifier_agrees_with_user_space() {
         failure_persistence: None,
         ..Config::default()
     });
+    // IPv4 destinations, and IPv6 ones (the last byte set: one in
+    // 2001:db8:9::/48 either side of /65, one outside it).
     let packet = (
-        prop::sample::select(vec![[198u8, 19, 9, 1], [198, 19, 1, 1]]),
+        prop::sample::select(vec![
+            Dst::V4([198u8, 19, 9, 1]),
+            Dst::V4([198, 19, 1, 1]),
+            Dst::V6(1),
+            Dst::V6(2),
+            Dst::V6(3),
+        ]),
         prop::sample::select(vec![0u8, 10, 46, 48]),
         prop::sample::select(vec![6u8, 17, 1]),
         0u16..100,
@@ -1281,6 +1436,7 @@ fn kernel_classifier_agrees_with_user_space() {
             dp.set_ruleset(&compile::ruleset(&classifier).unwrap())
                 .unwrap();
             dp.set_prefix(be([198, 19, 0, 0]), 16, EGRESS_NODE).unwrap();
+            dp.set_prefix6(v6([0; 6]), 32, EGRESS_NODE).unwrap();
             let s = compile::session(
                 NodeId(EGRESS_NODE),
                 Mode::Single,
@@ -1306,7 +1462,18 @@ fn kernel_classifier_agrees_with_user_space() {
                 dp.set_session(key, &s).unwrap();
             }
             for (dst, dscp, protocol, port) in packets {
-                let p = user_packet(dst, protocol, dscp, 7, port);
+                let p = match dst {
+                    Dst::V4(a) => user_packet(a, protocol, dscp, 7, port),
+                    Dst::V6(which) => {
+                        let mut a = V6_NET;
+                        match which {
+                            1 => a[8] = 0x80,
+                            2 => a[15] = 1,
+                            _ => a[5] = 7,
+                        }
+                        user_packet6(a, protocol, dscp, 7, port)
+                    }
+                };
                 let want = classifier.classify(&inspect(&p).unwrap());
                 let (_, out) = run(&mut dp, Program::TxL2, &segment(&p));
                 let (h, _, _) = sent(&out);
@@ -1486,6 +1653,14 @@ const TESTS: &[(&str, Test)] = &[
         ingress_passes_what_the_kernel_does_not_encode,
     ),
     (
+        "ingress_encodes_ipv6_as_user_space_would",
+        ingress_encodes_ipv6_as_user_space_would,
+    ),
+    (
+        "an_ipv6_clients_packets_go_to_user_space_where_copies_are_caught",
+        an_ipv6_clients_packets_go_to_user_space_where_copies_are_caught,
+    ),
+    (
         "kernel_classifier_agrees_with_user_space",
         kernel_classifier_agrees_with_user_space,
     ),
@@ -1585,9 +1760,11 @@ fn main() -> std::process::ExitCode {
         ip(&["link", "set", "d1", "up"]);
         ip(&["link", "set", "d0", "up"]);
         ip(&["addr", "add", "198.18.0.5/24", "dev", "d0"]);
+        ip(&["addr", "add", "2001:db8::5/64", "dev", "d0", "nodad"]);
         // A router: the kernel's route lookup for mirror copies answers
         // only on interfaces that forward.
         std::fs::write("/proc/sys/net/ipv4/ip_forward", "1").expect("forwarding on");
+        std::fs::write("/proc/sys/net/ipv6/conf/all/forwarding", "1").expect("IPv6 forwarding on");
     }
     let trials = TESTS
         .iter()

@@ -78,8 +78,8 @@ pub struct Isolated {
     ifindex: u32,
     src_mac: [u8; 6],
     dst_mac: [u8; 6],
-    src: std::net::Ipv4Addr,
-    dst: std::net::Ipv4Addr,
+    src: std::net::IpAddr,
+    dst: std::net::IpAddr,
     sender_cpu: usize,
     router_cpu: usize,
 }
@@ -95,8 +95,8 @@ pub fn unavailable(lab: &Lab, flow: &LabFlow) -> Option<String> {
         return Some("one CPU: the sender and the routers cannot be kept apart".into());
     }
     for end in [flow.from, flow.to] {
-        if lab.client_of(end).is_some() || end == lab.internet_end() || flow.ipv6 {
-            return Some("the first flow must run between two routers' hosts over IPv4".into());
+        if lab.client_of(end).is_some() || end == lab.internet_end() {
+            return Some("the first flow must run between two routers' hosts".into());
         }
     }
     None
@@ -163,8 +163,8 @@ impl Isolated {
             sender_ns,
             receiver_ns,
             ifindex,
-            src: lab.end_addr(flow.from),
-            dst: lab.end_addr(flow.to),
+            src: lab.flow_addr(flow, flow.from),
+            dst: lab.flow_addr(flow, flow.to),
             sender_cpu,
             router_cpu,
         })
@@ -394,40 +394,68 @@ fn counter_packets(json: &serde_json::Value) -> Option<u64> {
     }
 }
 
-/// An Ethernet frame carrying an IPv4 UDP datagram of `size` bytes of
-/// payload to [`PORT`], its checksums finished.
+/// An Ethernet frame carrying a UDP datagram (over IPv4 or IPv6, as the
+/// addresses are) of `size` bytes of payload to [`PORT`], its checksums
+/// finished.
 fn frame(
     src_mac: [u8; 6],
     dst_mac: [u8; 6],
-    src: std::net::Ipv4Addr,
-    dst: std::net::Ipv4Addr,
+    src: std::net::IpAddr,
+    dst: std::net::IpAddr,
     size: usize,
 ) -> Vec<u8> {
     use smoltcp::wire::{
         EthernetAddress, EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4Packet,
-        UdpPacket,
+        Ipv6Packet, UdpPacket,
     };
-    let ip_len = 20 + 8 + size;
+    use std::net::IpAddr;
+    let ip_header = if src.is_ipv4() { 20 } else { 40 };
+    let ip_len = ip_header + 8 + size;
     let mut bytes = vec![0u8; 14 + ip_len];
     let mut eth = EthernetFrame::new_unchecked(&mut bytes[..]);
     eth.set_dst_addr(EthernetAddress(dst_mac));
     eth.set_src_addr(EthernetAddress(src_mac));
-    eth.set_ethertype(EthernetProtocol::Ipv4);
-    let mut ip = Ipv4Packet::new_unchecked(&mut bytes[14..]);
-    ip.set_version(4);
-    ip.set_header_len(20);
-    ip.set_total_len(ip_len as u16);
-    ip.set_hop_limit(64);
-    ip.set_next_header(IpProtocol::Udp);
-    ip.set_src_addr(src);
-    ip.set_dst_addr(dst);
-    ip.fill_checksum();
-    let mut udp = UdpPacket::new_unchecked(&mut bytes[34..]);
+    let (src, dst) = match (src, dst) {
+        (IpAddr::V4(src), IpAddr::V4(dst)) => {
+            eth.set_ethertype(EthernetProtocol::Ipv4);
+            let mut ip = Ipv4Packet::new_unchecked(&mut bytes[14..]);
+            ip.set_version(4);
+            ip.set_header_len(20);
+            ip.set_total_len(ip_len as u16);
+            ip.set_hop_limit(64);
+            ip.set_next_header(IpProtocol::Udp);
+            ip.set_src_addr(src);
+            ip.set_dst_addr(dst);
+            ip.fill_checksum();
+            (IpAddress::Ipv4(src), IpAddress::Ipv4(dst))
+        }
+        (src, dst) => {
+            let (src, dst) = (to_v6(src), to_v6(dst));
+            eth.set_ethertype(EthernetProtocol::Ipv6);
+            let mut ip = Ipv6Packet::new_unchecked(&mut bytes[14..]);
+            ip.set_version(6);
+            ip.set_payload_len((8 + size) as u16);
+            ip.set_hop_limit(64);
+            ip.set_next_header(IpProtocol::Udp);
+            ip.set_src_addr(src);
+            ip.set_dst_addr(dst);
+            (IpAddress::Ipv6(src), IpAddress::Ipv6(dst))
+        }
+    };
+    let mut udp = UdpPacket::new_unchecked(&mut bytes[14 + ip_header..]);
     udp.set_src_port(PORT + 1);
     udp.set_dst_port(PORT);
     udp.set_len((8 + size) as u16);
-    udp.fill_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst));
+    udp.fill_checksum(&src, &dst);
     bytes
+}
+
+/// An address as IPv6 (an IPv4 one mapped).
+fn to_v6(a: std::net::IpAddr) -> std::net::Ipv6Addr {
+    match a {
+        std::net::IpAddr::V4(v4) => v4.to_ipv6_mapped(),
+        std::net::IpAddr::V6(v6) => v6,
+    }
 }
 
 #[cfg(test)]
@@ -436,16 +464,32 @@ mod tests {
 
     #[test]
     fn the_frame_is_a_valid_udp_datagram_of_the_asked_size() {
-        use smoltcp::wire::{IpAddress, Ipv4Packet, UdpPacket};
-        let (src, dst) = ("198.18.1.2".parse().unwrap(), "198.18.3.2".parse().unwrap());
+        use smoltcp::wire::{IpAddress, Ipv4Packet, Ipv6Packet, UdpPacket};
+        let (src, dst): (std::net::Ipv4Addr, std::net::Ipv4Addr) =
+            ("198.18.1.2".parse().unwrap(), "198.18.3.2".parse().unwrap());
+        let (src6, dst6): (std::net::Ipv6Addr, std::net::Ipv6Addr) = (
+            "2001:2:0:1::2".parse().unwrap(),
+            "2001:2:0:3::2".parse().unwrap(),
+        );
+        let macs = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
         for size in [64, 512, 1400] {
-            let f = frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], src, dst, size);
+            let f = frame(macs.0, macs.1, src.into(), dst.into(), size);
             assert_eq!(f.len(), 14 + 20 + 8 + size);
+            assert_eq!(&f[12..14], &[8, 0]);
             let ip = Ipv4Packet::new_checked(&f[14..]).expect("an IPv4 header");
             assert!(ip.verify_checksum(), "IPv4 checksum at {size} B");
             assert_eq!((ip.src_addr(), ip.dst_addr()), (src, dst));
             let udp = UdpPacket::new_checked(ip.payload()).expect("a UDP header");
             assert!(udp.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)));
+            assert_eq!((udp.dst_port(), udp.payload().len()), (PORT, size));
+            let f = frame(macs.0, macs.1, src6.into(), dst6.into(), size);
+            assert_eq!(f.len(), 14 + 40 + 8 + size);
+            assert_eq!(&f[12..14], &[0x86, 0xdd]);
+            let ip = Ipv6Packet::new_checked(&f[14..]).expect("an IPv6 header");
+            assert_eq!((ip.src_addr(), ip.dst_addr()), (src6, dst6));
+            assert_eq!(ip.payload_len() as usize, 8 + size);
+            let udp = UdpPacket::new_checked(ip.payload()).expect("a UDP header");
+            assert!(udp.verify_checksum(&IpAddress::Ipv6(src6), &IpAddress::Ipv6(dst6)));
             assert_eq!((udp.dst_port(), udp.payload().len()), (PORT, size));
         }
     }

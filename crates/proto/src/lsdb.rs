@@ -699,31 +699,43 @@ impl Lsdb {
         self.get(origin).map_or((DEFAULT_PREFERENCE, 0), gateway_of)
     }
 
-    /// Every IPv4 prefix served, as [`Self::best_origins`] ranks them:
-    /// (network address, length, origins, how many serve it) for the
-    /// prefixes and clients (as /32) of `me` and of the origins with a
-    /// two-way link; where several serve the same prefix, those with the
-    /// best client quality and gateway preference, sorted (the caller
-    /// breaks the tie as for `best_origins`), and the count of all that
-    /// serve it whatever their rank. A longest-prefix match on this table
-    /// answers as `best_origins` does (the kernel data path looks
-    /// destinations up in it: `Node::v4_prefix_table`).
-    pub fn v4_prefix_table(&self, me: NodeId) -> Vec<([u8; 4], u8, Vec<NodeId>, usize)> {
+    /// Every prefix of one IP family served (IPv4 when `v4`, else IPv6),
+    /// as [`Self::best_origins`] ranks them: (network address, in the
+    /// first 4 bytes for IPv4; length; origins; how many serve it) for
+    /// the prefixes and clients (as host routes) of `me` and of the
+    /// origins with a two-way link; where several serve the same prefix,
+    /// those with the best client quality and gateway preference, sorted
+    /// (the caller breaks the tie as for `best_origins`), and the count of
+    /// all that serve it whatever their rank. A longest-prefix match on
+    /// this table answers as `best_origins` does (the kernel data path
+    /// looks destinations up in it: `Node::prefix_table`).
+    pub fn prefix_table(&self, me: NodeId, v4: bool) -> Vec<([u8; 16], u8, Vec<NodeId>, usize)> {
         type Entry = ((u8, u8), Vec<NodeId>, usize);
-        let mut table: BTreeMap<([u8; 4], u8), Entry> = BTreeMap::new();
+        let mut table: BTreeMap<([u8; 16], u8), Entry> = BTreeMap::new();
+        let host = if v4 { 32 } else { 128 };
         for r in self.records() {
             if r.origin != me && !self.has_two_way_link(r.origin) {
                 continue;
             }
             let preference = gateway_of(r).0;
             for p in r.prefixes.iter() {
-                let (addr, len, rank) = match *p {
-                    Prefix::V4 { addr, len } => (addr, len.min(32), (0, preference)),
-                    Prefix::Client4 { addr, quality } => (addr, 32, (quality, 0)),
+                let (addr, len, rank): (&[u8], u8, (u8, u8)) = match p {
+                    Prefix::V4 { addr, len } if v4 => (addr, *len, (0, preference)),
+                    Prefix::V6 { addr, len } if !v4 => (addr, *len, (0, preference)),
+                    Prefix::Client4 { addr, quality } if v4 => (addr, 32, (*quality, 0)),
+                    Prefix::Client6 { addr, quality } if !v4 => (addr, 128, (*quality, 0)),
                     _ => continue,
                 };
-                let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
-                let net = (u32::from_be_bytes(addr) & mask).to_be_bytes();
+                let len = len.min(host);
+                let mut net = [0u8; 16];
+                for (i, (n, a)) in net.iter_mut().zip(addr).enumerate() {
+                    let keep = u32::from(len).saturating_sub(8 * i as u32).min(8);
+                    *n = if keep == 0 {
+                        0
+                    } else {
+                        a & (0xffu8 << (8 - keep))
+                    };
+                }
                 let e = table.entry((net, len)).or_insert((rank, Vec::new(), 0));
                 if e.1.contains(&r.origin) {
                     continue;
@@ -1257,13 +1269,13 @@ mod tests {
         );
         // The table for the kernel's longest-prefix match says the same.
         assert_eq!(
-            db.v4_prefix_table(NodeId(3)),
-            vec![([198, 18, 0, 9], 32, vec![NodeId(1), NodeId(2)], 2)]
+            db.prefix_table(NodeId(3), true),
+            vec![(dst, 32, vec![NodeId(1), NodeId(2)], 2)]
         );
         offer(&mut db, t, 3, 3, 0, &[link(2, 1000, 1000)]);
         assert_eq!(
-            db.v4_prefix_table(NodeId(3)),
-            vec![([198, 18, 0, 9], 32, vec![NodeId(2)], 1)],
+            db.prefix_table(NodeId(3), true),
+            vec![(dst, 32, vec![NodeId(2)], 1)],
             "1 is cut off again"
         );
     }

@@ -1,6 +1,6 @@
 //! The kernel's tables of this router's surroundings, kept in step with
 //! the node and the host: neighbors and our own addresses, where
-//! authenticated neighbors send from, the IPv4 prefixes' egresses, and
+//! authenticated neighbors send from, the IPv4 and IPv6 prefixes' egresses, and
 //! tree mode's table. Each is mirrored as last written, so that a sync
 //! writes only what changed; a write the kernel refuses is counted.
 
@@ -30,8 +30,10 @@ pub(super) struct Tables {
     managed: BTreeSet<(String, Ipv4Addr)>,
     locals: BTreeSet<u32>,
     prefixes: BTreeMap<(u32, u8), u16>,
+    prefixes6: BTreeMap<([u8; 16], u8), u16>,
     /// Clients whose packets the egress leaves to user space.
     copy_sources: BTreeSet<u32>,
+    copy_sources6: BTreeSet<[u8; 16]>,
     /// Tree mode's table as written.
     trees: BTreeMap<TreeKey, Tree>,
 }
@@ -174,7 +176,8 @@ impl Tables {
         self.locals = locals;
     }
 
-    /// The IPv4 prefixes and their egresses, as the node routes them.
+    /// The IPv4 and IPv6 prefixes and their egresses, as the node routes
+    /// them.
     pub(super) fn sync_prefixes(
         &mut self,
         dp: &mut Datapath,
@@ -182,9 +185,9 @@ impl Tables {
         counters: &mut KernelCounters,
     ) {
         let want: BTreeMap<(u32, u8), u16> = node
-            .v4_prefix_table()
+            .prefix_table(true)
             .into_iter()
-            .map(|(a, l, o)| ((u32::from_ne_bytes(a), l), o.0))
+            .map(|(a, l, o)| ((u32::from_ne_bytes([a[0], a[1], a[2], a[3]]), l), o.0))
             .collect();
         for (&(a, l), &o) in &want {
             if self.prefixes.get(&(a, l)) != Some(&o) && dp.set_prefix(a, l, o).is_err() {
@@ -195,33 +198,53 @@ impl Tables {
             let _ = dp.remove_prefix(a, l);
         }
         self.prefixes = want;
+        let want6: BTreeMap<([u8; 16], u8), u16> = node
+            .prefix_table(false)
+            .into_iter()
+            .map(|(a, l, o)| ((a, l), o.0))
+            .collect();
+        for (&(a, l), &o) in &want6 {
+            if self.prefixes6.get(&(a, l)) != Some(&o) && dp.set_prefix6(a, l, o).is_err() {
+                counters.map_errors += 1;
+            }
+        }
+        for &(a, l) in self.prefixes6.keys().filter(|k| !want6.contains_key(k)) {
+            let _ = dp.remove_prefix6(a, l);
+        }
+        self.prefixes6 = want6;
     }
 
-    /// The clients (IPv4 addresses access points advertise) whose packets
-    /// this egress leaves to user space while the node drops copies
-    /// (`copy_window`): a client heard by two access points enters the
-    /// mesh twice, once at each, and only the node's copy filter sees
-    /// both sessions.
+    /// The clients (IPv4 and IPv6 addresses access points advertise) whose
+    /// packets this egress leaves to user space while the node drops
+    /// copies (`copy_window`): a client heard by two access points enters
+    /// the mesh twice, once at each, and only the node's copy filter sees
+    /// both sessions. Each family holds at most
+    /// [`braid_bpf::constants::MAX_COPY_SOURCES`].
     pub(super) fn sync_copy_sources(
         &mut self,
         dp: &mut Datapath,
         node: &Node,
         counters: &mut KernelCounters,
     ) {
-        let mut want = BTreeSet::new();
+        let (mut want, mut want6) = (BTreeSet::new(), BTreeSet::new());
         if node.config().copy_window.is_some() {
             for r in node.control().lsdb().records() {
                 for p in r.prefixes.iter() {
-                    if let braid_wire::Prefix::Client4 { addr, .. } = p {
-                        want.insert(u32::from_ne_bytes(*addr));
+                    match *p {
+                        braid_wire::Prefix::Client4 { addr, .. } => {
+                            want.insert(u32::from_ne_bytes(addr));
+                        }
+                        braid_wire::Prefix::Client6 { addr, .. } => {
+                            want6.insert(addr);
+                        }
+                        _ => {}
                     }
                 }
             }
         }
-        let want: BTreeSet<u32> = want
-            .into_iter()
-            .take(braid_bpf::constants::MAX_COPY_SOURCES)
-            .collect();
+        let limit = braid_bpf::constants::MAX_COPY_SOURCES;
+        let want: BTreeSet<u32> = want.into_iter().take(limit).collect();
+        let want6: BTreeSet<[u8; 16]> = want6.into_iter().take(limit).collect();
         for &a in want.difference(&self.copy_sources) {
             if dp.set_copy_source(a, true).is_err() {
                 counters.map_errors += 1;
@@ -230,7 +253,16 @@ impl Tables {
         for &a in self.copy_sources.difference(&want) {
             let _ = dp.set_copy_source(a, false);
         }
+        for &a in want6.difference(&self.copy_sources6) {
+            if dp.set_copy_source6(a, true).is_err() {
+                counters.map_errors += 1;
+            }
+        }
+        for &a in self.copy_sources6.difference(&want6) {
+            let _ = dp.set_copy_source6(a, false);
+        }
         self.copy_sources = want;
+        self.copy_sources6 = want6;
     }
 
     /// Tree mode's table: for every entry point (this router, and every

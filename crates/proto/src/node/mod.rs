@@ -80,7 +80,7 @@
 //! [`Node::routes`], [`Node::candidate_paths`], [`Node::path_cost`],
 //! [`Node::holds_backlog`], and what a driver mirrors into the kernel:
 //! [`Node::choose_egress`], [`Node::nearest_of`],
-//! [`Node::v4_prefix_table`], [`Node::tree_hop`].
+//! [`Node::prefix_table`], [`Node::tree_hop`].
 //!
 //! **Time** is an [`Instant`] the driver supplies; it must never go
 //! backwards between calls (the node does not check, and timers would
@@ -451,18 +451,20 @@ impl Node {
         self.trees.tables.nearest(lsdb, graph, self.id, origins)
     }
 
-    /// Every IPv4 prefix and client served, with the origin this node
-    /// sends it to (as [`Self::choose_egress`] decides): the table the
-    /// kernel data path matches destinations against. A prefix (not a
+    /// Every prefix and client of one IP family served (IPv4 when `v4`,
+    /// else IPv6; an IPv4 address in the first 4 bytes), with the origin
+    /// this node sends it to (as [`Self::choose_egress`] decides): the
+    /// table the kernel data path matches destinations against. A prefix (not a
     /// host route) that several origins serve is left out while flows are
     /// pinned or spread ([`GatewayChoice`]): the kernel then hands its
     /// packets to the node, which decides per flow.
-    pub fn v4_prefix_table(&mut self) -> Vec<([u8; 4], u8, NodeId)> {
-        let table = self.control.lsdb().v4_prefix_table(self.id);
+    pub fn prefix_table(&mut self, v4: bool) -> Vec<([u8; 16], u8, NodeId)> {
+        let table = self.control.lsdb().prefix_table(self.id, v4);
         let per_flow = self.config.gateways.sticky || self.config.gateways.spread;
+        let host = if v4 { 32 } else { 128 };
         table
             .into_iter()
-            .filter(|&(_, l, _, serving)| !(per_flow && l < 32 && serving > 1))
+            .filter(|&(_, l, _, serving)| !(per_flow && l < host && serving > 1))
             .filter_map(|(a, l, origins, _)| Some((a, l, self.nearest_of(&origins)?)))
             .collect()
     }
