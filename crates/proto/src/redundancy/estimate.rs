@@ -158,6 +158,9 @@ pub struct PathEstimator {
     /// The latest report's delay sample, ms (the first report's too,
     /// which opens no interval).
     last_delay_ms: Option<f64>,
+    /// What the intervals say, computed when a report changes them
+    /// (read per urgent packet and per path by the scheduler).
+    estimate: Option<PathEstimate>,
 }
 
 impl PathEstimator {
@@ -307,6 +310,9 @@ impl PathEstimator {
                 delay_ms,
             });
         }
+        if d_sent > 0 || back > 0 {
+            self.estimate = self.compute_estimate();
+        }
         confirmed
     }
 
@@ -359,8 +365,13 @@ impl PathEstimator {
     }
 
     /// The estimate over the window; `None` until it rests on
-    /// [`MIN_PACKETS`] packets.
+    /// [`MIN_PACKETS`] packets. Computed when a report comes in: reading
+    /// it costs nothing.
     pub fn estimate(&self) -> Option<PathEstimate> {
+        self.estimate
+    }
+
+    fn compute_estimate(&self) -> Option<PathEstimate> {
         let sent: u64 = self.intervals.iter().map(|i| i.sent).sum();
         if sent < MIN_PACKETS {
             return None;
