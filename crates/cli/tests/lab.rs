@@ -20,7 +20,7 @@ use std::process::{Command, Output, Stdio};
 
 use common::lab::{
     assert_never_stalls, braid, control_refusals, daemon_counters, in_ns, kernel_counter,
-    line_starting, missing_capability, namespaces_of, node_counter, number_after,
+    kernel_report, line_starting, missing_capability, namespaces_of, node_counter, number_after,
     path_of_stand_ins, pids_of_lab, processes_mentioning, remove_lab_file, run_lab, running,
     with_lab_up, write_lab,
 };
@@ -976,10 +976,11 @@ fn a_bad_config_is_refused_with_file_line_and_field() {
     );
 }
 
-/// Variants of the kernel data path at every router, the ingress too;
-/// the second's egress routes what it delivers itself, and its ingress
-/// encodes at the host's port (`lan_interfaces`).
-const KERNEL_VARIANTS: &str = "[[variant]]\nname = \"kernel single\"\nmode = \"single\"\ndatapath = \"kernel\"\nlate_binding = 0\n\
+/// Variants of the kernel data path at every router, the ingress too:
+/// the first's egress hands what it delivers to the stack; the second's
+/// routes it itself, and its ingress encodes at the host's port
+/// (`lan_interfaces`).
+const KERNEL_VARIANTS: &str = "[[variant]]\nname = \"kernel single\"\nmode = \"single\"\ndatapath = \"kernel\"\nlate_binding = 0\nkernel_delivery = \"stack\"\n\
      [[variant]]\nname = \"kernel mirror\"\nmode = \"mirror:2\"\ndatapath = \"kernel\"\nlate_binding = 0\nkernel_delivery = \"route\"\nlan_encode = true\n";
 
 fn the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice() {
@@ -1009,8 +1010,8 @@ fn the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_
     );
     assert!(kernel_counter(&r, 1, "tx_copies") > 3500);
     assert!(kernel_counter(&r, 1, "rx_duplicate") > 1000);
-    // kernel_delivery: through the TUN device by default, straight to the
-    // host with "route".
+    // kernel_delivery: through the TUN device with "stack", straight to
+    // the host with "route".
     assert_eq!(kernel_counter(&r, 0, "rx_routed"), 0);
     assert!(
         kernel_counter(&r, 1, "rx_routed") > 1900,
@@ -2624,27 +2625,106 @@ fn the_isolated_sender_over_ipv6_crosses_the_kernel_path_and_every_frame_arrives
     );
 }
 
-/// Builds a chain a - b - c with its first variant, runs the isolated
-/// sender's trials (20,000 frames of 64 and of 1,400 bytes) from a's host
-/// to c's and checks that each was paced as asked and arrived whole; with
-/// braid's daemons (`braid lab up`: the lab's in-process builder starts
-/// them from this test binary, which is not braid), returns the IPv6
-/// packets router a's kernel encoded (`tx_ipv6`) during those trials,
-/// after a first unchecked one has opened the session.
+/// `kernel_delivery = "auto"` (the default): the egress routes what it
+/// delivers while nothing in its kernel would see those packets on the
+/// stack's way, hands them to the stack once a firewall chain appears
+/// there, and routes again when it is gone.
+fn auto_delivery_routes_until_a_firewall_appears_and_again_after() {
+    let name = "autodel";
+    let text = chain_lab(
+        name,
+        "",
+        "[[variant]]\nname = \"kernel\"\nmode = \"single\"\ndatapath = \"kernel\"\nlate_binding = 0\n",
+    );
+    let lab = braid_lab::scenario::Lab::load(&write_lab("autodel-scenario.toml", &text))
+        .expect("the scenario loads");
+    with_lab_up(name, &text, |dir| {
+        let egress = 2;
+        let kernel = || kernel_report(&dir.join("c.sock"));
+        let delivery = || kernel()["delivery"].as_str().unwrap_or("").to_string();
+        let routed = || kernel()["programs"]["rx_routed"].as_u64().unwrap_or(0);
+        let delivered = || kernel()["programs"]["rx_delivered"].as_u64().unwrap_or(0);
+        // The daemon looks at the stack every 5 s and publishes its
+        // counters every 500 ms: wait for what it says, 12 s at most.
+        let until = |what: &str, done: &dyn Fn() -> bool| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(12);
+            while !done() {
+                assert!(std::time::Instant::now() < deadline, "{what}: {}", kernel());
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        };
+        let ping = || {
+            let to = braid_lab::scenario::Lab::host_addr(egress).to_string();
+            let out = in_ns(
+                &lab.end_ns(0),
+                &["ping", "-c", "5", "-i", "0.2", "-W", "1", &to],
+            );
+            assert!(
+                out.status.success(),
+                "ping: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        };
+        assert!(delivery().starts_with("route (auto"), "{}", delivery());
+        let before = routed();
+        ping();
+        until("pings routed from braid_rx", &|| routed() >= before + 4);
+        // A forward chain at the egress (an operator's firewall): the stack.
+        let ns = lab.ns(egress);
+        for cmd in [
+            "add table inet fwtest",
+            "add chain inet fwtest filter_forward { type filter hook forward priority 0; }",
+        ] {
+            let mut args = vec!["nft"];
+            args.extend(cmd.split(' '));
+            let out = in_ns(&ns, &args);
+            assert!(
+                out.status.success(),
+                "nft {cmd}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        until("the stack, for the firewall", &|| {
+            delivery().starts_with("stack (auto: nftables chain inet fwtest filter_forward")
+        });
+        let (routed_before, delivered_before) = (routed(), delivered());
+        ping();
+        until("pings delivered", &|| delivered() >= delivered_before + 4);
+        assert_eq!(routed(), routed_before, "none routed past the firewall");
+        let out = in_ns(&ns, &["nft", "delete", "table", "inet", "fwtest"]);
+        assert!(out.status.success());
+        until("route delivery again", &|| {
+            delivery().starts_with("route (auto")
+        });
+    });
+}
+
+/// A chain a - b - c with hosts at a and c, one flow from a to c (with
+/// `flow_extra` in it) and `variant`.
+fn chain_lab(name: &str, flow_extra: &str, variant: &str) -> String {
+    format!(
+        "name = \"{name}\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\n\
+         [[router]]\nname = \"c\"\nhost = true\n[[link]]\na = \"a\"\nb = \"b\"\n[[link]]\na = \"b\"\nb = \"c\"\n\
+         [[flow]]\nfrom = \"a\"\nto = \"c\"\n{flow_extra}{variant}"
+    )
+}
+
+/// Builds a chain a - b - c ([`chain_lab`]) with its first variant, runs
+/// the isolated sender's trials (20,000 frames of 64 and of 1,400 bytes)
+/// from a's host to c's and checks that each was paced as asked and
+/// arrived whole; with braid's daemons (`braid lab up`: the lab's
+/// in-process builder starts them from this test binary, which is not
+/// braid), returns router a's kernel data path report before those
+/// trials (after a first unchecked one has opened the session) and after.
 fn isolated_sender_trials(
     name: &str,
     flow_extra: &str,
     variant: &str,
 ) -> Option<(serde_json::Value, serde_json::Value)> {
-    let path = write_lab(
-        &format!("{name}.toml"),
-        &format!(
-            "name = \"{name}\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"b\"\n\
-             [[router]]\nname = \"c\"\nhost = true\n[[link]]\na = \"a\"\nb = \"b\"\n[[link]]\na = \"b\"\nb = \"c\"\n\
-             [[flow]]\nfrom = \"a\"\nto = \"c\"\n{flow_extra}{variant}"
-        ),
-    );
+    let text = chain_lab(name, flow_extra, variant);
+    let path = write_lab(&format!("{name}-scenario.toml"), &text);
     let lab = braid_lab::scenario::Lab::load(&path).expect("the scenario loads");
+    remove_lab_file(&path);
     let flow = lab.flows[0].clone();
     assert_eq!(
         braid_lab::generator::unavailable(&lab, &flow),
@@ -2653,95 +2733,69 @@ fn isolated_sender_trials(
     );
     let backlog = || std::fs::read_to_string("/proc/sys/net/core/netdev_max_backlog").unwrap();
     let backlog_before = backlog();
-    /// `braid lab down` at the end, also when an assertion fails.
-    struct Up<'a>(&'a str);
-    impl Drop for Up<'_> {
-        fn drop(&mut self) {
-            let _ = braid(&["lab", "down", self.0]);
+    let trials = |daemons: &[(usize, std::process::Child)], socket: Option<&std::path::Path>| {
+        let mut sender = braid_lab::generator::Isolated::prepare(&lab, &flow, daemons)
+            .expect("the sender is set up");
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let before = socket.map(|s| {
+            sender.trial(64, 2_000, &stop).expect("a first trial runs");
+            kernel_report(s)
+        });
+        for size in [64, 1400] {
+            let t = sender.trial(size, 20_000, &stop).expect("a trial runs");
+            assert_eq!((t.sent, t.skipped), (20_000, 0), "{size} B: {t:?}");
+            assert_eq!(t.delivered, t.sent, "{size} B: every frame arrives: {t:?}");
+            assert!(
+                (15_000.0..25_000.0).contains(&t.sender_rate),
+                "{size} B: paced at the rate asked: {t:?}"
+            );
+            assert!(
+                t.router_cpu_us > 0.0 && t.router_cpu_us < 1_000.0,
+                "{size} B: the routers' CPU per packet is measured: {t:?}"
+            );
         }
-    }
-    let p = path.to_str().unwrap();
-    let with_braid = matches!(
+        assert_eq!(backlog().trim(), "10000", "raised while the bench runs");
+        // The daemon publishes the kernel's counters at its sweeps (every
+        // 500 ms): read until they count the trials' frames, 3 s at most.
+        let reports = before.zip(socket).map(|(before, socket)| {
+            let seen = |k: &serde_json::Value| k["programs"]["tx_packets"].as_u64().unwrap_or(0);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+            loop {
+                let after = kernel_report(socket);
+                if seen(&after) >= seen(&before) + 40_000 || std::time::Instant::now() > deadline {
+                    break (before, after);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        drop(sender);
+        assert_eq!(backlog(), backlog_before, "and put back after");
+        reports
+    };
+    if matches!(
         lab.variants[0].software,
         braid_lab::scenario::Software::Braid { .. }
-    );
-    let (mut built, _up) = if with_braid {
-        let out = braid(&["lab", "up", p]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (None, Some(Up(p)))
+    ) {
+        let mut reports = None;
+        with_lab_up(name, &text, |dir| {
+            reports = trials(&[], Some(&dir.join("a.sock")))
+        });
+        reports
     } else {
-        let built = braid_lab::run::build(&lab, &lab.variants[0]).expect("the lab builds");
-        (Some(built), None)
-    };
-    let daemons = built.as_ref().map_or(&[][..], |b| &b.daemons[..]);
-    let mut sender = braid_lab::generator::Isolated::prepare(&lab, &flow, daemons)
-        .expect("the sender is set up");
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let kernel_stats = || {
-        let socket = lab.socket(0);
-        let out = braid(&[
-            "ctl",
-            "--json",
-            "--socket",
-            socket.to_str().unwrap(),
-            "stats",
-        ]);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stats as JSON");
-        let stats = v.get("stats").unwrap_or(&v);
-        stats["kernel"].clone()
-    };
-    let before = with_braid.then(|| {
-        sender.trial(64, 2_000, &stop).expect("a first trial runs");
-        kernel_stats()
-    });
-    for size in [64, 1400] {
-        let t = sender.trial(size, 20_000, &stop).expect("a trial runs");
-        assert_eq!((t.sent, t.skipped), (20_000, 0), "{size} B: {t:?}");
-        assert_eq!(t.delivered, t.sent, "{size} B: every frame arrives: {t:?}");
-        assert!(
-            (15_000.0..25_000.0).contains(&t.sender_rate),
-            "{size} B: paced at the rate asked: {t:?}"
-        );
-        assert!(
-            t.router_cpu_us > 0.0 && t.router_cpu_us < 1_000.0,
-            "{size} B: the routers' CPU per packet is measured: {t:?}"
-        );
+        let mut built = braid_lab::run::build(&lab, &lab.variants[0]).expect("the lab builds");
+        let reports = trials(&built.daemons, None);
+        built.succeeded = true;
+        reports
     }
-    assert_eq!(backlog().trim(), "10000", "raised while the bench runs");
-    // The daemon publishes the kernel's counters at its sweeps (every
-    // 500 ms): read until they count the trials' frames, 3 s at most.
-    let encoded = before.map(|before| {
-        let seen = |k: &serde_json::Value| k["programs"]["tx_packets"].as_u64().unwrap_or(0);
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-        loop {
-            let after = kernel_stats();
-            if seen(&after) >= seen(&before) + 40_000 || std::time::Instant::now() > deadline {
-                break (before, after);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    });
-    drop(sender);
-    assert_eq!(backlog(), backlog_before, "and put back after");
-    if let Some(b) = built.as_mut() {
-        b.succeeded = true;
-    }
-    drop(built);
-    drop(_up);
-    remove_lab_file(&path);
-    encoded
 }
 
 type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 48] = [
+    let tests: [LabTest; 49] = [
         ("the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives", Some(&["ethtool", "nft"]), the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives),
+        ("auto_delivery_routes_until_a_firewall_appears_and_again_after", Some(&["nft", "ping"]), auto_delivery_routes_until_a_firewall_appears_and_again_after),
         ("the_isolated_sender_over_ipv6_crosses_the_kernel_path_and_every_frame_arrives", Some(&["ethtool", "nft"]), the_isolated_sender_over_ipv6_crosses_the_kernel_path_and_every_frame_arrives),
         ("operators_tools_on_a_running_lab", Some(&["chromium", "iperf3"]), operators_tools_on_a_running_lab),
         ("the_getting_started_walkthrough_works_as_written", Some(&["ping"]), the_getting_started_walkthrough_works_as_written),

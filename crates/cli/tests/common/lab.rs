@@ -233,6 +233,20 @@ pub fn with_lab_up(name: &str, text: &str, body: impl FnOnce(&std::path::Path)) 
     }
 }
 
+/// What a running daemon's kernel data path reports (`braid ctl --json
+/// stats`, its `kernel` part), from its control socket.
+pub fn kernel_report(socket: &std::path::Path) -> serde_json::Value {
+    let out = braid(&[
+        "ctl",
+        "--json",
+        "--socket",
+        socket.to_str().unwrap(),
+        "stats",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stats as JSON");
+    v.get("stats").unwrap_or(&v)["kernel"].clone()
+}
+
 /// Removes a scenario file `write_lab` wrote and the report directory
 /// `run_lab` wrote beside it (their directory stays: other tests, which
 /// may run at the same time, write theirs there).

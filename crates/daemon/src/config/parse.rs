@@ -584,13 +584,14 @@ fn check_datapath(found: &mut Findings<'_>, raw: &ConfigFile) -> DatapathSetting
         .map(|v| (v.get_ref().as_str(), v))
     {
         None => KernelDelivery::default(),
+        Some(("auto", _)) => KernelDelivery::Auto,
         Some(("stack", _)) => KernelDelivery::Stack,
         Some(("route", _)) => KernelDelivery::Route,
         Some((other, v)) => {
             found.refuse(
                 Some(v.span()),
                 "kernel_delivery",
-                format!("\"{other}\" is not one of stack, route"),
+                format!("\"{other}\" is not one of auto, stack, route"),
             );
             KernelDelivery::default()
         }

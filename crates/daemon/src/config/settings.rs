@@ -72,12 +72,15 @@ impl DatapathChoice {
 /// (`kernel_delivery`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum KernelDelivery {
+    /// `Route` while nothing in the kernel would see the packets on the
+    /// stack's way it skips, else `Stack` (`kernel/delivery.rs`).
+    #[default]
+    Auto,
     /// Into the TUN device's receive side: the stack routes it from there
     /// (netfilter, NAT, policy routing all apply).
-    #[default]
     Stack,
     /// Straight to its next hop from the kernel's routing table where it
-    /// has one (IPv4, TTL decremented): skips the stack's second pass and
+    /// has one (TTL or hop limit decremented): skips the stack's second pass and
     /// with it netfilter's FORWARD and POSTROUTING (no NAT), as transit
     /// forwarding does.
     Route,

@@ -77,7 +77,13 @@ fn a_good_file_gives_the_node_its_settings() {
     assert_eq!(c.send_buffer, DEFAULT_SEND_BUFFER);
     assert_eq!(nc.egress.reorder, None);
     assert_eq!(c.datapath, DatapathChoice::Auto);
-    assert_eq!(c.kernel_delivery, KernelDelivery::Stack);
+    assert_eq!(c.kernel_delivery, KernelDelivery::Auto);
+    let stack = Config::parse(
+        "good.toml",
+        &GOOD.replace("node = 7", "node = 7\nkernel_delivery = \"stack\""),
+    )
+    .unwrap();
+    assert_eq!(stack.kernel_delivery, KernelDelivery::Stack);
     let route = Config::parse(
         "good.toml",
         &GOOD.replace(

@@ -51,6 +51,7 @@
 //! This file holds [`KernelPath`], which starts the data path and calls
 //! on the others in turn.
 
+mod delivery;
 mod egress;
 mod error;
 mod host;
@@ -117,6 +118,11 @@ pub struct KernelPath {
     dirty: bool,
     report: KernelReport,
     counters: KernelCounters,
+    /// `kernel_delivery` as configured, and what is in force and why.
+    delivery: KernelDelivery,
+    delivery_now: String,
+    tun_name: String,
+    next_delivery_check: Instant,
 }
 
 impl KernelPath {
@@ -186,11 +192,14 @@ impl KernelPath {
             flags |= maps::TREE_ENTRY;
             None
         };
+        let mut delivery_now = "stack: the egress is in user space".to_string();
         if why_no_egress.is_none() {
             flags |= maps::EGRESS;
-            if config.kernel_delivery == KernelDelivery::Route {
+            let (route, why) = delivery_choice(config.kernel_delivery, &config.tun.name);
+            if route {
                 flags |= maps::ROUTE_DELIVERED;
             }
+            delivery_now = why;
         }
         let mut segmenter = None;
         if why_no_ingress.is_none() {
@@ -246,6 +255,10 @@ impl KernelPath {
             dirty: true,
             report: KernelReport::default(),
             counters: KernelCounters::default(),
+            delivery: config.kernel_delivery,
+            delivery_now,
+            tun_name: config.tun.name.clone(),
+            next_delivery_check: Instant::ZERO,
         };
         if let Some(seg) = segmenter {
             if flags & maps::INGRESS != 0 {
@@ -426,10 +439,42 @@ impl KernelPath {
         }
     }
 
+    /// `kernel_delivery = "auto"`: looks at the stack again (every
+    /// [`delivery::CHECK_EVERY`]) and turns route delivery on or off as
+    /// it finds it.
+    fn follow_delivery(&mut self, now: Instant) {
+        if self.delivery != KernelDelivery::Auto
+            || self.flags & maps::EGRESS == 0
+            || now < self.next_delivery_check
+        {
+            return;
+        }
+        self.next_delivery_check = now + delivery::CHECK_EVERY;
+        let (route, why) = delivery_choice(self.delivery, &self.tun_name);
+        let flags = if route {
+            self.flags | maps::ROUTE_DELIVERED
+        } else {
+            self.flags & !maps::ROUTE_DELIVERED
+        };
+        if flags != self.flags {
+            info!(delivery = %why, "kernel_delivery = \"auto\": the egress's delivery changed");
+            let before = self.flags;
+            self.flags = flags;
+            if let Err(e) = self.write_settings() {
+                warn!(error = %e, "the kernel data path's settings could not be written");
+                self.flags = before;
+                self.counters.map_errors += 1;
+                return;
+            }
+        }
+        self.delivery_now = why;
+    }
+
     /// Reads the kernel's windows and counters: per-path receive counts
     /// into the node's path reports, idle windows and sessions dropped,
     /// the report refreshed.
     fn sweep(&mut self, node: &mut Node, now: Instant) {
+        self.follow_delivery(now);
         let idle = node_idle(node);
         let now_ns = braid_bpf::datapath::kernel_now_ns();
         let windows = egress::read_windows(&mut self.dp, idle, (now_ns, now), &mut self.counters);
@@ -453,6 +498,7 @@ impl KernelPath {
                 }
             }),
             checksums: self.checksums.clone(),
+            delivery: self.delivery_now.clone(),
             tree_entry: self
                 .why_no_tree_entry
                 .clone()
@@ -502,4 +548,20 @@ impl Drop for KernelPath {
 /// The node's session idle limit.
 fn node_idle(node: &Node) -> Duration {
     node.config().sessions.idle
+}
+
+/// Whether the egress routes what it delivers (and why) under `choice`:
+/// `auto` asks [`delivery::blocker`] about the stack's way it would skip.
+fn delivery_choice(choice: KernelDelivery, tun: &str) -> (bool, String) {
+    match choice {
+        KernelDelivery::Stack => (false, "stack (kernel_delivery = \"stack\")".into()),
+        KernelDelivery::Route => (true, "route (kernel_delivery = \"route\")".into()),
+        KernelDelivery::Auto => match delivery::blocker(tun) {
+            None => (
+                true,
+                "route (auto: nothing in the stack on the way it skips)".into(),
+            ),
+            Some(b) => (false, format!("stack (auto: {b})")),
+        },
+    }
 }

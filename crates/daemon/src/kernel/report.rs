@@ -20,6 +20,10 @@ pub struct KernelReport {
     /// before encoding, and why.
     #[serde(default)]
     pub checksums: String,
+    /// How the egress hands delivered packets on (`kernel_delivery`):
+    /// `route` or `stack`, and why.
+    #[serde(default)]
+    pub delivery: String,
     /// Tree mode: whether packets entering here are marked in the kernel,
     /// or why not.
     #[serde(default)]
@@ -126,6 +130,7 @@ mod tests {
             egress: "kernel".into(),
             ingress: "user space: late binding".into(),
             checksums: "left to the interfaces' devices (all physical)".into(),
+            delivery: "route (auto: nothing in the stack on the way it skips)".into(),
             tree_entry: "kernel".into(),
             tree_entries: 4,
             programs: [("rx_forwarded".to_string(), 7)].into_iter().collect(),

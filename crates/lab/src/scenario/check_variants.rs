@@ -203,8 +203,8 @@ fn kernel_router(
         })
 }
 
-/// The kernel routers' `kernel_delivery`: stack or route (their default
-/// when absent).
+/// The kernel routers' `kernel_delivery`: auto, stack or route (their
+/// default, auto, when absent).
 fn check_kernel_delivery(
     src: &Source,
     v: &RawVariant,
@@ -216,12 +216,13 @@ fn check_kernel_delivery(
         .map(|d| (d.get_ref().as_str(), d.span()))
     {
         None => Ok(None),
+        Some(("auto", _)) => Ok(Some("auto")),
         Some(("stack", _)) => Ok(Some("stack")),
         Some(("route", _)) => Ok(Some("route")),
         Some((other, span)) => Err(src.err(
             Some(span),
             field,
-            format!("\"{other}\" is not stack or route"),
+            format!("\"{other}\" is not auto, stack or route"),
         )),
     }
 }

@@ -1,0 +1,167 @@
+//! Whether the egress may send what it delivers straight to its next hop
+//! (`kernel_delivery = "auto"`, the default): only while nothing in this
+//! router's kernel would see those packets on the way through the stack
+//! that `route` delivery skips. What is looked for, the first found
+//! named:
+//!
+//! * nftables base chains of the `ip`, `ip6` or `inet` families at the
+//!   prerouting, forward or postrouting hooks (a firewall, NAT; iptables
+//!   over nftables shows up here too), and `netdev` or `inet` ingress
+//!   chains on the TUN device (`nft -j list chains`; without `nft`
+//!   installed the chains cannot be read, and the answer is no);
+//! * legacy iptables tables (`/proc/net/ip_tables_names`,
+//!   `ip6_tables_names`);
+//! * IPsec policies (`ip -j xfrm policy list`): the FIB lookup route
+//!   delivery makes does not see them;
+//! * tc filters on the TUN device's receive side (`tc -j filter show dev
+//!   TUN ingress`).
+//!
+//! Policy routing rules need nothing: the FIB lookup applies them. The
+//! check runs at start and every [`CHECK_EVERY`]: a rule added later
+//! takes effect on delivered packets within that time.
+
+use std::process::Command;
+use std::time::Duration;
+
+/// How often the stack is looked at again.
+pub(super) const CHECK_EVERY: Duration = Duration::from_secs(5);
+
+/// What stands on the stack's way that route delivery skips, if
+/// anything (the first found), for the TUN device `tun`.
+pub(super) fn blocker(tun: &str) -> Option<String> {
+    let run = |program: &str, args: &[&str]| -> Result<String, String> {
+        let out = Command::new(program)
+            .args(args)
+            .output()
+            .map_err(|e| format!("{program} could not be run ({e})"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{program} {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let legacy = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    if let Some(b) = legacy_blocker(
+        &legacy("/proc/net/ip_tables_names"),
+        &legacy("/proc/net/ip6_tables_names"),
+    ) {
+        return Some(b);
+    }
+    match run("nft", &["-j", "list", "chains"]) {
+        Ok(json) => {
+            if let Some(b) = nft_blocker(&json, tun) {
+                return Some(b);
+            }
+        }
+        Err(why) => return Some(format!("nftables' chains cannot be read: {why}")),
+    }
+    match run("ip", &["-j", "xfrm", "policy", "list"]) {
+        Ok(json) if !empty_list(&json) => return Some("IPsec (XFRM) policies".into()),
+        Ok(_) => {}
+        Err(why) => return Some(format!("IPsec policies cannot be read: {why}")),
+    }
+    match run("tc", &["-j", "filter", "show", "dev", tun, "ingress"]) {
+        Ok(json) if !empty_list(&json) => Some(format!("tc filters on {tun}'s receive side")),
+        Ok(_) => None,
+        Err(why) => Some(format!("tc filters on {tun} cannot be read: {why}")),
+    }
+}
+
+/// Whether a command's JSON output lists nothing (empty, or `[]`).
+fn empty_list(json: &str) -> bool {
+    let t = json.trim();
+    t.is_empty() || t == "[]"
+}
+
+/// The legacy iptables tables in use, from the two `/proc` lists.
+fn legacy_blocker(ipv4: &str, ipv6: &str) -> Option<String> {
+    let tables: Vec<&str> = ipv4
+        .split_whitespace()
+        .chain(ipv6.split_whitespace())
+        .collect();
+    (!tables.is_empty()).then(|| format!("legacy iptables tables ({})", tables.join(", ")))
+}
+
+/// The first base chain in `nft -j list chains` output that would see a
+/// delivered packet on the stack's way: ip, ip6 or inet at prerouting,
+/// forward or postrouting, or an ingress chain on `tun`. Output that
+/// does not parse counts as a chain (the answer must be sure).
+fn nft_blocker(json: &str, tun: &str) -> Option<String> {
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(json) else {
+        return Some("nftables' chains: output not understood".into());
+    };
+    let Some(items) = doc["nftables"].as_array() else {
+        return Some("nftables' chains: output not understood".into());
+    };
+    items.iter().find_map(|item| {
+        let chain = item.get("chain")?;
+        let family = chain["family"].as_str().unwrap_or("");
+        let hook = chain["hook"].as_str()?;
+        let on_tun = chain["dev"].as_str() == Some(tun)
+            || chain["dev"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|d| d.as_str() == Some(tun)));
+        let skipped = match (family, hook) {
+            ("ip" | "ip6" | "inet", "prerouting" | "forward" | "postrouting") => true,
+            ("netdev" | "inet", "ingress") => on_tun,
+            _ => false,
+        };
+        skipped.then(|| {
+            format!(
+                "nftables chain {family} {} {} ({hook} hook)",
+                chain["table"].as_str().unwrap_or("?"),
+                chain["name"].as_str().unwrap_or("?"),
+            )
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chains_on_the_skipped_way_are_named_and_others_pass() {
+        let meta = r#"{"metainfo": {"version": "1.0.6"}}"#;
+        let chains = |c: &str| format!(r#"{{"nftables": [{meta}{c}]}}"#);
+        assert_eq!(nft_blocker(&chains(""), "braid0"), None);
+        // An input or output chain sees no forwarded packet.
+        let input = r#",{"chain": {"family": "inet", "table": "filter", "name": "input", "type": "filter", "hook": "input", "prio": 0}}"#;
+        assert_eq!(nft_blocker(&chains(input), "braid0"), None);
+        // A regular chain (no hook) is reached only from a base chain.
+        let regular = r#",{"chain": {"family": "ip", "table": "t", "name": "helper"}}"#;
+        assert_eq!(nft_blocker(&chains(regular), "braid0"), None);
+        let nat = r#",{"chain": {"family": "ip", "table": "nat", "name": "post", "type": "nat", "hook": "postrouting", "prio": 100}}"#;
+        assert_eq!(
+            nft_blocker(&chains(&format!("{input}{nat}")), "braid0").as_deref(),
+            Some("nftables chain ip nat post (postrouting hook)")
+        );
+        let forward =
+            r#",{"chain": {"family": "inet", "table": "fw", "name": "fwd", "hook": "forward"}}"#;
+        assert!(nft_blocker(&chains(forward), "braid0").is_some());
+        // Ingress chains: only on the TUN device.
+        let other = r#",{"chain": {"family": "netdev", "table": "b", "name": "in", "hook": "ingress", "dev": "eth0"}}"#;
+        assert_eq!(nft_blocker(&chains(other), "braid0"), None);
+        let on_tun = r#",{"chain": {"family": "netdev", "table": "b", "name": "in", "hook": "ingress", "dev": ["eth1", "braid0"]}}"#;
+        assert!(nft_blocker(&chains(on_tun), "braid0").is_some());
+        // What does not parse is not taken as "nothing there".
+        assert!(nft_blocker("not json", "braid0").is_some());
+        assert!(nft_blocker("{}", "braid0").is_some());
+    }
+
+    #[test]
+    fn legacy_tables_and_empty_lists_are_read() {
+        assert_eq!(legacy_blocker("", ""), None);
+        assert_eq!(
+            legacy_blocker("filter\nnat\n", "").as_deref(),
+            Some("legacy iptables tables (filter, nat)")
+        );
+        assert!(legacy_blocker("", "mangle\n").is_some());
+        assert!(empty_list(""));
+        assert!(empty_list(" []\n"));
+        assert!(!empty_list(r#"[{"src":"0.0.0.0/0"}]"#));
+    }
+}
