@@ -17,11 +17,17 @@
 //!   TUN ingress`).
 //!
 //! Policy routing rules need nothing: the FIB lookup applies them. The
-//! check runs at start and every [`CHECK_EVERY`]: a rule added later
-//! takes effect on delivered packets within that time.
+//! check runs at start and every [`CHECK_EVERY`], and at once (at the
+//! daemon's next sweep, every 500 ms) when nftables announces a change
+//! ([`NftWatch`]): an nftables rule added later takes effect on
+//! delivered packets within half a second, anything else within
+//! [`CHECK_EVERY`].
 
+use std::io;
 use std::process::Command;
 use std::time::Duration;
+
+use netlink_sys::{protocols::NETLINK_NETFILTER, Socket};
 
 /// How often the stack is looked at again.
 pub(super) const CHECK_EVERY: Duration = Duration::from_secs(5);
@@ -67,6 +73,43 @@ pub(super) fn blocker(tun: &str) -> Option<String> {
         Ok(json) if !empty_list(&json) => Some(format!("tc filters on {tun}'s receive side")),
         Ok(_) => None,
         Err(why) => Some(format!("tc filters on {tun} cannot be read: {why}")),
+    }
+}
+
+/// nftables' change announcements (netlink group NFNLGRP_NFTABLES),
+/// heard without blocking: every table, chain or rule added or removed in
+/// this network namespace.
+pub(super) struct NftWatch(Socket);
+
+/// `NFNLGRP_NFTABLES` (linux/netfilter/nfnetlink.h).
+const NFNLGRP_NFTABLES: u32 = 7;
+
+impl NftWatch {
+    /// Subscribes; an error where the kernel has no nftables (then only
+    /// the periodic check runs).
+    pub(super) fn open() -> io::Result<NftWatch> {
+        let mut socket = Socket::new(NETLINK_NETFILTER)?;
+        socket.bind_auto()?;
+        socket.add_membership(NFNLGRP_NFTABLES)?;
+        socket.set_non_blocking(true)?;
+        Ok(NftWatch(socket))
+    }
+
+    /// Whether anything was announced since the last call (messages
+    /// lost to a full socket buffer count as announced).
+    pub(super) fn changed(&mut self) -> bool {
+        let mut buf = vec![0u8; 8192];
+        let mut changed = false;
+        // Bounded: a namespace busy with nftables cannot hold the loop.
+        for _ in 0..64 {
+            buf.clear();
+            match self.0.recv(&mut buf, 0) {
+                Ok(_) => changed = true,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return changed,
+                Err(_) => return true,
+            }
+        }
+        true
     }
 }
 

@@ -123,6 +123,9 @@ pub struct KernelPath {
     delivery_now: String,
     tun_name: String,
     next_delivery_check: Instant,
+    /// nftables' change announcements, with `auto` (`None` where they
+    /// cannot be heard: then the periodic check alone).
+    nft_watch: Option<delivery::NftWatch>,
 }
 
 impl KernelPath {
@@ -259,6 +262,9 @@ impl KernelPath {
             delivery_now,
             tun_name: config.tun.name.clone(),
             next_delivery_check: Instant::ZERO,
+            nft_watch: (config.kernel_delivery == KernelDelivery::Auto)
+                .then(delivery::NftWatch::open)
+                .and_then(Result::ok),
         };
         if let Some(seg) = segmenter {
             if flags & maps::INGRESS != 0 {
@@ -440,13 +446,14 @@ impl KernelPath {
     }
 
     /// `kernel_delivery = "auto"`: looks at the stack again (every
-    /// [`delivery::CHECK_EVERY`]) and turns route delivery on or off as
-    /// it finds it.
+    /// [`delivery::CHECK_EVERY`], and when nftables announced a change)
+    /// and turns route delivery on or off as it finds it.
     fn follow_delivery(&mut self, now: Instant) {
-        if self.delivery != KernelDelivery::Auto
-            || self.flags & maps::EGRESS == 0
-            || now < self.next_delivery_check
-        {
+        if self.delivery != KernelDelivery::Auto || self.flags & maps::EGRESS == 0 {
+            return;
+        }
+        let announced = self.nft_watch.as_mut().is_some_and(|w| w.changed());
+        if !announced && now < self.next_delivery_check {
             return;
         }
         self.next_delivery_check = now + delivery::CHECK_EVERY;
