@@ -45,6 +45,21 @@ fn ip(args: &[&str]) {
     );
 }
 
+/// A permanent neighbor entry on d0: `addr` (IPv4 or IPv6) at `mac`.
+fn neighbor_on_d0(addr: &str, mac: &str) {
+    ip(&[
+        "neigh",
+        "replace",
+        addr,
+        "lladdr",
+        mac,
+        "dev",
+        "d0",
+        "nud",
+        "permanent",
+    ]);
+}
+
 fn ifindex(name: &str) -> u32 {
     nix::net::if_::if_nametoindex(name).expect("the interface exists")
 }
@@ -536,17 +551,7 @@ fn egress_routes_a_delivered_packet_to_its_next_hop_when_asked() {
     // out another interface leaves from braid_rx, its TTL one less and its
     // header checksum still right; what it cannot (TTL 1, no route) goes
     // to the TUN device as before.
-    ip(&[
-        "neigh",
-        "replace",
-        "198.18.0.8",
-        "lladdr",
-        "02:00:00:00:00:08",
-        "dev",
-        "d0",
-        "nud",
-        "permanent",
-    ]);
+    neighbor_on_d0("198.18.0.8", "02:00:00:00:00:08");
     let mut dp = fresh(maps::TRANSIT | maps::EGRESS | maps::ROUTE_DELIVERED);
     let arriving_with = |inner: &[u8], seq: u32| {
         let h = header(RedundancyMode::Single, 1, ME, seq);
@@ -581,18 +586,7 @@ fn egress_routes_a_delivered_packet_to_its_next_hop_when_asked() {
     assert_eq!((stat(&dp, "rx_delivered"), stat(&dp, "rx_routed")), (3, 1));
     // IPv6: the hop limit one less (no header checksum); a hop limit of 1
     // and no route go to the TUN device unchanged.
-    ip(&[
-        "-6",
-        "neigh",
-        "replace",
-        "2001:db8::8:8",
-        "lladdr",
-        "02:00:00:00:00:08",
-        "dev",
-        "d0",
-        "nud",
-        "permanent",
-    ]);
+    neighbor_on_d0("2001:db8::8:8", "02:00:00:00:00:08");
     let inner = user_packet6(v6([0, 0, 0, 8, 0, 8]), 17, 0, 1000, 2000);
     let (verdict, out) = run(&mut dp, Program::Rx, &arriving_with(&inner, 4));
     assert_eq!(verdict, TC_ACT_REDIRECT);
@@ -920,28 +914,8 @@ fn ingress_stripes_by_the_table_and_pins_flows_by_their_hash() {
 }
 
 fn ingress_mirror_sends_a_copy_per_path() {
-    ip(&[
-        "neigh",
-        "replace",
-        "198.18.0.6",
-        "lladdr",
-        "02:00:00:00:00:06",
-        "dev",
-        "d0",
-        "nud",
-        "permanent",
-    ]);
-    ip(&[
-        "neigh",
-        "replace",
-        "198.18.0.7",
-        "lladdr",
-        "02:00:00:00:00:07",
-        "dev",
-        "d0",
-        "nud",
-        "permanent",
-    ]);
+    neighbor_on_d0("198.18.0.6", "02:00:00:00:00:06");
+    neighbor_on_d0("198.18.0.7", "02:00:00:00:00:07");
     let long = [NodeId(6), NodeId(8)];
     let short = [NodeId(7)];
     let mut dp = ingress(Mode::Mirror(2), &[&long, &short], &[1, 1]);
@@ -988,17 +962,7 @@ fn trees(flags: u32) -> Datapath {
     )
     .unwrap();
     for n in [6, 7, 8] {
-        ip(&[
-            "neigh",
-            "replace",
-            &format!("198.18.0.{n}"),
-            "lladdr",
-            &format!("02:00:00:00:00:0{n}"),
-            "dev",
-            "d0",
-            "nud",
-            "permanent",
-        ]);
+        neighbor_on_d0(&format!("198.18.0.{n}"), &format!("02:00:00:00:00:0{n}"));
     }
     dp
 }

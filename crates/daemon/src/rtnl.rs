@@ -24,9 +24,16 @@ pub fn request_socket() -> io::Result<Socket> {
     let mut socket = Socket::new(NETLINK_ROUTE)?;
     socket.bind_auto()?;
     socket.connect(&SocketAddr::new(0, 0))?;
+    set_receive_timeout(&socket, std::time::Duration::from_millis(100))?;
+    Ok(socket)
+}
+
+/// Makes a blocking receive on a netlink socket give up after `limit`
+/// (`WouldBlock`), as SO_RCVTIMEO does.
+pub fn set_receive_timeout(socket: &Socket, limit: std::time::Duration) -> io::Result<()> {
     let limit = libc::timeval {
-        tv_sec: 0,
-        tv_usec: 100_000,
+        tv_sec: limit.as_secs() as libc::time_t,
+        tv_usec: limit.subsec_micros() as libc::suseconds_t,
     };
     // SAFETY: a valid timeval for the call's duration, on our socket.
     let set = unsafe {
@@ -41,7 +48,7 @@ pub fn request_socket() -> io::Result<Socket> {
     if set < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(socket)
+    Ok(())
 }
 
 /// Sends `payload` as a request with `flags` (besides `NLM_F_REQUEST`).

@@ -16,21 +16,164 @@
 //! * tc filters on the TUN device's receive side (`tc -j filter show dev
 //!   TUN ingress`).
 //!
-//! Policy routing rules need nothing: the FIB lookup applies them. The
-//! check runs at start and every [`CHECK_EVERY`], and at once (at the
-//! daemon's next sweep, every 500 ms) when nftables announces a change
-//! ([`NftWatch`]): an nftables rule added later takes effect on
-//! delivered packets within half a second, anything else within
-//! [`CHECK_EVERY`].
+//! Policy routing rules need nothing: the FIB lookup applies them.
+//!
+//! With `auto` the stack is looked at when the data path starts, then by
+//! a thread of its own (the commands take milliseconds each, too long
+//! for the daemon's loop): at once when nftables announces a change
+//! ([`NFNLGRP_NFTABLES`]) and every [`CHECK_EVERY`] for the rest. The
+//! loop takes its findings at its next sweep (every 500 ms): an nftables
+//! rule added later takes effect on delivered packets within about half
+//! a second, anything else within [`CHECK_EVERY`].
 
 use std::io;
 use std::process::Command;
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::Duration;
 
 use netlink_sys::{protocols::NETLINK_NETFILTER, Socket};
+use nix::libc;
+use tracing::warn;
 
-/// How often the stack is looked at again.
-pub(super) const CHECK_EVERY: Duration = Duration::from_secs(5);
+use crate::config::KernelDelivery;
+
+/// How often the stack is looked at again without an announcement.
+const CHECK_EVERY: Duration = Duration::from_secs(5);
+
+/// `NFNLGRP_NFTABLES` (linux/netfilter/nfnetlink.h): nftables' change
+/// announcements, every table, chain or rule added or removed in this
+/// network namespace.
+const NFNLGRP_NFTABLES: u32 = 7;
+
+/// How the egress hands delivered packets on, as `kernel_delivery`
+/// chooses and (with `auto`) as the stack allows.
+pub(super) struct Delivery {
+    route: bool,
+    why: String,
+    /// With `auto`: the watcher's findings, (route, why), as they change.
+    findings: Option<Receiver<(bool, String)>>,
+}
+
+impl Delivery {
+    /// Decides for the TUN device `tun` now, and with `auto` starts the
+    /// watcher (it ends at its next look after this is dropped).
+    pub(super) fn start(choice: KernelDelivery, tun: &str) -> Delivery {
+        let (route, why, findings) = match choice {
+            KernelDelivery::Stack => (false, "stack (kernel_delivery = \"stack\")".into(), None),
+            KernelDelivery::Route => (true, "route (kernel_delivery = \"route\")".into(), None),
+            KernelDelivery::Auto => {
+                // Subscribed before the first look, so that no change
+                // after it goes unheard.
+                let announcements = announcements()
+                    .map_err(|e| warn!(error = %e, "nftables' change announcements cannot be heard; kernel_delivery = \"auto\" looks at the stack every 5 s"))
+                    .ok();
+                let (route, why) = finding(tun);
+                (route, why, watch(tun, announcements))
+            }
+        };
+        Delivery {
+            route,
+            why,
+            findings,
+        }
+    }
+
+    /// Delivery through the stack because the egress is in user space.
+    pub(super) fn off() -> Delivery {
+        Delivery {
+            route: false,
+            why: "stack: the egress is in user space".into(),
+            findings: None,
+        }
+    }
+
+    /// Takes the watcher's latest finding, if any came.
+    pub(super) fn follow(&mut self) {
+        let Some(rx) = &self.findings else { return };
+        loop {
+            match rx.try_recv() {
+                Ok((route, why)) => (self.route, self.why) = (route, why),
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => {
+                    self.findings = None;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Whether the egress routes what it delivers.
+    pub(super) fn route(&self) -> bool {
+        self.route
+    }
+
+    /// Which, and why (`kernel.delivery` in `braid ctl stats`).
+    pub(super) fn why(&self) -> &str {
+        &self.why
+    }
+}
+
+/// `auto`'s answer now: route unless something stands on the way.
+fn finding(tun: &str) -> (bool, String) {
+    match blocker(tun) {
+        None => (
+            true,
+            "route (auto: nothing in the stack on the way it skips)".into(),
+        ),
+        Some(b) => (false, format!("stack (auto: {b})")),
+    }
+}
+
+/// Starts the thread that looks at the stack again after every nftables
+/// announcement heard on `announcements` and every [`CHECK_EVERY`], and
+/// sends each finding (it stops when the receiver is gone).
+fn watch(tun: &str, announcements: Option<Socket>) -> Option<Receiver<(bool, String)>> {
+    let (tx, rx) = mpsc::channel();
+    let tun = tun.to_string();
+    let spawned = std::thread::Builder::new()
+        .name("braid-delivery".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 8192];
+            loop {
+                match &announcements {
+                    // Waits for an announcement, CHECK_EVERY at most;
+                    // then takes every one queued (at most 64: a
+                    // namespace busy with nftables is looked at anyway).
+                    Some(socket) => {
+                        buf.clear();
+                        let _ = socket.recv(&mut buf, 0);
+                        for _ in 0..64 {
+                            buf.clear();
+                            if socket.recv(&mut buf, libc::MSG_DONTWAIT).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    None => std::thread::sleep(CHECK_EVERY),
+                }
+                if tx.send(finding(&tun)).is_err() {
+                    return; // the data path stopped
+                }
+            }
+        });
+    match spawned {
+        Ok(_) => Some(rx),
+        Err(e) => {
+            warn!(error = %e, "kernel_delivery = \"auto\" cannot watch the stack; its first answer stays");
+            None
+        }
+    }
+}
+
+/// A socket that hears nftables' change announcements, waiting at most
+/// [`CHECK_EVERY`] for one.
+fn announcements() -> io::Result<Socket> {
+    let mut socket = Socket::new(NETLINK_NETFILTER)?;
+    socket.bind_auto()?;
+    socket.add_membership(NFNLGRP_NFTABLES)?;
+    crate::rtnl::set_receive_timeout(&socket, CHECK_EVERY)?;
+    Ok(socket)
+}
 
 /// What stands on the stack's way that route delivery skips, if
 /// anything (the first found), for the TUN device `tun`.
@@ -73,43 +216,6 @@ pub(super) fn blocker(tun: &str) -> Option<String> {
         Ok(json) if !empty_list(&json) => Some(format!("tc filters on {tun}'s receive side")),
         Ok(_) => None,
         Err(why) => Some(format!("tc filters on {tun} cannot be read: {why}")),
-    }
-}
-
-/// nftables' change announcements (netlink group NFNLGRP_NFTABLES),
-/// heard without blocking: every table, chain or rule added or removed in
-/// this network namespace.
-pub(super) struct NftWatch(Socket);
-
-/// `NFNLGRP_NFTABLES` (linux/netfilter/nfnetlink.h).
-const NFNLGRP_NFTABLES: u32 = 7;
-
-impl NftWatch {
-    /// Subscribes; an error where the kernel has no nftables (then only
-    /// the periodic check runs).
-    pub(super) fn open() -> io::Result<NftWatch> {
-        let mut socket = Socket::new(NETLINK_NETFILTER)?;
-        socket.bind_auto()?;
-        socket.add_membership(NFNLGRP_NFTABLES)?;
-        socket.set_non_blocking(true)?;
-        Ok(NftWatch(socket))
-    }
-
-    /// Whether anything was announced since the last call (messages
-    /// lost to a full socket buffer count as announced).
-    pub(super) fn changed(&mut self) -> bool {
-        let mut buf = vec![0u8; 8192];
-        let mut changed = false;
-        // Bounded: a namespace busy with nftables cannot hold the loop.
-        for _ in 0..64 {
-            buf.clear();
-            match self.0.recv(&mut buf, 0) {
-                Ok(_) => changed = true,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return changed,
-                Err(_) => return true,
-            }
-        }
-        true
     }
 }
 

@@ -77,9 +77,10 @@ pub use report::{
     KernelCounters, KernelEgressEntry, KernelIngressEntry, KernelReport, PathPackets,
 };
 
-use crate::config::{Config, DatapathChoice, KernelDelivery};
+use crate::config::{Config, DatapathChoice};
 use crate::neighbors::AddressBook;
 use crate::underlay::Port;
+use delivery::Delivery;
 use host::{checksums, ifindex, virtual_ports, Segmenter};
 use lending::Lending;
 use tables::Tables;
@@ -118,14 +119,8 @@ pub struct KernelPath {
     dirty: bool,
     report: KernelReport,
     counters: KernelCounters,
-    /// `kernel_delivery` as configured, and what is in force and why.
-    delivery: KernelDelivery,
-    delivery_now: String,
-    tun_name: String,
-    next_delivery_check: Instant,
-    /// nftables' change announcements, with `auto` (`None` where they
-    /// cannot be heard: then the periodic check alone).
-    nft_watch: Option<delivery::NftWatch>,
+    /// How the egress hands delivered packets on (`kernel_delivery`).
+    delivery: Delivery,
 }
 
 impl KernelPath {
@@ -195,14 +190,13 @@ impl KernelPath {
             flags |= maps::TREE_ENTRY;
             None
         };
-        let mut delivery_now = "stack: the egress is in user space".to_string();
+        let mut delivery = Delivery::off();
         if why_no_egress.is_none() {
             flags |= maps::EGRESS;
-            let (route, why) = delivery_choice(config.kernel_delivery, &config.tun.name);
-            if route {
+            delivery = Delivery::start(config.kernel_delivery, &config.tun.name);
+            if delivery.route() {
                 flags |= maps::ROUTE_DELIVERED;
             }
-            delivery_now = why;
         }
         let mut segmenter = None;
         if why_no_ingress.is_none() {
@@ -258,13 +252,7 @@ impl KernelPath {
             dirty: true,
             report: KernelReport::default(),
             counters: KernelCounters::default(),
-            delivery: config.kernel_delivery,
-            delivery_now,
-            tun_name: config.tun.name.clone(),
-            next_delivery_check: Instant::ZERO,
-            nft_watch: (config.kernel_delivery == KernelDelivery::Auto)
-                .then(delivery::NftWatch::open)
-                .and_then(Result::ok),
+            delivery,
         };
         if let Some(seg) = segmenter {
             if flags & maps::INGRESS != 0 {
@@ -445,43 +433,33 @@ impl KernelPath {
         }
     }
 
-    /// `kernel_delivery = "auto"`: looks at the stack again (every
-    /// [`delivery::CHECK_EVERY`], and when nftables announced a change)
-    /// and turns route delivery on or off as it finds it.
-    fn follow_delivery(&mut self, now: Instant) {
-        if self.delivery != KernelDelivery::Auto || self.flags & maps::EGRESS == 0 {
-            return;
-        }
-        let announced = self.nft_watch.as_mut().is_some_and(|w| w.changed());
-        if !announced && now < self.next_delivery_check {
-            return;
-        }
-        self.next_delivery_check = now + delivery::CHECK_EVERY;
-        let (route, why) = delivery_choice(self.delivery, &self.tun_name);
-        let flags = if route {
+    /// Takes what `kernel_delivery = "auto"`'s watcher found of the stack
+    /// and turns route delivery on or off as it says.
+    fn follow_delivery(&mut self) {
+        self.delivery.follow();
+        let flags = if self.delivery.route() {
             self.flags | maps::ROUTE_DELIVERED
         } else {
             self.flags & !maps::ROUTE_DELIVERED
         };
-        if flags != self.flags {
-            info!(delivery = %why, "kernel_delivery = \"auto\": the egress's delivery changed");
-            let before = self.flags;
-            self.flags = flags;
-            if let Err(e) = self.write_settings() {
-                warn!(error = %e, "the kernel data path's settings could not be written");
-                self.flags = before;
-                self.counters.map_errors += 1;
-                return;
-            }
+        if flags == self.flags {
+            return;
         }
-        self.delivery_now = why;
+        info!(delivery = %self.delivery.why(), "the egress's delivery changed");
+        let before = std::mem::replace(&mut self.flags, flags);
+        if let Err(e) = self.write_settings() {
+            // Tried again at the next sweep.
+            warn!(error = %e, "the kernel data path's settings could not be written");
+            self.flags = before;
+            self.counters.map_errors += 1;
+        }
     }
 
     /// Reads the kernel's windows and counters: per-path receive counts
     /// into the node's path reports, idle windows and sessions dropped,
     /// the report refreshed.
     fn sweep(&mut self, node: &mut Node, now: Instant) {
-        self.follow_delivery(now);
+        self.follow_delivery();
         let idle = node_idle(node);
         let now_ns = braid_bpf::datapath::kernel_now_ns();
         let windows = egress::read_windows(&mut self.dp, idle, (now_ns, now), &mut self.counters);
@@ -505,7 +483,7 @@ impl KernelPath {
                 }
             }),
             checksums: self.checksums.clone(),
-            delivery: self.delivery_now.clone(),
+            delivery: self.delivery.why().to_string(),
             tree_entry: self
                 .why_no_tree_entry
                 .clone()
@@ -555,20 +533,4 @@ impl Drop for KernelPath {
 /// The node's session idle limit.
 fn node_idle(node: &Node) -> Duration {
     node.config().sessions.idle
-}
-
-/// Whether the egress routes what it delivers (and why) under `choice`:
-/// `auto` asks [`delivery::blocker`] about the stack's way it would skip.
-fn delivery_choice(choice: KernelDelivery, tun: &str) -> (bool, String) {
-    match choice {
-        KernelDelivery::Stack => (false, "stack (kernel_delivery = \"stack\")".into()),
-        KernelDelivery::Route => (true, "route (kernel_delivery = \"route\")".into()),
-        KernelDelivery::Auto => match delivery::blocker(tun) {
-            None => (
-                true,
-                "route (auto: nothing in the stack on the way it skips)".into(),
-            ),
-            Some(b) => (false, format!("stack (auto: {b})")),
-        },
-    }
 }

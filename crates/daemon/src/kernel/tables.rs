@@ -32,8 +32,8 @@ pub(super) struct Tables {
     prefixes: BTreeMap<(u32, u8), u16>,
     prefixes6: BTreeMap<([u8; 16], u8), u16>,
     /// Clients whose packets the egress leaves to user space.
-    copy_sources: BTreeSet<u32>,
-    copy_sources6: BTreeSet<[u8; 16]>,
+    copy_sources: BTreeMap<u32, ()>,
+    copy_sources6: BTreeMap<[u8; 16], ()>,
     /// Tree mode's table as written.
     trees: BTreeMap<TreeKey, Tree>,
 }
@@ -184,34 +184,24 @@ impl Tables {
         node: &mut Node,
         counters: &mut KernelCounters,
     ) {
-        let want: BTreeMap<(u32, u8), u16> = node
+        let want = node
             .prefix_table(true)
             .into_iter()
             .map(|(a, l, o)| ((u32::from_ne_bytes([a[0], a[1], a[2], a[3]]), l), o.0))
             .collect();
-        for (&(a, l), &o) in &want {
-            if self.prefixes.get(&(a, l)) != Some(&o) && dp.set_prefix(a, l, o).is_err() {
-                counters.map_errors += 1;
-            }
-        }
-        for &(a, l) in self.prefixes.keys().filter(|k| !want.contains_key(k)) {
-            let _ = dp.remove_prefix(a, l);
-        }
-        self.prefixes = want;
-        let want6: BTreeMap<([u8; 16], u8), u16> = node
+        counters.map_errors += sync_map(dp, &mut self.prefixes, want, |dp, (a, l), o| match o {
+            Some(o) => dp.set_prefix(a, l, o).is_ok(),
+            None => dp.remove_prefix(a, l).is_ok(),
+        });
+        let want6 = node
             .prefix_table(false)
             .into_iter()
             .map(|(a, l, o)| ((a, l), o.0))
             .collect();
-        for (&(a, l), &o) in &want6 {
-            if self.prefixes6.get(&(a, l)) != Some(&o) && dp.set_prefix6(a, l, o).is_err() {
-                counters.map_errors += 1;
-            }
-        }
-        for &(a, l) in self.prefixes6.keys().filter(|k| !want6.contains_key(k)) {
-            let _ = dp.remove_prefix6(a, l);
-        }
-        self.prefixes6 = want6;
+        counters.map_errors += sync_map(dp, &mut self.prefixes6, want6, |dp, (a, l), o| match o {
+            Some(o) => dp.set_prefix6(a, l, o).is_ok(),
+            None => dp.remove_prefix6(a, l).is_ok(),
+        });
     }
 
     /// The clients (IPv4 and IPv6 addresses access points advertise) whose
@@ -226,43 +216,29 @@ impl Tables {
         node: &Node,
         counters: &mut KernelCounters,
     ) {
-        let (mut want, mut want6) = (BTreeSet::new(), BTreeSet::new());
+        let (mut want, mut want6) = (BTreeMap::new(), BTreeMap::new());
+        let limit = braid_bpf::constants::MAX_COPY_SOURCES;
         if node.config().copy_window.is_some() {
             for r in node.control().lsdb().records() {
                 for p in r.prefixes.iter() {
                     match *p {
-                        braid_wire::Prefix::Client4 { addr, .. } => {
-                            want.insert(u32::from_ne_bytes(addr));
+                        braid_wire::Prefix::Client4 { addr, .. } if want.len() < limit => {
+                            want.insert(u32::from_ne_bytes(addr), ());
                         }
-                        braid_wire::Prefix::Client6 { addr, .. } => {
-                            want6.insert(addr);
+                        braid_wire::Prefix::Client6 { addr, .. } if want6.len() < limit => {
+                            want6.insert(addr, ());
                         }
                         _ => {}
                     }
                 }
             }
         }
-        let limit = braid_bpf::constants::MAX_COPY_SOURCES;
-        let want: BTreeSet<u32> = want.into_iter().take(limit).collect();
-        let want6: BTreeSet<[u8; 16]> = want6.into_iter().take(limit).collect();
-        for &a in want.difference(&self.copy_sources) {
-            if dp.set_copy_source(a, true).is_err() {
-                counters.map_errors += 1;
-            }
-        }
-        for &a in self.copy_sources.difference(&want) {
-            let _ = dp.set_copy_source(a, false);
-        }
-        for &a in want6.difference(&self.copy_sources6) {
-            if dp.set_copy_source6(a, true).is_err() {
-                counters.map_errors += 1;
-            }
-        }
-        for &a in self.copy_sources6.difference(&want6) {
-            let _ = dp.set_copy_source6(a, false);
-        }
-        self.copy_sources = want;
-        self.copy_sources6 = want6;
+        counters.map_errors += sync_map(dp, &mut self.copy_sources, want, |dp, a, on| {
+            dp.set_copy_source(a, on.is_some()).is_ok()
+        });
+        counters.map_errors += sync_map(dp, &mut self.copy_sources6, want6, |dp, a, on| {
+            dp.set_copy_source6(a, on.is_some()).is_ok()
+        });
     }
 
     /// Tree mode's table: for every entry point (this router, and every
@@ -350,4 +326,28 @@ impl Tables {
             let _ = ip(&["neigh", "del", &a, "dev", &dev]);
         }
     }
+}
+
+/// Brings a kernel map, mirrored in `written` as last written, to `want`:
+/// `write(dp, key, Some(value))` for what is new or changed and
+/// `write(dp, key, None)` for what is gone (false: the kernel refused).
+/// Returns the writes refused (a removal refused is not counted: the
+/// entry is gone already, or goes with the map).
+fn sync_map<K: Ord + Copy, V: PartialEq + Copy>(
+    dp: &mut Datapath,
+    written: &mut BTreeMap<K, V>,
+    want: BTreeMap<K, V>,
+    mut write: impl FnMut(&mut Datapath, K, Option<V>) -> bool,
+) -> u64 {
+    let mut refused = 0;
+    for (&k, &v) in &want {
+        if written.get(&k) != Some(&v) && !write(dp, k, Some(v)) {
+            refused += 1;
+        }
+    }
+    for &k in written.keys().filter(|k| !want.contains_key(k)) {
+        let _ = write(dp, k, None);
+    }
+    *written = want;
+    refused
 }
