@@ -124,7 +124,7 @@ impl<'g> DisjointPaths<'g> {
             potential: vec![0; states],
             dist: vec![0; states],
             pred: vec![Step::None; states],
-            heap: RadixHeap::new(),
+            heap: RadixHeap::new(states),
             extras: SharedExtras::new(graph),
             arcs: Vec::new(),
             seen: vec![0; states],
@@ -421,9 +421,8 @@ impl<'g> DisjointPaths<'g> {
         let mut reached = false;
         while let Some((d, x)) = self.heap.pop() {
             let (d, x) = (d as i64, x as usize);
-            if d > self.dist[x] {
-                continue; // a stale heap entry
-            }
+            // The heap holds each state once, at its best label.
+            debug_assert_eq!(d, self.dist[x]);
             if x == goal {
                 reached = true;
                 break;

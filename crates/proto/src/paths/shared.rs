@@ -57,7 +57,7 @@ impl SharedExtras {
     pub(crate) fn new(graph: &Graph) -> Self {
         let n = graph.node_count();
         SharedExtras {
-            heap: RadixHeap::new(),
+            heap: RadixHeap::new(n),
             dist: vec![u64::MAX; n],
             estimate: vec![0; n],
             pred: vec![0; n],
@@ -179,9 +179,8 @@ impl Search<'_> {
         self.heap.push(first, source);
         while let Some((key, u)) = self.heap.pop() {
             let d = self.dist[u as usize];
-            if key > d.saturating_add(self.estimate[u as usize]) {
-                continue; // a stale heap entry
-            }
+            // The heap holds each node once, at its best label.
+            debug_assert_eq!(key, d.saturating_add(self.estimate[u as usize]));
             if u == target {
                 break;
             }
