@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use braid_plan::design::{Design, Evaluation, Problem};
 use braid_plan::export::{fade, fade_scenario, topology_json, Fade};
 use braid_plan::fit::fit_prices;
-use braid_plan::optimize::{optimize, Goal, Method, Plan};
+use braid_plan::optimize::{optimize, BoundSource, Goal, Method, Plan};
 use braid_plan::paths::{add_links, edges_today, multiplicity, Addition};
 use braid_plan::report::{self, changes, FadeRow, Growth, Report};
 use braid_plan::{network, prices};
@@ -434,6 +434,18 @@ fn summary_json(r: &Report) -> String {
                 "radios": plan.eval.radios,
                 "exact": plan.exact,
                 "note": plan.note,
+                // The proven bound: least cost, dollars no design meeting
+                // the goal goes below; most capacity, Mbit/s none within
+                // the budget goes above; and the plan's gap to it.
+                "bound": plan.bound.map(|b| json!({
+                    "value": b.value,
+                    "gap": b.gap,
+                    "source": match b.source {
+                        BoundSource::Milp => "milp",
+                        BoundSource::Relaxation => "lp_relaxation",
+                        BoundSource::RelaxationCutShort => "lp_relaxation_cut_short",
+                    },
+                })),
                 "per_edge_mbps": plan.eval.per_edge_mbps,
                 "changes": changes(r.problem, &plan.design).iter().map(|c| json!({
                     "pair": c.pair,

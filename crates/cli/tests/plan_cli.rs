@@ -58,6 +58,29 @@ fn the_synthetic_wisp_is_planned_with_table_2s_shape() {
     // Least cost at today's capacity: no more capacity lost, cheaper.
     assert!(f(&least["network_mbps"]) >= f(&today["network_mbps"]) - 1e-6);
     assert!(f(&least["cost"]) < f(&today["cost"]), "{least}");
+    // A heuristic plan says how far it is proven to be from the best:
+    // no design costs less than the bound, none within the budget
+    // carries more.
+    for (plan, worse) in [(least, "cost"), (most, "network_mbps")] {
+        let b = &plan["bound"];
+        let gap = f(&b["gap"]);
+        assert!((0.0..1.0).contains(&gap), "{plan}");
+        if plan["exact"] == Value::Bool(false) {
+            assert!(
+                b["source"].as_str().unwrap().starts_with("lp_relaxation"),
+                "{b}"
+            );
+            let (value, mine) = (f(&b["value"]), f(&plan[worse]));
+            match worse {
+                "cost" => assert!(value <= mine + 1e-6, "{b} against {mine}"),
+                _ => assert!(value + 1e-6 >= mine, "{b} against {mine}"),
+            }
+            assert!(plan["note"]
+                .as_str()
+                .unwrap()
+                .contains("of the best possible"));
+        }
+    }
     // Most capacity at today's cost: within budget, more capacity.
     assert!(f(&most["cost"]) <= f(&today["cost"]) + 1e-6);
     assert!(

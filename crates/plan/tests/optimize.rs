@@ -7,7 +7,7 @@
 
 use braid_plan::design::{Design, Equipment, Problem};
 use braid_plan::instances;
-use braid_plan::optimize::{optimize, Goal, Method, OptimizeError, Plan};
+use braid_plan::optimize::{optimize, BoundSource, Goal, Method, OptimizeError, Plan};
 
 /// Designs enumerated per instance at most.
 const MAX_DESIGNS: usize = 100_000;
@@ -124,6 +124,42 @@ fn run(pb: &Problem, goal: Goal, method: Method) -> Result<Plan, OptimizeError> 
     optimize(pb, goal, method, &mut |_| {})
 }
 
+/// A heuristic plan's proven bound holds against the brute-force
+/// optimum `best` (a cost, or a capacity at a budget), and its gap is
+/// the plan's distance from it.
+fn check_bound(h: &Plan, goal: Goal, best: f64, at: &str) {
+    let b = h
+        .bound
+        .unwrap_or_else(|| panic!("{at}: a heuristic plan without a bound"));
+    assert_ne!(b.source, BoundSource::Milp, "{at}");
+    assert!((0.0..=1.0).contains(&b.gap), "{at}: gap {}", b.gap);
+    match goal {
+        Goal::MinCost { .. } => {
+            assert!(
+                b.value <= best + EPS,
+                "{at}: bound {} above the optimum {best}",
+                b.value
+            );
+            if h.eval.cost > EPS {
+                let gap = (h.eval.cost - b.value) / h.eval.cost;
+                assert!(
+                    (gap.max(0.0) - b.gap).abs() < 1e-9,
+                    "{at}: gap {} for {gap}",
+                    b.gap
+                );
+            }
+        }
+        Goal::MaxCapacity { .. } => {
+            assert!(
+                b.value + EPS >= best,
+                "{at}: bound {} below the optimum {best}",
+                b.value
+            );
+        }
+    }
+    assert!(h.note.contains("of the best possible"), "{at}: {}", h.note);
+}
+
 fn one_line(e: &OptimizeError) -> String {
     let text = e.to_string();
     assert!(!text.is_empty() && !text.contains('\n'), "{text:?}");
@@ -181,6 +217,11 @@ fn check_instance(pb: &Problem, points: &[Point], tag: &str, tally: &mut Tally) 
                 Some(best) => {
                     let e = exact.unwrap_or_else(|e| panic!("{at}: exact failed: {e}"));
                     assert!(e.exact, "{at}");
+                    assert_eq!(
+                        e.bound.map(|b| (b.source, b.gap)),
+                        Some((BoundSource::Milp, 0.0)),
+                        "{at}"
+                    );
                     assert!(
                         pb.feasible(&e.design, network_mbps),
                         "{at}: exact infeasible"
@@ -201,6 +242,7 @@ fn check_instance(pb: &Problem, points: &[Point], tag: &str, tally: &mut Tally) 
                                 h.eval.cost + EPS >= best,
                                 "{at}: heuristic beats the optimum"
                             );
+                            check_bound(&h, goal, best, &at);
                             if h.eval.cost <= best + EPS {
                                 tally.heuristic_optimal += 1;
                             }
@@ -233,6 +275,11 @@ fn check_instance(pb: &Problem, points: &[Point], tag: &str, tally: &mut Tally) 
                 Some((cap, cost)) => {
                     let e = exact.unwrap_or_else(|e| panic!("{at}: exact failed: {e}"));
                     assert!(e.exact, "{at}");
+                    assert_eq!(
+                        e.bound.map(|b| (b.source, b.gap)),
+                        Some((BoundSource::Milp, 0.0)),
+                        "{at}"
+                    );
                     assert!(pb.feasible(&e.design, 0.0), "{at}: exact infeasible");
                     assert!(e.eval.cost <= budget + EPS, "{at}: exact over budget");
                     assert!(
@@ -253,6 +300,7 @@ fn check_instance(pb: &Problem, points: &[Point], tag: &str, tally: &mut Tally) 
                                 h.eval.network_mbps <= cap + EPS,
                                 "{at}: heuristic beats the optimum"
                             );
+                            check_bound(&h, goal, cap, &at);
                             if h.eval.network_mbps + EPS >= cap {
                                 assert!(
                                     h.eval.cost + EPS >= cost,

@@ -52,13 +52,18 @@ struct Row {
     network: bool,
 }
 
-struct Pool {
+pub(super) struct Pool {
     rows: Vec<Row>,
     index: HashMap<Vec<usize>, usize>,
 }
 
 impl Pool {
-    fn new(problem: &Problem) -> Self {
+    /// The cuts in the model.
+    pub(super) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub(super) fn new(problem: &Problem) -> Self {
         let mut pool = Pool {
             rows: Vec::new(),
             index: HashMap::new(),
@@ -87,7 +92,7 @@ impl Pool {
 
     /// Adds the cut around `side` (true: with the gateway); false when it
     /// adds nothing new.
-    fn add(&mut self, problem: &Problem, side: &[bool]) -> bool {
+    pub(super) fn add(&mut self, problem: &Problem, side: &[bool]) -> bool {
         let g = problem.net.gateway;
         if !side.get(g).copied().unwrap_or(false) {
             return false;
@@ -126,22 +131,72 @@ impl Pool {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Stage {
+pub(super) enum Stage {
     /// Least cost with the network cut at least this.
     MinCost(f64),
     /// Most network capacity (`F`) within this budget, at most `bound`.
     MaxCapacity { budget: f64, bound: f64 },
 }
 
-enum SolveFail {
+impl Stage {
+    /// An objective of this stage, written: a cost or a capacity.
+    pub(super) fn show(self, objective: f64) -> String {
+        match self {
+            Stage::MinCost(_) => money(objective),
+            Stage::MaxCapacity { .. } => format!("{} Mbit/s", mbps(objective)),
+        }
+    }
+}
+
+/// Adds to `pool` the min cut of every flow a solution's `edges` (what
+/// each pair carries) leave short of its need: each edge site's, and the
+/// network's (the stage's target, or `f` at a budget). `slack`: how short
+/// (Mbit/s) an edge site's and the network's flow may fall and count as
+/// kept. Returns whether any fell short, and how many cuts were new.
+pub(super) fn separate(
+    problem: &Problem,
+    pool: &mut Pool,
+    stage: Stage,
+    edges: &[flow::Edge],
+    f: f64,
+    slack: (f64, f64),
+) -> (bool, usize) {
+    let n = problem.net.sites.len();
+    let g = problem.net.gateway;
+    let (mut violated, mut added) = (false, 0);
+    for &(k, need) in &problem.required {
+        let cut = flow::max_flow(n, edges, g, &[k]);
+        if cut.value_mbps + slack.0 < need {
+            violated = true;
+            added += usize::from(pool.add(problem, &cut.source_side));
+        }
+    }
+    let network_need = match stage {
+        Stage::MinCost(t) => t,
+        Stage::MaxCapacity { .. } => f,
+    };
+    if network_need > EPS_MBPS {
+        let cut = flow::max_flow(n, edges, g, &problem.net.edges());
+        if cut.value_mbps + slack.1 < network_need {
+            violated = true;
+            added += usize::from(pool.add(problem, &cut.source_side));
+        }
+    }
+    (violated, added)
+}
+
+pub(super) enum SolveFail {
     Infeasible,
     Error(OptimizeError),
 }
 
-struct Solved {
+pub(super) struct Solved {
     design: Design,
-    objective: f64,
-    f: f64,
+    /// What each pair carries in the solver's answer, Mbit/s (fractional
+    /// where the model is relaxed).
+    pub(super) pair_mbps: Vec<f64>,
+    pub(super) objective: f64,
+    pub(super) f: f64,
 }
 
 /// The model's variables: `x[p][c]` per pair and choice, `F` (the network
@@ -154,14 +209,19 @@ struct Variables {
 }
 
 impl Variables {
-    fn new(problem: &Problem, stage: Stage, vars: &mut ProblemVariables) -> Self {
+    /// With `relaxed`, the counts and binaries are continuous (the LP
+    /// relaxation, whose optimum bounds the MILP's).
+    fn new(problem: &Problem, stage: Stage, relaxed: bool, vars: &mut ProblemVariables) -> Self {
         let m = problem.net.constraints.max_parallel;
         let xs: Vec<Vec<Variable>> = problem
             .choices
             .iter()
             .map(|cs| {
                 cs.iter()
-                    .map(|c| vars.add(variable().integer().min(0.0).max(f64::from(c.max_count))))
+                    .map(|c| {
+                        let x = variable().min(0.0).max(f64::from(c.max_count));
+                        vars.add(if relaxed { x } else { x.integer() })
+                    })
                     .collect()
             })
             .collect();
@@ -172,21 +232,30 @@ impl Variables {
             Stage::MinCost(_) => None,
         };
         let zs: Vec<Option<Variable>> = (0..problem.choices.len())
-            .map(|p| (kept_today(problem, p) > m).then(|| vars.add(variable().binary())))
+            .map(|p| {
+                (kept_today(problem, p) > m).then(|| {
+                    vars.add(if relaxed {
+                        variable().min(0.0).max(1.0)
+                    } else {
+                        variable().binary()
+                    })
+                })
+            })
             .collect();
         Variables { xs, f, zs }
     }
 }
 
-fn solve_once(
+pub(super) fn solve_once(
     problem: &Problem,
     pool: &Pool,
     stage: Stage,
     warm: Option<&Design>,
     time_limit: f64,
+    relaxed: bool,
 ) -> Result<Solved, SolveFail> {
     let mut vars = ProblemVariables::new();
-    let v = Variables::new(problem, stage, &mut vars);
+    let v = Variables::new(problem, stage, relaxed, &mut vars);
     let mut cost = Expression::with_capacity(v.xs.iter().map(Vec::len).sum());
     for (cs, x) in problem.choices.iter().zip(&v.xs) {
         for (c, &var) in cs.iter().zip(x) {
@@ -209,26 +278,30 @@ fn solve_once(
         model = model.with_initial_solution(warm_start(problem, &v, d));
     }
     let solution = solve(model, time_limit)?;
-    let design = Design {
-        counts: problem
-            .choices
+    // Per pair and choice: the solver's count (fractional if relaxed),
+    // rounded and clamped into the design.
+    let mut counts = Vec::with_capacity(v.xs.len());
+    let mut pair_mbps = Vec::with_capacity(v.xs.len());
+    for (cs, x) in problem.choices.iter().zip(&v.xs) {
+        let values: Vec<f64> = x
             .iter()
-            .zip(&v.xs)
-            .map(|(cs, x)| {
-                cs.iter()
-                    .zip(x)
-                    .map(|(c, &var)| {
-                        let k = solution.value(var).round();
-                        if k.is_finite() {
-                            k.clamp(0.0, f64::from(c.max_count)) as u32
-                        } else {
-                            0
-                        }
-                    })
-                    .collect()
-            })
-            .collect(),
-    };
+            .map(|&var| solution.value(var))
+            .map(|k| if k.is_finite() { k.max(0.0) } else { 0.0 })
+            .collect();
+        counts.push(
+            cs.iter()
+                .zip(&values)
+                .map(|(c, k)| k.round().min(f64::from(c.max_count)) as u32)
+                .collect(),
+        );
+        pair_mbps.push(
+            cs.iter()
+                .zip(&values)
+                .map(|(c, k)| c.capacity_mbps * k)
+                .sum(),
+        );
+    }
+    let design = Design { counts };
     let objective = match v.f {
         Some(f) => solution.value(f),
         None => cost.eval_with(&solution),
@@ -236,6 +309,7 @@ fn solve_once(
     Ok(Solved {
         f: v.f.map_or(0.0, |f| solution.value(f)),
         design,
+        pair_mbps,
         objective,
     })
 }
@@ -408,43 +482,18 @@ fn lazy(
     limits: ExactLimits,
     progress: &mut dyn FnMut(&str),
 ) -> Result<StageResult, SolveFail> {
-    let n = problem.net.sites.len();
-    let g = problem.net.gateway;
-    let sinks = problem.net.edges();
     let label = match stage {
         Stage::MinCost(_) => "least cost",
         Stage::MaxCapacity { .. } => "most capacity",
     };
     for it in 1..=limits.max_iterations {
-        let s = solve_once(problem, pool, stage, warm, limits.time_limit_s)?;
+        let s = solve_once(problem, pool, stage, warm, limits.time_limit_s, false)?;
         let edges = problem.edges(&s.design);
-        let mut violated = false;
-        let mut added = 0;
-        for &(k, need) in &problem.required {
-            let cut = flow::max_flow(n, &edges, g, &[k]);
-            if cut.value_mbps + EPS_MBPS < need {
-                violated = true;
-                added += usize::from(pool.add(problem, &cut.source_side));
-            }
-        }
-        let network_need = match stage {
-            Stage::MinCost(t) => t,
-            Stage::MaxCapacity { .. } => s.f,
-        };
-        if network_need > EPS_MBPS {
-            let cut = flow::max_flow(n, &edges, g, &sinks);
-            if cut.value_mbps + 1e-4 < network_need {
-                violated = true;
-                added += usize::from(pool.add(problem, &cut.source_side));
-            }
-        }
-        let bound = match stage {
-            Stage::MinCost(_) => money(s.objective),
-            Stage::MaxCapacity { .. } => format!("{} Mbit/s", mbps(s.objective)),
-        };
+        let (violated, added) = separate(problem, pool, stage, &edges, s.f, (EPS_MBPS, 1e-4));
         progress(&format!(
-            "exact ({label}): iteration {it}, {} cuts, bound {bound}",
-            pool.rows.len()
+            "exact ({label}): iteration {it}, {} cuts, bound {}",
+            pool.rows.len(),
+            stage.show(s.objective)
         ));
         if !violated {
             return Ok(StageResult {

@@ -44,7 +44,42 @@ pub struct Plan {
     pub exact: bool,
     /// Which method ran and how (iterations, cuts), or why Auto fell back.
     pub note: String,
+    /// How far from the best possible the plan is proven to be.
+    pub bound: Option<Bound>,
 }
+
+/// A proven bound on the goal, and the plan's distance from it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    /// No design meeting the goal costs less than this, dollars (least
+    /// cost), or carries more than this, Mbit/s (most capacity).
+    pub value: f64,
+    /// The plan's distance from it, as a share of the plan's cost (least
+    /// cost) or of the bound (most capacity): 0 when proven optimal.
+    pub gap: f64,
+    /// Where it comes from: the MILP (the plan is optimal) or the LP
+    /// relaxation, whole or cut short by its limits.
+    pub source: BoundSource,
+}
+
+/// Which model proved a [`Bound`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoundSource {
+    /// The MILP itself: the plan is optimal.
+    Milp,
+    /// The LP relaxation with every cut it needed.
+    Relaxation,
+    /// The LP relaxation stopped by its time or round limit (looser).
+    RelaxationCutShort,
+}
+
+/// Limits of the relaxation's bound under a heuristic plan: it is a
+/// sequence of linear programs (fast), so the rounds are many and each
+/// short.
+pub const BOUND_LIMITS: ExactLimits = ExactLimits {
+    time_limit_s: 60.0,
+    max_iterations: 400,
+};
 
 /// Why no plan.
 #[derive(Debug, Error, Clone, PartialEq)]

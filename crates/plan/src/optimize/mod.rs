@@ -10,7 +10,9 @@
 //! Two methods, each in its own module: [`exact`] (a MILP with lazily
 //! generated cuts) and [`heuristic`] (the paper's min-cut bridging, then
 //! pruning). `goal` holds what both are asked and answer, `bounds`
-//! what the problem allows before any search.
+//! what the problem allows before any search, `lower_bound` the LP
+//! relaxation's bound that every heuristic plan carries (how far it is
+//! proven to be from the best).
 //!
 //! # Auto
 //!
@@ -26,19 +28,22 @@ mod bounds;
 pub mod exact;
 mod goal;
 pub mod heuristic;
+mod lower_bound;
 
 use crate::design::{Design, Problem};
 use crate::units::{mbps, money};
 
 pub use exact::integer_variables;
 pub use goal::{
-    ExactLimits, Goal, Method, OptimizeError, Plan, AUTO_LIMITS, AUTO_MAX_ITERATIONS,
-    AUTO_MAX_VARIABLES, AUTO_TIME_LIMIT_S, EXACT_LIMITS, EXACT_MAX_ITERATIONS, EXACT_TIME_LIMIT_S,
+    Bound, BoundSource, ExactLimits, Goal, Method, OptimizeError, Plan, AUTO_LIMITS,
+    AUTO_MAX_ITERATIONS, AUTO_MAX_VARIABLES, AUTO_TIME_LIMIT_S, BOUND_LIMITS, EXACT_LIMITS,
+    EXACT_MAX_ITERATIONS, EXACT_TIME_LIMIT_S,
 };
 
 use exact::exact;
 use goal::{EPS_COST, EPS_MBPS};
 use heuristic::heuristic;
+pub use lower_bound::relaxation_bound;
 
 /// Finds a design for the goal; `progress` gets short lines on the way
 /// ("exact (least cost): iteration 3, 41 cuts, bound $18,200"). Every
@@ -56,31 +61,31 @@ pub fn optimize(
     match method {
         Method::Heuristic => {
             let (design, note) = heuristic(problem, goal, progress)?;
-            finish(problem, goal, design, false, note)
+            finish(problem, goal, design, false, note, progress)
         }
         Method::Exact => {
             let (design, note) = exact(problem, goal, EXACT_LIMITS, progress)?;
-            finish(problem, goal, design, true, note)
+            finish(problem, goal, design, true, note, progress)
         }
         Method::Auto if variables > AUTO_MAX_VARIABLES => {
             let (design, note) = heuristic(problem, goal, progress)?;
             let note = format!(
                 "auto chose the heuristic ({variables} integer variables; exact up to {AUTO_MAX_VARIABLES}): {note}"
             );
-            finish(problem, goal, design, false, note)
+            finish(problem, goal, design, false, note, progress)
         }
         Method::Auto => match exact(problem, goal, AUTO_LIMITS, progress) {
             Ok((design, note)) => {
                 let note = format!(
                     "auto chose the exact method ({variables} integer variables, at most {AUTO_MAX_VARIABLES}): {note}"
                 );
-                finish(problem, goal, design, true, note)
+                finish(problem, goal, design, true, note, progress)
             }
             Err(e @ (OptimizeError::Unfinished { .. } | OptimizeError::Solver { .. })) => {
                 progress("auto: the exact method did not finish; running the heuristic");
                 let (design, note) = heuristic(problem, goal, progress)?;
                 let note = format!("auto fell back to the heuristic ({e}): {note}");
-                finish(problem, goal, design, false, note)
+                finish(problem, goal, design, false, note, progress)
             }
             Err(e) => Err(e),
         },
@@ -106,7 +111,7 @@ pub fn optimize_exact_within(
         });
     }
     let (design, note) = exact(problem, goal, limits, progress)?;
-    finish(problem, goal, design, true, note)
+    finish(problem, goal, design, true, note, progress)
 }
 
 fn check_goal(goal: Goal) -> Result<(), OptimizeError> {
@@ -130,6 +135,7 @@ fn finish(
     design: Design,
     exact: bool,
     note: String,
+    progress: &mut dyn FnMut(&str),
 ) -> Result<Plan, OptimizeError> {
     let bad = |why: String| OptimizeError::Solver {
         message: format!("its design {why} (a bug: please report it)"),
@@ -165,12 +171,84 @@ fn finish(
         }
         _ => {}
     }
+    let bound = if exact {
+        Some(Bound {
+            value: match goal {
+                Goal::MinCost { .. } => eval.cost,
+                Goal::MaxCapacity { .. } => eval.network_mbps,
+            },
+            gap: 0.0,
+            source: BoundSource::Milp,
+        })
+    } else {
+        progress("bounding the plan: the LP relaxation");
+        prove_gap(problem, goal, &eval, progress)
+    };
+    let note = match &bound {
+        Some(b) if !exact => format!("{note}; {}", describe_bound(goal, b)),
+        _ => note,
+    };
     Ok(Plan {
         design,
         eval,
         exact,
         note,
+        bound,
     })
+}
+
+/// The relaxation's bound and the plan's gap to it (None if the
+/// relaxation failed: the plan stands, unbounded).
+fn prove_gap(
+    problem: &Problem,
+    goal: Goal,
+    eval: &crate::design::Evaluation,
+    progress: &mut dyn FnMut(&str),
+) -> Option<Bound> {
+    let (value, complete) = match relaxation_bound(problem, goal, BOUND_LIMITS, progress) {
+        Ok(b) => b,
+        Err(e) => {
+            progress(&format!("no bound: {e}"));
+            return None;
+        }
+    };
+    let gap = match goal {
+        Goal::MinCost { .. } if eval.cost > EPS_COST => (eval.cost - value) / eval.cost,
+        Goal::MaxCapacity { .. } if value > EPS_MBPS => (value - eval.network_mbps) / value,
+        _ => 0.0,
+    };
+    Some(Bound {
+        value,
+        gap: gap.max(0.0),
+        source: if complete {
+            BoundSource::Relaxation
+        } else {
+            BoundSource::RelaxationCutShort
+        },
+    })
+}
+
+/// "within 7.3% of the best possible (no design costs less than $12,900:
+/// LP relaxation)".
+fn describe_bound(goal: Goal, b: &Bound) -> String {
+    let limit = match goal {
+        Goal::MinCost { .. } => format!("no design costs less than {}", money(b.value)),
+        Goal::MaxCapacity { .. } => {
+            format!(
+                "no design within the budget carries more than {} Mbit/s",
+                mbps(b.value)
+            )
+        }
+    };
+    let how = match b.source {
+        BoundSource::Milp => "the MILP",
+        BoundSource::Relaxation => "LP relaxation",
+        BoundSource::RelaxationCutShort => "LP relaxation, cut short by its limits",
+    };
+    format!(
+        "within {:.1}% of the best possible ({limit}: {how})",
+        100.0 * b.gap
+    )
 }
 
 #[cfg(test)]
