@@ -40,6 +40,10 @@ use crate::config::KernelDelivery;
 /// How often the stack is looked at again without an announcement.
 const CHECK_EVERY: Duration = Duration::from_secs(5);
 
+/// The least time between two looks at the stack (the loop takes the
+/// findings every 500 ms anyway).
+const LOOK_GAP: Duration = Duration::from_millis(250);
+
 /// `NFNLGRP_NFTABLES` (linux/netfilter/nfnetlink.h): nftables' change
 /// announcements, every table, chain or rule added or removed in this
 /// network namespace.
@@ -134,7 +138,14 @@ fn watch(tun: &str, announcements: Option<Socket>) -> Option<Receiver<(bool, Str
         .name("braid-delivery".into())
         .spawn(move || {
             let mut buf = vec![0u8; 8192];
+            let mut last_look: Option<std::time::Instant> = None;
             loop {
+                // One look per LOOK_GAP at most: a namespace busy with
+                // nftables, or a socket that fails at once, cannot keep
+                // the thread running nft, ip and tc back to back.
+                if let Some(wait) = last_look.and_then(|t| LOOK_GAP.checked_sub(t.elapsed())) {
+                    std::thread::sleep(wait);
+                }
                 match &announcements {
                     // Waits for an announcement, CHECK_EVERY at most;
                     // then takes every one queued (at most 64: a
@@ -151,6 +162,7 @@ fn watch(tun: &str, announcements: Option<Socket>) -> Option<Receiver<(bool, Str
                     }
                     None => std::thread::sleep(CHECK_EVERY),
                 }
+                last_look = Some(std::time::Instant::now());
                 if tx.send(finding(&tun)).is_err() {
                     return; // the data path stopped
                 }
