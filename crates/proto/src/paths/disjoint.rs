@@ -29,7 +29,7 @@
 //! that must fail and would settle nearly everything is not run
 //! (docs/performance.md, "Path computation", has the figures).
 
-use super::radix_heap::RadixHeap;
+use super::radix_heap::{self, RadixHeap};
 
 use thiserror::Error;
 
@@ -54,7 +54,14 @@ pub enum PathError {
     /// Source and destination are the same node.
     #[error("source and destination are the same node")]
     SameEndpoints,
+    /// The graph has more nodes than the searches' queue can index.
+    #[error("the graph has {0} nodes; disjoint paths are computed on up to {max}", max = MAX_NODES)]
+    TooLarge(usize),
 }
+
+/// Most nodes [`DisjointPaths`] takes: each is two states in its searches'
+/// queue.
+pub const MAX_NODES: usize = radix_heap::MAX_ITEMS / 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
@@ -111,6 +118,9 @@ const CUT_BUDGET: usize = 128;
 impl<'g> DisjointPaths<'g> {
     /// Prepares requests from `source`: computes its shortest-path tree once.
     pub fn new(graph: &'g Graph, source: NodeIx) -> Result<Self, PathError> {
+        if graph.node_count() > MAX_NODES {
+            return Err(PathError::TooLarge(graph.node_count()));
+        }
         if source as usize >= graph.node_count() {
             return Err(PathError::UnknownNode(source));
         }

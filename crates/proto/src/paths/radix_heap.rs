@@ -35,13 +35,14 @@ const ABSENT: u32 = u32::MAX;
 /// The bits of a place that hold the index in the bucket.
 const INDEX: u32 = (1 << 24) - 1;
 
+/// Most items a heap holds (a place's index has 24 bits); users refuse
+/// larger inputs before they make one.
+pub(crate) const MAX_ITEMS: usize = INDEX as usize;
+
 impl RadixHeap {
-    /// An empty heap for the items `0..items`.
+    /// An empty heap for the items `0..items`, at most [`MAX_ITEMS`].
     pub(crate) fn new(items: usize) -> Self {
-        assert!(
-            items <= INDEX as usize,
-            "a radix heap holds up to 2^24 items"
-        );
+        assert!(items <= MAX_ITEMS, "a radix heap holds up to 2^24 items");
         RadixHeap {
             last: 0,
             len: 0,
