@@ -75,11 +75,14 @@ pub enum BoundSource {
 
 /// Limits of the relaxation's bound under a heuristic plan: it is a
 /// sequence of linear programs (fast), so the rounds are many and each
-/// short.
+/// short; all of them together stop at [`BOUND_TOTAL_S`].
 pub const BOUND_LIMITS: ExactLimits = ExactLimits {
     time_limit_s: 60.0,
     max_iterations: 400,
 };
+/// Seconds the relaxation's bound may take in all (the last finished
+/// round's bound holds when it stops).
+pub const BOUND_TOTAL_S: f64 = 120.0;
 
 /// Why no plan.
 #[derive(Debug, Error, Clone, PartialEq)]

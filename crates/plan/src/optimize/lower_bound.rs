@@ -8,17 +8,20 @@
 //! is at least the relaxation's, the most capacity at a budget at most
 //! the relaxation's. That holds at every round of cuts, not only the
 //! last (a relaxation with fewer cuts is a relaxation still), so a bound
-//! cut short by the time or round limit is valid, only looser. It is
+//! cut short by the time or round limit (per round, and
+//! [`BOUND_TOTAL_S`] in all) is valid, only looser. It is
 //! what lets `braid plan` say of a heuristic design "within x% of the
 //! best possible" where the MILP does not finish (issue 36): a proven
 //! gap, though one that the integer radio counts may keep wide.
+
+use std::time::Instant;
 
 use crate::design::Problem;
 use crate::flow;
 
 use super::bounds::most_cut;
 use super::exact::{separate, solve_once, Pool, SolveFail, Stage};
-use super::goal::{ExactLimits, Goal, OptimizeError, EPS_MBPS};
+use super::goal::{ExactLimits, Goal, OptimizeError, BOUND_TOTAL_S, EPS_MBPS};
 
 /// A cut short by less than this (Mbit/s) in the relaxation is taken as
 /// kept: max flows are whole kbit/s, and a fractional capacity rounded
@@ -44,8 +47,14 @@ pub fn relaxation_bound(
     };
     let mut pool = Pool::new(problem);
     let mut last = None;
+    let started = Instant::now();
     for it in 1..=limits.max_iterations {
-        let s = match solve_once(problem, &pool, stage, None, limits.time_limit_s, true) {
+        let left = BOUND_TOTAL_S - started.elapsed().as_secs_f64();
+        if left <= 0.0 {
+            break;
+        }
+        let time_limit = limits.time_limit_s.min(left);
+        let s = match solve_once(problem, &pool, stage, None, time_limit, true) {
             Ok(s) => s,
             Err(SolveFail::Infeasible) => {
                 return Err(OptimizeError::Infeasible {

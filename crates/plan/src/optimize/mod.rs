@@ -43,7 +43,7 @@ pub use goal::{
 use exact::exact;
 use goal::{EPS_COST, EPS_MBPS};
 use heuristic::heuristic;
-pub use lower_bound::relaxation_bound;
+use lower_bound::relaxation_bound;
 
 /// Finds a design for the goal; `progress` gets short lines on the way
 /// ("exact (least cost): iteration 3, 41 cuts, bound $18,200"). Every
