@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 
 use anyhow::bail;
 
-use crate::link::{attach_loss, detach_loss, root_qdisc, set_port_loss, LossParams, LossSlot};
+use crate::link::{
+    attach_loss_at_once, detach_loss, root_qdisc, set_port_loss, LossParams, LossSlot,
+};
 use crate::ns::in_ns;
 use crate::routing;
 use crate::scenario::{EventTarget, Lab, LabEvent, LinkAction};
@@ -162,12 +164,19 @@ fn link_event(
     eprintln!("lab {}: {:?} link bl{link}", lab.name, e.action);
     let l = &lab.links[link];
     let dev = Lab::link_dev(link);
-    for ns in [lab.ns(l.a), lab.ns(l.b)] {
+    let ends = [lab.ns(l.a), lab.ns(l.b)];
+    if e.action == LinkAction::Blackhole {
+        // Ahead of any loss program already there (a lossy link); both
+        // ways at one moment.
+        attach_loss_at_once(
+            &[(&ends[0], &dev), (&ends[1], &dev)],
+            LossParams::blackhole(),
+            LossSlot::Blackhole,
+        )?;
+    }
+    for ns in ends {
         match e.action {
-            LinkAction::Blackhole => {
-                // Ahead of any loss program already there (a lossy link).
-                attach_loss(&ns, &dev, LossParams::blackhole(), LossSlot::Blackhole)?
-            }
+            LinkAction::Blackhole => {}
             LinkAction::Restore => detach_loss(&ns, &dev, LossSlot::Blackhole),
             LinkAction::Down => {}
             LinkAction::Up => in_ns(&ns, &["ip", "link", "set", &dev, "up"])?,
