@@ -267,6 +267,8 @@ enum braid_stat {
 	BRAID_PASS_COPY_CHECK,
 	/* ingress: IPv6 packets encoded by the kernel (of tx_encapsulated) */
 	BRAID_TX_IPV6,
+	/* transit: the route ends here at a waypoint: to user space, which routes it on */
+	BRAID_PASS_WAYPOINT,
 	BRAID_STATS
 };
 

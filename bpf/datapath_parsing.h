@@ -40,6 +40,7 @@ struct data_header {
 	__u32 seq;
 	__u32 epoch;
 	__u32 header_len;         /* with the route */
+	__u8 waypoint;            /* the route ends at a waypoint, short of the egress */
 };
 
 // Reads the data header at `b` (its fixed part within the packet) into
@@ -65,6 +66,7 @@ static __always_inline int parse_data_header(const __u8 *b, const void *end,
 	h->class_id = b[BRAID_DATA_OFF_CLASS];
 	h->epoch = be32_at(b + BRAID_DATA_OFF_EPOCH);
 	int parity = (flags & BRAID_FLAG_PARITY) != 0;
+	h->waypoint = (flags & BRAID_FLAG_WAYPOINT) != 0;
 	int group_ok;
 	if (h->gdata == 0 && h->grepair == 0)
 		group_ok = gindex == 0 && gdepth == 1 && !parity;
@@ -72,6 +74,7 @@ static __always_inline int parse_data_header(const __u8 *b, const void *end,
 		group_ok = gindex < h->gdata + h->grepair && parity == (gindex >= h->gdata);
 	h->header_len = BRAID_DATA_HEADER_LEN + 2 * h->rlen;
 	return !(h->mode >= BRAID_MODES || h->rptr > h->rlen || !group_ok ||
+		 (h->waypoint && h->rlen == 0) ||
 		 (void *)(b + h->header_len) > end);
 }
 

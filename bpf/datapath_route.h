@@ -63,7 +63,8 @@ static __always_inline int sent_as_routed(struct __sk_buff *skb, const struct ip
 // that should hold it now is the ingress before the first hop, then the
 // route entry just passed; it goes on to the next route entry, or to the
 // egress after the last. What user space counts (not on the route, hop
-// limit spent) and a next hop unknown here go up to it unchanged.
+// limit spent), a next hop unknown here and a packet whose route ends
+// here at a waypoint go up to it unchanged.
 static __always_inline int forward(struct __sk_buff *skb, const struct iphdr *ip,
 				   const struct udphdr *udp, const __u8 *b, const void *end,
 				   const struct data_header *h)
@@ -77,6 +78,12 @@ static __always_inline int forward(struct __sk_buff *skb, const struct iphdr *ip
 	}
 	if (h->hop == 0) {
 		count(BRAID_PASS_HOP_LIMIT_EXCEEDED);
+		return TC_ACT_UNSPEC;
+	}
+	if (h->rptr == h->rlen && h->waypoint) {
+		// This node is the waypoint the route ends at: user space
+		// writes the route on (Forward::RouteOn).
+		count(BRAID_PASS_WAYPOINT);
 		return TC_ACT_UNSPEC;
 	}
 	__u16 next = h->egress;

@@ -136,7 +136,7 @@ field("data_flags", ProtoField.uint8("braid.data.flags", "Flags", base.HEX, nil,
 field("data_congestion", ProtoField.bool("braid.data.flags.congestion", "Congestion seen (C)", 8, nil, 0x80))
 field("data_urgent", ProtoField.bool("braid.data.flags.urgent", "Urgent (U)", 8, nil, 0x40))
 field("data_parity", ProtoField.bool("braid.data.flags.parity", "Parity/repair (P)", 8, nil, 0x20))
-field("data_reserved", ProtoField.bool("braid.data.flags.reserved", "Reserved (R)", 8, nil, 0x10))
+field("data_waypoint", ProtoField.bool("braid.data.flags.waypoint", "Waypoint (W): the route ends short of the egress", 8, nil, 0x10))
 field("data_mode", ProtoField.uint8("braid.data.mode", "Mode", base.DEC, modes, 0x0f))
 field("data_path", ProtoField.uint8("braid.data.path", "Path", base.DEC, nil, 0xf0))
 field("data_rlen", ProtoField.uint16("braid.data.rlen", "Route length (transit nodes)", base.DEC, nil, 0x0fc0))
@@ -459,8 +459,8 @@ local function dissect_data(tvb, pinfo, tree, root)
     flags:add(f.data_congestion, tvb(1, 1))
     flags:add(f.data_urgent, tvb(1, 1))
     flags:add(f.data_parity, tvb(1, 1))
-    local reserved = flags:add(f.data_reserved, tvb(1, 1))
-    if band(b1, 0x10) ~= 0 then reserved:add_proto_expert_info(e.reserved) end
+    local waypoint_item = flags:add(f.data_waypoint, tvb(1, 1))
+    local waypoint = band(b1, 0x10) ~= 0
     local mode = band(b1, 0x0f)
     local mode_item = hdr:add(f.data_mode, tvb(1, 1))
     local path = rshift(b2, 4)
@@ -519,6 +519,10 @@ local function dissect_data(tvb, pinfo, tree, root)
     if rptr > rlen then
         rptr_item:add_proto_expert_info(e.invalid_field,
             string.format("Route pointer %d past the route's %d entries", rptr, rlen))
+        bad = true
+    end
+    if waypoint and rlen == 0 then
+        waypoint_item:add_proto_expert_info(e.invalid_field, "Waypoint flag without a route")
         bad = true
     end
     local group_ok

@@ -42,6 +42,7 @@ fn wire_header() -> String {
         ("CONGESTION", DataFlags::CONGESTION),
         ("URGENT", DataFlags::URGENT),
         ("PARITY", DataFlags::PARITY),
+        ("WAYPOINT", DataFlags::WAYPOINT),
     ];
     let known = flags
         .iter()

@@ -258,7 +258,7 @@ pub struct Window {
 }
 
 /// What the programs count (the `stats` map's indices), by name.
-pub const STATS: [&str; 41] = [
+pub const STATS: [&str; 42] = [
     "rx_data",
     "rx_forwarded",
     "rx_delivered",
@@ -300,6 +300,7 @@ pub const STATS: [&str; 41] = [
     "pass_unproven_epoch",
     "pass_copy_check",
     "tx_ipv6",
+    "pass_waypoint",
 ];
 
 /// Index of the counter named `name` in [`STATS`].

@@ -317,6 +317,18 @@ fn transit_passes_up_what_user_space_refuses() {
             "pass_no_neighbor",
             arriving(header(RedundancyMode::Single, 1, 9, 1), &[ME, 42], b"x"),
         ),
+        ("pass_waypoint", {
+            // The route ends here at a waypoint: user space routes it on
+            // (Forward::RouteOn), though egress 7 is a neighbor.
+            let mut h = header(RedundancyMode::Single, 1, 7, 1);
+            h.flags.insert(DataFlags::WAYPOINT);
+            let b = arriving(h, &[4, ME], b"x");
+            assert_eq!(
+                forward_in_place(&mut b.clone(), NodeId(ME)),
+                Ok(Forward::RouteOn)
+            );
+            b
+        }),
     ];
     for (counter, braid) in cases {
         let before = stat(&dp, counter);

@@ -4,7 +4,7 @@
 //! node, then the encapsulated packet:
 //!
 //! ```text
-//!  0: ver:4 type:4 | 1-3: C U P R mode:4 path:4 rlen:6 rptr:6
+//!  0: ver:4 type:4 | 1-3: C U P W mode:4 path:4 rlen:6 rptr:6
 //!  4: ingress:16             | 6: egress:16
 //!  8: sequence:32
 //! 12: data:4 repair:4 | 13: shard | 14: hop limit | 15: class
@@ -23,7 +23,7 @@ pub const DATA_HEADER_LEN: usize = offset::ROUTE;
 pub mod offset {
     /// Version (high nibble) and message type (low nibble).
     pub const VERSION_TYPE: usize = 0;
-    /// Flags C U P R (high nibble) and the redundancy mode (low nibble).
+    /// Flags C U P W (high nibble) and the redundancy mode (low nibble).
     pub const FLAGS_MODE: usize = 1;
     /// The path (high nibble) and the route length's top four bits.
     pub const PATH_RLEN: usize = 2;
@@ -65,8 +65,13 @@ impl DataFlags {
     pub const URGENT: DataFlags = DataFlags(0x40);
     /// The payload is parity/repair, not a data packet.
     pub const PARITY: DataFlags = DataFlags(0x20);
-    /// The bits this version defines; others are emitted as zero and ignored.
-    const KNOWN: u8 = 0xe0;
+    /// The route ends short of the egress: its last transit node is a
+    /// waypoint, which routes the packet on toward the egress with a
+    /// route of its own (a path longer than one route holds). Never set
+    /// on a packet without a route.
+    pub const WAYPOINT: DataFlags = DataFlags(0x10);
+    /// The bits this version defines.
+    const KNOWN: u8 = 0xf0;
 
     /// No flags set.
     pub const fn empty() -> Self {
@@ -87,6 +92,10 @@ impl DataFlags {
     /// Sets the flags set in `other`.
     pub fn insert(&mut self, other: DataFlags) {
         self.0 |= other.0;
+    }
+    /// Clears the flags set in `other`.
+    pub fn remove(&mut self, other: DataFlags) {
+        self.0 &= !other.0;
     }
     /// The flags set in either.
     pub const fn union(self, other: DataFlags) -> Self {
@@ -282,6 +291,9 @@ pub enum Forward {
     HopLimitExceeded,
     /// The packet reached a node its route does not name: drop and count.
     NotOnRoute,
+    /// This node is the waypoint its route ends at ([`DataFlags::WAYPOINT`]):
+    /// it routes the packet on toward the egress with a route of its own.
+    RouteOn,
 }
 
 impl DataHeader {
@@ -323,7 +335,7 @@ impl DataHeader {
                 found: ty as u8,
             });
         }
-        // Bytes 1-3: C U P R | mode:4 | path:4 | rlen:6 | rptr:6.
+        // Bytes 1-3: C U P W | mode:4 | path:4 | rlen:6 | rptr:6.
         let b1 = r.u8()?;
         let b2 = r.u8()?;
         let b3 = r.u8()?;
@@ -338,6 +350,7 @@ impl DataHeader {
                 value: route_ptr as u32,
             });
         }
+        check_waypoint(flags, route_len as usize)?;
         let ingress = NodeId(r.u16()?);
         let egress = NodeId(r.u16()?);
         let seq = r.u32()?;
@@ -397,6 +410,7 @@ impl DataHeader {
                 value: self.route_ptr as u32,
             });
         }
+        check_waypoint(self.flags, route.len())?;
         if self.group.data > MAX_GROUP_SHARDS || self.group.repair > MAX_GROUP_SHARDS {
             return Err(WireError::InvalidField {
                 field: "group shape",
@@ -424,6 +438,17 @@ impl DataHeader {
         }
         Ok(w.pos())
     }
+}
+
+/// A waypoint is the route's last transit node: a route must be there.
+fn check_waypoint(flags: DataFlags, route_len: usize) -> Result<(), WireError> {
+    if flags.contains(DataFlags::WAYPOINT) && route_len == 0 {
+        return Err(WireError::InvalidField {
+            field: "waypoint flag without a route",
+            value: u32::from(flags.bits()),
+        });
+    }
+    Ok(())
 }
 
 fn validate_group(group: Group, flags: DataFlags) -> Result<(), WireError> {
@@ -501,6 +526,9 @@ pub fn forwarding_step(
     }
     match route(ptr) {
         Some(hop) => (Forward::To(hop), (ptr + 1) as u8),
+        // The route is used up at a waypoint (never at the ingress: a
+        // waypoint's packet has a route).
+        None if h.flags.contains(DataFlags::WAYPOINT) && ptr > 0 => (Forward::RouteOn, h.route_ptr),
         None => (Forward::To(h.egress), h.route_ptr),
     }
 }
@@ -675,6 +703,37 @@ mod tests {
         assert_eq!(sender(pkt, 1), None, "the ingress is sent nothing");
         assert_eq!(forward_in_place(pkt, NodeId(9)), Ok(Forward::Deliver));
         assert_eq!(DataHeader::parse(pkt).unwrap().header.hop_limit, 13);
+    }
+
+    #[test]
+    fn a_route_that_ends_at_a_waypoint_is_routed_on_there() {
+        let mut h = header();
+        h.flags.insert(DataFlags::WAYPOINT);
+        let route = [NodeId(4), NodeId(5)];
+        let mut buf = [0u8; 32];
+        let n = h.emit(&route, &mut buf).unwrap();
+        let pkt = &mut buf[..n];
+        assert_eq!(forward_in_place(pkt, NodeId(1)), Ok(Forward::To(NodeId(4))));
+        assert_eq!(forward_in_place(pkt, NodeId(4)), Ok(Forward::To(NodeId(5))));
+        // The last route node routes it on, instead of sending it to the
+        // egress; the header is left as it came.
+        let before = pkt.to_vec();
+        assert_eq!(forward_in_place(pkt, NodeId(5)), Ok(Forward::RouteOn));
+        assert_eq!(pkt, &before[..]);
+        // The egress still delivers (a waypoint next to it).
+        assert_eq!(forward_in_place(pkt, NodeId(9)), Ok(Forward::Deliver));
+        // No route, no waypoint: refused both ways.
+        assert!(matches!(
+            h.emit(&[], &mut buf),
+            Err(WireError::InvalidField { .. })
+        ));
+        let mut plain = [0u8; 20];
+        header().emit(&[], &mut plain).unwrap();
+        plain[offset::FLAGS_MODE] |= DataFlags::WAYPOINT.bits();
+        assert!(matches!(
+            DataHeader::parse(&plain),
+            Err(WireError::InvalidField { .. })
+        ));
     }
 
     #[test]

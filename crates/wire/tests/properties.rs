@@ -51,27 +51,34 @@ fn data_packet() -> impl Strategy<Value = (DataHeader, Vec<NodeId>, Vec<u8>)> {
         (node(), node(), any::<u32>(), any::<u8>(), any::<u8>()),
         any::<u32>(),
         prop::collection::vec(any::<u8>(), 0..64),
+        any::<bool>(),
     )
-        .prop_flat_map(|((group, flags), mode, path, route, ids, epoch, payload)| {
-            let len = route.len() as u8;
-            (0..=len).prop_map(move |route_ptr| {
-                let (ingress, egress, seq, hop_limit, class) = ids;
-                let header = DataHeader {
-                    flags,
-                    mode: RedundancyMode::ALL[mode],
-                    path,
-                    route_ptr,
-                    ingress,
-                    egress,
-                    seq,
-                    group,
-                    hop_limit,
-                    class,
-                    epoch,
-                };
-                (header, route.clone(), payload.clone())
-            })
-        })
+        .prop_flat_map(
+            |((group, mut flags), mode, path, route, ids, epoch, payload, waypoint)| {
+                let len = route.len() as u8;
+                // A waypoint ends a route: only with one.
+                if waypoint && len > 0 {
+                    flags.insert(DataFlags::WAYPOINT);
+                }
+                (0..=len).prop_map(move |route_ptr| {
+                    let (ingress, egress, seq, hop_limit, class) = ids;
+                    let header = DataHeader {
+                        flags,
+                        mode: RedundancyMode::ALL[mode],
+                        path,
+                        route_ptr,
+                        ingress,
+                        egress,
+                        seq,
+                        group,
+                        hop_limit,
+                        class,
+                        epoch,
+                    };
+                    (header, route.clone(), payload.clone())
+                })
+            },
+        )
 }
 
 fn control_header(ty: MessageType) -> impl Strategy<Value = ControlHeader> {

@@ -683,6 +683,7 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
     for (reason, n) in [
         ("no_egress", c.no_egress),
         ("no_path", c.no_path),
+        ("route_too_long", c.route_too_long),
         ("not_ip", c.not_ip),
         ("hop_limit_exceeded", c.hop_limit_exceeded),
         ("not_on_route", c.not_on_route),
@@ -706,11 +707,12 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
         out,
         "braid_node_packets_total",
         "counter",
-        "Packets the node handled: user_in (from the TUN), forwarded, tree_copies (tree mode), delivered (to the TUN), held (bulk held for delay equalisation), held_early (of those, let go early: the hold was full), probe_copies (a session's first packets copied on every path to date them).",
+        "Packets the node handled: user_in (from the TUN), forwarded, routed_on (of those, routed on at a waypoint: a path longer than one route holds), tree_copies (tree mode), delivered (to the TUN), held (bulk held for delay equalisation), held_early (of those, let go early: the hold was full), probe_copies (a session's first packets copied on every path to date them).",
     );
     for (what, n) in [
         ("user_in", c.user_in),
         ("forwarded", c.forwarded),
+        ("routed_on", c.routed_on),
         ("tree_copies", c.tree_copies),
         ("delivered", c.delivered),
         ("held", c.held),

@@ -189,14 +189,24 @@ pub struct NodeCounters {
     pub user_in: u64,
     /// User packets whose destination no node serves.
     pub no_egress: u64,
-    /// User packets whose destination has no path.
+    /// User packets whose destination has no path (and, at a waypoint,
+    /// packets to route on whose egress it cannot reach).
     pub no_path: u64,
+    /// Packets whose path has more hops than the hop limit lets them
+    /// make (255 at most; at an ingress, or at a waypoint whose own path
+    /// is longer than the hops the packet has left).
+    #[serde(default)]
+    pub route_too_long: u64,
     /// User packets that were not IP.
     pub not_ip: u64,
     /// User packets delivered to local hosts.
     pub delivered: u64,
     /// Data packets this node passed on toward their egress.
     pub forwarded: u64,
+    /// Of those, packets whose route ended here at a waypoint and that
+    /// this node routed on (a path longer than one route holds).
+    #[serde(default)]
+    pub routed_on: u64,
     /// Data packets dropped because their hop limit ran out.
     pub hop_limit_exceeded: u64,
     /// Data packets that reached a node their route does not name.

@@ -134,6 +134,7 @@ mod refusal;
 mod reports;
 mod routes;
 mod tree;
+mod waypoint;
 
 use braid_wire::data::{forwarding_step, previous_hop, Forward};
 use std::collections::BTreeSet;
@@ -175,8 +176,9 @@ pub use reports::DecodedPath;
 use reports::{
     answer_echo, check_message, echo_message, read_node_message, EchoAnswer, NodeMessage, Reporter,
 };
-use routes::{RouteChange, RouteSettings, Routes, Unrouted};
+use routes::{write_route, RouteChange, RouteSettings, Routes, Unrouted};
 use tree::{Trees, View};
+use waypoint::Waypoint;
 
 /// A braid node.
 #[derive(Debug)]
@@ -188,6 +190,8 @@ pub struct Node {
     ingress: Ingress,
     egress: Egress,
     routes: Routes,
+    /// Where a packet whose route ends here at a waypoint goes on.
+    waypoint: Waypoint,
     /// Route changes not yet handed to the ingress and the binder (reused).
     route_changes: Vec<RouteChange>,
     binder: Binder,
@@ -281,6 +285,7 @@ impl Node {
             egress: Egress::new(config.egress, config.sessions, control.boot_index()),
             control,
             routes: Routes::new(id, settings, now),
+            waypoint: Waypoint::default(),
             route_changes: Vec::new(),
             binder: Binder::new(config.late_binding),
             held: HoldLine::default(),
@@ -1050,8 +1055,34 @@ impl Node {
                     rate: None,
                 });
             }
+            (Forward::RouteOn, _) => self.route_on(now, pkt),
             (Forward::HopLimitExceeded, _) => self.refuse(Refusal::HopLimitExceeded),
             (Forward::NotOnRoute, _) => self.refuse(Refusal::NotOnRoute),
+        }
+    }
+
+    /// This node is the waypoint `pkt`'s route ends at: the packet goes on
+    /// along this node's own shortest path to its egress
+    /// (`node/waypoint.rs`), with a route that starts here.
+    fn route_on(&mut self, now: Instant, pkt: &DataPacket<'_>) {
+        let version = self.control.lsdb().version();
+        let control = &self.control;
+        let Some(route) =
+            self.waypoint
+                .route_on(now, version, || control.graph(), self.id, pkt.header.egress)
+        else {
+            self.counters.no_path += 1;
+            return;
+        };
+        let mut header = pkt.header;
+        header.route_ptr = 1;
+        match write_route(header, &route, self.id, pkt.payload, &mut self.out.pool) {
+            Ok(t) => {
+                self.counters.forwarded += 1;
+                self.counters.routed_on += 1;
+                self.out.send(t);
+            }
+            Err(e) => self.count_unrouted(e),
         }
     }
 
@@ -1286,12 +1317,23 @@ impl Node {
             .routes
             .source_route(header, path, body, &mut self.out.pool);
         match routed {
-            Ok(t) => return Some(t),
-            Err(Unrouted::NoPath) => self.counters.no_path += 1,
-            Err(Unrouted::Malformed) => self.counters.malformed += 1,
-            Err(Unrouted::NotOnRoute) => self.counters.not_on_route += 1,
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.count_unrouted(e);
+                None
+            }
         }
-        None
+    }
+
+    /// Counts a datagram that could not be given its route.
+    fn count_unrouted(&mut self, e: Unrouted) {
+        let c = &mut self.counters;
+        match e {
+            Unrouted::NoPath => c.no_path += 1,
+            Unrouted::Malformed => c.malformed += 1,
+            Unrouted::NotOnRoute => c.not_on_route += 1,
+            Unrouted::TooLong => c.route_too_long += 1,
+        }
     }
 
     /// Late binding: the next datagram whose path's first hop has room in

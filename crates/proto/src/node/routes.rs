@@ -13,8 +13,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use braid_wire::data::{forwarding_step, Forward};
-use braid_wire::{DataHeader, DataView, NodeId};
+use braid_wire::data::{forwarding_step, Forward, MAX_ROUTE_LEN};
+use braid_wire::{DataFlags, DataHeader, DataView, NodeId};
 
 use super::config::{Dest, Transmit};
 use super::pool::BufferPool;
@@ -77,6 +77,68 @@ pub enum Unrouted {
     Malformed,
     /// The route's first step does not start here (`not_on_route`).
     NotOnRoute,
+    /// The path has more hops than the hop limit lets a packet make
+    /// ([`MAX_PATH_HOPS`] at most: `route_too_long`).
+    TooLong,
+}
+
+/// Most hops a path can take: the hop limit, 8 bits, must last the whole
+/// way (an ingress whose route continues past a waypoint sets it to
+/// this).
+pub const MAX_PATH_HOPS: usize = u8::MAX as usize;
+
+/// Writes a datagram (`header`, then `body`) with `route` in a buffer
+/// from `pool`, and takes its first step from `me` as every transit node
+/// takes its own ([`forwarding_step`]): ready for its next hop. `route`
+/// is the whole way to the egress; the header's route pointer says where
+/// `me` stands on it (0: the ingress; 1: a waypoint, `route[0]`).
+///
+/// A route longer than the header holds ([`MAX_ROUTE_LEN`]) is cut
+/// there, and its last node becomes a waypoint that routes the packet on
+/// ([`DataFlags::WAYPOINT`]); an ingress then sets the hop limit to its
+/// maximum, so the packet lasts the whole way. A path with more hops
+/// than the hop limit allows is refused ([`Unrouted::TooLong`]).
+pub fn write_route(
+    mut header: DataHeader,
+    route: &[NodeId],
+    me: NodeId,
+    body: &[u8],
+    pool: &mut BufferPool,
+) -> Result<Transmit, Unrouted> {
+    let hops = (route.len() + 1).saturating_sub(usize::from(header.route_ptr));
+    let written = if route.len() > MAX_ROUTE_LEN {
+        header.flags.insert(DataFlags::WAYPOINT);
+        if header.route_ptr == 0 {
+            header.hop_limit = MAX_PATH_HOPS as u8;
+        }
+        &route[..MAX_ROUTE_LEN]
+    } else {
+        header.flags.remove(DataFlags::WAYPOINT);
+        route
+    };
+    if hops > usize::from(header.hop_limit) {
+        return Err(Unrouted::TooLong);
+    }
+    let mut buf = pool.take();
+    buf.resize(DataHeader::encoded_len(written.len()) + body.len(), 0);
+    let Ok(n) = header.emit(written, &mut buf) else {
+        pool.give(buf);
+        return Err(Unrouted::Malformed);
+    };
+    buf[n..].copy_from_slice(body);
+    let (Forward::To(next), route_ptr) = forwarding_step(&header, |i| written.get(i).copied(), me)
+    else {
+        pool.give(buf);
+        return Err(Unrouted::NotOnRoute);
+    };
+    let mut view = DataView::new_unchecked(&mut buf[..]);
+    view.set_route_ptr(route_ptr);
+    view.set_hop_limit(header.hop_limit - 1);
+    Ok(Transmit {
+        dest: Dest::Neighbor(next),
+        bytes: buf,
+        rate: None,
+    })
 }
 
 /// Every egress's damped paths, and when they are next recomputed.
@@ -248,27 +310,7 @@ impl Routes {
         let paths = self.paths_to(header.egress);
         let route = paths.and_then(|p| p.get(path)).ok_or(Unrouted::NoPath)?;
         header.path = path as u8;
-        let mut buf = pool.take();
-        buf.resize(DataHeader::encoded_len(route.len()) + body.len(), 0);
-        let Ok(n) = header.emit(route, &mut buf) else {
-            pool.give(buf);
-            return Err(Unrouted::Malformed);
-        };
-        buf[n..].copy_from_slice(body);
-        let (Forward::To(next), route_ptr) =
-            forwarding_step(&header, |i| route.get(i).copied(), self.me)
-        else {
-            pool.give(buf);
-            return Err(Unrouted::NotOnRoute);
-        };
-        let mut view = DataView::new_unchecked(&mut buf[..]);
-        view.set_route_ptr(route_ptr);
-        view.set_hop_limit(header.hop_limit - 1);
-        Ok(Transmit {
-            dest: Dest::Neighbor(next),
-            bytes: buf,
-            rate: None,
-        })
+        write_route(header, route, self.me, body, pool)
     }
 
     /// Computes the paths toward `egress` if the node has none yet

@@ -281,7 +281,10 @@ fn expect_data(
     );
     e.n("braid.data.flags.urgent", flags.contains(DataFlags::URGENT));
     e.n("braid.data.flags.parity", flags.contains(DataFlags::PARITY));
-    e.n("braid.data.flags.reserved", 0u8);
+    e.n(
+        "braid.data.flags.waypoint",
+        flags.contains(DataFlags::WAYPOINT),
+    );
     e.n("braid.data.mode", h.mode as u8);
     e.n("braid.data.path", h.path);
     e.n("braid.data.rlen", pkt.route.len() as u64);

@@ -1,0 +1,132 @@
+//! Where a waypoint sends a packet on: a packet whose route ends at this
+//! node short of its egress (`DataFlags::WAYPOINT`, a path longer than
+//! one route holds) goes on along this node's shortest path to the
+//! egress, from its own link-state database.
+//!
+//! Why the shortest path: once the network has converged, every node on
+//! a shortest path from here to the egress is strictly nearer the egress
+//! (costs are positive), so each waypoint a packet meets is nearer than
+//! the one before and no packet can come back to a waypoint it passed:
+//! no loop. While databases differ, the hop limit (set to its maximum by
+//! an ingress whose route continues) bounds any loop.
+//!
+//! One shortest-path tree from this node serves every egress. It is
+//! computed again when the database has changed, at most every
+//! [`RECOMPUTE_GAP`]: a large mesh changes often, and a tree a moment old
+//! routes as well as the ingress's own paths did.
+
+use std::time::Duration;
+
+use braid_wire::NodeId;
+
+use crate::lsdb::LsGraph;
+use crate::paths::ShortestPathTree;
+use crate::time::Instant;
+
+/// Shortest time between two computations of the tree.
+pub const RECOMPUTE_GAP: Duration = Duration::from_millis(100);
+
+/// This node's shortest paths to every node, as a waypoint uses them.
+#[derive(Debug, Default)]
+pub struct Waypoint {
+    /// The database version the tree was computed from, and when.
+    computed: Option<(u64, Instant)>,
+    /// The graph and the tree from this node over it.
+    tree: Option<(LsGraph, ShortestPathTree)>,
+}
+
+impl Waypoint {
+    /// The route on from `me` to `egress`: `me`, then every transit node
+    /// of this node's shortest path to it (the egress not included);
+    /// `None` when the egress cannot be reached. `version` is the
+    /// link-state database's; `graph` is called only when the tree is
+    /// computed again.
+    pub fn route_on(
+        &mut self,
+        now: Instant,
+        version: u64,
+        graph: impl FnOnce() -> LsGraph,
+        me: NodeId,
+        egress: NodeId,
+    ) -> Option<Vec<NodeId>> {
+        let stale = match self.computed {
+            None => true,
+            Some((seen, at)) => seen != version && now.since(at) >= RECOMPUTE_GAP,
+        };
+        if stale {
+            let ls = graph();
+            self.tree = ls.index_of(me).map(|source| {
+                let tree = ShortestPathTree::compute(&ls.graph, source);
+                (ls, tree)
+            });
+            self.computed = Some((version, now));
+        }
+        let (ls, tree) = self.tree.as_ref()?;
+        let target = ls.index_of(egress)?;
+        let path = tree.path_to(&ls.graph, target)?;
+        Some(
+            std::iter::once(me)
+                .chain(path.transit().iter().map(|&v| ls.id_of(v)))
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::GraphBuilder;
+    use crate::metric::{Metric, SCALE};
+
+    /// A line of `n` nodes, ids 1..=n, unit costs both ways.
+    fn line(n: u16) -> LsGraph {
+        let mut graph = GraphBuilder::new(n as usize);
+        let one = Some(Metric::from_units(SCALE));
+        for i in 0..u32::from(n) - 1 {
+            graph.add_link(i, i + 1, one, one);
+        }
+        LsGraph {
+            graph: graph.build(),
+            ids: (1..=n).map(NodeId).collect(),
+        }
+    }
+
+    #[test]
+    fn the_route_on_starts_here_and_lists_the_transit_nodes_to_the_egress() {
+        let mut w = Waypoint::default();
+        let r = w.route_on(Instant::ZERO, 1, || line(6), NodeId(2), NodeId(6));
+        assert_eq!(r, Some(vec![NodeId(2), NodeId(3), NodeId(4), NodeId(5)]));
+        // A neighbor egress: the route is this node alone.
+        let r = w.route_on(Instant::ZERO, 1, || unreachable!(), NodeId(2), NodeId(3));
+        assert_eq!(r, Some(vec![NodeId(2)]));
+        // An egress the database does not hold.
+        let r = w.route_on(Instant::ZERO, 1, || unreachable!(), NodeId(2), NodeId(9));
+        assert_eq!(r, None);
+    }
+
+    #[test]
+    fn the_tree_is_computed_again_after_a_change_but_not_more_often_than_the_gap() {
+        let mut w = Waypoint::default();
+        let t0 = Instant::ZERO;
+        assert!(w
+            .route_on(t0, 1, || line(4), NodeId(1), NodeId(4))
+            .is_some());
+        // A new version within the gap: the old tree serves.
+        let soon = t0 + Duration::from_millis(10);
+        assert!(w
+            .route_on(soon, 2, || unreachable!(), NodeId(1), NodeId(4))
+            .is_some());
+        // After the gap, the new database: node 4 is gone.
+        let later = t0 + RECOMPUTE_GAP;
+        assert_eq!(w.route_on(later, 2, || line(3), NodeId(1), NodeId(4)), None);
+        // The same version again: not computed again.
+        let r = w.route_on(
+            later + RECOMPUTE_GAP,
+            2,
+            || unreachable!(),
+            NodeId(1),
+            NodeId(3),
+        );
+        assert_eq!(r, Some(vec![NodeId(1), NodeId(2)]));
+    }
+}
