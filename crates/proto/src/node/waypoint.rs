@@ -10,7 +10,8 @@
 //! no loop. While databases differ, the hop limit (set to its maximum by
 //! an ingress whose route continues) bounds any loop.
 //!
-//! One shortest-path tree from this node serves every egress. It is
+//! One shortest-path tree from this node serves every egress (kept as
+//! each node's parent, some kilobytes, not the graph). It is
 //! computed again when the database has changed, at most every
 //! [`RECOMPUTE_GAP`]: a large mesh changes often, and a tree a moment old
 //! routes as well as the ingress's own paths did.
@@ -31,8 +32,11 @@ pub const RECOMPUTE_GAP: Duration = Duration::from_millis(100);
 pub struct Waypoint {
     /// The database version the tree was computed from, and when.
     computed: Option<(u64, Instant)>,
-    /// The graph and the tree from this node over it.
-    tree: Option<(LsGraph, ShortestPathTree)>,
+    /// Every node the tree reaches, sorted, with the node before it on
+    /// this node's shortest path to it (this node's own entry names
+    /// itself). A node's parent id, not the graph: some kilobytes where
+    /// the graph of a 10,000-router mesh is a megabyte.
+    parents: Vec<(NodeId, NodeId)>,
 }
 
 impl Waypoint {
@@ -54,22 +58,45 @@ impl Waypoint {
             Some((seen, at)) => seen != version && now.since(at) >= RECOMPUTE_GAP,
         };
         if stale {
-            let ls = graph();
-            self.tree = ls.index_of(me).map(|source| {
-                let tree = ShortestPathTree::compute(&ls.graph, source);
-                (ls, tree)
-            });
+            self.parents = parents(&graph(), me);
             self.computed = Some((version, now));
         }
-        let (ls, tree) = self.tree.as_ref()?;
-        let target = ls.index_of(egress)?;
-        let path = tree.path_to(&ls.graph, target)?;
-        Some(
-            std::iter::once(me)
-                .chain(path.transit().iter().map(|&v| ls.id_of(v)))
-                .collect(),
-        )
+        let parent = |v: NodeId| {
+            self.parents
+                .binary_search_by_key(&v, |&(id, _)| id)
+                .ok()
+                .map(|i| self.parents[i].1)
+        };
+        let mut route = Vec::new();
+        let mut v = parent(egress)?;
+        // Back from the egress; the walk is bounded by the nodes held.
+        while v != me {
+            if route.len() >= self.parents.len() {
+                return None;
+            }
+            route.push(v);
+            v = parent(v)?;
+        }
+        route.push(me);
+        route.reverse();
+        Some(route)
     }
+}
+
+/// Each node the shortest-path tree from `me` reaches, sorted by id, with
+/// its parent (`me`'s own entry names `me`).
+fn parents(ls: &LsGraph, me: NodeId) -> Vec<(NodeId, NodeId)> {
+    let Some(source) = ls.index_of(me) else {
+        return Vec::new();
+    };
+    let tree = ShortestPathTree::compute(&ls.graph, source);
+    // `ls.ids` is sorted: so is what is kept of it.
+    (0..ls.ids.len() as u32)
+        .filter_map(|v| match tree.pred_arc(v) {
+            Some(a) => Some((ls.id_of(v), ls.id_of(ls.graph.arc(a).from))),
+            None => (v == source).then_some((me, me)),
+        })
+        .collect()
 }
 
 #[cfg(test)]

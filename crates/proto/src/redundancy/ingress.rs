@@ -102,6 +102,8 @@ pub struct IngressConfig {
     pub flush_after: Duration,
     /// The data header's hop limit. Source routes cannot loop, so it only
     /// has to let the longest route through: 64 hops (63 transit nodes).
+    /// A path longer than that continues at a waypoint, and its packets
+    /// leave with the largest hop limit, 255 (`node/routes.rs`).
     pub hop_limit: u8,
     /// Encoded packets wait above a binding point: the node reports when
     /// each leaves ([`IngressSession::on_transmit`]) or is dropped before
