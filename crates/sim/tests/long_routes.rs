@@ -106,3 +106,28 @@ fn a_path_longer_than_the_hop_limit_is_refused_at_the_ingress_and_counted() {
     assert!(ingress.route_too_long >= 40, "{ingress:?}");
     assert_eq!(sum(&w, |c| c.forwarded), 0, "nothing left the ingress");
 }
+
+#[test]
+fn random_flows_across_a_long_grid_arrive_whole_in_every_mode() {
+    // A grid 140 wide and 3 high: many pairs are more than 64 hops
+    // apart, with many equal paths between them (ties the ingress and
+    // the waypoints must break alike enough to arrive).
+    for mode in ["single", "mirror:2", "erasure:6,4"] {
+        let text = format!(
+            "duration = \"45s\"\nseed = 3\n[topology]\nkind = \"grid\"\nwidth = 140\nheight = 3\n\
+             [random_flows]\nflows = 12\nmode = \"{mode}\"\nsize = 200\ninterval = \"20ms\"\ncount = 250\nstart = \"35s\"\n"
+        );
+        let s = Scenario::parse("grid.toml", &text).unwrap();
+        let mut w = World::new(&s, 3).unwrap();
+        w.run_until(Instant::from_millis(45_000), |_| {});
+        let r = w.result(&s, 3);
+        for f in &r.flows {
+            assert_eq!((f.lost, f.duplicates), (0, 0), "{mode}: {f:?}");
+        }
+        assert!(
+            sum(&w, |c| c.routed_on) > 0,
+            "{mode}: no flow went past a waypoint"
+        );
+        assert_eq!(sum(&w, |c| c.hop_limit_exceeded + c.not_on_route), 0);
+    }
+}
