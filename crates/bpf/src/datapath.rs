@@ -224,7 +224,7 @@ impl Datapath {
             .and_then(|x| x.try_into().ok())
             .ok_or(DatapathError::Map(p.name()))?;
         if prog.fd().is_err() {
-            prog.load().map_err(|source| DatapathError::Program {
+            verify(|| prog.load()).map_err(|source| DatapathError::Program {
                 what: "verifying",
                 program: p.name(),
                 source,
@@ -569,4 +569,53 @@ pub fn kernel_now_ns() -> u64 {
     nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
         .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
         .unwrap_or(0)
+}
+
+/// Most times a program's verification is started when the kernel stops
+/// it with EAGAIN.
+const VERIFY_ATTEMPTS: usize = 5;
+
+/// Loads a program (`load`, which runs the kernel's verifier) with every
+/// signal blocked in this thread, and again when the verifier gave up
+/// with EAGAIN. The verifier stops with EAGAIN when a signal is pending
+/// for the loading thread, and a verification of seconds (the ingress's
+/// programs on a busy machine) meets one now and then: seventy daemons
+/// starting together in the lab lost some to it. Blocked here, a
+/// signal for the process goes to another thread; a signal for this
+/// thread waits until the load returns. libbpf retries the same way, up
+/// to 5 times (aya does not).
+pub(crate) fn verify(
+    mut load: impl FnMut() -> Result<(), ProgramError>,
+) -> Result<(), ProgramError> {
+    use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow};
+    let mut before = SigSet::empty();
+    let blocked = pthread_sigmask(
+        SigmaskHow::SIG_BLOCK,
+        Some(&SigSet::all()),
+        Some(&mut before),
+    )
+    .is_ok();
+    let loaded = verify_again_on_eagain(&mut load);
+    if blocked {
+        // Restoring a mask read a moment ago cannot fail.
+        let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&before), None);
+    }
+    loaded
+}
+
+fn verify_again_on_eagain(
+    load: &mut impl FnMut() -> Result<(), ProgramError>,
+) -> Result<(), ProgramError> {
+    let mut attempt = 1;
+    loop {
+        match load() {
+            Err(ProgramError::LoadError { io_error, .. })
+                if io_error.raw_os_error() == Some(nix::libc::EAGAIN)
+                    && attempt < VERIFY_ATTEMPTS =>
+            {
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
 }

@@ -44,7 +44,8 @@ impl Generator {
         let mut generator = Generator {
             ebpf: Ebpf::load(crate::objects::GEN)?,
         };
-        generator.program_mut()?.load().map_err(err("verifying"))?;
+        let prog = generator.program_mut()?;
+        crate::datapath::verify(|| prog.load()).map_err(err("verifying"))?;
         Ok(generator)
     }
 

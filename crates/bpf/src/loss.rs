@@ -34,7 +34,8 @@ impl Loss {
         let mut loss = Loss {
             ebpf: loader.load(crate::objects::LOSS)?,
         };
-        loss.program()?.load().map_err(err("verifying"))?;
+        let prog = loss.program()?;
+        crate::datapath::verify(|| prog.load()).map_err(err("verifying"))?;
         Ok(loss)
     }
 

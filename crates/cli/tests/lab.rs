@@ -2232,6 +2232,36 @@ fn braid_with_fast_probes_fails_over_with_fewer_losses_than_ospf_with_bfd() {
     assert!(namespaces_of("tfo").is_empty());
 }
 
+fn a_path_of_69_hops_crosses_real_daemons_through_a_waypoint() {
+    // scenarios/lab/chain70.toml: 68 transit nodes, 63 in the route; r64
+    // routes every packet on (docs/protocol.md, "Routes longer than 64
+    // hops").
+    let text = scenario_with("chain70.toml", &[("name = \"chain70\"", "name = \"tc70\"")]);
+    let r = run_lab(&write_lab("tc70.toml", &text));
+    let v = &r["variants"][0];
+    let f = &v["flows"][0];
+    eprintln!("{f}");
+    let n = |k: &str| f[k].as_u64().unwrap();
+    assert_eq!((n("sent"), n("lost"), n("duplicates")), (250, 0, 0), "{f}");
+    let routed_on: Vec<u64> = v["daemons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["stats"]["node"]["routed_on"].as_u64().unwrap_or(0))
+        .collect();
+    // r64 (the 63rd transit node) routed every packet on; r7 is the
+    // waypoint of what r70 sends back (its path reports).
+    assert!(routed_on[63] >= 250, "{routed_on:?}");
+    let elsewhere: u64 = routed_on
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != 63 && i != 6)
+        .map(|(_, &x)| x)
+        .sum();
+    assert_eq!(elsewhere, 0, "{routed_on:?}");
+    assert!(namespaces_of("tc70").is_empty());
+}
+
 fn an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk() {
     // scenarios/lab/urgent.toml at twice the rate, rounds 1 s apart (the
     // 1,000-packet queue drains in 0.5 s).
@@ -2795,7 +2825,7 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 49] = [
+    let tests: [LabTest; 50] = [
         ("the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives", Some(&["ethtool", "nft"]), the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives),
         ("auto_delivery_routes_until_a_firewall_appears_and_again_after", Some(&["nft", "ping"]), auto_delivery_routes_until_a_firewall_appears_and_again_after),
         ("the_isolated_sender_over_ipv6_crosses_the_kernel_path_and_every_frame_arrives", Some(&["ethtool", "nft"]), the_isolated_sender_over_ipv6_crosses_the_kernel_path_and_every_frame_arrives),
@@ -2837,6 +2867,7 @@ fn main() -> std::process::ExitCode {
         ("a_udp_flow_at_nine_tenths_of_two_unequal_paths_arrives_whole", Some(&["iperf3"]), a_udp_flow_at_nine_tenths_of_two_unequal_paths_arrives_whole),
         ("a_gateways_uplink_dies_silently_and_a_roaming_clients_voip_and_new_connections_move_within_two_seconds", Some(&["iperf3", "nft"]), a_gateways_uplink_dies_silently_and_a_roaming_clients_voip_and_new_connections_move_within_two_seconds),
         ("an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk", Some(&[]), an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk),
+        ("a_path_of_69_hops_crosses_real_daemons_through_a_waypoint", Some(&[]), a_path_of_69_hops_crosses_real_daemons_through_a_waypoint),
         ("linux_mptcp_runs_a_subflow_on_each_disjoint_path", Some(&["iperf3", "mptcpize"]), linux_mptcp_runs_a_subflow_on_each_disjoint_path),
         ("a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones", Some(&["ethtool"]), a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones),
         ("a_bad_config_is_refused_with_file_line_and_field", None, a_bad_config_is_refused_with_file_line_and_field),
