@@ -619,3 +619,47 @@ fn verify_again_on_eagain(
         }
     }
 }
+
+#[cfg(test)]
+mod verify_tests {
+    use super::*;
+
+    fn load_error(errno: i32) -> ProgramError {
+        ProgramError::LoadError {
+            io_error: std::io::Error::from_raw_os_error(errno),
+            verifier_log: aya_obj::VerifierLog::new(String::new()),
+        }
+    }
+
+    #[test]
+    fn a_verification_stopped_by_a_signal_is_started_again_up_to_five_times() {
+        // Stopped twice (EAGAIN), then verified.
+        let mut calls = 0;
+        let r = verify(|| {
+            calls += 1;
+            if calls < 3 {
+                Err(load_error(nix::libc::EAGAIN))
+            } else {
+                Ok(())
+            }
+        });
+        assert!(r.is_ok());
+        assert_eq!(calls, 3);
+        // Stopped every time: the fifth EAGAIN is the answer.
+        let mut calls = 0;
+        let r = verify(|| {
+            calls += 1;
+            Err(load_error(nix::libc::EAGAIN))
+        });
+        assert!(matches!(r, Err(ProgramError::LoadError { .. })));
+        assert_eq!(calls, VERIFY_ATTEMPTS);
+        // Refused for another reason: at once.
+        let mut calls = 0;
+        let r = verify(|| {
+            calls += 1;
+            Err(load_error(nix::libc::EACCES))
+        });
+        assert!(r.is_err());
+        assert_eq!(calls, 1);
+    }
+}
