@@ -1076,7 +1076,7 @@ impl Node {
         };
         let mut header = pkt.header;
         header.route_ptr = 1;
-        match write_route(header, &route, self.id, pkt.payload, &mut self.out.pool) {
+        match write_route(header, route, self.id, pkt.payload, &mut self.out.pool) {
             Ok(t) => {
                 self.counters.forwarded += 1;
                 self.counters.routed_on += 1;

@@ -37,6 +37,8 @@ pub struct Waypoint {
     /// itself). A node's parent id, not the graph: some kilobytes where
     /// the graph of a 10,000-router mesh is a megabyte.
     parents: Vec<(NodeId, NodeId)>,
+    /// The last route written (reused: no allocation per packet).
+    route: Vec<NodeId>,
 }
 
 impl Waypoint {
@@ -52,7 +54,7 @@ impl Waypoint {
         graph: impl FnOnce() -> LsGraph,
         me: NodeId,
         egress: NodeId,
-    ) -> Option<Vec<NodeId>> {
+    ) -> Option<&[NodeId]> {
         let stale = match self.computed {
             None => true,
             Some((seen, at)) => seen != version && now.since(at) >= RECOMPUTE_GAP,
@@ -67,7 +69,8 @@ impl Waypoint {
                 .ok()
                 .map(|i| self.parents[i].1)
         };
-        let mut route = Vec::new();
+        let route = &mut self.route;
+        route.clear();
         let mut v = parent(egress)?;
         // Back from the egress; the walk is bounded by the nodes held.
         while v != me {
@@ -122,10 +125,10 @@ mod tests {
     fn the_route_on_starts_here_and_lists_the_transit_nodes_to_the_egress() {
         let mut w = Waypoint::default();
         let r = w.route_on(Instant::ZERO, 1, || line(6), NodeId(2), NodeId(6));
-        assert_eq!(r, Some(vec![NodeId(2), NodeId(3), NodeId(4), NodeId(5)]));
+        assert_eq!(r, Some(&[NodeId(2), NodeId(3), NodeId(4), NodeId(5)][..]));
         // A neighbor egress: the route is this node alone.
         let r = w.route_on(Instant::ZERO, 1, || unreachable!(), NodeId(2), NodeId(3));
-        assert_eq!(r, Some(vec![NodeId(2)]));
+        assert_eq!(r, Some(&[NodeId(2)][..]));
         // An egress the database does not hold.
         let r = w.route_on(Instant::ZERO, 1, || unreachable!(), NodeId(2), NodeId(9));
         assert_eq!(r, None);
@@ -154,6 +157,6 @@ mod tests {
             NodeId(1),
             NodeId(3),
         );
-        assert_eq!(r, Some(vec![NodeId(1), NodeId(2)]));
+        assert_eq!(r, Some(&[NodeId(1), NodeId(2)][..]));
     }
 }
