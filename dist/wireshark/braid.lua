@@ -83,12 +83,16 @@ local modes = {
 }
 local MODE_TREE, MODE_ERASURE = 3, 6
 local PREFIX_V4, PREFIX_V6, CLIENT_V4, CLIENT_V6, GATEWAY = 0x04, 0x06, 0x14, 0x16, 0x20
+local AREA, MEMBERS, ADJACENT = 0x30, 0x31, 0x32
 local prefix_kinds = {
     [PREFIX_V4] = "IPv4 prefix",
     [PREFIX_V6] = "IPv6 prefix",
     [CLIENT_V4] = "IPv4 client",
     [CLIENT_V6] = "IPv6 client",
     [GATEWAY] = "gateway",
+    [AREA] = "area",
+    [MEMBERS] = "area members",
+    [ADJACENT] = "adjacent area",
 }
 local challenge_kinds = { [1] = "request", [2] = "reply" }
 local echo_kinds = { [1] = "request", [2] = "reply" }
@@ -222,6 +226,16 @@ field("lsa_client_v6", ProtoField.ipv6("braid.lsa.client.v6", "IPv6 client"))
 field("lsa_gateway", ProtoField.none("braid.lsa.gateway", "Gateway"))
 field("lsa_gateway_preference", ProtoField.uint8("braid.lsa.gateway.preference", "Preference (higher preferred)", base.DEC))
 field("lsa_gateway_capacity", ProtoField.uint32("braid.lsa.gateway.capacity", "Uplink capacity (kbit/s; 0: not said)", base.DEC))
+field("lsa_area", ProtoField.none("braid.lsa.area", "Area"))
+field("lsa_length_zero", ProtoField.uint8("braid.lsa.prefix.zero", "Length byte (0)", base.DEC))
+field("lsa_area_id", ProtoField.uint16("braid.lsa.area.id", "Area", base.DEC))
+field("lsa_area_transit", ProtoField.uint32("braid.lsa.area.transit", "Transit cost (leader; 0: not the leader)", base.DEC))
+field("lsa_members", ProtoField.none("braid.lsa.members", "Area members"))
+field("lsa_members_first", ProtoField.uint16("braid.lsa.members.first", "First member", base.DEC))
+field("lsa_members_extra", ProtoField.uint8("braid.lsa.members.extra", "Members after the first", base.DEC))
+field("lsa_adjacent", ProtoField.none("braid.lsa.adjacent", "Adjacent area"))
+field("lsa_adjacent_area", ProtoField.uint16("braid.lsa.adjacent.area", "Area", base.DEC))
+field("lsa_adjacent_metric", ProtoField.uint32("braid.lsa.adjacent.metric", "Cheapest link across", base.DEC))
 
 -- Path reports (type 4).
 field("report", ProtoField.none("braid.path_report", "Path report"))
@@ -726,6 +740,8 @@ local function dissect_lsa(body, off, tree, summary, signed)
         local kind, plen = body(at, 1):uint(), body(at + 1, 1):uint()
         local size = (kind == PREFIX_V4 or kind == CLIENT_V4 or kind == GATEWAY) and 4
             or ((kind == PREFIX_V6 or kind == CLIENT_V6) and 16 or nil)
+            or ((kind == AREA or kind == ADJACENT) and 6 or nil)
+            or (kind == MEMBERS and 2 or nil)
         if size == nil then
             local p = t:add(f.lsa_prefix, body(at, 2))
             p:add(f.lsa_prefix_kind, body(at, 1)):add_proto_expert_info(e.invalid_field,
@@ -740,6 +756,26 @@ local function dissect_lsa(body, off, tree, summary, signed)
             return nil
         end
         local client = kind == CLIENT_V4 or kind == CLIENT_V6
+        if kind == AREA or kind == ADJACENT then
+            local a = kind == AREA
+            local p = t:add(a and f.lsa_area or f.lsa_adjacent, body(at, 2 + size))
+            p:add(f.lsa_prefix_kind, body(at, 1))
+            local z = p:add(f.lsa_length_zero, body(at + 1, 1))
+            if plen ~= 0 then
+                z:add_proto_expert_info(e.invalid_field, string.format("Length byte %d, not 0", plen))
+            end
+            p:add(a and f.lsa_area_id or f.lsa_adjacent_area, body(at + 2, 2))
+            p:add(a and f.lsa_area_transit or f.lsa_adjacent_metric, body(at + 4, 4))
+            p:append_text(string.format(a and ": %d, transit %d" or ": %d, metric %d",
+                body(at + 2, 2):uint(), body(at + 4, 4):uint()))
+        elseif kind == MEMBERS then
+            local p = t:add(f.lsa_members, body(at, 2 + size))
+            p:add(f.lsa_prefix_kind, body(at, 1))
+            p:add(f.lsa_members_extra, body(at + 1, 1))
+            p:add(f.lsa_members_first, body(at + 2, 2))
+            local first = body(at + 2, 2):uint()
+            p:append_text(string.format(": %d-%d", first, first + plen))
+        else
         local addr = tostring(size == 4 and body(at + 2, 4):ipv4() or body(at + 2, 16):ipv6())
         local p = t:add(kind == GATEWAY and f.lsa_gateway or (client and f.lsa_client or f.lsa_prefix),
             body(at, 2 + size))
@@ -761,6 +797,7 @@ local function dissect_lsa(body, off, tree, summary, signed)
             end
             p:add(size == 4 and f.lsa_prefix_v4 or f.lsa_prefix_v6, body(at + 2, size))
             p:append_text(string.format(": %s/%d", addr, plen))
+        end
         end
         at = at + 2 + size
     end

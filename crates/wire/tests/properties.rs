@@ -114,6 +114,9 @@ fn prefix() -> impl Strategy<Value = Prefix> {
             preference,
             capacity_kbps
         }),
+        (any::<u16>(), any::<u32>()).prop_map(|(id, transit)| Prefix::Area { id, transit }),
+        (any::<u16>(), any::<u8>()).prop_map(|(first, extra)| Prefix::Members { first, extra }),
+        (any::<u16>(), any::<u32>()).prop_map(|(area, metric)| Prefix::Adjacent { area, metric }),
     ]
 }
 

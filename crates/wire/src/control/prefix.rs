@@ -1,7 +1,8 @@
 //! What an LSA's origin serves: IPv4 and IPv6 prefixes, clients it
-//! serves as an access point (with the quality of its link to them), and
-//! as a gateway its preference and uplink capacity; their encoding (kind,
-//! length or quality or preference, address or capacity).
+//! serves as an access point (with the quality of its link to them), as
+//! a gateway its preference and uplink capacity, and its routing area
+//! (with, from an area's leader, the area's summary: members and
+//! adjacent areas); their encoding (kind, a length byte, a body).
 
 use crate::{Reader, WireError, Writer};
 
@@ -51,6 +52,32 @@ pub enum Prefix {
         /// weigh them.
         capacity_kbps: u32,
     },
+    /// The origin's routing area (docs/protocol.md, "Areas"); an
+    /// advertisement without one is of area 0. At most one per
+    /// advertisement counts (the first).
+    Area {
+        /// The area.
+        id: u16,
+        /// From the area's leader: what crossing the area costs, metric
+        /// units (0 from every other router).
+        transit: u32,
+    },
+    /// From an area's leader: routers `first` to `first + extra` (ids)
+    /// are of its area.
+    Members {
+        /// The first id of the run.
+        first: u16,
+        /// How many ids follow the first in the run (0-255).
+        extra: u8,
+    },
+    /// From an area's leader: an area adjacent to its own, and the
+    /// cheapest link across (metric units).
+    Adjacent {
+        /// The adjacent area.
+        area: u16,
+        /// The cheapest link from the leader's area into it.
+        metric: u32,
+    },
 }
 
 /// The preference of an origin that advertises no [`Prefix::Gateway`].
@@ -82,6 +109,15 @@ impl core::fmt::Display for Prefix {
                 f,
                 "gateway (preference {preference}, capacity {capacity_kbps} kbit/s)"
             ),
+            Prefix::Area { id, transit: 0 } => write!(f, "area {id}"),
+            Prefix::Area { id, transit } => write!(f, "area {id} (leader, transit {transit})"),
+            Prefix::Members { first, extra: 0 } => write!(f, "member {first}"),
+            Prefix::Members { first, extra } => {
+                write!(f, "members {first}-{}", u32::from(*first) + u32::from(*extra))
+            }
+            Prefix::Adjacent { area, metric } => {
+                write!(f, "adjacent area {area} (metric {metric})")
+            }
         }
     }
 }
@@ -91,6 +127,9 @@ const PREFIX_V6: u8 = 6;
 const PREFIX_CLIENT_V4: u8 = 0x14;
 const PREFIX_CLIENT_V6: u8 = 0x16;
 const PREFIX_GATEWAY: u8 = 0x20;
+const PREFIX_AREA: u8 = 0x30;
+const PREFIX_MEMBERS: u8 = 0x31;
+const PREFIX_ADJACENT: u8 = 0x32;
 
 impl Prefix {
     /// The client this entry names and its quality: its address (an IPv4
@@ -119,8 +158,17 @@ impl Prefix {
         }
     }
 
-    /// The address length of a kind, and the most its length byte may
-    /// say (a client's length byte is its quality: 1-255).
+    /// The origin's area and transit cost, if this is an area entry.
+    pub fn area(&self) -> Option<(u16, u32)> {
+        match *self {
+            Prefix::Area { id, transit } => Some((id, transit)),
+            _ => None,
+        }
+    }
+
+    /// The body length of a kind, and the most its length byte may say
+    /// (a client's length byte is its quality: 1-255; a run of members'
+    /// how many follow the first).
     pub(super) fn addr_len(kind: u8) -> Result<(usize, u8), WireError> {
         match kind {
             PREFIX_V4 => Ok((4, 32)),
@@ -128,6 +176,8 @@ impl Prefix {
             PREFIX_CLIENT_V4 => Ok((4, CLIENT_QUALITY_MAX)),
             PREFIX_CLIENT_V6 => Ok((16, CLIENT_QUALITY_MAX)),
             PREFIX_GATEWAY => Ok((4, u8::MAX)),
+            PREFIX_AREA | PREFIX_ADJACENT => Ok((6, 0)),
+            PREFIX_MEMBERS => Ok((2, u8::MAX)),
             other => Err(WireError::InvalidField {
                 field: "prefix kind",
                 value: other as u32,
@@ -139,6 +189,8 @@ impl Prefix {
         2 + match self {
             Prefix::V4 { .. } | Prefix::Client4 { .. } | Prefix::Gateway { .. } => 4,
             Prefix::V6 { .. } | Prefix::Client6 { .. } => 16,
+            Prefix::Area { .. } | Prefix::Adjacent { .. } => 6,
+            Prefix::Members { .. } => 2,
         }
     }
 
@@ -172,6 +224,18 @@ impl Prefix {
             PREFIX_GATEWAY => Prefix::Gateway {
                 preference: len,
                 capacity_kbps: u32::from_be_bytes([a[0], a[1], a[2], a[3]]),
+            },
+            PREFIX_AREA => Prefix::Area {
+                id: u16::from_be_bytes([a[0], a[1]]),
+                transit: u32::from_be_bytes([a[2], a[3], a[4], a[5]]),
+            },
+            PREFIX_ADJACENT => Prefix::Adjacent {
+                area: u16::from_be_bytes([a[0], a[1]]),
+                metric: u32::from_be_bytes([a[2], a[3], a[4], a[5]]),
+            },
+            PREFIX_MEMBERS => Prefix::Members {
+                first: u16::from_be_bytes([a[0], a[1]]),
+                extra: len,
             },
             _ => {
                 let mut addr = [0u8; 16];
@@ -215,6 +279,23 @@ impl Prefix {
                 w.u8(*preference);
                 w.put(&capacity_kbps.to_be_bytes());
             }
+            Prefix::Area { id, transit } => {
+                w.u8(PREFIX_AREA);
+                w.u8(0);
+                w.put(&id.to_be_bytes());
+                w.put(&transit.to_be_bytes());
+            }
+            Prefix::Adjacent { area, metric } => {
+                w.u8(PREFIX_ADJACENT);
+                w.u8(0);
+                w.put(&area.to_be_bytes());
+                w.put(&metric.to_be_bytes());
+            }
+            Prefix::Members { first, extra } => {
+                w.u8(PREFIX_MEMBERS);
+                w.u8(*extra);
+                w.put(&first.to_be_bytes());
+            }
         }
     }
 
@@ -231,7 +312,10 @@ impl Prefix {
                 }
                 (0, 0)
             }
-            Prefix::Gateway { .. } => (0, 0),
+            Prefix::Gateway { .. }
+            | Prefix::Area { .. }
+            | Prefix::Adjacent { .. }
+            | Prefix::Members { .. } => (0, 0),
         };
         if len > max {
             return Err(WireError::InvalidField {

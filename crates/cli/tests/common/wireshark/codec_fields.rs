@@ -238,6 +238,26 @@ fn expect_lsas(bundle: &LsaBundle<'_>, e: &mut Expected) {
                     e.n("braid.lsa.gateway.preference", preference);
                     e.n("braid.lsa.gateway.capacity", capacity_kbps);
                 }
+                Prefix::Area { id, transit } => {
+                    e.kind("lsa/area");
+                    e.n("braid.lsa.prefix.kind", 0x30u8);
+                    e.n("braid.lsa.prefix.zero", 0u8);
+                    e.n("braid.lsa.area.id", id);
+                    e.n("braid.lsa.area.transit", transit);
+                }
+                Prefix::Members { first, extra } => {
+                    e.kind("lsa/members");
+                    e.n("braid.lsa.prefix.kind", 0x31u8);
+                    e.n("braid.lsa.members.extra", extra);
+                    e.n("braid.lsa.members.first", first);
+                }
+                Prefix::Adjacent { area, metric } => {
+                    e.kind("lsa/adjacent");
+                    e.n("braid.lsa.prefix.kind", 0x32u8);
+                    e.n("braid.lsa.prefix.zero", 0u8);
+                    e.n("braid.lsa.adjacent.area", area);
+                    e.n("braid.lsa.adjacent.metric", metric);
+                }
             }
         }
         e.n("braid.lsa.checksum.status", 1u8);

@@ -235,7 +235,7 @@ struct Parts {
     /// A tree-mode data header.
     tree: DataHeader,
     links: [LsaLink; 2],
-    prefixes: [Prefix; 5],
+    prefixes: [Prefix; 8],
     reports: [ProbeReport; 2],
 }
 
@@ -310,6 +310,18 @@ impl Parts {
             Prefix::Gateway {
                 preference: 200,
                 capacity_kbps: 1_000_000,
+            },
+            Prefix::Area {
+                id: 7,
+                transit: 4_000,
+            },
+            Prefix::Members {
+                first: 1_000,
+                extra: 255,
+            },
+            Prefix::Adjacent {
+                area: 8,
+                metric: 1_200,
             },
         ];
         let reports = [

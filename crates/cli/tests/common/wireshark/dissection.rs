@@ -17,7 +17,7 @@ pub const GENERATED: [&str; 7] = [
 ];
 
 /// Subtrees: their children are the fields.
-pub const SUBTREES: [&str; 18] = [
+pub const SUBTREES: [&str; 21] = [
     "braid.data",
     "braid.data.group",
     "braid.data.route",
@@ -31,6 +31,9 @@ pub const SUBTREES: [&str; 18] = [
     "braid.lsa.prefix",
     "braid.lsa.client",
     "braid.lsa.gateway",
+    "braid.lsa.area",
+    "braid.lsa.members",
+    "braid.lsa.adjacent",
     "braid.path_report",
     "braid.path_report.entry",
     "braid.challenge",
