@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod access;
+pub mod area;
 pub mod auth;
 pub mod classify;
 pub mod control;

@@ -113,7 +113,11 @@ impl core::fmt::Display for Prefix {
             Prefix::Area { id, transit } => write!(f, "area {id} (leader, transit {transit})"),
             Prefix::Members { first, extra: 0 } => write!(f, "member {first}"),
             Prefix::Members { first, extra } => {
-                write!(f, "members {first}-{}", u32::from(*first) + u32::from(*extra))
+                write!(
+                    f,
+                    "members {first}-{}",
+                    u32::from(*first) + u32::from(*extra)
+                )
             }
             Prefix::Adjacent { area, metric } => {
                 write!(f, "adjacent area {area} (metric {metric})")
