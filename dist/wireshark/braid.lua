@@ -83,7 +83,7 @@ local modes = {
 }
 local MODE_TREE, MODE_ERASURE = 3, 6
 local PREFIX_V4, PREFIX_V6, CLIENT_V4, CLIENT_V6, GATEWAY = 0x04, 0x06, 0x14, 0x16, 0x20
-local AREA, MEMBERS, ADJACENT = 0x30, 0x31, 0x32
+local AREA, MEMBERS, ADJACENT, MEMBER_V4, MEMBER_V6 = 0x30, 0x31, 0x32, 0x34, 0x36
 local prefix_kinds = {
     [PREFIX_V4] = "IPv4 prefix",
     [PREFIX_V6] = "IPv6 prefix",
@@ -93,6 +93,8 @@ local prefix_kinds = {
     [AREA] = "area",
     [MEMBERS] = "area members",
     [ADJACENT] = "adjacent area",
+    [MEMBER_V4] = "IPv4 prefix of an area member",
+    [MEMBER_V6] = "IPv6 prefix of an area member",
 }
 local challenge_kinds = { [1] = "request", [2] = "reply" }
 local echo_kinds = { [1] = "request", [2] = "reply" }
@@ -234,6 +236,10 @@ field("lsa_members", ProtoField.none("braid.lsa.members", "Area members"))
 field("lsa_members_first", ProtoField.uint16("braid.lsa.members.first", "First member", base.DEC))
 field("lsa_members_extra", ProtoField.uint8("braid.lsa.members.extra", "Members after the first", base.DEC))
 field("lsa_adjacent", ProtoField.none("braid.lsa.adjacent", "Adjacent area"))
+field("lsa_member", ProtoField.none("braid.lsa.member", "Prefix of an area member"))
+field("lsa_member_node", ProtoField.uint16("braid.lsa.member.node", "Member", base.DEC))
+field("lsa_member_v4", ProtoField.ipv4("braid.lsa.member.v4", "IPv4 prefix"))
+field("lsa_member_v6", ProtoField.ipv6("braid.lsa.member.v6", "IPv6 prefix"))
 field("lsa_adjacent_area", ProtoField.uint16("braid.lsa.adjacent.area", "Area", base.DEC))
 field("lsa_adjacent_metric", ProtoField.uint32("braid.lsa.adjacent.metric", "Cheapest link across", base.DEC))
 
@@ -742,6 +748,8 @@ local function dissect_lsa(body, off, tree, summary, signed)
             or ((kind == PREFIX_V6 or kind == CLIENT_V6) and 16 or nil)
             or ((kind == AREA or kind == ADJACENT) and 6 or nil)
             or (kind == MEMBERS and 2 or nil)
+            or (kind == MEMBER_V4 and 6 or nil)
+            or (kind == MEMBER_V6 and 18 or nil)
         if size == nil then
             local p = t:add(f.lsa_prefix, body(at, 2))
             p:add(f.lsa_prefix_kind, body(at, 1)):add_proto_expert_info(e.invalid_field,
@@ -768,6 +776,19 @@ local function dissect_lsa(body, off, tree, summary, signed)
             p:add(a and f.lsa_area_transit or f.lsa_adjacent_metric, body(at + 4, 4))
             p:append_text(string.format(a and ": %d, transit %d" or ": %d, metric %d",
                 body(at + 2, 2):uint(), body(at + 4, 4):uint()))
+        elseif kind == MEMBER_V4 or kind == MEMBER_V6 then
+            local v4 = kind == MEMBER_V4
+            local p = t:add(f.lsa_member, body(at, 2 + size))
+            p:add(f.lsa_prefix_kind, body(at, 1))
+            local l = p:add(f.lsa_prefix_len, body(at + 1, 1))
+            local max = v4 and 32 or 128
+            if plen > max then
+                l:add_proto_expert_info(e.invalid_field, string.format("Prefix length %d over %d", plen, max))
+            end
+            p:add(f.lsa_member_node, body(at + 2, 2))
+            p:add(v4 and f.lsa_member_v4 or f.lsa_member_v6, body(at + 4, size - 2))
+            local addr = tostring(v4 and body(at + 4, 4):ipv4() or body(at + 4, 16):ipv6())
+            p:append_text(string.format(": %s/%d at %d", addr, plen, body(at + 2, 2):uint()))
         elseif kind == MEMBERS then
             local p = t:add(f.lsa_members, body(at, 2 + size))
             p:add(f.lsa_prefix_kind, body(at, 1))

@@ -114,6 +114,8 @@ fn codec_messages_decode_field_for_field() {
             "lsa/area",
             "lsa/members",
             "lsa/adjacent",
+            "lsa/member4",
+            "lsa/member6",
             "lsa/flush",
             "lsa/signed",
             "path report",

@@ -28,9 +28,19 @@ pub fn area_in(prefixes: &[Prefix]) -> u16 {
 }
 
 /// Whether an advertisement carries its area's summary (it lists the
-/// area's members: its origin leads the area).
+/// area's members, by id or by what they serve: its origin leads the
+/// area).
 pub fn is_summary(prefixes: &[Prefix]) -> bool {
-    prefixes.iter().any(|p| matches!(p, Prefix::Members { .. }))
+    prefixes.iter().any(is_member_entry)
+}
+
+/// Whether an entry lists members of its origin's area (by id, or by what
+/// they serve).
+pub fn is_member_entry(p: &Prefix) -> bool {
+    matches!(
+        p,
+        Prefix::Members { .. } | Prefix::Member4 { .. } | Prefix::Member6 { .. }
+    )
 }
 
 /// One area as its leader's summary describes it.
@@ -69,6 +79,11 @@ impl AreaMap {
                         if let Some((id, _)) = area {
                             let last = first.saturating_add(u16::from(extra));
                             map.runs.push((first, last, id));
+                        }
+                    }
+                    Prefix::Member4 { node, .. } | Prefix::Member6 { node, .. } => {
+                        if let Some((id, _)) = area {
+                            map.runs.push((node, node, id));
                         }
                     }
                     _ => {}
@@ -164,16 +179,56 @@ impl AreaMap {
 const RUN: usize = 256;
 
 /// The summary entries of an area led by the router that advertises
-/// them: its area and `transit`, its `members` as runs of consecutive ids
-/// (sorted, without duplicates), and each adjacent area with the
-/// cheapest link into it (`crossings`: area and metric, any order).
+/// them, in this order: its area and `transit`; each adjacent area with
+/// the cheapest link into it (`crossings`: area and metric, any order);
+/// the IP prefixes its members serve
+/// (`served`: member and [`Prefix::V4`] or [`Prefix::V6`]; others are
+/// left out) as [`Prefix::Member4`] and [`Prefix::Member6`]; the other
+/// `members` (sorted, without duplicates) as runs of consecutive ids.
 pub fn summary_entries(
     area: u16,
     transit: u32,
     members: &[NodeId],
+    served: &[(NodeId, Prefix)],
     crossings: &[(u16, u32)],
 ) -> Vec<Prefix> {
     let mut out = vec![Prefix::Area { id: area, transit }];
+    let mut cheapest: BTreeMap<u16, u32> = BTreeMap::new();
+    for &(a, metric) in crossings {
+        if a != area {
+            let m = cheapest.entry(a).or_insert(metric);
+            *m = (*m).min(metric);
+        }
+    }
+    out.extend(
+        cheapest
+            .into_iter()
+            .map(|(area, metric)| Prefix::Adjacent { area, metric }),
+    );
+    let mut listed: Vec<NodeId> = Vec::new();
+    for &(node, p) in served {
+        let entry = match p {
+            Prefix::V4 { addr, len } => Prefix::Member4 {
+                node: node.0,
+                addr,
+                len,
+            },
+            Prefix::V6 { addr, len } => Prefix::Member6 {
+                node: node.0,
+                addr,
+                len,
+            },
+            _ => continue,
+        };
+        out.push(entry);
+        listed.push(node);
+    }
+    listed.sort_unstable();
+    let members: Vec<NodeId> = members
+        .iter()
+        .copied()
+        .filter(|m| listed.binary_search(m).is_err())
+        .collect();
     let mut i = 0;
     while i < members.len() {
         let first = members[i].0;
@@ -190,18 +245,6 @@ pub fn summary_entries(
         });
         i += extra + 1;
     }
-    let mut cheapest: BTreeMap<u16, u32> = BTreeMap::new();
-    for &(a, metric) in crossings {
-        if a != area {
-            let m = cheapest.entry(a).or_insert(metric);
-            *m = (*m).min(metric);
-        }
-    }
-    out.extend(
-        cheapest
-            .into_iter()
-            .map(|(area, metric)| Prefix::Adjacent { area, metric }),
-    );
     out
 }
 
@@ -230,18 +273,20 @@ mod tests {
         adj: &[(u16, u32)],
     ) -> LsaRecord {
         let members: Vec<NodeId> = members.iter().map(|&m| NodeId(m)).collect();
-        let prefixes = summary_entries(area, transit, &members, adj);
+        let prefixes = summary_entries(area, transit, &members, &[], adj);
         LsaRecord::new(NodeId(origin), 1, Box::new([]), prefixes.into())
     }
 
     #[test]
     fn members_are_written_as_runs_of_at_most_256() {
         let ids: Vec<NodeId> = (10..300).chain([302, 303, 400]).map(NodeId).collect();
-        let e = summary_entries(3, 40, &ids, &[(4, 7), (4, 5), (3, 1), (9, 2)]);
+        let e = summary_entries(3, 40, &ids, &[], &[(4, 7), (4, 5), (3, 1), (9, 2)]);
         assert_eq!(
             e,
             vec![
                 Prefix::Area { id: 3, transit: 40 },
+                Prefix::Adjacent { area: 4, metric: 5 },
+                Prefix::Adjacent { area: 9, metric: 2 },
                 Prefix::Members {
                     first: 10,
                     extra: 255
@@ -258,13 +303,43 @@ mod tests {
                     first: 400,
                     extra: 0
                 },
-                Prefix::Adjacent { area: 4, metric: 5 },
-                Prefix::Adjacent { area: 9, metric: 2 },
             ]
         );
         assert!(is_summary(&e));
         assert_eq!(area_in(&e), 3);
         assert_eq!(area_in(&[]), 0);
+    }
+
+    #[test]
+    fn members_that_serve_a_prefix_are_listed_with_it_not_in_a_run() {
+        let v4 = Prefix::V4 {
+            addr: [198, 18, 0, 7],
+            len: 32,
+        };
+        let client = Prefix::Client4 {
+            addr: [198, 18, 0, 8],
+            quality: 9,
+        };
+        let ids: Vec<NodeId> = [5, 6, 7].map(NodeId).to_vec();
+        let served = [(NodeId(6), v4), (NodeId(7), client)];
+        let e = summary_entries(2, 0, &ids, &served, &[]);
+        assert_eq!(
+            e,
+            vec![
+                Prefix::Area { id: 2, transit: 0 },
+                Prefix::Member4 {
+                    node: 6,
+                    addr: [198, 18, 0, 7],
+                    len: 32
+                },
+                Prefix::Members { first: 5, extra: 0 },
+                Prefix::Members { first: 7, extra: 0 },
+            ]
+        );
+        let r = LsaRecord::new(NodeId(5), 1, Box::new([]), e.into());
+        let map = AreaMap::new([&r]);
+        assert_eq!(map.area_of(NodeId(6)), Some(2));
+        assert_eq!(map.area_of(NodeId(7)), Some(2));
     }
 
     #[test]

@@ -127,7 +127,7 @@ impl TreeTables {
         }
         self.refresh(lsdb);
         let (spt, g) = Self::spt(&mut self.graph, &mut self.spts, make_graph, entry);
-        let distance = |o: NodeId| match (spt, g.index_of(o)) {
+        let distance = |o: NodeId| match (spt, g.target_of(o)) {
             (Some(spt), Some(v)) => spt.dist[v as usize],
             _ => u64::MAX,
         };
@@ -145,7 +145,7 @@ impl TreeTables {
     ) -> Option<u64> {
         self.refresh(lsdb);
         let (spt, g) = Self::spt(&mut self.graph, &mut self.spts, make_graph, entry);
-        let d = spt?.dist[g.index_of(origin)? as usize];
+        let d = spt?.dist[g.target_of(origin)? as usize];
         (d != u64::MAX).then_some(d)
     }
 

@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use braid_wire::{Lsa, LsaLink, NodeId, Prefix, DEFAULT_PREFERENCE, ORIGIN_SIGNATURE_LEN};
 
+use crate::area::{area_of, AreaMap};
 use crate::graph::{Graph, GraphBuilder, NodeIx};
 use crate::metric::Metric;
 use crate::time::Instant;
@@ -55,9 +56,10 @@ pub struct LsdbConfig {
     /// estimator's neighbors, for parallel links); longer ones are refused
     /// whole and counted (`refused_links`).
     pub max_links: usize,
-    /// Most prefixes one advertisement may list (256; an access point
-    /// serving more clients than that advertises a covering prefix);
-    /// longer ones are refused whole and counted (`refused_prefixes`).
+    /// Most prefixes one advertisement may list (1,024: an area leader's
+    /// summary takes up to half, in runs of ids; an access point serving
+    /// more clients than the rest advertises a covering prefix); longer
+    /// ones are refused whole and counted (`refused_prefixes`).
     pub max_prefixes: usize,
     /// An advertisement this old is dropped (its origin refreshes well
     /// before: see `ControlConfig::lsa_refresh`). 90 s: two refreshes in a
@@ -71,7 +73,7 @@ impl Default for LsdbConfig {
         LsdbConfig {
             max_origins: 16384,
             max_links: 512,
-            max_prefixes: 256,
+            max_prefixes: 1024,
             max_age: Duration::from_secs(90),
         }
     }
@@ -662,7 +664,34 @@ impl Lsdb {
     ) -> Option<u8> {
         out.clear();
         let mut best: Option<(u8, u8, u8)> = None;
+        let my_area = self.get(me).map_or(0, area_of);
+        fn offer(
+            best: &mut Option<(u8, u8, u8)>,
+            rank: (u8, u8, u8),
+            origin: NodeId,
+            out: &mut Vec<NodeId>,
+        ) {
+            if best.is_none_or(|b| rank > b) {
+                *best = Some(rank);
+                out.clear();
+            }
+            if *best == Some(rank) && !out.contains(&origin) {
+                out.push(origin);
+            }
+        }
         for r in self.records() {
+            if area_of(r) != my_area {
+                // Another area's summary: what its members serve.
+                for p in r.prefixes.iter() {
+                    let Some((node, prefix)) = p.member() else {
+                        continue;
+                    };
+                    if let Some(len) = prefix_len_covering(&prefix, dst, v4) {
+                        offer(&mut best, (len, 0, DEFAULT_PREFERENCE), NodeId(node), out);
+                    }
+                }
+                continue;
+            }
             let Some(rank) = rank_for(r, dst, v4) else {
                 continue;
             };
@@ -672,12 +701,9 @@ impl Lsdb {
             if r.origin != me && !self.has_two_way_link(r.origin) {
                 continue;
             }
-            if best.is_none_or(|b| rank > b) {
-                best = Some(rank);
-                out.clear();
-            }
-            out.push(r.origin);
+            offer(&mut best, rank, r.origin, out);
         }
+        out.sort_unstable();
         best.map(|b| b.0)
     }
 
@@ -686,7 +712,17 @@ impl Lsdb {
     /// a flow that started with it may stay with it (it still serves the
     /// destination as specifically as it did).
     pub fn serves(&self, origin: NodeId, dst: &[u8; 16], v4: bool, me: NodeId) -> Option<u8> {
-        let r = self.get(origin)?;
+        let my_area = self.get(me).map_or(0, area_of);
+        let Some(r) = self.get(origin).filter(|r| area_of(r) == my_area) else {
+            // Of another area: as its leader's summary lists it.
+            return self
+                .records()
+                .filter(|r| area_of(r) != my_area)
+                .flat_map(|r| r.prefixes.iter().filter_map(Prefix::member))
+                .filter(|&(node, _)| node == origin.0)
+                .filter_map(|(_, p)| prefix_len_covering(&p, dst, v4))
+                .max();
+        };
         let rank = rank_for(r, dst, v4)?;
         (origin == me || self.has_two_way_link(origin)).then_some(rank.0)
     }
@@ -828,8 +864,20 @@ impl Lsdb {
     /// it. Nodes are sorted by id, so the graph and every path computed on
     /// it are the same for the same database.
     pub fn graph(&self) -> LsGraph {
+        self.graph_in(0)
+    }
+
+    /// [`Self::graph`] as a router of `area` sees it (docs/protocol.md,
+    /// "Areas"): the links of its area's routers; each link from one of
+    /// them to a router another area's summary lists, one way (the
+    /// member's word); and from each such router a link to the leader of
+    /// every other area it leads to, costing the area-level distance. With
+    /// no summaries held (a flat network) it is the whole database's graph.
+    pub fn graph_in(&self, area: u16) -> LsGraph {
+        let map = AreaMap::new(self.records());
+        let is_local = |r: &LsaRecord| area_of(r) == area;
         let mut ids: Vec<NodeId> = self.records().map(|r| r.origin).collect();
-        for r in self.records() {
+        for r in self.records().filter(|r| is_local(r)) {
             ids.extend(r.links.iter().map(|l| l.neighbor));
         }
         ids.sort_unstable();
@@ -838,8 +886,19 @@ impl Lsdb {
         // advertised (its out, its in), once each end has listed it.
         type Dir = Option<(Metric, Metric)>;
         let mut links: BTreeMap<(NodeId, NodeId, u8), (Dir, Dir)> = BTreeMap::new();
-        for r in self.records() {
+        // Links into other areas: (member, router beyond, its area, cost).
+        let mut crossings: Vec<(NodeId, NodeId, u16, Metric)> = Vec::new();
+        for r in self.records().filter(|r| is_local(r)) {
             for l in r.links.iter() {
+                let beyond = match self.get(l.neighbor) {
+                    Some(n) if is_local(n) => None,
+                    _ => map.area_of(l.neighbor).filter(|&b| b != area),
+                };
+                if let Some(b) = beyond {
+                    let cost = direction_cost(Metric::from_units(l.metric_out), None);
+                    crossings.push((r.origin, l.neighbor, b, cost));
+                    continue;
+                }
                 if l.neighbor == r.origin {
                     continue;
                 }
@@ -871,9 +930,46 @@ impl Lsdb {
                 Some(direction_cost(hi_out, Some(lo_in))),
             );
         }
+        let mut distances: BTreeMap<u16, BTreeMap<u16, u64>> = BTreeMap::new();
+        let mut entries: Vec<NodeId> = Vec::new();
+        for &(member, beyond, their_area, cost) in &crossings {
+            if cost.is_infinite() {
+                continue;
+            }
+            b.add_link(index(member), index(beyond), Some(cost), None);
+            entries.push(beyond);
+            distances
+                .entry(their_area)
+                .or_insert_with(|| map.distances_from(their_area));
+        }
+        entries.sort_unstable();
+        entries.dedup();
+        // From each router beyond, to the leader of each area it leads to.
+        for &entry in &entries {
+            let Some(from) = map.area_of(entry) else {
+                continue;
+            };
+            for (&z, &d) in &distances[&from] {
+                let leader = map.leader(z).filter(|&l| l != entry);
+                if let (true, Some(l)) = (z != area, leader) {
+                    let cost = Metric::from_units(d.min(u64::from(u32::MAX - 1)) as u32);
+                    b.add_link(index(entry), index(l), Some(cost), None);
+                }
+            }
+        }
+        let local = ids
+            .iter()
+            .map(|&id| {
+                self.get(id).is_none_or(&is_local)
+                    && map.area_of(id).is_none_or(|a| a == area)
+            })
+            .collect();
         LsGraph {
             graph: b.build(),
             ids,
+            local,
+            areas: map,
+            area,
         }
     }
 }
@@ -902,12 +998,76 @@ pub struct LsGraph {
     pub graph: Graph,
     /// Node id of each graph index, sorted.
     pub ids: Vec<NodeId>,
+    /// Whether each node is of the graph's area (every node, in a flat
+    /// network): a source route ends at the first that is not.
+    local: Vec<bool>,
+    /// The other areas, from their leaders' summaries.
+    areas: AreaMap,
+    /// The area the graph was built for.
+    area: u16,
 }
 
 impl LsGraph {
+    /// A graph of one flat area (area 0): node index i is `ids[i]`.
+    pub fn flat(graph: Graph, ids: Vec<NodeId>) -> Self {
+        LsGraph {
+            local: vec![true; ids.len()],
+            graph,
+            ids,
+            areas: AreaMap::default(),
+            area: 0,
+        }
+    }
+
     /// The graph index of node `id`, if the graph has it.
     pub fn index_of(&self, id: NodeId) -> Option<NodeIx> {
         self.ids.binary_search(&id).ok().map(|i| i as NodeIx)
+    }
+
+    /// Where paths toward `dst` end: `dst` itself when it is of the
+    /// graph's area, else the leader of its area (which stands for it).
+    pub fn target_of(&self, dst: NodeId) -> Option<NodeIx> {
+        match self.index_of(dst) {
+            Some(v) if self.local[v as usize] => Some(v),
+            _ => {
+                let area = self.areas.area_of(dst).filter(|&a| a != self.area)?;
+                self.index_of(self.areas.leader(area)?)
+            }
+        }
+    }
+
+    /// The route of a path (its `transit` nodes, then `target`, where
+    /// [`Self::target_of`] the egress led): the transit nodes' ids, and
+    /// false, when the target is of the graph's area; else the nodes up
+    /// to the first beyond the area, which routes the packet on, and
+    /// true (docs/protocol.md, "Areas").
+    pub fn route_of(&self, transit: &[NodeIx], target: NodeIx) -> (Vec<NodeId>, bool) {
+        if self.local[target as usize] {
+            return (transit.iter().map(|&v| self.id_of(v)).collect(), false);
+        }
+        let mut route = Vec::new();
+        for &v in transit.iter().chain(std::iter::once(&target)) {
+            route.push(self.id_of(v));
+            if !self.local[v as usize] {
+                break;
+            }
+        }
+        (route, true)
+    }
+
+    /// Whether node `v` is of the graph's area.
+    pub fn is_local(&self, v: NodeIx) -> bool {
+        self.local[v as usize]
+    }
+
+    /// The areas the graph knows of beyond its own.
+    pub fn areas(&self) -> &AreaMap {
+        &self.areas
+    }
+
+    /// The area the graph was built for.
+    pub fn area(&self) -> u16 {
+        self.area
     }
 
     /// The node id of graph index `v`.
@@ -942,6 +1102,24 @@ fn rank_for(r: &LsaRecord, dst: &[u8; 16], v4: bool) -> Option<(u8, u8, u8)> {
             (head && tail).then_some((len, quality, pref))
         })
         .max()
+}
+
+/// The length of `p` (an IP prefix) if it covers `dst` (an IPv4 address
+/// in the first four bytes when `v4`).
+fn prefix_len_covering(p: &Prefix, dst: &[u8; 16], v4: bool) -> Option<u8> {
+    let (addr, len): (&[u8], u8) = match p {
+        Prefix::V4 { addr, len } if v4 => (addr, *len),
+        Prefix::V6 { addr, len } if !v4 => (addr, *len),
+        _ => return None,
+    };
+    let full = (len / 8) as usize;
+    let rest = len % 8;
+    let head = addr.get(..full)? == dst.get(..full)?;
+    let tail = rest == 0 || {
+        let mask = 0xffu8 << (8 - rest);
+        addr.get(full)? & mask == dst.get(full)? & mask
+    };
+    (head && tail).then_some(len)
 }
 
 /// An advertisement's gateway preference and capacity: its first

@@ -1,7 +1,8 @@
 //! The topologies a scenario names and how each run builds one: a line, a
 //! grid, parallel paths, random geometric and city meshes, a WISP, or
 //! named links (written in the scenario or read from NetJSON); their node
-//! names, links and (for the city mesh) link lengths.
+//! names, links and (for the city mesh) link lengths; and their split into
+//! routing areas.
 
 use braid_proto::generate::random_geometric;
 use rand_chacha::rand_core::RngCore;
@@ -72,6 +73,49 @@ impl TopologySpec {
             }
         }
     }
+}
+
+/// Splits `nodes` nodes linked by `links` into `areas` routing areas
+/// (numbered from 1), as an operator would draw them on a map: regions
+/// grown from spread-out seeds. The first seed is node 0, each next one
+/// the node farthest (in hops) from the seeds so far (lowest index on a
+/// tie); every node joins its nearest seed's area (the seed found first,
+/// on a tie). A node no seed reaches joins area 1. Deterministic.
+pub fn partition(nodes: usize, links: &[(u32, u32)], areas: usize) -> Vec<u16> {
+    let mut adjacent = vec![Vec::new(); nodes];
+    for &(a, b) in links {
+        adjacent[a as usize].push(b);
+        adjacent[b as usize].push(a);
+    }
+    let mut nearest = vec![u32::MAX; nodes];
+    let mut owner = vec![1u16; nodes];
+    let mut seed = 0usize;
+    for area in 1..=areas.min(nodes).min(u16::MAX as usize) {
+        // Breadth first from the new seed, keeping what is nearer.
+        let mut queue = std::collections::VecDeque::from([(seed as u32, 0u32)]);
+        if nearest[seed] > 0 {
+            nearest[seed] = 0;
+            owner[seed] = area as u16;
+        }
+        while let Some((v, d)) = queue.pop_front() {
+            for &w in &adjacent[v as usize] {
+                if d + 1 < nearest[w as usize] {
+                    nearest[w as usize] = d + 1;
+                    owner[w as usize] = area as u16;
+                    queue.push_back((w, d + 1));
+                }
+            }
+        }
+        // The next seed: the farthest from every seed so far.
+        let far = (0..nodes)
+            .filter(|&v| nearest[v] != u32::MAX)
+            .max_by_key(|&v| (nearest[v], std::cmp::Reverse(v)));
+        match far {
+            Some(v) if nearest[v] > 0 => seed = v,
+            _ => break,
+        }
+    }
+    owner
 }
 
 /// Node names, links, and for the city mesh each link's length (1 = the
@@ -204,6 +248,39 @@ fn plain(spec: &TopologySpec, rng: &mut ChaCha8Rng) -> (Vec<String>, Vec<(u32, u
             edges.dedup();
             ((1..=nodes).map(|i| format!("n{i}")).collect(), edges)
         }
+    }
+}
+
+#[cfg(test)]
+mod partition_tests {
+    use super::*;
+
+    #[test]
+    fn a_line_splits_into_contiguous_areas() {
+        let links: Vec<(u32, u32)> = (0..99).map(|i| (i, i + 1)).collect();
+        let areas = partition(100, &links, 4);
+        // Every area is a run of the line.
+        let mut changes = 0;
+        for w in areas.windows(2) {
+            if w[0] != w[1] {
+                changes += 1;
+            }
+        }
+        assert_eq!(changes, 3, "{areas:?}");
+        for a in 1..=4u16 {
+            let n = areas.iter().filter(|&&x| x == a).count();
+            // Seeds at both ends, then the middle, then a quarter: 13 to
+            // 38 nodes each.
+            assert!((10..=40).contains(&n), "area {a}: {n} nodes");
+        }
+    }
+
+    #[test]
+    fn more_areas_than_nodes_and_islands_are_handled() {
+        // Node 2 is an island: no seed reaches it, it stays in area 1.
+        assert_eq!(partition(3, &[(0, 1)], 10), vec![1, 2, 1]);
+        assert_eq!(partition(3, &[(0, 1), (1, 2)], 10), vec![1, 3, 2]);
+        assert_eq!(partition(0, &[], 3), Vec::<u16>::new());
     }
 }
 

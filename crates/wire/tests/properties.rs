@@ -117,6 +117,13 @@ fn prefix() -> impl Strategy<Value = Prefix> {
         (any::<u16>(), any::<u32>()).prop_map(|(id, transit)| Prefix::Area { id, transit }),
         (any::<u16>(), any::<u8>()).prop_map(|(first, extra)| Prefix::Members { first, extra }),
         (any::<u16>(), any::<u32>()).prop_map(|(area, metric)| Prefix::Adjacent { area, metric }),
+        (any::<u16>(), any::<[u8; 4]>(), 0u8..=32).prop_map(|(node, addr, len)| Prefix::Member4 {
+            node,
+            addr,
+            len
+        }),
+        (any::<u16>(), any::<[u8; 16]>(), 0u8..=128)
+            .prop_map(|(node, addr, len)| Prefix::Member6 { node, addr, len }),
     ]
 }
 

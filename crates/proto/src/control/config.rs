@@ -84,6 +84,9 @@ pub struct ControlConfig {
     /// one whose database is full, costs at most one database's worth of
     /// floods per interval).
     pub resync_interval: Duration,
+    /// This router's routing area (docs/protocol.md, "Areas"). 0 by
+    /// default: a network whose routers all keep it is one flat area.
+    pub area: u16,
     /// Prefixes and clients this node serves.
     pub prefixes: Vec<Prefix>,
     /// Keys that sign and check every control message (none: off).
@@ -107,6 +110,7 @@ impl Default for ControlConfig {
             flood_gap: Duration::from_millis(5),
             flood_bundle_bytes: 1200,
             resync_interval: Duration::from_secs(5),
+            area: 0,
             prefixes: Vec::new(),
             auth: AuthConfig::default(),
             origins: OriginConfig::default(),

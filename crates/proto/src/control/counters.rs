@@ -125,4 +125,13 @@ pub struct ControlCounters {
     /// Signs that another router uses our node id: messages from a
     /// neighbor with our id, and repeated foreign advertisements of ours.
     pub duplicate_id_signs: u64,
+    /// Advertisements of another area's routers that are not its leader's
+    /// summary: not kept, not flooded on (a border hears its neighbors').
+    #[serde(default)]
+    pub lsas_other_area: u64,
+    /// While this router leads its area: members its summary could not
+    /// list (past half of what an advertisement carries; unreachable
+    /// from other areas). 0 normally.
+    #[serde(default)]
+    pub area_members_unlisted: u64,
 }

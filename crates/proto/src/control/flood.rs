@@ -36,6 +36,10 @@ impl ControlPlane {
     /// what changed goes again: on a radio link a whole database flooded
     /// at the base rate costs air time that traffic waits for.
     pub(super) fn compare_digest(&mut self, now: Instant, neighbor: NodeId, theirs: u16) {
+        if self.of_other_area(neighbor) {
+            // Its database is of its area, not ours.
+            return;
+        }
         let ours = self.digest();
         // Tracked as long as the link estimator tracks the neighbor (which
         // bounds how many it tracks): see `neighbor_up`.

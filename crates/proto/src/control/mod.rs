@@ -33,6 +33,7 @@
 //! pending are at most one per stream, floods pending at most one per
 //! origin in the database.
 
+mod area;
 mod config;
 mod costs;
 mod counters;
@@ -71,6 +72,8 @@ struct NeighborState {
     theirs: u16,
     ours: u16,
     agreed_at: Option<Instant>,
+    /// Its area, once its advertisement was heard.
+    area: Option<u16>,
 }
 
 /// Where prefixes reachable outside the mesh come from
@@ -174,6 +177,12 @@ pub struct ControlPlane {
     /// When we last had to number past a foreign copy of our
     /// advertisement (at most the last three).
     own_jumps: VecDeque<Instant>,
+    /// Our area's entries as advertised: its id and, while we lead it,
+    /// its summary (`area`).
+    area_entries: Vec<Prefix>,
+    /// The database version, and when, the entries were last computed for.
+    area_checked_version: u64,
+    area_checked_at: Option<Instant>,
     /// A sign of a duplicate id not yet taken by the node.
     duplicate: Option<DuplicateSign>,
     /// The last sign of a duplicate id, and when.
@@ -261,6 +270,16 @@ impl ControlPlane {
             reports: Vec::new(),
             auth,
             own_jumps: VecDeque::new(),
+            area_entries: if config.area == 0 {
+                Vec::new()
+            } else {
+                vec![Prefix::Area {
+                    id: config.area,
+                    transit: 0,
+                }]
+            },
+            area_checked_version: u64::MAX,
+            area_checked_at: None,
             duplicate: None,
             duplicate_seen: None,
             config,
@@ -304,7 +323,7 @@ impl ControlPlane {
 
     /// The network as this node knows it, ready for path computation.
     pub fn graph(&self) -> LsGraph {
-        self.lsdb.graph()
+        self.lsdb.graph_in(self.config.area)
     }
 
     /// Handles one control datagram; returns the neighbor that sent it
@@ -413,6 +432,9 @@ impl ControlPlane {
                         self.own_heard(now, &lsa);
                         continue;
                     }
+                    if !self.keeps_area_of(&lsa) {
+                        continue;
+                    }
                     match self.lsdb.install(now, &lsa) {
                         Install::New => self.want_flood(lsa.origin),
                         Install::Flushed => {
@@ -482,6 +504,7 @@ impl ControlPlane {
                     theirs: 0,
                     ours: 0,
                     agreed_at: None,
+                    area: None,
                 });
                 self.counters.neighbors_new += 1;
             }
@@ -605,6 +628,7 @@ impl ControlPlane {
             return;
         }
         self.flood_database_when_allowed(now);
+        self.check_area_entries(now);
         let current = self.current_links(now);
         if self.links_changed(&current) {
             self.lsa_wanted = true;
@@ -926,12 +950,15 @@ impl ControlPlane {
 
     fn originate(&mut self, now: Instant, links: Vec<LsaLink>, rng: &mut dyn RngCore) {
         self.own_seq = self.own_seq.wrapping_add(1);
+        // The area's entries first (they decide who keeps the
+        // advertisement), within the bound on entries.
         let prefixes: Vec<Prefix> = self
-            .config
-            .prefixes
+            .area_entries
             .iter()
+            .chain(&self.config.prefixes)
             .chain(self.external.iter().flatten())
             .chain(&self.clients)
+            .take(self.lsdb.config().max_prefixes)
             .copied()
             .collect();
         let mut record = LsaRecord::new(

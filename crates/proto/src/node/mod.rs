@@ -1067,7 +1067,7 @@ impl Node {
     fn route_on(&mut self, now: Instant, pkt: &DataPacket<'_>) {
         let version = self.control.lsdb().version();
         let control = &self.control;
-        let Some(route) =
+        let Some((route, beyond)) =
             self.waypoint
                 .route_on(now, version, || control.graph(), self.id, pkt.header.egress)
         else {
@@ -1076,7 +1076,14 @@ impl Node {
         };
         let mut header = pkt.header;
         header.route_ptr = 1;
-        match write_route(header, route, self.id, pkt.payload, &mut self.out.pool) {
+        match write_route(
+            header,
+            route,
+            self.id,
+            beyond,
+            pkt.payload,
+            &mut self.out.pool,
+        ) {
             Ok(t) => {
                 self.counters.forwarded += 1;
                 self.counters.routed_on += 1;

@@ -55,6 +55,9 @@ struct RouteSet {
     /// How fast each path may be sent on (`redundancy/pacing.rs`), in
     /// the same order.
     pacers: PathPacers,
+    /// The egress is beyond this router's area: each route ends at the
+    /// first router beyond it, which routes the packet on.
+    beyond: bool,
 }
 
 /// The paths toward `egress` changed: the new state of each, in path
@@ -90,7 +93,9 @@ pub const MAX_PATH_HOPS: usize = u8::MAX as usize;
 /// Writes a datagram (`header`, then `body`) with `route` in a buffer
 /// from `pool`, and takes its first step from `me` as every transit node
 /// takes its own ([`forwarding_step`]): ready for its next hop. `route`
-/// is the whole way to the egress; the header's route pointer says where
+/// is the whole way to the egress, or (`beyond`) the way to the first
+/// router beyond this router's area, which routes the packet on
+/// (docs/protocol.md, "Areas"); the header's route pointer says where
 /// `me` stands on it (0: the ingress; 1: a waypoint, `route[0]`).
 ///
 /// A route longer than the header holds ([`MAX_ROUTE_LEN`]) is cut
@@ -102,11 +107,19 @@ pub fn write_route(
     mut header: DataHeader,
     route: &[NodeId],
     me: NodeId,
+    beyond: bool,
     body: &[u8],
     pool: &mut BufferPool,
 ) -> Result<Transmit, Unrouted> {
     let hops = (route.len() + 1).saturating_sub(usize::from(header.route_ptr));
-    let written = if route.len() > MAX_ROUTE_LEN {
+    let written = if beyond && route.len() <= MAX_ROUTE_LEN {
+        // Its last node is beyond this router's area and routes it on.
+        header.flags.insert(DataFlags::WAYPOINT);
+        if header.route_ptr == 0 {
+            header.hop_limit = MAX_PATH_HOPS as u8;
+        }
+        route
+    } else if route.len() > MAX_ROUTE_LEN {
         header.flags.insert(DataFlags::WAYPOINT);
         if header.route_ptr == 0 {
             header.hop_limit = MAX_PATH_HOPS as u8;
@@ -155,9 +168,10 @@ pub struct Routes {
     computed: Instant,
 }
 
-/// The transit nodes of `path`, as node ids.
-fn transit_ids(ls: &LsGraph, path: &Path) -> Vec<NodeId> {
-    path.transit().iter().map(|&v| ls.id_of(v)).collect()
+/// The route of `path` (toward an egress beyond the area, up to the
+/// first router beyond it: `LsGraph::route_of`).
+fn route_ids(ls: &LsGraph, path: &Path) -> Vec<NodeId> {
+    ls.route_of(path.transit(), path.target()).0
 }
 
 /// A path's loss implied by its links' ETX: with ETX = 1/(df·dr) and
@@ -178,13 +192,21 @@ fn etx_path_loss(graph: &Graph, path: &Path) -> f64 {
 
 /// The cost of the path `me`, `transit`..., `egress` on `ls`, in metric
 /// units; `None` when a link of it is gone.
+///
+/// Toward an egress beyond the area, `transit` is the route (up to the
+/// first router beyond), and the last step is that router's link to the
+/// leader standing for the egress's area.
 pub fn path_cost(ls: &LsGraph, me: NodeId, transit: &[NodeId], egress: NodeId) -> Option<u64> {
     let mut total = 0u64;
     let mut from = ls.index_of(me)?;
-    for &hop in transit.iter().chain(std::iter::once(&egress)) {
+    let target = ls.target_of(egress)?;
+    for &hop in transit {
         let to = ls.index_of(hop)?;
         total += ls.graph.arc(ls.graph.find_arc(from, to)?).cost.units() as u64;
         from = to;
+    }
+    if from != target {
+        total += ls.graph.arc(ls.graph.find_arc(from, target)?).cost.units() as u64;
     }
     Some(total)
 }
@@ -285,14 +307,14 @@ impl Routes {
     /// without touching the routes in use: transit nodes and cost of
     /// each, cheapest first.
     pub fn candidates(&self, ls: &LsGraph, egress: NodeId) -> Vec<(Vec<NodeId>, u64)> {
-        let (Some(me), Some(e)) = (ls.index_of(self.me), ls.index_of(egress)) else {
+        let (Some(me), Some(e)) = (ls.index_of(self.me), ls.target_of(egress)) else {
             return Vec::new();
         };
         let Ok(mut dp) = DisjointPaths::new(&ls.graph, me) else {
             return Vec::new();
         };
         dp.to(e, self.k(), self.settings.disjoint)
-            .map(|paths| paths.iter().map(|p| (transit_ids(ls, p), p.cost)).collect())
+            .map(|paths| paths.iter().map(|p| (route_ids(ls, p), p.cost)).collect())
             .unwrap_or_default()
     }
 
@@ -307,10 +329,14 @@ impl Routes {
         body: &[u8],
         pool: &mut BufferPool,
     ) -> Result<Transmit, Unrouted> {
-        let paths = self.paths_to(header.egress);
-        let route = paths.and_then(|p| p.get(path)).ok_or(Unrouted::NoPath)?;
+        let set = self.sets.get(&header.egress);
+        let route = set
+            .and_then(|s| s.damping.current())
+            .and_then(|p| p.get(path))
+            .ok_or(Unrouted::NoPath)?;
+        let beyond = set.is_some_and(|s| s.beyond);
         header.path = path as u8;
-        write_route(header, route, self.me, body, pool)
+        write_route(header, route, self.me, beyond, body, pool)
     }
 
     /// Computes the paths toward `egress` if the node has none yet
@@ -331,6 +357,7 @@ impl Routes {
                     states: Vec::new(),
                     delays: PathDelays::default(),
                     pacers: PathPacers::default(),
+                    beyond: false,
                 },
             );
             self.update(now, &graph(), &[egress], changes);
@@ -395,7 +422,7 @@ impl Routes {
         };
         let k = self.k();
         for &egress in egresses {
-            let Some(e) = ls.index_of(egress) else {
+            let Some(e) = ls.target_of(egress) else {
                 continue;
             };
             let Ok(paths) = dp.to(e, k, self.settings.disjoint) else {
@@ -419,7 +446,7 @@ impl Routes {
         let me = self.me;
         let etx = self.settings.etx;
         let set = self.sets.get_mut(&egress)?;
-        let mut best: Vec<Vec<NodeId>> = paths.iter().map(|p| transit_ids(ls, p)).collect();
+        let mut best: Vec<Vec<NodeId>> = paths.iter().map(|p| route_ids(ls, p)).collect();
         // A path appeared or broke while the primary is still among the
         // best: it stays first, so the new set is taken at once below
         // (a second path found after boot must not wait out the hold
@@ -462,6 +489,7 @@ impl Routes {
         if !changed {
             return None;
         }
+        set.beyond = paths.first().is_some_and(|p| !ls.is_local(p.target()));
         let taken = chosen.len();
         let old: Vec<Option<usize>> = chosen
             .iter()
@@ -518,10 +546,7 @@ mod tests {
         for (a, b, c) in [(0, 1, one), (1, 3, one), (0, 2, other), (2, 3, other)] {
             graph.add_link(a, b, c, c);
         }
-        LsGraph {
-            graph: graph.build(),
-            ids,
-        }
+        LsGraph::flat(graph.build(), ids)
     }
 
     fn secs(s: u64) -> Instant {

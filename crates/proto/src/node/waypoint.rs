@@ -1,7 +1,9 @@
 //! Where a waypoint sends a packet on: a packet whose route ends at this
-//! node short of its egress (`DataFlags::WAYPOINT`, a path longer than
-//! one route holds) goes on along this node's shortest path to the
-//! egress, from its own link-state database.
+//! node short of its egress (`DataFlags::WAYPOINT`: a path longer than
+//! one route holds, or one into this node's area from another) goes on
+//! along this node's shortest path to the egress, from its own
+//! link-state database; toward an egress of another area, to the first
+//! router beyond this one's (docs/protocol.md, "Areas").
 //!
 //! Why the shortest path: once the network has converged, every node on
 //! a shortest path from here to the egress is strictly nearer the egress
@@ -20,6 +22,7 @@ use std::time::Duration;
 
 use braid_wire::NodeId;
 
+use crate::area::AreaMap;
 use crate::lsdb::LsGraph;
 use crate::paths::ShortestPathTree;
 use crate::time::Instant;
@@ -34,19 +37,24 @@ pub struct Waypoint {
     computed: Option<(u64, Instant)>,
     /// Every node the tree reaches, sorted, with the node before it on
     /// this node's shortest path to it (this node's own entry names
-    /// itself). A node's parent id, not the graph: some kilobytes where
-    /// the graph of a 10,000-router mesh is a megabyte.
-    parents: Vec<(NodeId, NodeId)>,
+    /// itself) and whether it is of this node's area. A node's parent
+    /// id, not the graph: some kilobytes where the graph of a
+    /// 10,000-router mesh is a megabyte.
+    parents: Vec<(NodeId, NodeId, bool)>,
+    /// The other areas (their leaders stand for their routers), and ours.
+    areas: AreaMap,
+    area: u16,
     /// The last route written (reused: no allocation per packet).
     route: Vec<NodeId>,
 }
 
 impl Waypoint {
     /// The route on from `me` to `egress`: `me`, then every transit node
-    /// of this node's shortest path to it (the egress not included);
-    /// `None` when the egress cannot be reached. `version` is the
-    /// link-state database's; `graph` is called only when the tree is
-    /// computed again.
+    /// of this node's shortest path to it (the egress not included), and
+    /// false; toward an egress beyond this node's area, the nodes up to
+    /// the first beyond it (which routes the packet on), and true. `None`
+    /// when the egress cannot be reached. `version` is the link-state
+    /// database's; `graph` is called only when the tree is computed again.
     pub fn route_on(
         &mut self,
         now: Instant,
@@ -54,41 +62,62 @@ impl Waypoint {
         graph: impl FnOnce() -> LsGraph,
         me: NodeId,
         egress: NodeId,
-    ) -> Option<&[NodeId]> {
+    ) -> Option<(&[NodeId], bool)> {
         let stale = match self.computed {
             None => true,
             Some((seen, at)) => seen != version && now.since(at) >= RECOMPUTE_GAP,
         };
         if stale {
-            self.parents = parents(&graph(), me);
+            let ls = graph();
+            self.parents = parents(&ls, me);
+            self.areas = ls.areas().clone();
+            self.area = ls.area();
             self.computed = Some((version, now));
         }
-        let parent = |v: NodeId| {
+        let entry = |v: NodeId| {
             self.parents
-                .binary_search_by_key(&v, |&(id, _)| id)
+                .binary_search_by_key(&v, |&(id, _, _)| id)
                 .ok()
-                .map(|i| self.parents[i].1)
+                .map(|i| self.parents[i])
+        };
+        let (target, beyond) = match entry(egress) {
+            Some((_, _, true)) => (egress, false),
+            _ => {
+                let area = self.areas.area_of(egress).filter(|&a| a != self.area)?;
+                (self.areas.leader(area)?, true)
+            }
         };
         let route = &mut self.route;
         route.clear();
-        let mut v = parent(egress)?;
+        if beyond {
+            route.push(target);
+        }
+        let mut v = entry(target)?.1;
         // Back from the egress; the walk is bounded by the nodes held.
         while v != me {
             if route.len() >= self.parents.len() {
                 return None;
             }
             route.push(v);
-            v = parent(v)?;
+            v = entry(v)?.1;
         }
         route.push(me);
         route.reverse();
-        Some(route)
+        if beyond {
+            // Up to the first node beyond the area.
+            let first = route
+                .iter()
+                .position(|&v| entry(v).is_some_and(|(_, _, local)| !local))?;
+            route.truncate(first + 1);
+        }
+        Some((route, beyond))
     }
 }
 
 /// Each node the shortest-path tree from `me` reaches, sorted by id, with
-/// its parent (`me`'s own entry names `me`).
-fn parents(ls: &LsGraph, me: NodeId) -> Vec<(NodeId, NodeId)> {
+/// its parent (`me`'s own entry names `me`) and whether it is of the
+/// graph's area.
+fn parents(ls: &LsGraph, me: NodeId) -> Vec<(NodeId, NodeId, bool)> {
     let Some(source) = ls.index_of(me) else {
         return Vec::new();
     };
@@ -96,8 +125,8 @@ fn parents(ls: &LsGraph, me: NodeId) -> Vec<(NodeId, NodeId)> {
     // `ls.ids` is sorted: so is what is kept of it.
     (0..ls.ids.len() as u32)
         .filter_map(|v| match tree.pred_arc(v) {
-            Some(a) => Some((ls.id_of(v), ls.id_of(ls.graph.arc(a).from))),
-            None => (v == source).then_some((me, me)),
+            Some(a) => Some((ls.id_of(v), ls.id_of(ls.graph.arc(a).from), ls.is_local(v))),
+            None => (v == source).then_some((me, me, true)),
         })
         .collect()
 }
@@ -115,20 +144,20 @@ mod tests {
         for i in 0..u32::from(n) - 1 {
             graph.add_link(i, i + 1, one, one);
         }
-        LsGraph {
-            graph: graph.build(),
-            ids: (1..=n).map(NodeId).collect(),
-        }
+        LsGraph::flat(graph.build(), (1..=n).map(NodeId).collect())
     }
 
     #[test]
     fn the_route_on_starts_here_and_lists_the_transit_nodes_to_the_egress() {
         let mut w = Waypoint::default();
         let r = w.route_on(Instant::ZERO, 1, || line(6), NodeId(2), NodeId(6));
-        assert_eq!(r, Some(&[NodeId(2), NodeId(3), NodeId(4), NodeId(5)][..]));
+        assert_eq!(
+            r,
+            Some((&[NodeId(2), NodeId(3), NodeId(4), NodeId(5)][..], false))
+        );
         // A neighbor egress: the route is this node alone.
         let r = w.route_on(Instant::ZERO, 1, || unreachable!(), NodeId(2), NodeId(3));
-        assert_eq!(r, Some(&[NodeId(2)][..]));
+        assert_eq!(r, Some((&[NodeId(2)][..], false)));
         // An egress the database does not hold.
         let r = w.route_on(Instant::ZERO, 1, || unreachable!(), NodeId(2), NodeId(9));
         assert_eq!(r, None);
@@ -157,6 +186,6 @@ mod tests {
             NodeId(1),
             NodeId(3),
         );
-        assert_eq!(r, Some(&[NodeId(1), NodeId(2)][..]));
+        assert_eq!(r, Some((&[NodeId(1), NodeId(2)][..], false)));
     }
 }

@@ -82,4 +82,9 @@ impl Path {
             n => &self.nodes[1..n - 1],
         }
     }
+
+    /// The node the path ends at.
+    pub fn target(&self) -> NodeIx {
+        self.nodes.last().copied().unwrap_or_default()
+    }
 }

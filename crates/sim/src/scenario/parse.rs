@@ -78,6 +78,7 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
     if raw.radio.is_none() {
         check_radio_needed(ck, node.as_ref(), &variants, models);
     }
+    let areas = check_areas(ck, &raw.topology, names);
     let random = check_random_flows(ck, raw.random_flows.as_ref(), names, raw.seed.unwrap_or(1));
     let first = random.as_ref().map_or(0, Vec::len);
     let listed = check_flows(ck, &raw.flows, first, duration);
@@ -121,5 +122,32 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
         origin_sign_cost: node.origin_sign_cost.unwrap_or(Duration::ZERO),
         watch_flooding: node.watch_flooding.unwrap_or(false),
         strangers: strangers?,
+        areas: areas?,
     })
+}
+
+/// `[topology] areas`: 1 to [`super::spec::MAX_AREAS`], and no more than
+/// the nodes.
+fn check_areas(
+    ck: &mut Checker,
+    t: &super::raw::RawTopology,
+    names: Option<&[String]>,
+) -> Option<usize> {
+    let Some(areas) = &t.areas else {
+        return Some(0);
+    };
+    let n = *areas.get_ref();
+    let nodes = names.map_or(usize::MAX, <[String]>::len);
+    if n == 0 || n > super::spec::MAX_AREAS || n > nodes {
+        ck.refuse(
+            Some(areas.span()),
+            "topology.areas",
+            format!(
+                "{n} areas: 1 to {} and at most one per node",
+                super::spec::MAX_AREAS
+            ),
+        );
+        return None;
+    }
+    Some(n)
 }

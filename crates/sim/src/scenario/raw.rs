@@ -88,6 +88,7 @@ pub(super) struct RawTopology {
     pub(super) paths: Option<usize>,
     pub(super) hops: Option<usize>,
     pub(super) links: Option<Spanned<Vec<Vec<String>>>>,
+    pub(super) areas: Option<Spanned<usize>>,
 }
 
 #[derive(Debug, Default, Deserialize, Clone)]

@@ -102,6 +102,10 @@ pub struct Scenario {
     pub watch_flooding: bool,
     /// Hostile strangers in range of some nodes.
     pub strangers: Vec<StrangerSpec>,
+    /// Routing areas the nodes are split into (`[topology] areas`; 0:
+    /// one flat area): regions of the topology grown from spread-out
+    /// seeds (`crate::topology::partition`), numbered from 1.
+    pub areas: usize,
 }
 
 /// A stranger in range of `near` (no braid node: it has no key), sending
@@ -323,6 +327,9 @@ impl Scenario {
         })
     }
 }
+
+/// Most routing areas a scenario may split its nodes into.
+pub const MAX_AREAS: usize = 4096;
 
 /// Most times one frame is handed to a radio (`persistence`).
 pub const MAX_PERSISTENCE: u32 = 64;

@@ -204,6 +204,8 @@ impl World {
         let roster = scenario
             .sign_origins
             .then(|| config::origin_roster(names.len() as u32));
+        let areas = (scenario.areas > 0)
+            .then(|| crate::topology::partition(names.len(), &edges, scenario.areas));
         for i in 0..names.len() as u32 {
             let own: Vec<usize> = (0..flows.len()).filter(|&k| flows[k].from == i).collect();
             let config = node_config(
@@ -215,6 +217,10 @@ impl World {
                 unmodified[i as usize],
                 roster.as_ref(),
             );
+            let mut config = config;
+            if let Some(areas) = &areas {
+                config.control.area = areas[i as usize];
+            }
             configs.push(config.clone());
             let node = Node::with_lsa_store(
                 NodeId(i as u16),

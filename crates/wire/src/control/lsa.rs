@@ -177,7 +177,7 @@ impl<'b> LsaEntry<'b> {
             l.encode(&mut link);
             out.extend_from_slice(&link);
         }
-        let mut prefix = [0u8; 18];
+        let mut prefix = [0u8; super::prefix::MAX_ENTRY_LEN];
         for p in prefixes {
             let n = p.encoded_len();
             p.write(&mut Writer::new(&mut prefix[..n]));
@@ -222,7 +222,7 @@ impl<'b> LsaEntry<'b> {
             l.encode(&mut link);
             h.update(&link);
         }
-        let mut prefix = [0u8; 18];
+        let mut prefix = [0u8; super::prefix::MAX_ENTRY_LEN];
         for p in prefixes {
             let n = p.encoded_len();
             p.write(&mut Writer::new(&mut prefix[..n]));

@@ -70,6 +70,25 @@ pub enum Prefix {
         /// How many ids follow the first in the run (0-255).
         extra: u8,
     },
+    /// From an area's leader: an IPv4 prefix a router of its area serves
+    /// (a member listed so needs no [`Prefix::Members`] run).
+    Member4 {
+        /// The router that serves it.
+        node: u16,
+        /// The address, most significant byte first.
+        addr: [u8; 4],
+        /// Prefix length in bits (0..=32).
+        len: u8,
+    },
+    /// From an area's leader: an IPv6 prefix a router of its area serves.
+    Member6 {
+        /// The router that serves it.
+        node: u16,
+        /// The address, most significant byte first.
+        addr: [u8; 16],
+        /// Prefix length in bits (0..=128).
+        len: u8,
+    },
     /// From an area's leader: an area adjacent to its own, and the
     /// cheapest link across (metric units).
     Adjacent {
@@ -82,6 +101,10 @@ pub enum Prefix {
 
 /// The preference of an origin that advertises no [`Prefix::Gateway`].
 pub const DEFAULT_PREFERENCE: u8 = 100;
+
+/// The most bytes one entry takes (an IPv6 prefix of an area member: kind,
+/// length, node, address).
+pub(super) const MAX_ENTRY_LEN: usize = 2 + 18;
 
 /// The best quality a client entry can carry.
 pub const CLIENT_QUALITY_MAX: u8 = 255;
@@ -122,6 +145,16 @@ impl core::fmt::Display for Prefix {
             Prefix::Adjacent { area, metric } => {
                 write!(f, "adjacent area {area} (metric {metric})")
             }
+            Prefix::Member4 { node, addr, len } => write!(
+                f,
+                "{}/{len} at member {node}",
+                core::net::Ipv4Addr::from(*addr)
+            ),
+            Prefix::Member6 { node, addr, len } => write!(
+                f,
+                "{}/{len} at member {node}",
+                core::net::Ipv6Addr::from(*addr)
+            ),
         }
     }
 }
@@ -134,6 +167,8 @@ const PREFIX_GATEWAY: u8 = 0x20;
 const PREFIX_AREA: u8 = 0x30;
 const PREFIX_MEMBERS: u8 = 0x31;
 const PREFIX_ADJACENT: u8 = 0x32;
+const PREFIX_MEMBER_V4: u8 = 0x34;
+const PREFIX_MEMBER_V6: u8 = 0x36;
 
 impl Prefix {
     /// The client this entry names and its quality: its address (an IPv4
@@ -162,6 +197,17 @@ impl Prefix {
         }
     }
 
+    /// The router of a leader's area that serves this prefix, and the
+    /// prefix as the router's own advertisement says it, if this is a
+    /// member's prefix.
+    pub fn member(&self) -> Option<(u16, Prefix)> {
+        match *self {
+            Prefix::Member4 { node, addr, len } => Some((node, Prefix::V4 { addr, len })),
+            Prefix::Member6 { node, addr, len } => Some((node, Prefix::V6 { addr, len })),
+            _ => None,
+        }
+    }
+
     /// The origin's area and transit cost, if this is an area entry.
     pub fn area(&self) -> Option<(u16, u32)> {
         match *self {
@@ -182,6 +228,8 @@ impl Prefix {
             PREFIX_GATEWAY => Ok((4, u8::MAX)),
             PREFIX_AREA | PREFIX_ADJACENT => Ok((6, 0)),
             PREFIX_MEMBERS => Ok((2, u8::MAX)),
+            PREFIX_MEMBER_V4 => Ok((6, 32)),
+            PREFIX_MEMBER_V6 => Ok((18, 128)),
             other => Err(WireError::InvalidField {
                 field: "prefix kind",
                 value: other as u32,
@@ -195,6 +243,8 @@ impl Prefix {
             Prefix::V6 { .. } | Prefix::Client6 { .. } => 16,
             Prefix::Area { .. } | Prefix::Adjacent { .. } => 6,
             Prefix::Members { .. } => 2,
+            Prefix::Member4 { .. } => 6,
+            Prefix::Member6 { .. } => 18,
         }
     }
 
@@ -241,6 +291,20 @@ impl Prefix {
                 first: u16::from_be_bytes([a[0], a[1]]),
                 extra: len,
             },
+            PREFIX_MEMBER_V4 => Prefix::Member4 {
+                node: u16::from_be_bytes([a[0], a[1]]),
+                addr: [a[2], a[3], a[4], a[5]],
+                len,
+            },
+            PREFIX_MEMBER_V6 => {
+                let mut addr = [0u8; 16];
+                addr.copy_from_slice(&a[2..]);
+                Prefix::Member6 {
+                    node: u16::from_be_bytes([a[0], a[1]]),
+                    addr,
+                    len,
+                }
+            }
             _ => {
                 let mut addr = [0u8; 16];
                 addr.copy_from_slice(a);
@@ -300,13 +364,25 @@ impl Prefix {
                 w.u8(*extra);
                 w.put(&first.to_be_bytes());
             }
+            Prefix::Member4 { node, addr, len } => {
+                w.u8(PREFIX_MEMBER_V4);
+                w.u8(*len);
+                w.put(&node.to_be_bytes());
+                w.put(addr);
+            }
+            Prefix::Member6 { node, addr, len } => {
+                w.u8(PREFIX_MEMBER_V6);
+                w.u8(*len);
+                w.put(&node.to_be_bytes());
+                w.put(addr);
+            }
         }
     }
 
     pub(super) fn check(&self) -> Result<(), WireError> {
         let (len, max) = match self {
-            Prefix::V4 { len, .. } => (*len, 32),
-            Prefix::V6 { len, .. } => (*len, 128),
+            Prefix::V4 { len, .. } | Prefix::Member4 { len, .. } => (*len, 32),
+            Prefix::V6 { len, .. } | Prefix::Member6 { len, .. } => (*len, 128),
             Prefix::Client4 { quality, .. } | Prefix::Client6 { quality, .. } => {
                 if *quality == 0 {
                     return Err(WireError::InvalidField {

@@ -251,6 +251,20 @@ fn expect_lsas(bundle: &LsaBundle<'_>, e: &mut Expected) {
                     e.n("braid.lsa.members.extra", extra);
                     e.n("braid.lsa.members.first", first);
                 }
+                Prefix::Member4 { node, addr, len } => {
+                    e.kind("lsa/member4");
+                    e.n("braid.lsa.prefix.kind", 0x34u8);
+                    e.n("braid.lsa.prefix.length", len);
+                    e.n("braid.lsa.member.node", node);
+                    e.s("braid.lsa.member.v4", Ipv4Addr::from(addr));
+                }
+                Prefix::Member6 { node, addr, len } => {
+                    e.kind("lsa/member6");
+                    e.n("braid.lsa.prefix.kind", 0x36u8);
+                    e.n("braid.lsa.prefix.length", len);
+                    e.n("braid.lsa.member.node", node);
+                    e.s("braid.lsa.member.v6", Ipv6Addr::from(addr));
+                }
                 Prefix::Adjacent { area, metric } => {
                     e.kind("lsa/adjacent");
                     e.n("braid.lsa.prefix.kind", 0x32u8);

@@ -235,7 +235,7 @@ struct Parts {
     /// A tree-mode data header.
     tree: DataHeader,
     links: [LsaLink; 2],
-    prefixes: [Prefix; 8],
+    prefixes: [Prefix; 10],
     reports: [ProbeReport; 2],
 }
 
@@ -322,6 +322,16 @@ impl Parts {
             Prefix::Adjacent {
                 area: 8,
                 metric: 1_200,
+            },
+            Prefix::Member4 {
+                node: 1_001,
+                addr: [198, 18, 3, 0],
+                len: 24,
+            },
+            Prefix::Member6 {
+                node: 1_002,
+                addr: "2001:2:0:3::".parse::<Ipv6Addr>().unwrap().octets(),
+                len: 64,
             },
         ];
         let reports = [

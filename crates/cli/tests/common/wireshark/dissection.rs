@@ -17,7 +17,7 @@ pub const GENERATED: [&str; 7] = [
 ];
 
 /// Subtrees: their children are the fields.
-pub const SUBTREES: [&str; 21] = [
+pub const SUBTREES: [&str; 22] = [
     "braid.data",
     "braid.data.group",
     "braid.data.route",
@@ -34,6 +34,7 @@ pub const SUBTREES: [&str; 21] = [
     "braid.lsa.area",
     "braid.lsa.members",
     "braid.lsa.adjacent",
+    "braid.lsa.member",
     "braid.path_report",
     "braid.path_report.entry",
     "braid.challenge",

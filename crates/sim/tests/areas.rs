@@ -1,0 +1,80 @@
+//! Routing areas (docs/protocol.md, "Areas"): every router keeps its own
+//! area's advertisements and one summary per other area, and packets
+//! cross areas through the routers at their borders.
+
+use braid_proto::node::NodeCounters;
+use braid_proto::time::Instant;
+use braid_sim::{Scenario, World};
+
+fn scenario(topology: &str, flows: &str) -> Scenario {
+    let text = format!("duration = \"40s\"\n[topology]\n{topology}\n{flows}");
+    Scenario::parse("areas.toml", &text).unwrap()
+}
+
+fn sum(w: &World, f: impl Fn(&NodeCounters) -> u64) -> u64 {
+    w.nodes().iter().map(|n| f(&n.counters())).sum()
+}
+
+/// Each router's database size, and its area.
+fn databases(w: &World) -> Vec<(usize, u16)> {
+    w.nodes()
+        .iter()
+        .map(|n| (n.control().lsdb().len(), n.control().config().area))
+        .collect()
+}
+
+#[test]
+fn a_line_of_two_areas_carries_a_flow_from_end_to_end() {
+    let s = scenario(
+        "kind = \"line\"\nnodes = 20\nareas = 2",
+        "[[flows]]\nfrom = \"n1\"\nto = \"n20\"\nsize = 200\ninterval = \"20ms\"\ncount = 500\nstart = \"20s\"\n\
+         [[flows]]\nfrom = \"n17\"\nto = \"n3\"\nsize = 200\ninterval = \"20ms\"\ncount = 500\nstart = \"20s\"\nmode = \"mirror:2\"\n",
+    );
+    let mut w = World::new(&s, 1).unwrap();
+    w.run_until(Instant::from_millis(40_000), |_| {});
+    let r = w.result(&s, 1);
+    for f in &r.flows {
+        eprintln!("{f:?}");
+        assert_eq!((f.sent, f.lost, f.duplicates), (500, 0, 0), "{f:?}");
+    }
+    // The areas are the line's halves; each router holds its half's ten
+    // advertisements and the other half's leader's (a router that led
+    // for a moment while it knew only itself may still be held: its
+    // summary ages out).
+    let dbs = databases(&w);
+    eprintln!("{dbs:?}");
+    for (i, &(len, area)) in dbs.iter().enumerate() {
+        assert_eq!(area, if i < 10 { 1 } else { 2 }, "n{}", i + 1);
+        assert!((11..=13).contains(&len), "n{}: {len} advertisements", i + 1);
+    }
+    // Packets to the other half were routed on where they entered it.
+    assert!(w.nodes()[10].counters().routed_on >= 500);
+    assert!(w.nodes()[9].counters().routed_on >= 500);
+    assert_eq!(sum(&w, |c| c.hop_limit_exceeded + c.not_on_route), 0);
+}
+
+#[test]
+fn random_flows_in_a_mesh_of_four_areas_arrive_as_in_the_flat_mesh() {
+    // 400 routers (geometric, degree 8); the same 40 random flows flat
+    // and in four areas.
+    let run = |areas: &str| {
+        let s = scenario(
+            &format!("kind = \"geometric\"\nnodes = 400\ndegree = 8\n{areas}"),
+            "[random_flows]\nflows = 40\nsize = 160\ninterval = \"20ms\"\ncount = 250\nstart = \"20s\"\n",
+        );
+        let mut w = World::new(&s, 1).unwrap();
+        w.run_until(Instant::from_millis(40_000), |_| {});
+        let r = w.result(&s, 1);
+        let delivered: Vec<u64> = r.flows.iter().map(|f| f.delivered).collect();
+        let mean_db = databases(&w).iter().map(|d| d.0).sum::<usize>() as f64 / 400.0;
+        (delivered, mean_db, sum(&w, |c| c.hop_limit_exceeded))
+    };
+    let (flat, flat_db, _) = run("");
+    let (areas, areas_db, looped) = run("areas = 4");
+    eprintln!("flat {flat:?} (database {flat_db:.0})\nareas {areas:?} (database {areas_db:.0})");
+    assert_eq!(areas, flat, "every flow arrives as it does flat");
+    assert!(flat.iter().filter(|&&d| d == 250).count() >= 35, "{flat:?}");
+    // A quarter of the routers, and a summary per area (or two).
+    assert!(areas_db < flat_db * 0.4, "{areas_db} against {flat_db}");
+    assert_eq!(looped, 0);
+}
