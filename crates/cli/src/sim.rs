@@ -165,6 +165,25 @@ pub fn table(report: &ScenarioReport) -> String {
             }
         }
     }
+    // What one router holds and sends: per variant, over its runs.
+    for v in &report.variants {
+        let runs = v.runs.len().max(1) as f64;
+        let mean = |f: fn(&braid_sim::RouterStats) -> f64| {
+            v.runs.iter().map(|r| f(&r.routers)).sum::<f64>() / runs
+        };
+        let max = v
+            .runs
+            .iter()
+            .map(|r| r.routers.database_max)
+            .max()
+            .unwrap_or(0);
+        out += &format!(
+            "{}: per router: {:.0} advertisements held (at most {max}), {:.0} control bytes/s sent\n",
+            v.name.as_deref().unwrap_or("run"),
+            mean(|p| p.database_mean),
+            mean(|p| p.control_bytes_per_s)
+        );
+    }
     out += &format!(
         "{} events, {} packet-hops simulated\n",
         report.events, report.packet_hops

@@ -960,8 +960,7 @@ impl Lsdb {
         let local = ids
             .iter()
             .map(|&id| {
-                self.get(id).is_none_or(&is_local)
-                    && map.area_of(id).is_none_or(|a| a == area)
+                self.get(id).is_none_or(&is_local) && map.area_of(id).is_none_or(|a| a == area)
             })
             .collect();
         LsGraph {

@@ -130,6 +130,18 @@ pub struct RunResult {
     /// watch_flooding = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flooding: Option<FloodStats>,
+    /// What one router holds and sends, at the end of the run.
+    pub routers: RouterStats,
+}
+
+/// Per router: its link-state database at the end of the run (mean and
+/// largest number of advertisements held) and the control traffic it
+/// broadcast (probes and floods), bytes per second of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RouterStats {
+    pub database_mean: f64,
+    pub database_max: usize,
+    pub control_bytes_per_s: f64,
 }
 
 /// Flooding times: of the watched origins' advertisement instances, how

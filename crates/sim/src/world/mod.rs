@@ -32,7 +32,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::event::EventQueue;
 use crate::link::Fate;
-use crate::results::RunResult;
+use crate::results::{RouterStats, RunResult};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::stranger::Stranger;
 use config::{flow_rules, node_config};
@@ -107,6 +107,8 @@ pub struct World {
     rng: ChaCha8Rng,
     now: Instant,
     packet_hops: u64,
+    /// Bytes of every control message broadcast (probes, floods).
+    control_bytes: u64,
     node_events: BTreeMap<&'static str, u64>,
     capture: Option<crate::pcap::Capture>,
     /// Every node's link-state records, interned: an advertisement all
@@ -276,6 +278,7 @@ impl World {
             rng,
             now: Instant::ZERO,
             packet_hops: 0,
+            control_bytes: 0,
             node_events: BTreeMap::new(),
             capture: None,
             unmodified,
@@ -368,7 +371,10 @@ impl World {
         while let Some(t) = self.nodes[i as usize].poll_transmit(self.now) {
             let bytes: Rc<[u8]> = t.bytes.into();
             match t.dest {
-                Dest::AllNeighbors => self.broadcast(i, &bytes, t.rate),
+                Dest::AllNeighbors => {
+                    self.control_bytes += bytes.len() as u64;
+                    self.broadcast(i, &bytes, t.rate)
+                }
                 Dest::Neighbor(n) => self.unicast(i, n.0 as u32, &bytes, t.rate),
             }
         }
@@ -909,6 +915,27 @@ impl World {
             links,
             injected: self.strangers.iter().map(|s| s.forger.sent).sum(),
             flooding: self.flooding.as_ref().map(FloodWatch::stats),
+            routers: self.router_stats(),
+        }
+    }
+
+    /// What one router holds and sends ([`RouterStats`]).
+    fn router_stats(&self) -> RouterStats {
+        let sizes: Vec<usize> = self
+            .nodes
+            .iter()
+            .map(|n| n.control().lsdb().len())
+            .collect();
+        let n = sizes.len().max(1) as f64;
+        let secs = self.now.as_micros() as f64 / 1e6;
+        RouterStats {
+            database_mean: sizes.iter().sum::<usize>() as f64 / n,
+            database_max: sizes.iter().copied().max().unwrap_or(0),
+            control_bytes_per_s: if secs > 0.0 {
+                self.control_bytes as f64 / n / secs
+            } else {
+                0.0
+            },
         }
     }
 }
