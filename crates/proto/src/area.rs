@@ -11,15 +11,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use braid_wire::{NodeId, Prefix};
 
-use crate::lsdb::LsaRecord;
-
-/// The area an advertisement's origin belongs to: its first
-/// [`Prefix::Area`] entry, else area 0.
-pub fn area_of(r: &LsaRecord) -> u16 {
-    area_in(&r.prefixes)
-}
-
-/// The area of a list of entries: the first [`Prefix::Area`], else 0.
+/// The area of an advertisement's entries: the first [`Prefix::Area`], else 0.
 pub fn area_in(prefixes: &[Prefix]) -> u16 {
     prefixes
         .iter()
@@ -64,15 +56,16 @@ pub struct AreaMap {
 }
 
 impl AreaMap {
-    /// The map of every summary among `records`.
-    pub fn new<'a>(records: impl IntoIterator<Item = &'a LsaRecord>) -> Self {
+    /// The map of every summary among the advertisements (origin and
+    /// entries) of `records`.
+    pub fn new<'a>(records: impl IntoIterator<Item = (NodeId, &'a [Prefix])>) -> Self {
         let mut map = AreaMap::default();
-        for r in records {
-            if !is_summary(&r.prefixes) {
+        for (origin, prefixes) in records {
+            if !is_summary(prefixes) {
                 continue;
             }
             let mut area = None;
-            for p in r.prefixes.iter() {
+            for p in prefixes {
                 match *p {
                     Prefix::Area { id, transit } if area.is_none() => area = Some((id, transit)),
                     Prefix::Members { first, extra } => {
@@ -90,8 +83,7 @@ impl AreaMap {
                 }
             }
             let (id, transit) = area.unwrap_or((0, 0));
-            let adjacent = r
-                .prefixes
+            let adjacent = prefixes
                 .iter()
                 .filter_map(|p| match *p {
                     Prefix::Adjacent { area, metric } if area != id => Some((area, metric)),
@@ -99,14 +91,14 @@ impl AreaMap {
                 })
                 .collect();
             let summary = AreaSummary {
-                leader: r.origin,
+                leader: origin,
                 transit,
                 adjacent,
             };
             // Two leaders of one area (split, or a handover in flight):
             // the lower id's summary stands for the area.
             match map.areas.get(&id) {
-                Some(s) if s.leader < r.origin => {}
+                Some(s) if s.leader < origin => {}
                 _ => {
                     map.areas.insert(id, summary);
                 }
@@ -271,10 +263,12 @@ mod tests {
         transit: u32,
         members: &[u16],
         adj: &[(u16, u32)],
-    ) -> LsaRecord {
+    ) -> (NodeId, Vec<Prefix>) {
         let members: Vec<NodeId> = members.iter().map(|&m| NodeId(m)).collect();
-        let prefixes = summary_entries(area, transit, &members, &[], adj);
-        LsaRecord::new(NodeId(origin), 1, Box::new([]), prefixes.into())
+        (
+            NodeId(origin),
+            summary_entries(area, transit, &members, &[], adj),
+        )
     }
 
     #[test]
@@ -336,8 +330,7 @@ mod tests {
                 Prefix::Members { first: 7, extra: 0 },
             ]
         );
-        let r = LsaRecord::new(NodeId(5), 1, Box::new([]), e.into());
-        let map = AreaMap::new([&r]);
+        let map = AreaMap::new([(NodeId(5), &e[..])]);
         assert_eq!(map.area_of(NodeId(6)), Some(2));
         assert_eq!(map.area_of(NodeId(7)), Some(2));
     }
@@ -348,7 +341,7 @@ mod tests {
             leader(5, 1, 100, &[1, 2, 3, 5, 9], &[(2, 10)]),
             leader(4, 2, 300, &[4, 6, 7, 8, 65535], &[(1, 10)]),
         ];
-        let map = AreaMap::new(&recs);
+        let map = AreaMap::new(recs.iter().map(|(o, p)| (*o, &p[..])));
         assert_eq!(map.len(), 2);
         for (id, area) in [
             (1, Some(1)),
@@ -366,7 +359,7 @@ mod tests {
     #[test]
     fn the_lower_leader_of_a_split_area_stands_for_it() {
         let recs = [leader(9, 1, 100, &[9], &[]), leader(3, 1, 50, &[3], &[])];
-        let map = AreaMap::new(&recs);
+        let map = AreaMap::new(recs.iter().map(|(o, p)| (*o, &p[..])));
         assert_eq!(map.leader(1), Some(NodeId(3)));
         // Both halves' members are known.
         assert_eq!(map.area_of(NodeId(9)), Some(1));
@@ -382,13 +375,15 @@ mod tests {
             leader(4, 4, 900, &[4], &[(1, 10), (3, 10)]),
             leader(5, 5, 1, &[5], &[]),
         ];
-        let d = AreaMap::new(&recs).distances_from(1);
+        let d = AreaMap::new(recs.iter().map(|(o, p)| (*o, &p[..]))).distances_from(1);
         assert_eq!(d[&1], 100);
         assert_eq!(d[&2], 100 + 10 + 200);
         assert_eq!(d[&3], 100 + 10 + 200 + 10 + 300);
         assert_eq!(d[&4], 100 + 10 + 900);
         assert!(!d.contains_key(&5));
-        assert!(AreaMap::new(&recs).distances_from(7).is_empty());
+        assert!(AreaMap::new(recs.iter().map(|(o, p)| (*o, &p[..])))
+            .distances_from(7)
+            .is_empty());
     }
 
     #[test]

@@ -23,7 +23,8 @@ use std::collections::BTreeMap;
 
 use braid_wire::NodeId;
 
-use crate::lsdb::{LsGraph, Lsdb};
+use crate::lsdb::Lsdb;
+use crate::lsgraph::LsGraph;
 use crate::paths::{entry_tree_from, ShortestPathTree};
 
 /// Most (entry point, destination) entries kept before the tables start

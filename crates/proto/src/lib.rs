@@ -39,6 +39,7 @@ pub mod generate;
 pub mod graph;
 pub mod linkest;
 pub mod lsdb;
+pub mod lsgraph;
 pub mod metric;
 pub mod netjson;
 pub mod node;

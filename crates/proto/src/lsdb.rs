@@ -28,8 +28,7 @@ use std::time::Duration;
 
 use braid_wire::{Lsa, LsaLink, NodeId, Prefix, DEFAULT_PREFERENCE, ORIGIN_SIGNATURE_LEN};
 
-use crate::area::{area_of, AreaMap};
-use crate::graph::{Graph, GraphBuilder, NodeIx};
+use crate::area::area_in;
 use crate::metric::Metric;
 use crate::time::Instant;
 
@@ -664,7 +663,7 @@ impl Lsdb {
     ) -> Option<u8> {
         out.clear();
         let mut best: Option<(u8, u8, u8)> = None;
-        let my_area = self.get(me).map_or(0, area_of);
+        let my_area = self.get(me).map_or(0, |r| area_in(&r.prefixes));
         fn offer(
             best: &mut Option<(u8, u8, u8)>,
             rank: (u8, u8, u8),
@@ -680,7 +679,7 @@ impl Lsdb {
             }
         }
         for r in self.records() {
-            if area_of(r) != my_area {
+            if area_in(&r.prefixes) != my_area {
                 // Another area's summary: what its members serve.
                 for p in r.prefixes.iter() {
                     let Some((node, prefix)) = p.member() else {
@@ -712,12 +711,12 @@ impl Lsdb {
     /// a flow that started with it may stay with it (it still serves the
     /// destination as specifically as it did).
     pub fn serves(&self, origin: NodeId, dst: &[u8; 16], v4: bool, me: NodeId) -> Option<u8> {
-        let my_area = self.get(me).map_or(0, area_of);
-        let Some(r) = self.get(origin).filter(|r| area_of(r) == my_area) else {
+        let my_area = self.get(me).map_or(0, |r| area_in(&r.prefixes));
+        let Some(r) = self.get(origin).filter(|r| area_in(&r.prefixes) == my_area) else {
             // Of another area: as its leader's summary lists it.
             return self
                 .records()
-                .filter(|r| area_of(r) != my_area)
+                .filter(|r| area_in(&r.prefixes) != my_area)
                 .flat_map(|r| r.prefixes.iter().filter_map(Prefix::member))
                 .filter(|&(node, _)| node == origin.0)
                 .filter_map(|(_, p)| prefix_len_covering(&p, dst, v4))
@@ -850,127 +849,6 @@ impl Lsdb {
             .map(|l| Metric::from_units(l.metric_in));
         direction_cost(Metric::from_units(link.metric_out), head_in)
     }
-
-    /// Builds the graph of everything known. A link is in it only when
-    /// both ends list it (the two-way check of RFC 2328 §16.1): one end's
-    /// word is not enough, so a stale advertisement of a router that
-    /// restarted or left cannot keep links alive, and no router attracts
-    /// traffic with links nobody confirms. Both ends estimate both
-    /// directions; a direction costs the worse of its two ends' word (the
-    /// tail's `metric_out`, the head's `metric_in`). So an operator's cost
-    /// override at either end (which raises both figures that end
-    /// advertises) holds in both directions, everywhere in the network,
-    /// and no router can make a link look better than its other end sees
-    /// it. Nodes are sorted by id, so the graph and every path computed on
-    /// it are the same for the same database.
-    pub fn graph(&self) -> LsGraph {
-        self.graph_in(0)
-    }
-
-    /// [`Self::graph`] as a router of `area` sees it (docs/protocol.md,
-    /// "Areas"): the links of its area's routers; each link from one of
-    /// them to a router another area's summary lists, one way (the
-    /// member's word); and from each such router a link to the leader of
-    /// every other area it leads to, costing the area-level distance. With
-    /// no summaries held (a flat network) it is the whole database's graph.
-    pub fn graph_in(&self, area: u16) -> LsGraph {
-        let map = AreaMap::new(self.records());
-        let is_local = |r: &LsaRecord| area_of(r) == area;
-        let mut ids: Vec<NodeId> = self.records().map(|r| r.origin).collect();
-        for r in self.records().filter(|r| is_local(r)) {
-            ids.extend(r.links.iter().map(|l| l.neighbor));
-        }
-        ids.sort_unstable();
-        ids.dedup();
-        // Per physical link (lower id, higher id, link id): what each end
-        // advertised (its out, its in), once each end has listed it.
-        type Dir = Option<(Metric, Metric)>;
-        let mut links: BTreeMap<(NodeId, NodeId, u8), (Dir, Dir)> = BTreeMap::new();
-        // Links into other areas: (member, router beyond, its area, cost).
-        let mut crossings: Vec<(NodeId, NodeId, u16, Metric)> = Vec::new();
-        for r in self.records().filter(|r| is_local(r)) {
-            for l in r.links.iter() {
-                let beyond = match self.get(l.neighbor) {
-                    Some(n) if is_local(n) => None,
-                    _ => map.area_of(l.neighbor).filter(|&b| b != area),
-                };
-                if let Some(b) = beyond {
-                    let cost = direction_cost(Metric::from_units(l.metric_out), None);
-                    crossings.push((r.origin, l.neighbor, b, cost));
-                    continue;
-                }
-                if l.neighbor == r.origin {
-                    continue;
-                }
-                let (lo, hi) = (r.origin.min(l.neighbor), r.origin.max(l.neighbor));
-                let entry = links.entry((lo, hi, l.link_id)).or_insert((None, None));
-                let own = if r.origin == lo {
-                    &mut entry.0
-                } else {
-                    &mut entry.1
-                };
-                // A record lists a link once (duplicates keep the first).
-                own.get_or_insert((
-                    Metric::from_units(l.metric_out),
-                    Metric::from_units(l.metric_in),
-                ));
-            }
-        }
-        let index = |id: NodeId| ids.binary_search(&id).expect("collected above") as NodeIx;
-        let mut b = GraphBuilder::new(ids.len());
-        for ((lo, hi, _), (lo_end, hi_end)) in links {
-            // The two-way check: a link only one end lists is left out.
-            let (Some((lo_out, lo_in)), Some((hi_out, hi_in))) = (lo_end, hi_end) else {
-                continue;
-            };
-            b.add_link(
-                index(lo),
-                index(hi),
-                Some(direction_cost(lo_out, Some(hi_in))),
-                Some(direction_cost(hi_out, Some(lo_in))),
-            );
-        }
-        let mut distances: BTreeMap<u16, BTreeMap<u16, u64>> = BTreeMap::new();
-        let mut entries: Vec<NodeId> = Vec::new();
-        for &(member, beyond, their_area, cost) in &crossings {
-            if cost.is_infinite() {
-                continue;
-            }
-            b.add_link(index(member), index(beyond), Some(cost), None);
-            entries.push(beyond);
-            distances
-                .entry(their_area)
-                .or_insert_with(|| map.distances_from(their_area));
-        }
-        entries.sort_unstable();
-        entries.dedup();
-        // From each router beyond, to the leader of each area it leads to.
-        for &entry in &entries {
-            let Some(from) = map.area_of(entry) else {
-                continue;
-            };
-            for (&z, &d) in &distances[&from] {
-                let leader = map.leader(z).filter(|&l| l != entry);
-                if let (true, Some(l)) = (z != area, leader) {
-                    let cost = Metric::from_units(d.min(u64::from(u32::MAX - 1)) as u32);
-                    b.add_link(index(entry), index(l), Some(cost), None);
-                }
-            }
-        }
-        let local = ids
-            .iter()
-            .map(|&id| {
-                self.get(id).is_none_or(&is_local) && map.area_of(id).is_none_or(|a| a == area)
-            })
-            .collect();
-        LsGraph {
-            graph: b.build(),
-            ids,
-            local,
-            areas: map,
-            area,
-        }
-    }
 }
 
 /// What one direction of a link costs: the worse of its two ends' word,
@@ -987,91 +865,6 @@ fn forget_second(per_second: &mut BTreeMap<u32, u32>, s: u32) {
         if *n == 0 {
             per_second.remove(&s);
         }
-    }
-}
-
-/// A graph built from the database, with its node ids.
-#[derive(Debug, Clone)]
-pub struct LsGraph {
-    /// The graph; node index i is node `ids[i]`.
-    pub graph: Graph,
-    /// Node id of each graph index, sorted.
-    pub ids: Vec<NodeId>,
-    /// Whether each node is of the graph's area (every node, in a flat
-    /// network): a source route ends at the first that is not.
-    local: Vec<bool>,
-    /// The other areas, from their leaders' summaries.
-    areas: AreaMap,
-    /// The area the graph was built for.
-    area: u16,
-}
-
-impl LsGraph {
-    /// A graph of one flat area (area 0): node index i is `ids[i]`.
-    pub fn flat(graph: Graph, ids: Vec<NodeId>) -> Self {
-        LsGraph {
-            local: vec![true; ids.len()],
-            graph,
-            ids,
-            areas: AreaMap::default(),
-            area: 0,
-        }
-    }
-
-    /// The graph index of node `id`, if the graph has it.
-    pub fn index_of(&self, id: NodeId) -> Option<NodeIx> {
-        self.ids.binary_search(&id).ok().map(|i| i as NodeIx)
-    }
-
-    /// Where paths toward `dst` end: `dst` itself when it is of the
-    /// graph's area, else the leader of its area (which stands for it).
-    pub fn target_of(&self, dst: NodeId) -> Option<NodeIx> {
-        match self.index_of(dst) {
-            Some(v) if self.local[v as usize] => Some(v),
-            _ => {
-                let area = self.areas.area_of(dst).filter(|&a| a != self.area)?;
-                self.index_of(self.areas.leader(area)?)
-            }
-        }
-    }
-
-    /// The route of a path (its `transit` nodes, then `target`, where
-    /// [`Self::target_of`] the egress led): the transit nodes' ids, and
-    /// false, when the target is of the graph's area; else the nodes up
-    /// to the first beyond the area, which routes the packet on, and
-    /// true (docs/protocol.md, "Areas").
-    pub fn route_of(&self, transit: &[NodeIx], target: NodeIx) -> (Vec<NodeId>, bool) {
-        if self.local[target as usize] {
-            return (transit.iter().map(|&v| self.id_of(v)).collect(), false);
-        }
-        let mut route = Vec::new();
-        for &v in transit.iter().chain(std::iter::once(&target)) {
-            route.push(self.id_of(v));
-            if !self.local[v as usize] {
-                break;
-            }
-        }
-        (route, true)
-    }
-
-    /// Whether node `v` is of the graph's area.
-    pub fn is_local(&self, v: NodeIx) -> bool {
-        self.local[v as usize]
-    }
-
-    /// The areas the graph knows of beyond its own.
-    pub fn areas(&self) -> &AreaMap {
-        &self.areas
-    }
-
-    /// The area the graph was built for.
-    pub fn area(&self) -> u16 {
-        self.area
-    }
-
-    /// The node id of graph index `v`.
-    pub fn id_of(&self, v: NodeIx) -> NodeId {
-        self.ids[v as usize]
     }
 }
 
@@ -1131,8 +924,9 @@ fn gateway_of(r: &LsaRecord) -> (u8, u32) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::lsgraph::LsGraph;
     use braid_wire::{ControlHeader, ControlMessage, MessageType};
 
     fn offer(
@@ -1157,7 +951,8 @@ mod tests {
         }
     }
 
-    fn link(to: u16, out: u32, inn: u32) -> LsaLink {
+    /// A link to `to` with its metrics out and in (also lsgraph.rs's tests).
+    pub(crate) fn link(to: u16, out: u32, inn: u32) -> LsaLink {
         LsaLink {
             neighbor: NodeId(to),
             link_id: 0,

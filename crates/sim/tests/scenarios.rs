@@ -333,19 +333,22 @@ fn transient_failures_move_routes_only_without_ignore_fail() {
     assert!(changes[0].1 * 4 > changes[1].1 * 5, "{changes:?}");
 }
 
-/// Every simulator scenario shipped in `scenarios/` (not the lab's in
-/// `scenarios/lab/`) passes the checks a user's file gets.
+/// Every simulator scenario shipped in `scenarios/` and `scenarios/bench/`
+/// (not the lab's in `scenarios/lab/`) passes the checks a user's file
+/// gets.
 #[test]
 fn every_shipped_scenario_parses() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
     let mut checked = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "toml") {
-            if let Err(e) = Scenario::load(&path) {
-                panic!("{}: {e}", path.display());
+    for d in [dir.clone(), dir.join("bench")] {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                if let Err(e) = Scenario::load(&path) {
+                    panic!("{}: {e}", path.display());
+                }
+                checked += 1;
             }
-            checked += 1;
         }
     }
     assert!(

@@ -441,6 +441,8 @@ struct NodeSettings {
 fn check_node_config(found: &mut Findings<'_>, raw: &ConfigFile, node: NodeId) -> NodeSettings {
     let mut nc = NodeConfig::default();
     nc.control.prefixes = check_prefixes(found, &raw.prefixes, "prefixes");
+    // Any 16-bit area (docs/protocol.md, "Areas"): 0 is the flat default.
+    nc.control.area = raw.area.as_ref().map_or(0, |a| *a.get_ref());
     check_probe_intervals(found, &raw.probes, &mut nc);
     let default_mode = check_mode(found, raw.mode.as_ref());
     if let Some(p) = in_range(

@@ -45,6 +45,8 @@ pub struct ConfigFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paths: Option<Spanned<usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub area: Option<Spanned<u16>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub late_binding: Option<Spanned<usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub equalise_delay: Option<bool>,
@@ -350,6 +352,7 @@ impl ConfigFile {
             reorder_max_wait: None,
             dedup_window: None,
             paths: None,
+            area: None,
             late_binding: None,
             equalise_delay: None,
             pace: None,

@@ -99,6 +99,21 @@ fn a_good_file_gives_the_node_its_settings() {
 }
 
 #[test]
+fn the_area_reaches_the_control_plane_and_defaults_to_the_flat_one() {
+    let parse = |extra: &str| {
+        let text = format!("node = 1\n{extra}[[interface]]\nname = \"a\"\n");
+        Config::parse("a.toml", &text).map(|c| c.node_config.control.area)
+    };
+    assert_eq!(parse("").unwrap(), 0);
+    assert_eq!(parse("area = 7\n").unwrap(), 7);
+    assert_eq!(parse("area = 65535\n").unwrap(), 65535);
+    let e = parse("area = 65536\n").unwrap_err().to_string();
+    assert!(e.contains("area"), "{e}");
+    let e = parse("area = -1\n").unwrap_err().to_string();
+    assert!(e.contains("area"), "{e}");
+}
+
+#[test]
 fn window_and_binding_fields_reach_the_node() {
     let text = "node = 1\nreorder = true\nreorder_window = 64\nreorder_max_wait = \"30ms\"\n\
                 dedup_window = 1024\nlate_binding = 4\nsend_buffer = 65536\n\

@@ -539,7 +539,7 @@ fn control_families(out: &mut String, id: &str, node: &Node, now: Instant) {
         out,
         "braid_control_events_total",
         "counter",
-        "Link-state events: neighbors_new and neighbors_restarted (each got a probe and the database), stale_answered (an older advertisement answered with ours), own_seq_jumps (numbered past our own advertisement from before a restart), flushes_received, resyncs (repair floods), origin_checks (advertisements whose origin signature was checked).",
+        "Link-state events: neighbors_new and neighbors_restarted (each got a probe and the database), stale_answered (an older advertisement answered with ours), own_seq_jumps (numbered past our own advertisement from before a restart), flushes_received, resyncs (repair floods), origin_checks (advertisements whose origin signature was checked), lsas_other_area (advertisements of another area's routers, not kept).",
     );
     for (what, n) in [
         ("neighbors_new", cc.neighbors_new),
@@ -555,6 +555,7 @@ fn control_families(out: &mut String, id: &str, node: &Node, now: Instant) {
         ("challenges_limited", cc.challenges_limited),
         ("unverified", cc.unverified),
         ("duplicate_id_signs", cc.duplicate_id_signs),
+        ("lsas_other_area", cc.lsas_other_area),
     ] {
         f.sample(&[me(), ("what", what.into())], n as f64);
     }

@@ -33,6 +33,7 @@
 //! pending are at most one per stream, floods pending at most one per
 //! origin in the database.
 
+mod advertised;
 mod area;
 mod config;
 mod costs;
@@ -51,9 +52,8 @@ use rand_core::RngCore;
 
 use crate::auth::{AuthConfig, AuthError, Authenticator, Passed};
 use crate::linkest::{LinkEstimate, LinkEstimator};
-use crate::lsdb::{
-    instance_order, seq_newer, Install, LsGraph, LsaRecord, LsaStore, Lsdb, FLUSH_AGE,
-};
+use crate::lsdb::{instance_order, seq_newer, Install, LsaRecord, LsaStore, Lsdb, FLUSH_AGE};
+use crate::lsgraph::LsGraph;
 use crate::metric::CostFactor;
 use crate::origin::OriginRefusal;
 use crate::random::uniform;
@@ -674,66 +674,6 @@ impl ControlPlane {
         if self.links_changed(&current) {
             self.originate(now, current, rng);
         }
-    }
-
-    /// The clients this node serves as an access point, with their
-    /// qualities ([`Prefix::Client4`], [`Prefix::Client6`]): advertised in
-    /// the next advertisement (within `lsa_min_interval`), after the
-    /// configured prefixes. Returns how many did not fit: an advertisement
-    /// carries at most `max_prefixes` (of the database's bounds) in all.
-    pub fn set_clients(&mut self, mut clients: Vec<Prefix>) -> usize {
-        let fixed = self.config.prefixes.len() + self.external.iter().map(Vec::len).sum::<usize>();
-        let room = (self.lsdb.config().max_prefixes).saturating_sub(fixed);
-        let over = clients.len().saturating_sub(room);
-        clients.truncate(room);
-        if clients != self.clients {
-            self.clients = clients;
-            self.lsa_wanted = true;
-        }
-        over
-    }
-
-    /// The prefixes `source` finds reachable outside the mesh through
-    /// this router now: a checked uplink's while it is healthy (none when
-    /// it is not), the kernel routes redistributed. A withdrawal is
-    /// advertised at once (bad news is not throttled, as a failed link's),
-    /// new prefixes within `lsa_min_interval`. Returns how many did not
-    /// fit beside the configured prefixes and the other source's (the
-    /// clients make room: they are advertised in what is left).
-    pub fn set_external_prefixes(&mut self, source: External, mut prefixes: Vec<Prefix>) -> usize {
-        let others: usize = self
-            .external
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != source as usize)
-            .map(|(_, p)| p.len())
-            .sum();
-        let room =
-            (self.lsdb.config().max_prefixes).saturating_sub(self.config.prefixes.len() + others);
-        let over = prefixes.len().saturating_sub(room);
-        prefixes.truncate(room);
-        let current = &mut self.external[source as usize];
-        if prefixes == *current {
-            return over;
-        }
-        if current.iter().any(|p| !prefixes.contains(p)) {
-            self.at_once_wanted = true;
-        }
-        *current = prefixes;
-        self.lsa_wanted = true;
-        let clients_room = room - self.external[source as usize].len();
-        self.clients.truncate(clients_room);
-        over
-    }
-
-    /// What `source` has advertised (or is about to).
-    pub fn external_prefixes(&self, source: External) -> &[Prefix] {
-        &self.external[source as usize]
-    }
-
-    /// The clients advertised (or about to be).
-    pub fn clients(&self) -> &[Prefix] {
-        &self.clients
     }
 
     /// The driver reports a failed link back (carrier regained).

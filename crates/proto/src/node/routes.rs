@@ -19,7 +19,7 @@ use braid_wire::{DataFlags, DataHeader, DataView, NodeId};
 use super::config::{Dest, Transmit};
 use super::pool::BufferPool;
 use crate::graph::Graph;
-use crate::lsdb::LsGraph;
+use crate::lsgraph::LsGraph;
 use crate::paths::{Damping, DampingConfig, DisjointPaths, Disjointness, Path};
 use crate::redundancy::equalise::PathDelays;
 use crate::redundancy::pacing::{PathPacer, PathPacers};

@@ -14,7 +14,8 @@ use super::outbox::Outbox;
 use super::refusal::Refusal;
 use crate::classify::{inspect, PacketInfo};
 use crate::forward::{TreeDest, TreeTables};
-use crate::lsdb::{LsGraph, Lsdb};
+use crate::lsdb::Lsdb;
+use crate::lsgraph::LsGraph;
 
 /// Where a tree-mode packet with this payload goes: its IP destination,
 /// or the egress its header names when it is not IP (the node's own

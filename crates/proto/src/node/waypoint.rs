@@ -23,7 +23,7 @@ use std::time::Duration;
 use braid_wire::NodeId;
 
 use crate::area::AreaMap;
-use crate::lsdb::LsGraph;
+use crate::lsgraph::LsGraph;
 use crate::paths::ShortestPathTree;
 use crate::time::Instant;
 

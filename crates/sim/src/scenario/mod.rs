@@ -324,6 +324,18 @@ mode = "parity:4"
             "{unknown}"
         );
         assert!(e("[topology]\nkind = \"line\"\n").contains("topology.nodes"));
+        for areas in ["0", "4", "5000"] {
+            assert_eq!(
+                e(&format!(
+                    "[topology]\nkind = \"line\"\nnodes = 3\nareas = {areas}\n"
+                )),
+                format!(
+                    "bad.toml:4: topology.areas: {areas} areas: 1 to 4096 and at most one per node"
+                )
+            );
+        }
+        assert!(e("[topology]\nkind = \"line\"\nnodes = 3\nareas = -1\n")
+            .starts_with("bad.toml:4: topology.areas:"));
         assert!(e("[topology\n").starts_with("bad.toml:1:"));
         assert_eq!(
             e("[topology]\nkind = \"line\"\nnodes = 3\n[[flows]]\nfrom = \"n1\"\nto = \"n9\"\n"),
