@@ -78,3 +78,42 @@ fn random_flows_in_a_mesh_of_four_areas_arrive_as_in_the_flat_mesh() {
     assert!(areas_db < flat_db * 0.4, "{areas_db} against {flat_db}");
     assert_eq!(looped, 0);
 }
+
+#[test]
+fn a_leader_that_restarts_hands_over_and_takes_its_area_back_without_a_lasting_outage() {
+    // The line of two areas; n11 (id 10) leads the second half and is on
+    // the flow's path. It is down from 25 s to 27 s: n12 leads meanwhile,
+    // n11 restarts with empty state and leads again. The flow (from 20 s
+    // to 40 s) loses what is sent while n11 is down and until the line
+    // is whole again, then nothing.
+    let s = scenario(
+        "kind = \"line\"\nnodes = 20\nareas = 2",
+        "[[flows]]\nfrom = \"n1\"\nto = \"n20\"\nsize = 200\ninterval = \"20ms\"\ncount = 1000\nstart = \"20s\"\n\
+         [[nodes]]\nname = \"n11\"\ndown = [[\"25s\", \"27s\"]]\n",
+    );
+    let mut w = World::new(&s, 1).unwrap();
+    w.run_until(Instant::from_millis(40_000), |_| {});
+    let r = w.result(&s, 1);
+    let f = &r.flows[0];
+    eprintln!("{f:?}");
+    assert!(f.lost >= 100, "n11 was down 2 s on the only path: {f:?}");
+    // Whole again within a few seconds of the restart: the last 10 s
+    // of the flow lose nothing.
+    let series = &f.lost_series;
+    assert!(series.len() >= 10, "{series:?}");
+    assert!(
+        series[series.len() - 10..].iter().all(|&l| l == 0),
+        "{series:?}"
+    );
+    assert_eq!(f.duplicates, 0);
+    // n11 leads its area again, and the first half holds its summary.
+    let leads = |i: usize| {
+        w.nodes()[i]
+            .control()
+            .lsdb()
+            .get(w.nodes()[10].id())
+            .is_some_and(|r| braid_proto::area::is_summary(&r.prefixes))
+    };
+    assert!(leads(0) && leads(19));
+    assert_eq!(sum(&w, |c| c.hop_limit_exceeded), 0);
+}
