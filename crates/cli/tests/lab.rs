@@ -2272,6 +2272,39 @@ fn a_path_of_69_hops_crosses_real_daemons_through_a_waypoint() {
     assert!(namespaces_of("tc70").is_empty());
 }
 
+fn two_areas_of_real_daemons_carry_mirrored_copies_across_both_borders() {
+    // scenarios/lab/two-areas.toml: areas 1 (r1, r2, r3) and 2 (r5, r6,
+    // r7), links across r2-r5 and r3-r6 (docs/protocol.md, "Areas").
+    let text = scenario_with(
+        "two-areas.toml",
+        &[("name = \"two-areas\"", "name = \"tar\"")],
+    );
+    let r = run_lab(&write_lab("tar.toml", &text));
+    let v = &r["variants"][0];
+    let daemons = v["daemons"].as_array().unwrap();
+    let stat = |i: usize, part: &str, k: &str| daemons[i]["stats"][part][k].as_u64().unwrap_or(0);
+    for f in v["flows"].as_array().unwrap() {
+        eprintln!("{f}");
+        let n = |k: &str| f[k].as_u64().unwrap();
+        assert_eq!((n("sent"), n("lost"), n("duplicates")), (250, 0, 0), "{f}");
+    }
+    let routed_on: Vec<u64> = (0..6).map(|i| stat(i, "node", "routed_on")).collect();
+    // Each copy is routed on where it enters the other area: r5 and r6
+    // (index 3, 4) the copies of r1's flow, r2 and r3 those of r7's.
+    for i in 1..5 {
+        assert!(routed_on[i] >= 250, "{routed_on:?}");
+    }
+    assert_eq!(routed_on[0] + routed_on[5], 0, "{routed_on:?}");
+    // The borders hear the other area's routers and keep none but its
+    // leader's summary; r1 and r7 hear only their own area.
+    let other: Vec<u64> = (0..6)
+        .map(|i| stat(i, "control", "lsas_other_area"))
+        .collect();
+    assert!(other[1..5].iter().all(|&x| x > 0), "{other:?}");
+    assert_eq!(other[0] + other[5], 0, "{other:?}");
+    assert!(namespaces_of("tar").is_empty());
+}
+
 fn an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk() {
     // scenarios/lab/urgent.toml at twice the rate, rounds 1 s apart (the
     // 1,000-packet queue drains in 0.5 s).
@@ -2835,7 +2868,7 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 50] = [
+    let tests: [LabTest; 51] = [
         ("the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives", Some(&["ethtool", "nft"]), the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives),
         ("auto_delivery_routes_until_a_firewall_appears_and_again_after", Some(&["nft", "ping"]), auto_delivery_routes_until_a_firewall_appears_and_again_after),
         ("the_isolated_sender_over_ipv6_crosses_the_kernel_path_and_every_frame_arrives", Some(&["ethtool", "nft"]), the_isolated_sender_over_ipv6_crosses_the_kernel_path_and_every_frame_arrives),
@@ -2878,6 +2911,7 @@ fn main() -> std::process::ExitCode {
         ("a_gateways_uplink_dies_silently_and_a_roaming_clients_voip_and_new_connections_move_within_two_seconds", Some(&["iperf3", "nft"]), a_gateways_uplink_dies_silently_and_a_roaming_clients_voip_and_new_connections_move_within_two_seconds),
         ("an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk", Some(&[]), an_urgent_packet_waits_behind_the_linux_queue_but_not_behind_braids_bulk),
         ("a_path_of_69_hops_crosses_real_daemons_through_a_waypoint", Some(&[]), a_path_of_69_hops_crosses_real_daemons_through_a_waypoint),
+        ("two_areas_of_real_daemons_carry_mirrored_copies_across_both_borders", Some(&[]), two_areas_of_real_daemons_carry_mirrored_copies_across_both_borders),
         ("linux_mptcp_runs_a_subflow_on_each_disjoint_path", Some(&["iperf3", "mptcpize"]), linux_mptcp_runs_a_subflow_on_each_disjoint_path),
         ("a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones", Some(&["ethtool"]), a_slow_lossy_path_does_not_delay_mirrors_copies_on_the_fast_ones),
         ("a_bad_config_is_refused_with_file_line_and_field", None, a_bad_config_is_refused_with_file_line_and_field),

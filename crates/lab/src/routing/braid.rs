@@ -73,6 +73,7 @@ pub fn config(
             .filter(|_| datapath.of(i) == "kernel")
             .map(|d| value(d.to_string())),
         paths: Some(value(lab.paths)),
+        area: (lab.routers[i].area != 0).then(|| value(lab.routers[i].area)),
         log: Some(value(lab.log.as_str().to_string())),
         control_socket: Some(lab.socket(i).display().to_string()),
         metrics: Some(value("127.0.0.1:9468".to_string())),

@@ -115,10 +115,13 @@ pub(super) fn routes_to(lab: &Lab, i: usize, k: usize) -> Result<(), String> {
     let (from, to) = (&lab.routers[i].name, &lab.routers[k].name);
     if let Some(r) = braid_routes(lab, i) {
         let r = r.map_err(|e| format!("{from}'s daemon did not answer: {e}"))?;
-        let knows = r
-            .origins
-            .iter()
-            .any(|o| o.origin as usize == k + 1 && !o.prefixes.is_empty());
+        // Its advertisement, or (of another area) its leader's summary
+        // listing what it serves (docs/protocol.md, "Areas").
+        let member = format!(" at member {}", k + 1);
+        let knows = r.origins.iter().any(|o| {
+            (o.origin as usize == k + 1 && !o.prefixes.is_empty())
+                || o.prefixes.iter().any(|p| p.ends_with(&member))
+        });
         // What it does hold is in the report's `control_state`.
         return if knows {
             Ok(())
@@ -179,8 +182,12 @@ pub(super) fn topology_missing(lab: &Lab, i: usize) -> Vec<String> {
             .iter()
             .any(|o| o.origin as usize == from + 1 && o.links.contains(&(to as u16 + 1)))
     };
+    // A router of an area holds its own area's advertisements only
+    // (docs/protocol.md, "Areas"): the links between two of its routers.
+    let area = lab.routers[i].area;
     lab.links
         .iter()
+        .filter(|l| lab.routers[l.a].area == area && lab.routers[l.b].area == area)
         .filter(|l| !(lists(l.a, l.b) && lists(l.b, l.a)))
         .map(|l| {
             format!(

@@ -90,6 +90,7 @@ pub(super) fn check_routers(p: &mut Findings, raw: &[RawRouter]) -> Routers {
             name: n.clone(),
             host: r.host,
             uplink: r.uplink,
+            area: r.area,
         });
     }
     if routers.list.iter().filter(|r| r.uplink).count() > MAX_UPLINKS {

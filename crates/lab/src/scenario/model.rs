@@ -314,6 +314,9 @@ pub struct Router {
     /// A gateway: an ISP of its own beyond it (NAT at the gateway), and
     /// through it the lab's internet (`names.rs`: "The internet").
     pub uplink: bool,
+    /// Its braid routing area (docs/protocol.md, "Areas"; 0: the flat
+    /// default).
+    pub area: u16,
 }
 
 #[derive(Debug, Clone)]

@@ -100,6 +100,8 @@ pub(super) struct RawRouter {
     pub(super) host: bool,
     #[serde(default)]
     pub(super) uplink: bool,
+    #[serde(default)]
+    pub(super) area: u16,
 }
 
 #[derive(Debug, Deserialize)]
