@@ -7,7 +7,7 @@
 use braid_wire::{Lsa, NodeId, Prefix};
 
 use super::ControlPlane;
-use crate::area::{coarse, is_member_entry, is_summary, summary_entries};
+use crate::area::{coarse, is_member_entry, summary_entries};
 use crate::paths::ShortestPathTree;
 use crate::time::Instant;
 
@@ -23,7 +23,9 @@ impl ControlPlane {
         if let Some(n) = self.neighbors.iter_mut().find(|n| n.neighbor == lsa.origin) {
             n.area = Some(area);
         }
-        if area == self.config.area || lsa.prefixes().any(|p| is_member_entry(&p)) {
+        let summary = lsa.prefixes().any(|p| is_member_entry(&p));
+        self.summaries_heard |= summary;
+        if area == self.config.area || summary {
             return true;
         }
         self.counters.lsas_other_area += 1;
@@ -53,9 +55,7 @@ impl ControlPlane {
         }
         self.area_checked_version = version;
         self.area_checked_at = Some(now);
-        let flat = self.config.area == 0
-            && self.area_entries.is_empty()
-            && self.lsdb.records().all(|r| !is_summary(&r.prefixes));
+        let flat = self.config.area == 0 && self.area_entries.is_empty() && !self.summaries_heard;
         if flat {
             // One flat area: nothing to say.
             return;

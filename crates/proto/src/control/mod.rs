@@ -183,6 +183,9 @@ pub struct ControlPlane {
     /// The database version, and when, the entries were last computed for.
     area_checked_version: u64,
     area_checked_at: Option<Instant>,
+    /// An area's summary was ever heard (else, in area 0, the network is
+    /// flat and there is nothing to compute).
+    summaries_heard: bool,
     /// A sign of a duplicate id not yet taken by the node.
     duplicate: Option<DuplicateSign>,
     /// The last sign of a duplicate id, and when.
@@ -280,6 +283,7 @@ impl ControlPlane {
             },
             area_checked_version: u64::MAX,
             area_checked_at: None,
+            summaries_heard: false,
             duplicate: None,
             duplicate_seen: None,
             config,
