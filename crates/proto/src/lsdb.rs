@@ -884,14 +884,7 @@ fn rank_for(r: &LsaRecord, dst: &[u8; 16], v4: bool) -> Option<(u8, u8, u8)> {
                 Prefix::Client6 { addr, quality } if !v4 => (addr, 128, *quality, 0),
                 _ => return None,
             };
-            let full = (len / 8) as usize;
-            let rest = len % 8;
-            let head = addr.get(..full)? == dst.get(..full)?;
-            let tail = rest == 0 || {
-                let mask = 0xffu8 << (8 - rest);
-                addr.get(full)? & mask == dst.get(full)? & mask
-            };
-            (head && tail).then_some((len, quality, pref))
+            covers(addr, len, dst).then_some((len, quality, pref))
         })
         .max()
 }
@@ -904,14 +897,21 @@ fn prefix_len_covering(p: &Prefix, dst: &[u8; 16], v4: bool) -> Option<u8> {
         Prefix::V6 { addr, len } if !v4 => (addr, *len),
         _ => return None,
     };
+    covers(addr, len, dst).then_some(len)
+}
+
+/// Whether the first `len` bits of `addr` are those of `dst`.
+fn covers(addr: &[u8], len: u8, dst: &[u8; 16]) -> bool {
     let full = (len / 8) as usize;
     let rest = len % 8;
-    let head = addr.get(..full)? == dst.get(..full)?;
-    let tail = rest == 0 || {
-        let mask = 0xffu8 << (8 - rest);
-        addr.get(full)? & mask == dst.get(full)? & mask
+    let (Some(a), Some(d)) = (addr.get(..full), dst.get(..full)) else {
+        return false;
     };
-    (head && tail).then_some(len)
+    a == d
+        && (rest == 0 || {
+            let mask = 0xffu8 << (8 - rest);
+            matches!((addr.get(full), dst.get(full)), (Some(a), Some(d)) if a & mask == d & mask)
+        })
 }
 
 /// An advertisement's gateway preference and capacity: its first
