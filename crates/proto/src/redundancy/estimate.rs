@@ -63,6 +63,9 @@ use crate::time::Instant;
 /// Send orders kept per path: packets in flight beyond this many leave a
 /// report unusable (it is skipped).
 pub const ORDERS_KEPT: usize = 4096;
+/// How far back before a packet's send order the same order is looked
+/// for (copies of one packet on one path leave close together).
+const TWICE_WITHIN: usize = 256;
 /// Report intervals an estimate covers.
 pub const WINDOW: usize = 32;
 /// Report intervals the recent rate and queue cover (the last one: a
@@ -260,8 +263,11 @@ impl PathEstimator {
         let Some((sent, sent_at)) = self.sent_up_to(latest) else {
             return 0;
         };
-        let delay_ms =
-            sent_at.map(|at| (now.since(at).as_secs_f64() * 1e3 - f64::from(age_ms)).max(0.0));
+        // A sample below nothing is not the path's (its packet is not the
+        // one dated): none is taken.
+        let delay_ms = sent_at
+            .map(|at| now.since(at).as_secs_f64() * 1e3 - f64::from(age_ms))
+            .filter(|d| *d >= 0.0);
         self.last_delay_ms = delay_ms;
         let mark = Mark {
             sent,
@@ -328,7 +334,18 @@ impl PathEstimator {
         // numbered after it are.
         if let Some(i) = self.orders.iter().rposition(|&(o, _)| o == latest) {
             let in_flight = self.orders.len() - 1 - i;
-            return Some((self.sent - in_flight as u64, Some(self.orders[i].1)));
+            // The same packet sent twice on this path (an urgent packet's
+            // spaced copies, `urgent.rs`): which copy arrived is not
+            // known, so neither dates the path (the later one's time made
+            // the path look faster than it is, down to nothing, and every
+            // sample after it a queue: a paced path's rate then fell to
+            // nothing under bursty loss).
+            let twice = self
+                .orders
+                .range(i.saturating_sub(TWICE_WITHIN)..i)
+                .any(|&(o, _)| o == latest);
+            let sent_at = (!twice).then_some(self.orders[i].1);
+            return Some((self.sent - in_flight as u64, sent_at));
         }
         const HALF: u32 = 1 << 22;
         let after = |o: u32| {
@@ -584,6 +601,24 @@ mod tests {
             }
         }
         assert_eq!(blind.estimate().unwrap().delay_ms, None);
+    }
+
+    #[test]
+    fn a_packet_sent_twice_on_its_path_dates_nothing_and_no_sample_is_below_zero() {
+        let mut e = PathEstimator::default();
+        e.on_send(at(0), 32);
+        e.on_send(at(0), 64);
+        // An urgent packet's spaced copy, 30 ms after the first.
+        e.on_send(at(30), 64);
+        e.on_report(at(45), 2, Some(64), 0);
+        assert_eq!(e.last_delay_ms(), None, "which copy arrived is not known");
+        e.on_send(at(50), 96);
+        e.on_report(at(95), 3, Some(96), 5);
+        assert_eq!(e.last_delay_ms(), Some(40.0));
+        // A report whose age says the packet arrived before it left.
+        e.on_send(at(100), 128);
+        e.on_report(at(110), 4, Some(128), 30);
+        assert_eq!(e.last_delay_ms(), None);
     }
 
     #[test]

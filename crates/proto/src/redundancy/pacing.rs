@@ -23,6 +23,18 @@
 //!   what drains the queue in about [`DRAIN_OVER_MS`] (at most [`DRAIN`]
 //!   of it), and never less than half the rate before (a false reading
 //!   costs at most half).
+//! * **A queue that a cut did not move is not the path's.** A report
+//!   that reads full again right after a cut, with a queue no shorter
+//!   and not much longer ([`UNMOVED`] to [`GREW`] times the one cut
+//!   for) while the path carried
+//!   about all it was given (at least [`CARRIED_ALL`] of the rate), cuts
+//!   no more: paced below what the path takes, a queue at its
+//!   bottleneck drains; one that stays is in the samples, not the path.
+//!   Each cut takes at most half, and nothing else stops a run of false
+//!   readings from halving the rate to nothing: that is how a paced
+//!   transfer stalled for seconds under bursty loss in the lab, until the
+//!   samples were mended (an urgent packet's two copies on one path
+//!   dated it by the later one: `estimate.rs`; docs/performance.md).
 //! * **Drained: back to just below capacity.** The first report without
 //!   a queue after that sets the rate to [`DRAIN`] times the capacity
 //!   found, if it was lower (the drain is over).
@@ -72,6 +84,14 @@ pub const DRAIN: f64 = 0.95;
 /// [`DRAIN`], at least half), so that the start-up's full buffer (100 ms
 /// at the lab's rate limiters) is gone in about a quarter of a second.
 pub const DRAIN_OVER_MS: f64 = 250.0;
+/// A queue reading from this share of the one the last cut was for ...
+pub const UNMOVED: f64 = 0.8;
+/// ... to this many times it did not move (one that grows faster is a
+/// queue building: cut for).
+pub const GREW: f64 = 1.5;
+/// A path that carried at least this share of its rate took about all
+/// it was given: no bottleneck below the rate.
+pub const CARRIED_ALL: f64 = 0.95;
 /// A held path's rate rises by this factor per report with a short
 /// queue; from the [`PROBES_BEFORE_RISE`]th in a row on, each doubles
 /// the rise (1.1, 1.2, then [`PROBE_GAIN_MAX`]): the probes that
@@ -117,8 +137,14 @@ pub struct PathPacer {
     gain: f64,
     /// Probes in a row.
     in_a_row: u32,
+    /// The queue (ms) the last cut was for, while every report since read
+    /// full.
+    cut_for: Option<f64>,
     /// Reports that found the path full.
     pub cuts: u64,
+    /// Reports that read full but whose queue a cut had not moved while
+    /// the path took all it was given: not acted on.
+    pub unmoved: u64,
     /// Reports that raised the rate.
     pub probes: u64,
 }
@@ -136,7 +162,9 @@ impl Default for PathPacer {
             last_report: None,
             gain: PROBE_GAIN,
             in_a_row: 0,
+            cut_for: None,
             cuts: 0,
+            unmoved: 0,
             probes: 0,
         }
     }
@@ -208,17 +236,31 @@ impl PathPacer {
         let last_two = self.samples.iter().rev().take(2);
         let stood = last_two.copied().fold(f64::INFINITY, f64::min) - lowest;
         let carried = carried_per_s.filter(|c| c.is_finite() && *c > 0.0);
-        if stood >= FULL_QUEUE_MS && self.samples.len() >= 2 {
+        let took_all = |carried: f64| {
+            self.rate
+                .is_some_and(|r| carried * self.mean_bytes >= CARRIED_ALL * r)
+        };
+        let unmoved = self
+            .cut_for
+            .is_some_and(|q| (UNMOVED * q..=GREW * q).contains(&stood))
+            && carried.is_some_and(took_all);
+        if stood >= FULL_QUEUE_MS && self.samples.len() >= 2 && unmoved {
+            self.unmoved += 1;
+            self.probe_reset();
+        } else if stood >= FULL_QUEUE_MS && self.samples.len() >= 2 {
+            self.cut_for = None;
             if let Some(carried) = carried {
                 let capacity = carried * self.mean_bytes;
                 let share = (1.0 - stood / DRAIN_OVER_MS).clamp(0.5, DRAIN);
                 let floor = self.rate.map_or(MIN_RATE, |r| (r / 2.0).max(MIN_RATE));
                 self.rate = Some((capacity * share).max(floor));
                 self.capacity = Some(capacity);
+                self.cut_for = Some(stood);
                 self.cuts += 1;
             }
             self.probe_reset();
         } else if sample - lowest < PROBE_BELOW_MS && held {
+            self.cut_for = None;
             if let Some(rate) = self.rate.as_mut() {
                 let cruise = self.capacity.map_or(0.0, |c| c * DRAIN);
                 *rate = (*rate * self.gain).max(cruise);
@@ -229,6 +271,7 @@ impl PathPacer {
                 }
             }
         } else {
+            self.cut_for = None;
             self.probe_reset();
         }
         if self.rate.is_none() {
@@ -422,6 +465,30 @@ mod tests {
         assert_eq!(p.rate(), Some(rate));
         p.on_report(ms(3_250), GAP, Some(20.0), Some(50.0), true);
         assert_eq!(p.rate(), Some(rate * PROBE_GAIN));
+    }
+
+    #[test]
+    fn a_queue_reading_that_a_cut_does_not_move_cuts_no_more() {
+        // Every sample 40 ms above the lowest, whatever the rate (late
+        // reports), and the path carries all it is given.
+        let mut p = pacer();
+        let mut rate_pkts = 1000.0;
+        for i in 1..40 {
+            p.on_report(ms(i * 250), GAP, Some(60.0), Some(rate_pkts), true);
+            if let Some(r) = p.rate() {
+                rate_pkts = r / 1400.0;
+            }
+        }
+        let rate = p.rate().expect("paced") / 1400.0;
+        assert_eq!(p.cuts, 1, "{rate}");
+        assert!(rate >= 1000.0 * 0.5, "{rate}");
+        assert!(p.unmoved > 30);
+        // A queue that grows while the path carries less than it is given
+        // (its capacity fell) is cut for again.
+        p.on_report(ms(10_250), GAP, Some(80.0), Some(rate * 0.6), true);
+        p.on_report(ms(10_500), GAP, Some(80.0), Some(rate * 0.6), true);
+        assert_eq!(p.cuts, 2);
+        assert!(p.rate().unwrap() / 1400.0 < rate * 0.7);
     }
 
     #[test]
