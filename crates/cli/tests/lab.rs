@@ -2941,5 +2941,9 @@ fn main() -> std::process::ExitCode {
             })
         })
         .collect();
-    libtest_mimic::run(&args, trials).exit_code()
+    let conclusion = libtest_mimic::run(&args, trials);
+    if !conclusion.has_failed() {
+        common::lab::remove_test_dirs();
+    }
+    conclusion.exit_code()
 }

@@ -44,10 +44,23 @@ pub fn missing_capability() -> Option<String> {
     braid_lab::link::loss_program_missing().map(|why| format!("no eBPF loss program: {why}"))
 }
 
+/// This run's directory for the lab files its tests write.
+fn test_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("braid-lab-test-{}", std::process::id()))
+}
+
+/// Removes this run's directories (after a run in which every test
+/// passed: a failed one keeps them for a post-mortem).
+pub fn remove_test_dirs() {
+    let _ = std::fs::remove_dir_all(test_dir());
+    let path = std::env::temp_dir().join(format!("braid-lab-test-path-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(path);
+}
+
 /// Writes a lab scenario file `name` with `text` into this run's
 /// directory for them; its path.
 pub fn write_lab(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("braid-lab-test-{}", std::process::id()));
+    let dir = test_dir();
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
