@@ -4,11 +4,19 @@
 
 use braid_proto::node::NodeCounters;
 use braid_proto::time::Instant;
-use braid_sim::{Scenario, World};
+use braid_sim::{RunResult, Scenario, World};
 
 fn scenario(topology: &str, flows: &str) -> Scenario {
     let text = format!("duration = \"40s\"\n[topology]\n{topology}\n{flows}");
     Scenario::parse("areas.toml", &text).unwrap()
+}
+
+/// `s` run for its 40 s (seed 1): the world at the end and its result.
+fn run_40s(s: &Scenario) -> (World, RunResult) {
+    let mut w = World::new(s, 1).unwrap();
+    w.run_until(Instant::from_millis(40_000), |_| {});
+    let r = w.result(s, 1);
+    (w, r)
 }
 
 fn sum(w: &World, f: impl Fn(&NodeCounters) -> u64) -> u64 {
@@ -30,9 +38,7 @@ fn a_line_of_two_areas_carries_a_flow_from_end_to_end() {
         "[[flows]]\nfrom = \"n1\"\nto = \"n20\"\nsize = 200\ninterval = \"20ms\"\ncount = 500\nstart = \"20s\"\n\
          [[flows]]\nfrom = \"n17\"\nto = \"n3\"\nsize = 200\ninterval = \"20ms\"\ncount = 500\nstart = \"20s\"\nmode = \"mirror:2\"\n",
     );
-    let mut w = World::new(&s, 1).unwrap();
-    w.run_until(Instant::from_millis(40_000), |_| {});
-    let r = w.result(&s, 1);
+    let (w, r) = run_40s(&s);
     for f in &r.flows {
         eprintln!("{f:?}");
         assert_eq!((f.sent, f.lost, f.duplicates), (500, 0, 0), "{f:?}");
@@ -62,9 +68,7 @@ fn random_flows_in_a_mesh_of_four_areas_arrive_as_in_the_flat_mesh() {
             &format!("kind = \"geometric\"\nnodes = 400\ndegree = 8\n{areas}"),
             "[random_flows]\nflows = 40\nsize = 160\ninterval = \"20ms\"\ncount = 250\nstart = \"20s\"\n",
         );
-        let mut w = World::new(&s, 1).unwrap();
-        w.run_until(Instant::from_millis(40_000), |_| {});
-        let r = w.result(&s, 1);
+        let (w, r) = run_40s(&s);
         let delivered: Vec<u64> = r.flows.iter().map(|f| f.delivered).collect();
         let mean_db = databases(&w).iter().map(|d| d.0).sum::<usize>() as f64 / 400.0;
         (delivered, mean_db, sum(&w, |c| c.hop_limit_exceeded))
@@ -91,9 +95,7 @@ fn a_leader_that_restarts_hands_over_and_takes_its_area_back_without_a_lasting_o
         "[[flows]]\nfrom = \"n1\"\nto = \"n20\"\nsize = 200\ninterval = \"20ms\"\ncount = 1000\nstart = \"20s\"\n\
          [[nodes]]\nname = \"n11\"\ndown = [[\"25s\", \"27s\"]]\n",
     );
-    let mut w = World::new(&s, 1).unwrap();
-    w.run_until(Instant::from_millis(40_000), |_| {});
-    let r = w.result(&s, 1);
+    let (w, r) = run_40s(&s);
     let f = &r.flows[0];
     eprintln!("{f:?}");
     assert!(f.lost >= 100, "n11 was down 2 s on the only path: {f:?}");
