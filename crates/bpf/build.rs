@@ -74,6 +74,15 @@ fn main() {
             why = e;
         }
     }
+    if multiarch.is_none() {
+        // Built again once clang appears in one of PATH's directories
+        // (installing it changes the directory).
+        if let Some(path) = std::env::var_os("PATH") {
+            for d in std::env::split_paths(&path).filter(|d| d.is_dir()) {
+                println!("cargo:rerun-if-changed={}", d.display());
+            }
+        }
+    }
     std::fs::write(out.join("why"), &why).expect("OUT_DIR is writable");
     if why.is_empty() {
         println!("cargo::rustc-cfg=bpf_objects");

@@ -44,8 +44,21 @@ pub fn take_over(current: Window, proven: &ProvenWindow, mask: u32) -> Window {
     let Some(highest) = proven.window.highest() else {
         return w;
     };
-    let ahead = highest.wrapping_sub(w.highest);
-    if w.started == 0 || (ahead != 0 && ahead < 1 << 31) {
+    // The node's highest is the proven one (at least the ingress's next
+    // number less one). The kernel keeps its own only when it is ahead of
+    // that by less than its window: packets it took after the ingress
+    // answered. Any other distance, however far (a jump may be more than
+    // 2^31 numbers, the node moving in two steps where the kernel moves
+    // in one), is a kernel left behind.
+    let kernel_ahead = w.highest.wrapping_sub(highest);
+    if w.started == 0 || kernel_ahead > mask {
+        if highest.wrapping_sub(w.highest) > mask {
+            // None of the kernel's numbers is inside the node's window
+            // (a word's tag cannot tell a block from the same block 2^32
+            // numbers on, which a jump may reach): the node's alone.
+            w.tags = [0; WINDOW_WORDS + 1];
+            w.bits = [0; WINDOW_WORDS];
+        }
         w.started = 1;
         w.highest = highest;
     }
@@ -154,6 +167,33 @@ mod tests {
         assert!(holds(&w, 1000, mask) && holds(&w, 1100, mask));
         assert!(!holds(&w, 1050, mask));
         assert_eq!(w.epoch_changes, 0);
+    }
+
+    #[test]
+    fn a_kernel_behind_by_any_distance_moves_to_the_proven_number() {
+        let mask = 255;
+        // A jump of more than 2^31 (the node moved in two steps).
+        let far = 1000u32.wrapping_add((1 << 31) + 7);
+        let w = take_over(at(5, 1000), &proven(5, None, &[far], far + 1), mask);
+        assert_eq!(w.highest, far);
+        assert!(holds(&w, far, mask) && !holds(&w, 1000, mask));
+        // Around the numbers and back (two proven jumps): what the kernel
+        // saw on the way out is not taken for seen on the way back.
+        let mut k = take_over(at(5, 0), &proven(5, None, &[14], 15), mask);
+        assert!(holds(&k, 14, mask));
+        k = take_over(k, &proven(5, None, &[0x8000_0055], 0x8000_0056), mask);
+        k = take_over(k, &proven(5, None, &[45], 46), mask);
+        assert_eq!(k.highest, 45);
+        assert!(holds(&k, 45, mask) && !holds(&k, 14, mask));
+        // Just over a window behind, and just inside one ahead.
+        let w = take_over(at(5, 1000), &proven(5, None, &[1256], 1257), mask);
+        assert_eq!(w.highest, 1256);
+        let w = take_over(at(5, 1255), &proven(5, None, &[1000], 1001), mask);
+        assert_eq!(w.highest, 1255, "the kernel's own, taken since");
+        // A kernel more than a window ahead of the proof is one left
+        // behind by a jump of nearly 2^32: the node's.
+        let w = take_over(at(5, 1256), &proven(5, None, &[1000], 1001), mask);
+        assert_eq!(w.highest, 1000);
     }
 
     #[test]
