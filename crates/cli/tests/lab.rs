@@ -698,7 +698,10 @@ fn full_speed_tcp_reports_no_loss(name: &str, sockets: &[std::path::PathBuf]) {
             );
             for p in i["paths"].as_array().into_iter().flatten() {
                 let loss = p["loss"].as_f64().unwrap_or(0.0);
-                assert!(loss == 0.0, "estimated loss {loss} on lossless links: {p}");
+                assert!(
+                    loss == 0.0,
+                    "estimated loss {loss} on lossless links: {p}\nthe session: {i}\nthe node: {doc}"
+                );
             }
         }
     }
