@@ -318,6 +318,9 @@ impl Daemon {
             r.sync(now, &mut data.node);
         }
         if data.node.poll_timeout() <= now {
+            if let Some(k) = &mut data.kernel {
+                k.before_timeout(now, &mut data.node);
+            }
             data.node.handle_timeout(now, &mut data.rng);
         }
         self.management.drop_idle_clients(now, registry);

@@ -87,7 +87,8 @@ use tables::Tables;
 
 /// How often sessions are looked at for lending (besides events).
 const SYNC_EVERY: Duration = Duration::from_millis(50);
-/// How often the kernel's windows and counters are read.
+/// How often the kernel's windows and counters are read (and right
+/// before the node's path reports: [`KernelPath::before_timeout`]).
 const SWEEP_EVERY: Duration = Duration::from_millis(500);
 
 /// The kernel data path, running.
@@ -372,6 +373,20 @@ impl KernelPath {
             }
         }
         self.dirty = true;
+    }
+
+    /// Called before the node's timers run at `now`: when its path
+    /// reports are due, the kernel's windows are read first, so that the
+    /// reports carry the arrivals of now. Counts up to a sweep old date
+    /// the newest arrival by a packet sent that long ago; at a few
+    /// thousand packets a second per path the ingress no longer
+    /// remembers it and learns nothing of the path (and, at times, took
+    /// packets in flight for lost).
+    pub fn before_timeout(&mut self, now: Instant, node: &mut Node) {
+        if node.path_reports_due() <= now {
+            self.next_sweep = now + SWEEP_EVERY;
+            self.sweep(node, now);
+        }
     }
 
     /// Keeps the kernel in step with the node: neighbors and addresses,

@@ -974,6 +974,14 @@ impl Node {
         self.out.next_event()
     }
 
+    /// When the egress sessions' next path reports are due (a driver
+    /// whose other decoder counts arrivals, the kernel data path, gives
+    /// its counts through [`Self::set_external_path_counts`] just before:
+    /// stale counts date an arrival the ingress no longer remembers).
+    pub fn path_reports_due(&self) -> Instant {
+        self.reporter.poll_timeout()
+    }
+
     /// When [`Self::handle_timeout`] should next run.
     pub fn poll_timeout(&self) -> Instant {
         let mut t = self

@@ -52,7 +52,10 @@
 //! a queue at the ingress shows as the path's queue.
 //!
 //! Everything is bounded: the send orders of the last [`ORDERS_KEPT`]
-//! packets sent and of as many waiting, and the last [`WINDOW`] intervals.
+//! packets sent and of as many waiting, a mark every [`MARK_EVERY`]
+//! packets for the last [`MARKS_KEPT`] marks (what counts a report whose
+//! latest arrival is older than every order kept), and the last
+//! [`WINDOW`] intervals.
 
 use std::collections::VecDeque;
 
@@ -60,9 +63,17 @@ use braid_wire::control::LATEST_MASK;
 
 use crate::time::Instant;
 
-/// Send orders kept per path: packets in flight beyond this many leave a
-/// report unusable (it is skipped).
+/// Send orders kept per path: a report whose latest arrival has more
+/// packets sent after it is counted by the marks ([`MARK_EVERY`]) and
+/// dates no delay.
 pub const ORDERS_KEPT: usize = 4096;
+/// Every this many packets sent on a path, one is marked with how many
+/// were sent up to it: what dates a report whose latest arrival is older
+/// than every order kept (a fast path with a deep queue, or counts read
+/// late from another decoder).
+pub const MARK_EVERY: u64 = 64;
+/// Marks kept per path: [`MARK_EVERY`] times this many packets back.
+pub const MARKS_KEPT: usize = 1024;
 /// How far back before a packet's send order the same order is looked
 /// for (copies of one packet on one path leave close together).
 const TWICE_WITHIN: usize = 256;
@@ -148,6 +159,9 @@ pub struct PathEstimator {
     /// Send order and time encoded of the packets encoded for the path
     /// that have not left yet (late binding), oldest first.
     waiting: VecDeque<(u32, Instant)>,
+    /// Every [`MARK_EVERY`]th packet to leave: its send order and the
+    /// packets sent up to it, oldest first.
+    marks: VecDeque<(u32, u64)>,
     sent: u64,
     last: Option<Mark>,
     /// Packets that arrived beyond what was counted sent (reported late):
@@ -236,6 +250,15 @@ impl PathEstimator {
         }
         self.orders.push_back((order, encoded_at));
         self.sent += 1;
+        if self.sent.is_multiple_of(MARK_EVERY) {
+            if self.marks.len() == MARKS_KEPT {
+                self.marks.pop_front();
+            } else if self.marks.is_empty() {
+                // At once (16 KiB), not by doubling on the data path.
+                self.marks.reserve_exact(MARKS_KEPT);
+            }
+            self.marks.push_back((order, self.sent));
+        }
     }
 
     /// Packets lost on the path so far.
@@ -269,6 +292,9 @@ impl PathEstimator {
             .map(|at| now.since(at).as_secs_f64() * 1e3 - f64::from(age_ms))
             .filter(|d| *d >= 0.0);
         self.last_delay_ms = delay_ms;
+        // A count by a mark may fall below the last report's (its latest
+        // arrival barely moved): what was sent never goes back.
+        let sent = self.last.map_or(sent, |l| sent.max(l.sent));
         let mark = Mark {
             sent,
             received,
@@ -359,9 +385,16 @@ impl PathEstimator {
             .take_while(|&&(o, _)| after(o))
             .count();
         if in_flight == ORDERS_KEPT {
-            // The latest arrival is older than every order kept: nothing
-            // to compare with.
-            return None;
+            // The latest arrival is older than every order kept. The
+            // newest mark at or before it says how many were sent up to
+            // the mark: up to [`MARK_EVERY`] fewer than up to the latest.
+            // Those the report then finds arrived beyond what was sent
+            // are credited against the next interval's, which counts
+            // them sent: a lossless path loses nothing, a lossy path's
+            // losses are counted an interval late. Older than every mark
+            // too: nothing to compare with.
+            let &(_, sent) = self.marks.iter().rev().find(|&&(o, _)| !after(o))?;
+            return Some((sent, None));
         }
         // The packet itself, if the one before those in flight is it.
         let sent_at = self
@@ -536,6 +569,72 @@ mod tests {
         // ...and lost when the next report has not got them either.
         assert_eq!(e.on_report(at(750), 18, Some(19 * 32), 0), 2);
         assert_eq!(e.lost(), 2);
+    }
+
+    #[test]
+    fn a_report_older_than_every_order_kept_is_counted_by_the_marks() {
+        // A fast path: 20,000 packets a report, the latest arrival 5,000
+        // packets before the newest sent (more than the orders kept).
+        let mut e = PathEstimator::default();
+        let order = |i: u64| (i * 2) as u32 & LATEST_MASK;
+        let mut sent = 0u64;
+        let report = |e: &mut PathEstimator, sent: &mut u64, lose: u64, t: u64| {
+            for _ in 0..20_000 {
+                e.on_send(at(t), order(*sent));
+                *sent += 1;
+            }
+            let latest = *sent - 5_001;
+            let received = latest + 1 - lose;
+            e.on_report(at(t + 10), received as u32, Some(order(latest)), 0)
+        };
+        for k in 0..5 {
+            assert_eq!(report(&mut e, &mut sent, 0, k * 1_000), 0);
+        }
+        let est = e.estimate().expect("an estimate");
+        assert_eq!((est.loss, e.lost()), (0.0, 0), "lossless: nothing lost");
+        assert!(est.packets >= 60_000 && est.delay_ms.is_none(), "{est:?}");
+        // 100 lost (counted an interval late, up to a mark's worth).
+        let mut lost = 0;
+        for k in 5..9 {
+            lost += report(&mut e, &mut sent, 100, k * 1_000);
+        }
+        assert!((100 - MARK_EVERY..=100).contains(&lost), "{lost}");
+        // Older than every mark: nothing to count by.
+        let mut old = PathEstimator::default();
+        for i in 0..(MARK_EVERY * MARKS_KEPT as u64 + 10_000) {
+            old.on_send(at(0), order(i));
+        }
+        assert_eq!(old.on_report(at(5), 1, Some(order(0)), 0), 0);
+        assert!(old.last.is_none());
+    }
+
+    proptest::proptest! {
+        /// A lossless path at any rate and depth of queue: whatever the
+        /// reports date (an order kept, a mark, nothing), nothing is lost.
+        #[test]
+        fn a_lossless_path_loses_nothing_however_deep_its_queue(
+            steps in proptest::collection::vec((1u64..30_000, 0u64..20_000), 2..20),
+        ) {
+            let mut e = PathEstimator::default();
+            let mut sent = 0u64;
+            for (i, &(burst, in_flight)) in steps.iter().enumerate() {
+                for _ in 0..burst {
+                    e.on_send(at(i as u64 * 100), (sent * 3) as u32 & LATEST_MASK);
+                    sent += 1;
+                }
+                let arrived = sent.saturating_sub(in_flight);
+                if arrived == 0 {
+                    continue;
+                }
+                let latest = ((arrived - 1) * 3) as u32 & LATEST_MASK;
+                let t = at(i as u64 * 100 + 50);
+                proptest::prop_assert_eq!(e.on_report(t, arrived as u32, Some(latest), 0), 0);
+            }
+            proptest::prop_assert_eq!(e.lost(), 0);
+            if let Some(est) = e.estimate() {
+                proptest::prop_assert_eq!(est.loss, 0.0);
+            }
+        }
     }
 
     #[test]
