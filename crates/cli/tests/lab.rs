@@ -20,9 +20,9 @@ use std::process::{Command, Output, Stdio};
 
 use common::lab::{
     assert_never_stalls, braid, control_refusals, daemon_counters, in_ns, kernel_counter,
-    kernel_report, line_starting, missing_capability, namespaces_of, node_counter, number_after,
-    path_of_stand_ins, pids_of_lab, processes_mentioning, remove_lab_file, run_lab, running,
-    with_lab_up, write_lab,
+    kernel_report, line_starting, lost_series, missing_capability, namespaces_of, node_counter,
+    number_after, path_of_stand_ins, pids_of_lab, processes_mentioning, remove_lab_file, run_lab,
+    running, with_lab_up, write_lab,
 };
 
 /// Lab tests run one at a time: they share this machine's two cores with
@@ -1039,6 +1039,51 @@ fn the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_
     assert!(namespaces_of("tkloss").is_empty());
 }
 
+fn the_automatic_mode_encoded_in_the_kernel_sees_the_loss_and_leaves_for_a_code() {
+    // The automatic mode, the ingress encoding at the host's port in the
+    // kernel: the session starts striped (nothing lost), which the
+    // kernel encodes, and 3 s in both paths start losing 10%. The
+    // egress's reports are measured against the kernel's per-path
+    // counts, so the mode sees the loss, leaves stripe for a code, and
+    // the session comes back to user space, which encodes it. (Blind to
+    // the kernel's packets, the session stayed striped: about 140 of
+    // the 1,400 sent after the loss began lost.)
+    let text = diamond("tkauto", "adaptive", 0.0, 2000)
+        + "[[event]]\nat = \"3s\"\na = \"a\"\nb = \"b\"\naction = \"loss 0.1\"\n\
+           [[event]]\nat = \"3s\"\na = \"a\"\nb = \"c\"\naction = \"loss 0.1\"\n\
+           [[variant]]\nname = \"kernel adaptive\"\nmode = \"adaptive\"\ndatapath = \"kernel\"\nlate_binding = 0\nkernel_delivery = \"route\"\nlan_encode = true\n";
+    let r = run_lab(&write_lab("tkauto.toml", &text));
+    let f = r["variants"][0]["flows"][0].clone();
+    let a = &r["variants"][0]["daemons"][0]["stats"];
+    eprintln!(
+        "kernel adaptive: {f}\ningress kernel: {}",
+        a["kernel"]["counters"]
+    );
+    let kernel = |c: &str| a["kernel"]["counters"][c].as_u64().unwrap_or(0);
+    assert!(
+        kernel("lent") >= 1,
+        "the kernel encoded the striped session"
+    );
+    assert!(kernel("taken_back") >= 1, "and gave it back for a code");
+    assert!(
+        kernel_counter(&r, 0, "tx_encapsulated") > 100,
+        "the kernel encoded packets before the mode changed"
+    );
+    // 10% of what the kernel striped in the second before the reports
+    // told the loss (10-18 lost in that second in three runs), few after.
+    // Blind to the kernel's packets the session stayed striped until the
+    // routing's probes showed the loss, or to the end: 31-143 lost, 18
+    // and 10 in the two seconds after the first (three runs).
+    let lost = f["lost"].as_u64().unwrap();
+    let series = lost_series(&f);
+    assert!(lost < 40, "{lost} of 2000 lost: {series:?}");
+    assert!(
+        series[4..6].iter().sum::<u64>() <= 4,
+        "still losing 2 s after the loss began: {series:?}"
+    );
+    assert!(namespaces_of("tkauto").is_empty());
+}
+
 fn a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space() {
     let text = blackholed_diamond("tkfail") + KERNEL_VARIANTS;
     let r = run_lab(&write_lab("tk2.toml", &text));
@@ -1935,12 +1980,7 @@ fn routers_killed_mid_transfer_come_back_and_nothing_is_delivered_twice() {
     // The transit crash costs mirror nothing; the egress's costs the
     // time it takes to start and be verified again by its neighbors.
     assert!(voip["lost"].as_u64().unwrap() <= 50, "{voip}");
-    let series: Vec<u64> = voip["lost_series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect();
+    let series = lost_series(voip);
     assert!(
         series.iter().skip(9).all(|&n| n == 0),
         "converged again: {series:?}"
@@ -2886,7 +2926,7 @@ type LabTest = (&'static str, Option<&'static [&'static str]>, fn());
 
 fn main() -> std::process::ExitCode {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [LabTest; 51] = [
+    let tests: [LabTest; 52] = [
         ("the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives", Some(&["ethtool", "nft"]), the_benchmarks_isolated_sender_sends_what_it_is_asked_and_every_frame_arrives),
         ("auto_delivery_routes_until_a_firewall_appears_and_again_after", Some(&["nft", "ping"]), auto_delivery_routes_until_a_firewall_appears_and_again_after),
         ("the_isolated_sender_over_ipv6_crosses_the_kernel_path_and_every_frame_arrives", Some(&["ethtool", "nft"]), the_isolated_sender_over_ipv6_crosses_the_kernel_path_and_every_frame_arrives),
@@ -2910,6 +2950,7 @@ fn main() -> std::process::ExitCode {
         ("an_unmodified_client_roams_between_access_points_and_smesh_trees_lose_nothing", Some(&["iperf3"]), an_unmodified_client_roams_between_access_points_and_smesh_trees_lose_nothing),
         ("an_unmodified_ipv6_client_takes_its_address_from_the_access_points_and_roams_without_loss", Some(&["iperf3"]), an_unmodified_ipv6_client_takes_its_address_from_the_access_points_and_roams_without_loss),
         ("the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice", Some(&[]), the_kernel_path_hides_loss_with_mirror_as_user_space_does_and_never_delivers_twice),
+        ("the_automatic_mode_encoded_in_the_kernel_sees_the_loss_and_leaves_for_a_code", Some(&[]), the_automatic_mode_encoded_in_the_kernel_sees_the_loss_and_leaves_for_a_code),
         ("a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space", Some(&[]), a_blackholed_path_costs_the_kernel_path_what_it_costs_user_space),
         ("ipv6_tcp_crosses_the_kernel_path_encoded_and_routed_in_the_kernel", Some(&["iperf3"]), ipv6_tcp_crosses_the_kernel_path_encoded_and_routed_in_the_kernel),
         ("kernel_tcp_crosses_the_kernel_path_segments_and_all", Some(&["iperf3"]), kernel_tcp_crosses_the_kernel_path_segments_and_all),

@@ -67,8 +67,7 @@ pub fn apply_event(
         (EventTarget::Port { .. } | EventTarget::Client(_) | EventTarget::Router(_), _)
         | (
             _,
-            LinkAction::Loss(_)
-            | LinkAction::Rehome(_)
+            LinkAction::Rehome(_)
             | LinkAction::Keys { .. }
             | LinkAction::Crash
             | LinkAction::UplinkCut
@@ -141,7 +140,8 @@ fn rehome(lab: &Lab, c: usize, ap: usize) -> anyhow::Result<()> {
 /// A link's event: a blackhole attaches the loss program built to drop
 /// everything, ahead of any other filter, on both ends' ingress; a
 /// restore removes it; down and up set both ends' interfaces (down
-/// returns what the link's queues held); a rate changes both ends' tbf.
+/// returns what the link's queues held); a rate changes both ends' tbf;
+/// a loss replaces the link's own loss program on both ends.
 fn link_event(
     lab: &Lab,
     e: &LabEvent,
@@ -165,6 +165,22 @@ fn link_event(
     let l = &lab.links[link];
     let dev = Lab::link_dev(link);
     let ends = [lab.ns(l.a), lab.ns(l.b)];
+    if let LinkAction::Loss(per_mille) = e.action {
+        // The link's own loss program replaced, both ways at one moment
+        // (none from 0 on), its bursts as the scenario gave them.
+        for ns in &ends {
+            detach_loss(ns, &dev, LossSlot::Link);
+        }
+        if per_mille > 0 {
+            let params = LossParams::gilbert_elliott(f64::from(per_mille) / 1000.0, l.burst);
+            attach_loss_at_once(
+                &[(&ends[0], &dev), (&ends[1], &dev)],
+                params.sparing_arp(),
+                LossSlot::Link,
+            )?;
+        }
+        return Ok(None);
+    }
     if e.action == LinkAction::Blackhole {
         // Ahead of any loss program already there (a lossy link); both
         // ways at one moment.

@@ -169,6 +169,16 @@ pub fn daemon_counters(r: &serde_json::Value, v: usize) -> String {
     out
 }
 
+/// A flow's packets lost in each second of its run.
+pub fn lost_series(flow: &serde_json::Value) -> Vec<u64> {
+    flow["lost_series"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no lost_series: {flow}"))
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
 /// A TCP flow moved more than 1 Mbit/s in each of at least `seconds`
 /// seconds (it never stalled).
 pub fn assert_never_stalls(flow: &serde_json::Value, seconds: usize) {

@@ -2,15 +2,18 @@
 //! number each was lent from, when one comes back into user space (its
 //! mode is one the kernel does not do, its packets keep reaching user
 //! space, it went idle) and with which number (`IngressSession::lend`,
-//! `take_back_session`).
+//! `take_back_session`), and what the kernel sent of each on each path
+//! meanwhile (`note_sent_elsewhere`: the node's path estimates measure
+//! the egress's reports against it).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use braid_bpf::compile::{self, IngressPath};
-use braid_bpf::maps::{Session, SessionKey};
+use braid_bpf::maps::{Seq, Session, SessionKey, KPATHS};
 use braid_bpf::Datapath;
 use braid_proto::node::Node;
+use braid_proto::redundancy::mode::MAX_PATHS;
 use braid_wire::NodeId;
 use tracing::info;
 
@@ -33,6 +36,27 @@ struct Lent {
     first: u32,
     /// The session's `lent_out` when lent (strays counted since).
     strays_at_lend: u64,
+    /// The kernel's per-path counts (by its path index) when last read.
+    read: [u64; KPATHS],
+    /// What the kernel sent on each path slot since lent: its counts'
+    /// growth between reads, put on the slot its path index had then (a
+    /// route change moves a path index to another slot).
+    by_slot: [u64; MAX_PATHS],
+}
+
+impl Lent {
+    /// Adds what `seq` counts beyond the last read to the slots'.
+    fn count(&mut self, seq: &Seq) {
+        for i in 0..KPATHS {
+            let grown = seq.sent[i].saturating_sub(self.read[i]);
+            if i < self.session.n_paths as usize {
+                if let Some(s) = self.by_slot.get_mut(self.session.paths[i].slot as usize) {
+                    *s += grown;
+                }
+            }
+        }
+        self.read = seq.sent;
+    }
 }
 
 /// The sessions lent to the kernel, by (egress, class).
@@ -124,7 +148,7 @@ impl Lending {
             if dp.start_seq(k, first).is_err() || dp.set_session(k, &session).is_err() {
                 counters.map_errors += 1;
                 let _ = dp.remove_session(k);
-                node.take_back_session(key.0, key.1, first);
+                node.take_back_session(key.0, key.1, first, &[]);
                 self.user_only.insert(key);
                 continue;
             }
@@ -135,8 +159,36 @@ impl Lending {
                     session,
                     first,
                     strays_at_lend,
+                    read: [0; KPATHS],
+                    by_slot: [0; MAX_PATHS],
                 },
             );
+        }
+        self.note_sent(dp, node, counters);
+    }
+
+    /// Tells the node what the kernel has sent of each lent session, per
+    /// path slot, so that its path estimates measure the egress's reports
+    /// against it (read every sync: the reports' latest arrivals are
+    /// dated against these reads, a sync apart).
+    ///
+    /// Read twice: the counts from the first read, the number from the
+    /// second. The programs take a packet's number before they count it
+    /// sent (both atomic), so every packet the first read counted was
+    /// numbered before the second read: below its `next`. (One read
+    /// copies the number before the counts, which may then hold packets
+    /// numbered meanwhile.)
+    fn note_sent(&mut self, dp: &Datapath, node: &mut Node, counters: &mut KernelCounters) {
+        for (key, lent) in &mut self.sessions {
+            let k = session_key(*key);
+            match (dp.seq(k), dp.seq(k)) {
+                (Ok(Some(counts)), Ok(Some(number))) => {
+                    lent.count(&counts);
+                    node.note_sent_elsewhere(*key, number.next, &lent.by_slot);
+                }
+                (Ok(_), Ok(_)) => {}
+                _ => counters.map_errors += 1,
+            }
         }
     }
 
@@ -152,11 +204,15 @@ impl Lending {
         let Some(lent) = self.sessions.remove(&key) else {
             return;
         };
+        let mut lent = lent;
         let next = match dp.remove_session(session_key(key)) {
-            Ok(Some(seq)) => seq.next,
+            Ok(Some(seq)) => {
+                lent.count(&seq);
+                seq.next
+            }
             _ => lent.first,
         };
-        node.take_back_session(key.0, key.1, next);
+        node.take_back_session(key.0, key.1, next, &lent.by_slot);
         counters.taken_back += 1;
     }
 

@@ -189,11 +189,24 @@ fn link_action(src: &Source, i: usize, e: &RawEvent) -> Result<LinkAction, Locat
             let value = Spanned::new(e.action.span(), rate["rate ".len()..].to_string());
             LinkAction::Rate(src.rate(&value, &field)?)
         }
+        loss if loss.starts_with("loss ") => {
+            let p = loss["loss ".len()..].trim();
+            match p.parse::<f64>() {
+                Ok(p) if (0.0..1.0).contains(&p) => LinkAction::Loss((p * 1000.0).round() as u16),
+                _ => {
+                    return Err(src.err(
+                        Some(e.action.span()),
+                        &field,
+                        format!("\"{p}\" is not a loss from 0 up to (not including) 1, e.g. \"loss 0.1\""),
+                    ))
+                }
+            }
+        }
         other => {
             return Err(src.err(
                 Some(e.action.span()),
                 &field,
-                format!("\"{other}\" is not blackhole, restore, down, up or rate RATE (e.g. \"rate 20Mbit\")"),
+                format!("\"{other}\" is not blackhole, restore, down, up, rate RATE (e.g. \"rate 20Mbit\") or loss P (e.g. \"loss 0.1\")"),
             ))
         }
     })

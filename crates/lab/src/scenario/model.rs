@@ -260,7 +260,9 @@ pub enum LinkAction {
     /// (`rate 20Mbit`): a radio link that falls to a slower modulation.
     Rate(u64),
     /// An access point's port on its segment loses this share (per
-    /// mille) of the frames each way (a roaming client's distance).
+    /// mille) of the frames each way (a roaming client's distance); on a
+    /// link (`loss 0.1`), the link's loss each way becomes this, in
+    /// bursts as its `burst` says (a radio link starting to fade).
     Loss(u16),
     /// Plain routing: the client's routes move to this access point (the
     /// re-homing a plain network does when the old one fails).

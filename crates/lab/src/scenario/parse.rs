@@ -187,6 +187,30 @@ mod tests {
     }
 
     #[test]
+    fn a_loss_event_sets_a_links_loss_between_0_and_1() {
+        let on_link = |action: &str| {
+            GOOD.replace(
+                "flow = \"a->b\"\naction = \"blackhole\"",
+                &format!("a = \"a\"\nb = \"b\"\naction = \"{action}\""),
+            )
+        };
+        let lab = Lab::parse("loss.toml", &on_link("loss 0.1")).unwrap();
+        assert_eq!(lab.events[0].action, LinkAction::Loss(100));
+        assert_eq!(lab.events[0].target, EventTarget::Link(0));
+        let lab = Lab::parse("loss.toml", &on_link("loss 0")).unwrap();
+        assert_eq!(lab.events[0].action, LinkAction::Loss(0));
+        for bad in ["loss 1", "loss -0.1", "loss lots"] {
+            let shown = Lab::parse("bad.toml", &on_link(bad))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                shown.contains("event[0].action") && shown.contains("is not a loss"),
+                "{bad}: {shown}"
+            );
+        }
+    }
+
+    #[test]
     fn the_internet_is_a_flows_far_end_and_only_a_gateways_uplink_is_cut() {
         let base = "name = \"t\"\n[[router]]\nname = \"a\"\nhost = true\n[[router]]\nname = \"g\"\nuplink = true\n[[link]]\na = \"a\"\nb = \"g\"\n[[flow]]\nkind = \"connect\"\nfrom = \"a\"\nto = \"internet\"\n[[event]]\nat = \"1s\"\nrouter = \"g\"\naction = \"uplink cut\"\n";
         let lab = Lab::parse("t.toml", base).unwrap();

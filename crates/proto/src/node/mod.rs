@@ -896,9 +896,20 @@ impl Node {
         self.ingress.lend(egress, class, gap)
     }
 
-    /// Takes a lent session back; the borrower stopped at `next_seq`.
-    pub fn take_back_session(&mut self, egress: NodeId, class: u8, next_seq: u32) {
-        self.ingress.take_back(egress, class, next_seq);
+    /// Takes a lent session back; the borrower stopped at `next_seq`,
+    /// having sent `sent[slot]` packets on each path slot.
+    pub fn take_back_session(&mut self, egress: NodeId, class: u8, next_seq: u32, sent: &[u64]) {
+        self.ingress.take_back(egress, class, next_seq, sent);
+    }
+
+    /// What the encoder session (`egress`, `class`) is lent to has sent
+    /// so far: per path slot, packets, every one numbered below
+    /// `next_seq`. The session's path estimates
+    /// count them, so that the egress's reports of them tell loss and
+    /// rate (and the automatic mode can leave a mode the borrower
+    /// encodes when the paths start losing).
+    pub fn note_sent_elsewhere(&mut self, session: (NodeId, u8), next_seq: u32, sent: &[u64]) {
+        self.ingress.on_sent_elsewhere(session, next_seq, sent);
     }
 
     /// What another decoder of this node's egress sessions (the kernel

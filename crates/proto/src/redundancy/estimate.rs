@@ -162,6 +162,16 @@ pub struct PathEstimator {
     /// Every [`MARK_EVERY`]th packet to leave: its send order and the
     /// packets sent up to it, oldest first.
     marks: VecDeque<(u32, u64)>,
+    /// While another encoder (the kernel data path) is lent the session:
+    /// an order every packet it had sent on the path is below, and the
+    /// packets sent on the path up to it, its and this one's, oldest
+    /// first ([`Self::on_sent_elsewhere`]).
+    elsewhere: VecDeque<(u32, u64)>,
+    /// Packets the other encoder sent on the path in periods that ended
+    /// ([`Self::on_elsewhere_ended`]), and the order every one of them
+    /// is below.
+    folded: u64,
+    folded_before: Option<u32>,
     sent: u64,
     last: Option<Mark>,
     /// Packets that arrived beyond what was counted sent (reported late):
@@ -226,6 +236,29 @@ impl PathEstimator {
     /// The packet with this send order, queued, was dropped before it left.
     pub fn on_dropped(&mut self, order: u32) {
         self.take_waiting(order & LATEST_MASK);
+    }
+
+    /// Another encoder lent the session (the kernel data path) has sent
+    /// `count` packets on the path in this period, every one of them with
+    /// a send order below `order_bound`. Kept like the marks, and read
+    /// the same way: a report whose latest arrival is at or after
+    /// `order_bound` had at least these many sent up to it.
+    pub fn on_sent_elsewhere(&mut self, order_bound: u32, count: u64) {
+        if self.elsewhere.len() == MARKS_KEPT {
+            self.elsewhere.pop_front();
+        } else if self.elsewhere.is_empty() {
+            self.elsewhere.reserve_exact(MARKS_KEPT);
+        }
+        let sent = self.sent + self.folded + count;
+        self.elsewhere.push_back((order_bound & LATEST_MASK, sent));
+    }
+
+    /// The other encoder's period ended having sent `count` packets on
+    /// the path, every one with a send order below `order_bound` (this
+    /// encoder's next): from there on they are counted as this one's.
+    pub fn on_elsewhere_ended(&mut self, order_bound: u32, count: u64) {
+        self.folded += count;
+        self.folded_before = Some(order_bound & LATEST_MASK);
     }
 
     /// The packet with this send order, queued, leaves on another path:
@@ -352,6 +385,36 @@ impl PathEstimator {
     /// (all sent when unknown), and when that one was sent; `None` when
     /// it is no longer remembered.
     fn sent_up_to(&self, latest: Option<u32>) -> Option<(u64, Option<Instant>)> {
+        // What another encoder sent in periods that ended, counted where
+        // every one of them came before the latest arrival.
+        let folded = match (latest, self.folded_before) {
+            (Some(l), Some(b)) if after(l, b) || l == b => self.folded,
+            (Some(_), Some(_)) => 0,
+            _ => self.folded,
+        };
+        let own = self
+            .own_sent_up_to(latest)
+            .map(|(sent, at)| (sent + folded, at));
+        let Some(latest) = latest else {
+            return own;
+        };
+        // While another encoder sends, its marks count its packets and
+        // these: a lower bound, as the others are; the higher one holds.
+        let elsewhere = self
+            .elsewhere
+            .iter()
+            .rev()
+            .find(|&&(o, _)| !after(o, latest))
+            .map(|&(_, sent)| sent);
+        match (own, elsewhere) {
+            (Some((sent, _)), Some(e)) if e > sent => Some((e, None)),
+            (None, Some(e)) => Some((e, None)),
+            (own, _) => own,
+        }
+    }
+
+    /// [`Self::sent_up_to`] by what this encoder sent.
+    fn own_sent_up_to(&self, latest: Option<u32>) -> Option<(u64, Option<Instant>)> {
         let Some(latest) = latest else {
             return Some((self.sent, None));
         };
@@ -373,16 +436,11 @@ impl PathEstimator {
             let sent_at = (!twice).then_some(self.orders[i].1);
             return Some((self.sent - in_flight as u64, sent_at));
         }
-        const HALF: u32 = 1 << 22;
-        let after = |o: u32| {
-            let d = o.wrapping_sub(latest) & LATEST_MASK;
-            d != 0 && d < HALF
-        };
         let in_flight = self
             .orders
             .iter()
             .rev()
-            .take_while(|&&(o, _)| after(o))
+            .take_while(|&&(o, _)| after(o, latest))
             .count();
         if in_flight == ORDERS_KEPT {
             // The latest arrival is older than every order kept. The
@@ -393,7 +451,7 @@ impl PathEstimator {
             // them sent: a lossless path loses nothing, a lossy path's
             // losses are counted an interval late. Older than every mark
             // too: nothing to compare with.
-            let &(_, sent) = self.marks.iter().rev().find(|&&(o, _)| !after(o))?;
+            let &(_, sent) = self.marks.iter().rev().find(|&&(o, _)| !after(o, latest))?;
             return Some((sent, None));
         }
         // The packet itself, if the one before those in flight is it.
@@ -483,6 +541,14 @@ impl PathEstimator {
             queue_ms,
         })
     }
+}
+
+/// Whether send order `o` comes after `latest` (send orders wrap at
+/// [`LATEST_MASK`]; half of that range counts as after).
+fn after(o: u32, latest: u32) -> bool {
+    const HALF: u32 = 1 << 22;
+    let d = o.wrapping_sub(latest) & LATEST_MASK;
+    d != 0 && d < HALF
 }
 
 /// The mean loss burst that explains how the loss counts of `intervals`
@@ -634,6 +700,111 @@ mod tests {
             if let Some(est) = e.estimate() {
                 proptest::prop_assert_eq!(est.loss, 0.0);
             }
+        }
+    }
+
+    #[test]
+    fn packets_sent_elsewhere_show_the_paths_loss() {
+        // One packet of this encoder's, then another encoder's 10,000 (every
+        // tenth lost), known by its counts read every 100.
+        let mut e = PathEstimator::default();
+        let order = |seq: u32| seq * 32;
+        e.on_send(at(0), order(0));
+        e.on_report(at(0), 1, Some(order(0)), 0);
+        let (mut received, mut lost) = (1u32, 0u64);
+        for seq in 1..=10_000u32 {
+            if seq.is_multiple_of(10) {
+                lost += 1;
+            } else {
+                received += 1;
+            }
+            if seq.is_multiple_of(100) {
+                e.on_sent_elsewhere(order(seq), u64::from(seq));
+            }
+            if seq % 1_000 == 999 {
+                e.on_report(at(u64::from(seq)), received, Some(order(seq)), 0);
+            }
+        }
+        let est = e.estimate().expect("measured");
+        assert!((0.08..=0.12).contains(&est.loss), "{est:?}");
+        assert!(e.lost() > 0 && e.lost() <= lost, "{} of {lost}", e.lost());
+        assert_eq!(est.delay_ms, None, "no packet of the other's is dated");
+    }
+
+    proptest::proptest! {
+        /// A session lent to another encoder and taken back, in turns:
+        /// the other's packets are known only by its counts, read now and
+        /// then. No report counts a packet lost that arrived, and once
+        /// everything has arrived or been lost, what is lost (confirmed
+        /// or pending) is what the path lost.
+        #[test]
+        fn packets_sent_elsewhere_are_measured_and_none_lost_that_arrived(
+            phases in proptest::collection::vec(
+                (proptest::bool::ANY, 1u64..3_000, 0u64..200, 0u64..400, 1u64..6),
+                1..8,
+            ),
+            lose_every in 0u64..50, // 0 and 1: none lost
+        ) {
+            let mut e = PathEstimator::default();
+            let order = |seq: u64| (seq * 32) as u32 & LATEST_MASK;
+            // Per packet (seq): whether it arrives. Sent in seq order.
+            let mut fate: Vec<bool> = Vec::new();
+            let (mut kernel_count, mut t) = (0u64, 0u64);
+            let mut lent = false;
+            let mut reported = 1;
+            // A first packet, arrived and reported: what the losses
+            // count from.
+            fate.push(true);
+            e.on_send(at(0), order(0));
+            e.on_report(at(0), 1, Some(order(0)), 0);
+            for &(elsewhere, n, in_flight, margin, reads) in &phases {
+                if lent && !elsewhere {
+                    e.on_elsewhere_ended(order(fate.len() as u64), kernel_count);
+                    kernel_count = 0;
+                }
+                lent = elsewhere;
+                for r in 0..reads {
+                    for _ in 0..n / reads {
+                        let seq = fate.len() as u64;
+                        fate.push(lose_every < 2 || !seq.is_multiple_of(lose_every));
+                        if elsewhere {
+                            kernel_count += 1;
+                        } else {
+                            e.on_send(at(t), order(seq));
+                        }
+                    }
+                    if elsewhere {
+                        // A read: its bound the last number taken, or
+                        // a margin above it.
+                        let bound = order((fate.len() as u64).saturating_sub(1) + margin);
+                        e.on_sent_elsewhere(bound, kernel_count);
+                    }
+                    // A report: what arrived of all but the last
+                    // `in_flight` (what arrived stays arrived).
+                    let upto = ((fate.len() as u64).saturating_sub(in_flight) as usize).max(reported);
+                    reported = upto;
+                    if let Some(latest) = (0..upto).rev().find(|&i| fate[i]) {
+                        let received = fate[..upto].iter().filter(|&&f| f).count();
+                        let truly_lost = fate[..latest].iter().filter(|&&f| !f).count() as u64;
+                        t += 100;
+                        e.on_report(at(t), received as u32, Some(order(latest as u64)), 0);
+                        proptest::prop_assert!(e.lost() <= truly_lost, "{} > {}", e.lost(), truly_lost);
+                    }
+                    let _ = r;
+                }
+            }
+            if lent {
+                e.on_elsewhere_ended(order(fate.len() as u64), kernel_count);
+            }
+            // One last packet of this encoder's, arrived, and two reports.
+            let last = fate.len() as u64;
+            fate.push(true);
+            e.on_send(at(t), order(last));
+            let received = fate.iter().filter(|&&f| f).count() as u32;
+            let truly_lost = fate.iter().filter(|&&f| !f).count() as u64;
+            e.on_report(at(t + 100), received, Some(order(last)), 0);
+            e.on_report(at(t + 200), received, Some(order(last)), 0);
+            proptest::prop_assert_eq!(e.lost() + e.pending, truly_lost);
         }
     }
 

@@ -29,6 +29,8 @@ use super::predict::PathLoss;
 use super::urgent::{self, CopyBudget, CopyPath};
 use crate::time::Instant;
 
+mod lending;
+
 /// Per-packet facts from the classifier.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PacketMeta {
@@ -201,6 +203,10 @@ pub struct IngressSession {
     /// While the session is lent to another encoder: the first number it
     /// was given (numbers from here on are its own).
     lent: Option<u32>,
+    /// Data packets the encoder the session is lent to encoded: in
+    /// periods that ended, and in this one so far (the data rate counts
+    /// them with this encoder's).
+    encoded_elsewhere: (u64, u64),
     /// When the last session check was answered.
     proved_at: Option<Instant>,
     /// What urgent packets' copies may still take (`urgent.rs`).
@@ -251,6 +257,7 @@ impl IngressSession {
             estimators: vec![PathEstimator::default(); MAX_PATHS],
             data_rate: DataRate::default(),
             lent: None,
+            encoded_elsewhere: (0, 0),
             proved_at: None,
             copy_budget: CopyBudget::new(config.urgent_copies_per_s),
             counters: IngressCounters::default(),
@@ -300,39 +307,6 @@ impl IngressSession {
     /// The session's paths, by slot, as last set.
     pub fn paths(&self) -> &[PathState] {
         &self.paths
-    }
-
-    /// Lends the session to another encoder (the kernel data path): it
-    /// gets this session's epoch and the numbers from `next_seq + gap` on;
-    /// this encoder keeps the `gap` numbers before them for the packets
-    /// that still reach it (those queued on the way, say) and then
-    /// encodes nothing until [`Self::take_back`]. Returns (epoch, the
-    /// first number lent); `None` if lent already.
-    pub fn lend(&mut self, gap: u32) -> Option<(u32, u32)> {
-        if self.lent.is_some() {
-            return None;
-        }
-        let first = self.seq.wrapping_add(gap);
-        self.lent = Some(first);
-        Some((self.epoch, first))
-    }
-
-    /// Whether the session is lent (see [`Self::lend`]).
-    pub fn is_lent(&self) -> bool {
-        self.lent.is_some()
-    }
-
-    /// Whether the session is lent and its own numbers ran out.
-    pub fn lent_and_exhausted(&self) -> bool {
-        self.lent == Some(self.seq)
-    }
-
-    /// Takes the session back from the encoder it was lent to, which
-    /// stopped at `next_seq` (the number it would have used next).
-    pub fn take_back(&mut self, next_seq: u32) {
-        if self.lent.take().is_some() {
-            self.seq = next_seq;
-        }
     }
 
     /// When the last packet was encoded.
@@ -470,7 +444,9 @@ impl IngressSession {
         out: &mut Vec<Outgoing>,
     ) {
         self.counters.path_reports += 1;
-        self.data_rate.update(now, self.counters.data_packets);
+        let (ended, now_lent) = self.encoded_elsewhere;
+        self.data_rate
+            .update(now, self.counters.data_packets + ended + now_lent);
         for c in counts {
             let p = c.path as usize;
             if p < MAX_PATHS {
@@ -1256,7 +1232,7 @@ pub(crate) mod tests {
         ing.encode(Instant::ZERO, &[1; 10], PacketMeta::default(), &mut out);
         // Lent and taken back 100 numbers on: the block of 8 is half open.
         let (_, first) = ing.lend(0).unwrap();
-        ing.take_back(first.wrapping_add(100));
+        ing.take_back(first.wrapping_add(100), &[]);
         for i in 0..5 {
             ing.encode(Instant::ZERO, &[i; 10], PacketMeta::default(), &mut out);
         }

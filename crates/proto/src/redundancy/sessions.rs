@@ -534,10 +534,23 @@ impl Ingress {
     }
 
     /// Takes session (`egress`, `class`) back; the borrower stopped at
-    /// `next_seq`.
-    pub fn take_back(&mut self, egress: NodeId, class: u8, next_seq: u32) {
+    /// `next_seq`, having sent `sent[slot]` packets on each path slot.
+    pub fn take_back(&mut self, egress: NodeId, class: u8, next_seq: u32, sent: &[u64]) {
         if let Some(s) = self.sessions.get_mut(&(egress, class)) {
-            s.take_back(next_seq);
+            s.take_back(next_seq, sent);
+        }
+    }
+
+    /// What the borrower of session (`egress`, `class`) has sent so far:
+    /// see [`IngressSession::on_sent_elsewhere`].
+    pub fn on_sent_elsewhere(
+        &mut self,
+        (egress, class): (NodeId, u8),
+        next_seq: u32,
+        sent: &[u64],
+    ) {
+        if let Some(s) = self.sessions.get_mut(&(egress, class)) {
+            s.on_sent_elsewhere(next_seq, sent);
         }
     }
 
@@ -1048,7 +1061,7 @@ mod tests {
         // borrower stopped, with the same epoch.
         ing.expire(secs(500));
         assert!(ing.serves(NodeId(2)));
-        ing.take_back(NodeId(2), 0, first.wrapping_add(100));
+        ing.take_back(NodeId(2), 0, first.wrapping_add(100), &[]);
         out.clear();
         ing.send(secs(501), NodeId(2), &p, &paths, &mut out)
             .unwrap();
