@@ -201,10 +201,9 @@ impl Lending {
         key: (NodeId, u8),
         counters: &mut KernelCounters,
     ) {
-        let Some(lent) = self.sessions.remove(&key) else {
+        let Some(mut lent) = self.sessions.remove(&key) else {
             return;
         };
-        let mut lent = lent;
         let next = match dp.remove_session(session_key(key)) {
             Ok(Some(seq)) => {
                 lent.count(&seq);

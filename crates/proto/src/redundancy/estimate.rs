@@ -161,12 +161,12 @@ pub struct PathEstimator {
     waiting: VecDeque<(u32, Instant)>,
     /// Every [`MARK_EVERY`]th packet to leave: its send order and the
     /// packets sent up to it, oldest first.
-    marks: VecDeque<(u32, u64)>,
+    marks: Marks,
     /// While another encoder (the kernel data path) is lent the session:
     /// an order every packet it had sent on the path is below, and the
     /// packets sent on the path up to it, its and this one's, oldest
     /// first ([`Self::on_sent_elsewhere`]).
-    elsewhere: VecDeque<(u32, u64)>,
+    elsewhere: Marks,
     /// Packets the other encoder sent on the path in periods that ended
     /// ([`Self::on_elsewhere_ended`]), and the order every one of them
     /// is below.
@@ -244,13 +244,8 @@ impl PathEstimator {
     /// the same way: a report whose latest arrival is at or after
     /// `order_bound` had at least these many sent up to it.
     pub fn on_sent_elsewhere(&mut self, order_bound: u32, count: u64) {
-        if self.elsewhere.len() == MARKS_KEPT {
-            self.elsewhere.pop_front();
-        } else if self.elsewhere.is_empty() {
-            self.elsewhere.reserve_exact(MARKS_KEPT);
-        }
         let sent = self.sent + self.folded + count;
-        self.elsewhere.push_back((order_bound & LATEST_MASK, sent));
+        self.elsewhere.push(order_bound & LATEST_MASK, sent);
     }
 
     /// The other encoder's period ended having sent `count` packets on
@@ -284,13 +279,7 @@ impl PathEstimator {
         self.orders.push_back((order, encoded_at));
         self.sent += 1;
         if self.sent.is_multiple_of(MARK_EVERY) {
-            if self.marks.len() == MARKS_KEPT {
-                self.marks.pop_front();
-            } else if self.marks.is_empty() {
-                // At once (16 KiB), not by doubling on the data path.
-                self.marks.reserve_exact(MARKS_KEPT);
-            }
-            self.marks.push_back((order, self.sent));
+            self.marks.push(order, self.sent);
         }
     }
 
@@ -400,13 +389,7 @@ impl PathEstimator {
         };
         // While another encoder sends, its marks count its packets and
         // these: a lower bound, as the others are; the higher one holds.
-        let elsewhere = self
-            .elsewhere
-            .iter()
-            .rev()
-            .find(|&&(o, _)| !after(o, latest))
-            .map(|&(_, sent)| sent);
-        match (own, elsewhere) {
+        match (own, self.elsewhere.at_or_before(latest)) {
             (Some((sent, _)), Some(e)) if e > sent => Some((e, None)),
             (None, Some(e)) => Some((e, None)),
             (own, _) => own,
@@ -451,8 +434,7 @@ impl PathEstimator {
             // them sent: a lossless path loses nothing, a lossy path's
             // losses are counted an interval late. Older than every mark
             // too: nothing to compare with.
-            let &(_, sent) = self.marks.iter().rev().find(|&&(o, _)| !after(o, latest))?;
-            return Some((sent, None));
+            return Some((self.marks.at_or_before(latest)?, None));
         }
         // The packet itself, if the one before those in flight is it.
         let sent_at = self
@@ -540,6 +522,33 @@ impl PathEstimator {
             carried_per_s: per_s(recent_sent, recent_seconds),
             queue_ms,
         })
+    }
+}
+
+/// Send orders with the packets sent up to each, the last [`MARKS_KEPT`],
+/// oldest first: the marks of this encoder's packets, or the reads of
+/// another's counts.
+#[derive(Debug, Clone, Default)]
+struct Marks(VecDeque<(u32, u64)>);
+
+impl Marks {
+    fn push(&mut self, order: u32, sent: u64) {
+        if self.0.len() == MARKS_KEPT {
+            self.0.pop_front();
+        } else if self.0.is_empty() {
+            // At once (16 KiB), not by doubling on the data path.
+            self.0.reserve_exact(MARKS_KEPT);
+        }
+        self.0.push_back((order, sent));
+    }
+
+    /// The packets sent up to the newest mark at or before `latest`.
+    fn at_or_before(&self, latest: u32) -> Option<u64> {
+        self.0
+            .iter()
+            .rev()
+            .find(|&&(o, _)| !after(o, latest))
+            .map(|&(_, sent)| sent)
     }
 }
 
