@@ -30,7 +30,10 @@ use braid_wire::{Lsa, LsaLink, NodeId, Prefix, DEFAULT_PREFERENCE, ORIGIN_SIGNAT
 
 use crate::area::area_in;
 use crate::metric::Metric;
+
+mod serving;
 use crate::time::Instant;
+use serving::{client_quality, gateway_of, prefix_len_covering, rank_for};
 
 /// The age that flushes an advertisement (RFC 2328's premature aging): an
 /// origin that leaves floods its last advertisement with this age, and
@@ -357,6 +360,9 @@ pub struct Lsdb {
     /// XOR of [`entry_hash`] over every record held: see [`Self::digest`].
     digest: u64,
     counters: LsdbCounters,
+    /// Which origins serve which destinations (`serving.rs`), rebuilt
+    /// when `version` moved.
+    serving: serving::IndexCache,
 }
 
 /// A record's share of the database digest: its origin, sequence number
@@ -387,6 +393,7 @@ impl Lsdb {
             version: 0,
             digest: 0,
             counters: LsdbCounters::default(),
+            serving: serving::IndexCache::default(),
         }
     }
 
@@ -617,13 +624,24 @@ impl Lsdb {
         me: NodeId,
         out: &mut Vec<(NodeId, u8)>,
     ) {
+        self.serving_index(me)
+            .clients_served(dst, v4, me, self.unlinked(me), out);
+    }
+
+    /// [`Self::clients_served`] by a scan of every record, as it was
+    /// answered before the index (the reference `serving.rs`'s tests
+    /// check it against). Not used by the data path.
+    #[doc(hidden)]
+    pub fn clients_served_by_scan(
+        &self,
+        dst: &[u8; 16],
+        v4: bool,
+        me: NodeId,
+        out: &mut Vec<(NodeId, u8)>,
+    ) {
         out.clear();
         for r in self.records() {
-            let quality = r.prefixes.iter().find_map(|p| match p.client() {
-                Some((addr, is_v4, q)) if is_v4 == v4 && addr == *dst => Some(q),
-                _ => None,
-            });
-            if let Some(q) = quality {
+            if let Some(q) = client_quality(&r.prefixes, dst, v4) {
                 if r.origin == me || self.has_two_way_link(r.origin) {
                     out.push((r.origin, q));
                 }
@@ -643,6 +661,24 @@ impl Lsdb {
         })
     }
 
+    /// The index of what serves what (`serving.rs`) for the routers of
+    /// `me`'s area, as the database stands.
+    fn serving_index(&self, me: NodeId) -> std::sync::Arc<serving::ServingIndex> {
+        let area = self.get(me).map_or(0, |r| area_in(&r.prefixes));
+        self.serving.get(self.version, area, || {
+            self.records()
+                .map(|r| (r.origin, &r.prefixes[..], self.has_two_way_link(r.origin)))
+        })
+    }
+
+    /// `me`'s prefixes when it has no two-way link: the index leaves such
+    /// origins out, but the asking router counts all the same.
+    fn unlinked(&self, me: NodeId) -> Option<&[Prefix]> {
+        self.get(me)
+            .filter(|_| !self.has_two_way_link(me))
+            .map(|r| &r.prefixes[..])
+    }
+
     /// The origins that serve `dst` (an IPv4 address in the first four
     /// bytes when `v4`) best, among `me` and the origins with a two-way
     /// link (a router that left still advertises its prefixes until its
@@ -655,6 +691,22 @@ impl Lsdb {
     /// the length of the prefix that matched; `out` is empty and `None`
     /// returned when nothing serves `dst`.
     pub fn best_origins(
+        &self,
+        dst: &[u8; 16],
+        v4: bool,
+        me: NodeId,
+        out: &mut Vec<NodeId>,
+    ) -> Option<u8> {
+        self.serving_index(me)
+            .best_origins(dst, v4, me, self.unlinked(me), out)
+    }
+
+    /// [`Self::best_origins`] by a scan of every record, as it was
+    /// answered before the index: the reference `serving.rs`'s tests
+    /// check the index against and the `serving` bench measures it
+    /// beside. Not used by the data path.
+    #[doc(hidden)]
+    pub fn best_origins_by_scan(
         &self,
         dst: &[u8; 16],
         v4: bool,
@@ -691,7 +743,7 @@ impl Lsdb {
                 }
                 continue;
             }
-            let Some(rank) = rank_for(r, dst, v4) else {
+            let Some(rank) = rank_for(&r.prefixes, dst, v4) else {
                 continue;
             };
             if best.is_some_and(|b| rank < b) {
@@ -714,15 +766,9 @@ impl Lsdb {
         let my_area = self.get(me).map_or(0, |r| area_in(&r.prefixes));
         let Some(r) = self.get(origin).filter(|r| area_in(&r.prefixes) == my_area) else {
             // Of another area: as its leader's summary lists it.
-            return self
-                .records()
-                .filter(|r| area_in(&r.prefixes) != my_area)
-                .flat_map(|r| r.prefixes.iter().filter_map(Prefix::member))
-                .filter(|&(node, _)| node == origin.0)
-                .filter_map(|(_, p)| prefix_len_covering(&p, dst, v4))
-                .max();
+            return self.serving_index(me).member_serves(origin, dst, v4);
         };
-        let rank = rank_for(r, dst, v4)?;
+        let rank = rank_for(&r.prefixes, dst, v4)?;
         (origin == me || self.has_two_way_link(origin)).then_some(rank.0)
     }
 
@@ -731,7 +777,8 @@ impl Lsdb {
     /// [`braid_wire::DEFAULT_PREFERENCE`] and 0 without one (or when the
     /// origin is not known).
     pub fn gateway(&self, origin: NodeId) -> (u8, u32) {
-        self.get(origin).map_or((DEFAULT_PREFERENCE, 0), gateway_of)
+        self.get(origin)
+            .map_or((DEFAULT_PREFERENCE, 0), |r| gateway_of(&r.prefixes))
     }
 
     /// Every prefix of one IP family served (IPv4 when `v4`, else IPv6),
@@ -752,7 +799,7 @@ impl Lsdb {
             if r.origin != me && !self.has_two_way_link(r.origin) {
                 continue;
             }
-            let preference = gateway_of(r).0;
+            let preference = gateway_of(&r.prefixes).0;
             for p in r.prefixes.iter() {
                 let (addr, len, rank): (&[u8], u8, (u8, u8)) = match p {
                     Prefix::V4 { addr, len } if v4 => (addr, *len, (0, preference)),
@@ -868,64 +915,12 @@ fn forget_second(per_second: &mut BTreeMap<u32, u32>, s: u32) {
     }
 }
 
-/// How well `r` serves `dst` (an IPv4 address in the first four bytes
-/// when `v4`), if at all: (length of its longest covering prefix, client
-/// quality for a client entry, gateway preference for a prefix), compared
-/// in that order.
-fn rank_for(r: &LsaRecord, dst: &[u8; 16], v4: bool) -> Option<(u8, u8, u8)> {
-    let preference = gateway_of(r).0;
-    r.prefixes
-        .iter()
-        .filter_map(|p| {
-            let (addr, len, quality, pref): (&[u8], u8, u8, u8) = match p {
-                Prefix::V4 { addr, len } if v4 => (addr, *len, 0, preference),
-                Prefix::V6 { addr, len } if !v4 => (addr, *len, 0, preference),
-                Prefix::Client4 { addr, quality } if v4 => (addr, 32, *quality, 0),
-                Prefix::Client6 { addr, quality } if !v4 => (addr, 128, *quality, 0),
-                _ => return None,
-            };
-            covers(addr, len, dst).then_some((len, quality, pref))
-        })
-        .max()
-}
-
-/// The length of `p` (an IP prefix) if it covers `dst` (an IPv4 address
-/// in the first four bytes when `v4`).
-fn prefix_len_covering(p: &Prefix, dst: &[u8; 16], v4: bool) -> Option<u8> {
-    let (addr, len): (&[u8], u8) = match p {
-        Prefix::V4 { addr, len } if v4 => (addr, *len),
-        Prefix::V6 { addr, len } if !v4 => (addr, *len),
-        _ => return None,
-    };
-    covers(addr, len, dst).then_some(len)
-}
-
-/// Whether the first `len` bits of `addr` are those of `dst`.
-fn covers(addr: &[u8], len: u8, dst: &[u8; 16]) -> bool {
-    let full = (len / 8) as usize;
-    let rest = len % 8;
-    let (Some(a), Some(d)) = (addr.get(..full), dst.get(..full)) else {
-        return false;
-    };
-    a == d
-        && (rest == 0 || {
-            let mask = 0xffu8 << (8 - rest);
-            matches!((addr.get(full), dst.get(full)), (Some(a), Some(d)) if a & mask == d & mask)
-        })
-}
-
-/// An advertisement's gateway preference and capacity: its first
-/// [`Prefix::Gateway`] entry, or the default preference and 0.
-fn gateway_of(r: &LsaRecord) -> (u8, u32) {
-    r.prefixes
-        .iter()
-        .find_map(Prefix::gateway)
-        .unwrap_or((DEFAULT_PREFERENCE, 0))
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// The length of `p` (an IP prefix) if it covers `dst` (an IPv4 address
+    /// in the first four bytes when `v4`).
     use crate::lsgraph::LsGraph;
     use braid_wire::{ControlHeader, ControlMessage, MessageType};
 
