@@ -602,7 +602,10 @@ mod tests {
         dst[..4].copy_from_slice(&v4(0, 1));
         assert_eq!(db.best_origins(&dst, true, NodeId(3), &mut out), Some(32));
         assert_eq!(out, vec![NodeId(3)], "the better quality");
-        assert_eq!(db.best_origins_by_scan(&dst, true, NodeId(3), &mut out), Some(32));
+        assert_eq!(
+            db.best_origins_by_scan(&dst, true, NodeId(3), &mut out),
+            Some(32)
+        );
         assert_eq!(out, vec![NodeId(3)]);
     }
 
