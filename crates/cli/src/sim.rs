@@ -165,6 +165,36 @@ pub fn table(report: &ScenarioReport) -> String {
             }
         }
     }
+    // Links cut on flows' paths: per variant, each run.
+    for v in &report.variants {
+        for r in v.runs.iter().filter(|r| !r.cuts.is_empty()) {
+            let cut = r.cuts.iter().filter(|c| c.link.is_some()).count();
+            let mut outages: Vec<f64> = r
+                .cuts
+                .iter()
+                .filter(|c| c.link.is_some())
+                .filter_map(|c| c.outage_ms)
+                .collect();
+            outages.sort_by(f64::total_cmp);
+            let at = |q: f64| {
+                outages
+                    .get(((outages.len() as f64 - 1.0) * q).round() as usize)
+                    .copied()
+                    .unwrap_or(0.0)
+            };
+            out += &format!(
+                "{}: path cuts (seed {}): {} flows cut ({} had no link inside their ingress's area, {} delivered nothing more); delivering nothing after the cut: {:.0} ms median, {:.0} ms p90, {:.0} ms at most\n",
+                v.name.as_deref().unwrap_or("run"),
+                r.seed,
+                cut,
+                r.cuts.len() - cut,
+                cut - outages.len(),
+                at(0.5),
+                at(0.9),
+                at(1.0)
+            );
+        }
+    }
     // What one router holds and sends: per variant, over its runs.
     for v in &report.variants {
         let runs = v.runs.len().max(1) as f64;

@@ -132,6 +132,22 @@ pub struct RunResult {
     pub flooding: Option<FloodStats>,
     /// What one router holds and sends, at the end of the run.
     pub routers: RouterStats,
+    /// Links cut on flows' paths (`[[path_cuts]]`), one per flow cut.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cuts: Vec<CutResult>,
+}
+
+/// A link cut on a flow's path (`[[path_cuts]]`): which (`None` when the
+/// flow's path had no link inside its ingress's area, or it had no path),
+/// when, and the longest time the flow then delivered nothing (0: never
+/// longer than its outage threshold, the larger of 100 ms and five
+/// intervals; `None`: nothing from the cut to the flow's end).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CutResult {
+    pub flow: usize,
+    pub link: Option<String>,
+    pub at_s: f64,
+    pub outage_ms: Option<f64>,
 }
 
 /// Per router: its link-state database at the end of the run (mean and

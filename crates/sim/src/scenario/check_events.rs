@@ -1,13 +1,14 @@
 //! Checks what happens to the network during a run besides its traffic:
-//! nodes that fail and restart (`[[nodes]]`) and hostile strangers in
-//! range of some nodes (`[[strangers]]`).
+//! nodes that fail and restart (`[[nodes]]`), hostile strangers in
+//! range of some nodes (`[[strangers]]`) and links cut on flows' paths
+//! (`[[path_cuts]]`).
 
 use std::time::Duration;
 
 use super::check_topology::known;
 use super::errors::Checker;
-use super::raw::{RawNodeEvent, RawStranger};
-use super::spec::{NodeFailure, StrangerSpec};
+use super::raw::{RawNodeEvent, RawPathCut, RawStranger};
+use super::spec::{NodeFailure, PathCut, StrangerSpec};
 
 /// The node failures; None (recorded) when one is wrong. Node names are
 /// checked when the topology is known.
@@ -117,4 +118,61 @@ pub(super) fn check_strangers(
         });
     }
     (complete && ck.count() == before).then_some(strangers)
+}
+
+/// The path cuts; None (recorded) when one is wrong: `at` is required,
+/// `for` is 5 s unless given, and neither may be 0; `every` is 0 (every
+/// flow's cut at once) unless given; `flows` is at least 1 (all flows
+/// unless given). A cut past the scenario's end never happens.
+pub(super) fn check_path_cuts(
+    ck: &mut Checker,
+    raw: &[RawPathCut],
+    duration: Option<Duration>,
+) -> Option<Vec<PathCut>> {
+    let before = ck.count();
+    let mut cuts = Vec::new();
+    for (i, c) in raw.iter().enumerate() {
+        let field = format!("path_cuts[{i}]");
+        if c.at.is_none() {
+            ck.refuse(None, &format!("{field}.at"), "say when the links are cut");
+            continue;
+        }
+        let flows = match &c.flows {
+            None => usize::MAX,
+            Some(n) if *n.get_ref() >= 1 => *n.get_ref(),
+            Some(n) => {
+                ck.refuse(Some(n.span()), &format!("{field}.flows"), "at least 1");
+                continue;
+            }
+        };
+        let at = ck.duration(&c.at, &format!("{field}.at"), Duration::ZERO);
+        let lasts = ck.duration(&c.lasts, &format!("{field}.for"), Duration::from_secs(5));
+        let every = ck.duration(&c.every, &format!("{field}.every"), Duration::ZERO);
+        let (Some(at), Some(lasts), Some(every)) = (at, lasts, every) else {
+            continue;
+        };
+        if at.is_zero() || lasts.is_zero() {
+            ck.refuse(
+                c.at.as_ref().map(|a| a.span()),
+                &field,
+                "at and for must be more than 0",
+            );
+            continue;
+        }
+        if duration.is_some_and(|d| at + lasts > d) {
+            ck.refuse(
+                c.at.as_ref().map(|a| a.span()),
+                &field,
+                "the first cut must end within the scenario's duration",
+            );
+            continue;
+        }
+        cuts.push(PathCut {
+            flows,
+            at,
+            lasts,
+            every,
+        });
+    }
+    (ck.count() == before).then_some(cuts)
 }

@@ -88,6 +88,18 @@ fn check_node(ck: &mut Checker, raw: &RawNode, field: &str) -> Option<NodeSettin
             None
         }
     };
+    let dead_after = match &raw.dead_after {
+        None => Some(None),
+        Some(d) if (2..=100).contains(d.get_ref()) => Some(Some(*d.get_ref())),
+        Some(d) => {
+            ck.refuse(
+                Some(d.span()),
+                &format!("{field}.dead_after"),
+                "2 to 100 small-probe intervals (as the daemon's [probes] dead_after)",
+            );
+            None
+        }
+    };
     let bound = match (&raw.binding, raw.bound) {
         (None, None) => None,
         (b, n) => match b.as_ref().map_or("late", |b| b.get_ref().as_str()) {
@@ -156,6 +168,7 @@ fn check_node(ck: &mut Checker, raw: &RawNode, field: &str) -> Option<NodeSettin
         metric,
         damping: raw.damping,
         ignore_tx_failures: raw.ignore_tx_failures,
+        dead_after: dead_after.flatten(),
         rate_control,
         persistence,
         bound,

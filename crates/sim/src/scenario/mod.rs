@@ -31,8 +31,8 @@ mod spec;
 pub use crate::topology::TopologySpec;
 pub use errors::ScenarioError;
 pub use spec::{
-    FlowSpec, LinkOverride, NodeFailure, NodeSettings, NodeVariant, Scenario, StrangerSpec, Sweep,
-    Variant, MAX_PERSISTENCE, MAX_SIM_NODES,
+    FlowSpec, LinkOverride, NodeFailure, NodeSettings, NodeVariant, PathCut, Scenario,
+    StrangerSpec, Sweep, Variant, MAX_PERSISTENCE, MAX_SIM_NODES,
 };
 
 #[cfg(test)]
@@ -295,6 +295,23 @@ mode = "parity:4"
         assert!(e("[node]\nmetric = \"speed\"\n")
             .starts_with("bad.toml:5: node.metric: unknown metric"));
         assert!(e("[node]\nbinding = \"soon\"\n").contains("node.binding: unknown binding"));
+        assert!(e("[node]\ndead_after = 1\n")
+            .contains("node.dead_after: 2 to 100 small-probe intervals"));
+        assert!(e("[[path_cuts]]\nfor = \"5s\"\n")
+            .contains("path_cuts[0].at: say when the links are cut"));
+        assert!(e("[[path_cuts]]\nat = \"10s\"\nflows = 0\n")
+            .contains("path_cuts[0].flows: at least 1"));
+        assert!(
+            e("[[path_cuts]]\nat = \"10s\"\nevery = \"soon\"\n").contains("path_cuts[0].every:")
+        );
+        assert!(Scenario::parse(
+            "bad.toml",
+            &format!("duration = \"20s\"\n{base}[[path_cuts]]\nat = \"18s\"\n")
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("path_cuts[0]: the first cut must end within the scenario's duration"));
+        assert!(e("[[path_cuts]]\nat = \"10s\"\nwhen = 3\n").contains("unknown field"));
         assert!(e("[link]\nretries = 1000\n").contains("link.retries"));
         assert!(Scenario::parse(
             "l.toml",

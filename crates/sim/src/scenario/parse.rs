@@ -9,7 +9,7 @@ use std::time::Duration;
 use braid_conf::{LocatedError, Source};
 use braid_proto::redundancy::Mode;
 
-use super::check_events::{check_node_failures, check_strangers};
+use super::check_events::{check_node_failures, check_path_cuts, check_strangers};
 use super::check_flows::{check_flows, check_random_flows};
 use super::check_links::{check_link, check_link_overrides};
 use super::check_nodes::{check_node_and_variants, check_radio, check_radio_needed};
@@ -73,6 +73,7 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
     let node_failures = check_node_failures(ck, &raw.nodes, names);
     let duration = ck.duration(&raw.duration, "duration", Duration::from_secs(60));
     let strangers = check_strangers(ck, &raw.strangers, names, duration);
+    let path_cuts = check_path_cuts(ck, &raw.path_cuts, duration);
     let (node, variants) = check_node_and_variants(ck, &raw);
     let radio = check_radio(ck, raw.radio.as_ref(), models);
     if raw.radio.is_none() {
@@ -105,6 +106,7 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
         metric: node.metric.unwrap_or_default(),
         damping: node.damping.unwrap_or(true),
         ignore_tx_failures: node.ignore_tx_failures.unwrap_or(true),
+        dead_after: node.dead_after,
         rate_control: node.rate_control.unwrap_or_default(),
         persistence: node.persistence.unwrap_or(1),
         bound: node
@@ -123,6 +125,7 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
         watch_flooding: node.watch_flooding.unwrap_or(false),
         strangers: strangers?,
         areas: areas?,
+        path_cuts: path_cuts?,
     })
 }
 

@@ -32,6 +32,18 @@ pub(super) struct Raw {
     pub(super) variants: Vec<RawNode>,
     #[serde(default)]
     pub(super) strangers: Vec<RawStranger>,
+    #[serde(default)]
+    pub(super) path_cuts: Vec<RawPathCut>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPathCut {
+    pub(super) flows: Option<Spanned<usize>>,
+    pub(super) at: Option<Spanned<String>>,
+    #[serde(rename = "for")]
+    pub(super) lasts: Option<Spanned<String>>,
+    pub(super) every: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -171,6 +183,7 @@ pub(super) struct RawNode {
     pub(super) metric: Option<Spanned<String>>,
     pub(super) damping: Option<bool>,
     pub(super) ignore_tx_failures: Option<bool>,
+    pub(super) dead_after: Option<Spanned<u32>>,
     pub(super) rate_control: Option<Spanned<String>>,
     pub(super) persistence: Option<Spanned<u32>>,
     pub(super) binding: Option<Spanned<String>>,

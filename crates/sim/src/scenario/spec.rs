@@ -68,6 +68,10 @@ pub struct Scenario {
     pub metric: MetricKind,
     pub damping: bool,
     pub ignore_tx_failures: bool,
+    /// A neighbor unheard for this many small-probe intervals is taken
+    /// down and routes move at once (the daemon's `[probes] dead_after`,
+    /// 10 there); `None`: only the probes' link estimates retire it.
+    pub dead_after: Option<u32>,
     /// How radios pick a unicast frame's bit-rate.
     pub rate_control: RateControl,
     /// Times a frame that fails all its link-layer attempts is handed to
@@ -106,6 +110,22 @@ pub struct Scenario {
     /// one flat area): regions of the topology grown from spread-out
     /// seeds (`crate::topology::partition`), numbered from 1.
     pub areas: usize,
+    /// Links cut on flows' paths during the run (`[[path_cuts]]`).
+    pub path_cuts: Vec<PathCut>,
+}
+
+/// For each of the scenario's first `flows` flows (random flows first, in
+/// order), flow k's at `at + k * every`, the link in the middle of its
+/// ingress's first path among those inside the ingress's area goes down
+/// for `lasts`: what a link failure on a path in use costs
+/// (`RunResult::cuts`). `every` apart, one cut's recovery does not meet
+/// the next's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathCut {
+    pub flows: usize,
+    pub at: Duration,
+    pub lasts: Duration,
+    pub every: Duration,
 }
 
 /// A stranger in range of `near` (no braid node: it has no key), sending
@@ -143,6 +163,7 @@ pub struct NodeSettings {
     pub metric: Option<MetricKind>,
     pub damping: Option<bool>,
     pub ignore_tx_failures: Option<bool>,
+    pub dead_after: Option<u32>,
     pub rate_control: Option<RateControl>,
     pub persistence: Option<u32>,
     pub bound: Option<Option<usize>>,
@@ -178,6 +199,7 @@ impl Scenario {
         self.metric = n.metric.unwrap_or(self.metric);
         self.damping = n.damping.unwrap_or(self.damping);
         self.ignore_tx_failures = n.ignore_tx_failures.unwrap_or(self.ignore_tx_failures);
+        self.dead_after = n.dead_after.or(self.dead_after);
         self.rate_control = n.rate_control.unwrap_or(self.rate_control);
         self.persistence = n.persistence.unwrap_or(self.persistence);
         self.bound = n.bound.unwrap_or(self.bound);

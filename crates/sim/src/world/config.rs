@@ -101,6 +101,9 @@ pub(super) fn node_config(
         ..NodeConfig::default()
     };
     config.control.metric = scenario.metric;
+    config.neighbor_timeout = scenario
+        .dead_after
+        .and_then(|n| config.control.probes.small_interval.checked_mul(n));
     if scenario.auth {
         config.control.auth = sim_key();
     }

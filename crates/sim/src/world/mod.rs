@@ -13,9 +13,12 @@
 //! | `flooding` | how long advertisements take to reach every router |
 
 mod config;
+mod cut_records;
+mod cuts;
 mod flooding;
 mod medium;
 mod processing;
+mod stats;
 mod traffic;
 
 use std::collections::{BTreeMap, HashMap};
@@ -32,7 +35,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::event::EventQueue;
 use crate::link::Fate;
-use crate::results::{RouterStats, RunResult};
+use crate::results::RunResult;
 use crate::scenario::{Scenario, ScenarioError};
 use crate::stranger::Stranger;
 use config::{flow_rules, node_config};
@@ -86,6 +89,11 @@ enum Event {
     Access,
     /// Stranger `k` sends the nodes in its range a datagram each.
     Stranger(u32),
+    /// Path cut `cut` of the scenario cuts flow `flow`'s path (`cuts.rs`).
+    PathCut {
+        cut: u32,
+        flow: u32,
+    },
     /// Router `i` is done processing: what it made goes out.
     Done(u32),
 }
@@ -120,6 +128,8 @@ pub struct World {
     /// Hostile strangers (`[[strangers]]`), and per node the strangers in
     /// whose range it is (they hear what it receives).
     strangers: Vec<Stranger>,
+    /// The scenario's path cuts, and the cuts they made (`cuts.rs`).
+    path_cuts: cut_records::PathCuts,
     overheard_by: Vec<Vec<u32>>,
     /// Processing time charged to routers (`processing.rs`).
     processing: Processing,
@@ -283,6 +293,7 @@ impl World {
             capture: None,
             unmodified,
             strangers,
+            path_cuts: cut_records::PathCuts::new(&scenario.path_cuts),
             overheard_by,
             processing: Processing::new(
                 (scenario.origin_check_cost, scenario.origin_sign_cost),
@@ -321,6 +332,13 @@ impl World {
         for (k, st) in scenario.strangers.iter().enumerate() {
             self.queue
                 .push(Instant::ZERO + st.from, Event::Stranger(k as u32));
+        }
+        for (cut, c) in scenario.path_cuts.iter().enumerate() {
+            for flow in 0..c.flows.min(scenario.flows.len()) {
+                let at = Instant::ZERO + c.at + c.every * flow as u32;
+                let (cut, flow) = (cut as u32, flow as u32);
+                self.queue.push(at, Event::PathCut { cut, flow });
+            }
         }
         for (node, from, until) in failures {
             self.queue
@@ -629,6 +647,7 @@ impl World {
                 }
                 Event::Access => self.access_tick(),
                 Event::Stranger(k) => self.on_stranger(t, k),
+                Event::PathCut { cut, flow } => self.on_path_cut(t, cut, flow),
                 Event::Carrier { a, b, up } => self.on_carrier(t, a, b, up),
                 Event::FlowTick(fi) if self.flows[fi as usize].tcp_bytes.is_some() => {
                     self.on_tcp_start(t, fi)
@@ -916,26 +935,7 @@ impl World {
             injected: self.strangers.iter().map(|s| s.forger.sent).sum(),
             flooding: self.flooding.as_ref().map(FloodWatch::stats),
             routers: self.router_stats(),
-        }
-    }
-
-    /// What one router holds and sends ([`RouterStats`]).
-    fn router_stats(&self) -> RouterStats {
-        let sizes: Vec<usize> = self
-            .nodes
-            .iter()
-            .map(|n| n.control().lsdb().len())
-            .collect();
-        let n = sizes.len().max(1) as f64;
-        let secs = self.now.as_micros() as f64 / 1e6;
-        RouterStats {
-            database_mean: sizes.iter().sum::<usize>() as f64 / n,
-            database_max: sizes.iter().copied().max().unwrap_or(0),
-            control_bytes_per_s: if secs > 0.0 {
-                self.control_bytes as f64 / n / secs
-            } else {
-                0.0
-            },
+            cuts: self.path_cuts.results(&self.flows, &self.names),
         }
     }
 }

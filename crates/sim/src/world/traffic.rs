@@ -176,6 +176,17 @@ impl Flow {
     /// What the flow measured by `now`; `mode` is the redundancy mode it
     /// ran with, `overhead` what its ingress sent per data packet (asked
     /// only for a UDP flow).
+    /// The times the flow delivered nothing for longer than its outage
+    /// threshold (the first [`MAX_OUTAGES`]).
+    pub(super) fn outages(&self) -> &[Outage] {
+        &self.outages
+    }
+
+    /// When the flow last delivered a packet.
+    pub(super) fn last_arrival(&self) -> Option<Instant> {
+        self.last_arrival
+    }
+
     pub(super) fn result(
         &self,
         spec: &FlowSpec,
