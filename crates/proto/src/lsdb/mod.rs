@@ -1134,6 +1134,58 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn origins_across_the_whole_id_space_are_held_linked_and_served() {
+        // Ids handed out sparsely (by site, by region): the lowest, one in
+        // the middle and the highest, in a chain 1 - 32768 - 65534.
+        let mut db = Lsdb::new(LsdbConfig::default());
+        let t = Instant::ZERO;
+        let (lo, mid, hi) = (1u16, 32_768u16, 65_534u16);
+        offer(&mut db, t, lo, 1, 0, &[link(mid, 1000, 1000)]);
+        offer(
+            &mut db,
+            t,
+            mid,
+            1,
+            0,
+            &[link(lo, 1000, 1000), link(hi, 1000, 1000)],
+        );
+        let header = ControlHeader::new(MessageType::Lsa, NodeId(99));
+        let mut buf = vec![0u8; 512];
+        let served = Prefix::V4 {
+            addr: [198, 18, 7, 0],
+            len: 24,
+        };
+        let n = Lsa::emit(
+            &header,
+            NodeId(hi),
+            0,
+            1,
+            &[link(mid, 1000, 1000)],
+            &[served],
+            &mut buf,
+        )
+        .unwrap();
+        let msg = ControlMessage::parse(&buf[..n]).unwrap();
+        assert_eq!(db.install(t, &Lsa::parse(&msg).unwrap()), Install::New);
+        assert_eq!(db.len(), 3);
+        assert!(db.get(NodeId(hi)).is_some() && db.has_two_way_link(NodeId(hi)));
+        let g = db.graph();
+        assert_eq!(g.ids, vec![NodeId(lo), NodeId(mid), NodeId(hi)]);
+        for (a, b) in [(lo, mid), (mid, hi)] {
+            let (a, b) = (
+                g.index_of(NodeId(a)).unwrap(),
+                g.index_of(NodeId(b)).unwrap(),
+            );
+            assert!(g.graph.find_arc(a, b).is_some() && g.graph.find_arc(b, a).is_some());
+        }
+        let mut dst = [0u8; 16];
+        dst[..4].copy_from_slice(&[198, 18, 7, 9]);
+        let mut out = Vec::new();
+        assert_eq!(db.best_origins(&dst, true, NodeId(lo), &mut out), Some(24));
+        assert_eq!(out, vec![NodeId(hi)]);
+    }
+
+    #[test]
     fn graph_keeps_two_way_links_each_direction_at_the_worse_of_its_ends_word() {
         let mut db = Lsdb::new(LsdbConfig::default());
         let t = Instant::ZERO;
