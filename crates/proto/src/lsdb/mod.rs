@@ -30,10 +30,10 @@ use braid_wire::{Lsa, LsaLink, NodeId, Prefix, DEFAULT_PREFERENCE, ORIGIN_SIGNAT
 
 use crate::area::area_in;
 use crate::metric::Metric;
+use crate::time::Instant;
 
 mod serving;
-use crate::time::Instant;
-use serving::{client_quality, gateway_of, prefix_len_covering, rank_for};
+use serving::{client_quality, gateway_of, network, prefix_len_covering, rank_for};
 
 /// The age that flushes an advertisement (RFC 2328's premature aging): an
 /// origin that leaves floods its last advertisement with this age, and
@@ -624,8 +624,8 @@ impl Lsdb {
         me: NodeId,
         out: &mut Vec<(NodeId, u8)>,
     ) {
-        self.serving_index(me)
-            .clients_served(dst, v4, me, self.unlinked(me), out);
+        let index = self.serving_index(me);
+        index.clients_served(dst, v4, me, self.unlinked(&index, me), out);
     }
 
     /// [`Self::clients_served`] by a scan of every record, as it was
@@ -671,11 +671,12 @@ impl Lsdb {
         })
     }
 
-    /// `me`'s prefixes when it has no two-way link: the index leaves such
-    /// origins out, but the asking router counts all the same.
-    fn unlinked(&self, me: NodeId) -> Option<&[Prefix]> {
+    /// `me`'s prefixes when it has no two-way link (as `index` found when
+    /// it was built): the index leaves such origins out, but the asking
+    /// router counts all the same.
+    fn unlinked(&self, index: &serving::ServingIndex, me: NodeId) -> Option<&[Prefix]> {
         self.get(me)
-            .filter(|_| !self.has_two_way_link(me))
+            .filter(|_| index.is_unlinked(me))
             .map(|r| &r.prefixes[..])
     }
 
@@ -697,8 +698,8 @@ impl Lsdb {
         me: NodeId,
         out: &mut Vec<NodeId>,
     ) -> Option<u8> {
-        self.serving_index(me)
-            .best_origins(dst, v4, me, self.unlinked(me), out)
+        let index = self.serving_index(me);
+        index.best_origins(dst, v4, me, self.unlinked(&index, me), out)
     }
 
     /// [`Self::best_origins`] by a scan of every record, as it was
@@ -809,15 +810,9 @@ impl Lsdb {
                     _ => continue,
                 };
                 let len = len.min(host);
-                let mut net = [0u8; 16];
-                for (i, (n, a)) in net.iter_mut().zip(addr).enumerate() {
-                    let keep = u32::from(len).saturating_sub(8 * i as u32).min(8);
-                    *n = if keep == 0 {
-                        0
-                    } else {
-                        a & (0xffu8 << (8 - keep))
-                    };
-                }
+                let Some(net) = network(addr, len, host) else {
+                    continue;
+                };
                 let e = table.entry((net, len)).or_insert((rank, Vec::new(), 0));
                 if e.1.contains(&r.origin) {
                     continue;
@@ -918,9 +913,6 @@ fn forget_second(per_second: &mut BTreeMap<u32, u32>, s: u32) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-
-    /// The length of `p` (an IP prefix) if it covers `dst` (an IPv4 address
-    /// in the first four bytes when `v4`).
     use crate::lsgraph::LsGraph;
     use braid_wire::{ControlHeader, ControlMessage, MessageType};
 

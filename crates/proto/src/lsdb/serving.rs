@@ -90,6 +90,9 @@ pub(super) struct ServingIndex {
     area: u16,
     v4: Family,
     v6: Family,
+    /// The origins without a two-way link, sorted: left out of the index
+    /// (an asking router among them is merged in at lookup).
+    unlinked: Vec<NodeId>,
 }
 
 /// The database's indexes, built when first needed after a change (a
@@ -136,7 +139,7 @@ impl IndexCache {
 
 /// `addr`'s first `len` bits, the rest cleared; `None` when `len` is
 /// longer than the family's addresses (such a prefix covers nothing).
-fn network(addr: &[u8], len: u8, host: u8) -> Option<Network> {
+pub(super) fn network(addr: &[u8], len: u8, host: u8) -> Option<Network> {
     if len > host {
         return None;
     }
@@ -318,7 +321,11 @@ impl ServingIndex {
         records: impl Iterator<Item = (NodeId, &'a [Prefix], bool)>,
     ) -> Self {
         let (mut v4, mut v6) = (Building::default(), Building::default());
+        let mut unlinked = Vec::new();
         for (origin, prefixes, two_way) in records {
+            if !two_way {
+                unlinked.push(origin);
+            }
             if two_way {
                 for (place, p) in prefixes.iter().enumerate() {
                     let Some((addr, is_v4, q)) = p.client() else {
@@ -369,7 +376,17 @@ impl ServingIndex {
             area,
             v4: v4.finish(),
             v6: v6.finish(),
+            unlinked: {
+                unlinked.sort_unstable();
+                unlinked
+            },
         }
+    }
+
+    /// Whether `origin` was held without a two-way link when the index
+    /// was built.
+    pub(super) fn is_unlinked(&self, origin: NodeId) -> bool {
+        self.unlinked.binary_search(&origin).is_ok()
     }
 
     fn family(&self, v4: bool) -> (&Family, u8) {
