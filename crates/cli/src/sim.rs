@@ -176,12 +176,7 @@ pub fn table(report: &ScenarioReport) -> String {
                 .filter_map(|c| c.outage_ms)
                 .collect();
             outages.sort_by(f64::total_cmp);
-            let at = |q: f64| {
-                outages
-                    .get(((outages.len() as f64 - 1.0) * q).round() as usize)
-                    .copied()
-                    .unwrap_or(0.0)
-            };
+            let at = |q: f64| braid_sim::quantile(&outages, q).unwrap_or(0.0);
             out += &format!(
                 "{}: path cuts (seed {}): {} flows cut ({} had no link inside their ingress's area, {} delivered nothing more); delivering nothing after the cut: {:.0} ms median, {:.0} ms p90, {:.0} ms at most\n",
                 v.name.as_deref().unwrap_or("run"),

@@ -37,8 +37,8 @@ pub use report::{
     run_scenario, run_scenario_capturing, FlowSummary, ScenarioReport, VariantReport,
 };
 pub use results::{
-    delay_cdf, delay_stats, CutResult, FloodStats, FlowResult, Outage, RouterStats, RunResult,
-    CDF_QUANTILES, MAX_OUTAGES,
+    delay_cdf, delay_stats, quantile, CutResult, FloodStats, FlowResult, Outage, RouterStats,
+    RunResult, CDF_QUANTILES, MAX_OUTAGES,
 };
 pub use scenario::{Scenario, ScenarioError};
 pub use world::{run_once, World};

@@ -87,13 +87,20 @@ pub const CDF_QUANTILES: [f64; 13] = [
 
 /// The delays (µs, sorted) at [`CDF_QUANTILES`], ms; empty without delays.
 pub fn delay_cdf(sorted_us: &[u64]) -> Vec<f64> {
-    if sorted_us.is_empty() {
-        return Vec::new();
-    }
     CDF_QUANTILES
         .iter()
-        .map(|q| sorted_us[((sorted_us.len() as f64 - 1.0) * q).round() as usize] as f64 / 1000.0)
+        .filter_map(|&q| quantile(sorted_us, q))
+        .map(|us| us as f64 / 1000.0)
         .collect()
+}
+
+/// The `q` quantile (0 to 1) of `sorted` (ascending), the nearest rank
+/// rounded; `None` when it is empty.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+    let last = sorted.len().checked_sub(1)?;
+    sorted
+        .get((last as f64 * q.clamp(0.0, 1.0)).round() as usize)
+        .copied()
 }
 
 /// Most outages recorded per flow.
@@ -186,8 +193,7 @@ pub fn delay_stats(delays_us: &mut [u64]) -> (f64, f64, f64) {
         return (0.0, 0.0, 0.0);
     }
     delays_us.sort_unstable();
-    let pct =
-        |q: f64| delays_us[((delays_us.len() as f64 - 1.0) * q).round() as usize] as f64 / 1000.0;
+    let pct = |q: f64| quantile(delays_us, q).unwrap_or(0) as f64 / 1000.0;
     let mean = delays_us.iter().sum::<u64>() as f64 / delays_us.len() as f64 / 1000.0;
     (mean, pct(0.5), pct(0.99))
 }

@@ -11,6 +11,7 @@
 //! | `config` | each node's configuration from the scenario |
 //! | `processing` | processing time charged to a router's clock (signature checks) |
 //! | `flooding` | how long advertisements take to reach every router |
+//! | `cuts`, `cut_records`; `stats` | links cut on flows' paths (`[[path_cuts]]`) and what they cut; what one router holds and sends |
 
 mod config;
 mod cut_records;
@@ -89,11 +90,8 @@ enum Event {
     Access,
     /// Stranger `k` sends the nodes in its range a datagram each.
     Stranger(u32),
-    /// Path cut `cut` of the scenario cuts flow `flow`'s path (`cuts.rs`).
-    PathCut {
-        cut: u32,
-        flow: u32,
-    },
+    /// Path cut `.0` of the scenario cuts flow `.1`'s path (`cuts.rs`).
+    PathCut(u32, u32),
     /// Router `i` is done processing: what it made goes out.
     Done(u32),
 }
@@ -337,7 +335,7 @@ impl World {
             for flow in 0..c.flows.min(scenario.flows.len()) {
                 let at = Instant::ZERO + c.at + c.every * flow as u32;
                 let (cut, flow) = (cut as u32, flow as u32);
-                self.queue.push(at, Event::PathCut { cut, flow });
+                self.queue.push(at, Event::PathCut(cut, flow));
             }
         }
         for (node, from, until) in failures {
@@ -647,7 +645,7 @@ impl World {
                 }
                 Event::Access => self.access_tick(),
                 Event::Stranger(k) => self.on_stranger(t, k),
-                Event::PathCut { cut, flow } => self.on_path_cut(t, cut, flow),
+                Event::PathCut(cut, flow) => self.on_path_cut(t, cut, flow),
                 Event::Carrier { a, b, up } => self.on_carrier(t, a, b, up),
                 Event::FlowTick(fi) if self.flows[fi as usize].tcp_bytes.is_some() => {
                     self.on_tcp_start(t, fi)
