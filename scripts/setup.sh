@@ -12,6 +12,13 @@ have() { command -v "$1" >/dev/null 2>&1; }
 # A C toolchain: Rust links with `cc`.
 have cc || need_apt+=(build-essential)
 
+# HiGHS, the MILP solver of `braid plan` (crates/plan), is built from
+# source by the highs-sys crate: cmake and a C++ compiler, and libclang
+# for bindgen's bindings to its C API.
+have cmake || need_apt+=(cmake)
+have c++ || need_apt+=(g++)
+ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so' || need_apt+=(libclang-dev)
+
 # Python 3 runs scripts/structure.py (import cycles and size limits),
 # which the architecture test runs.
 have python3 || need_apt+=(python3)

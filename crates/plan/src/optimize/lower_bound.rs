@@ -20,8 +20,9 @@ use crate::design::Problem;
 use crate::flow;
 
 use super::bounds::most_cut;
-use super::exact::{separate, solve_once, Pool, SolveFail, Stage};
-use super::goal::{ExactLimits, Goal, OptimizeError, BOUND_TOTAL_S, EPS_MBPS};
+use super::cuts::{separate, Pool, Stage};
+use super::goal::{Goal, OptimizeError, BOUND_LIMITS, EPS_MBPS};
+use super::model::{solve_once, SolveFail};
 
 /// A cut short by less than this (Mbit/s) in the relaxation is taken as
 /// kept: max flows are whole kbit/s, and a fractional capacity rounded
@@ -32,12 +33,14 @@ const SLACK_MBPS: f64 = 0.01;
 /// beat (least cost), or a network capacity no design within the budget
 /// can pass (most capacity), and whether the cuts ran out (the bound of
 /// the whole relaxation) rather than the rounds.
-pub fn relaxation_bound(
+pub(super) fn relaxation_bound(
     problem: &Problem,
     goal: Goal,
-    limits: ExactLimits,
+    pool: &mut Pool,
+    total_s: f64,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(f64, bool), OptimizeError> {
+    let limits = BOUND_LIMITS;
     let stage = match goal {
         Goal::MinCost { network_mbps } => Stage::MinCost(network_mbps),
         Goal::MaxCapacity { budget } => Stage::MaxCapacity {
@@ -45,22 +48,29 @@ pub fn relaxation_bound(
             bound: most_cut(problem),
         },
     };
-    let mut pool = Pool::new(problem);
     let mut last = None;
     let started = Instant::now();
     for it in 1..=limits.max_iterations {
-        let left = BOUND_TOTAL_S - started.elapsed().as_secs_f64();
+        let left = total_s - started.elapsed().as_secs_f64();
         if left <= 0.0 {
             break;
         }
         let time_limit = limits.time_limit_s.min(left);
-        let s = match solve_once(problem, &pool, stage, None, time_limit, true) {
+        let s = match solve_once(problem, pool, stage, time_limit, true) {
             Ok(s) => s,
             Err(SolveFail::Infeasible) => {
                 return Err(OptimizeError::Infeasible {
                     message: "no design meets the goal, even with fractional radios".into(),
                 })
             }
+            Err(SolveFail::NoAnswer { .. }) => match last {
+                Some(bound) => return Ok((bound, false)),
+                None => {
+                    return Err(OptimizeError::Unfinished {
+                        message: "the first linear program did not finish in time".into(),
+                    })
+                }
+            },
             Err(SolveFail::Error(e)) => match last {
                 // A round that did not finish: the last one's bound holds.
                 Some(bound) => return Ok((bound, false)),
@@ -76,7 +86,7 @@ pub fn relaxation_bound(
             .map(|(p, &c)| (problem.net.pairs[p].a, problem.net.pairs[p].b, c))
             .collect();
         let slack = (SLACK_MBPS, SLACK_MBPS);
-        let (_, added) = separate(problem, &mut pool, stage, &edges, s.f, slack);
+        let (_, added) = separate(problem, pool, stage, &edges, s.f, slack);
         progress(&format!(
             "bound (LP relaxation): round {it}, {} cuts, {}",
             pool.len(),

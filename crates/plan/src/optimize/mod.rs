@@ -7,49 +7,58 @@
 //! A design's capacity is its network min cut: the max flow from the
 //! gateway to all edge sites at once ([`Problem::network_cut`]).
 //!
-//! Two methods, each in its own module: [`exact`] (a MILP with lazily
-//! generated cuts) and [`heuristic`] (the paper's min-cut bridging, then
-//! pruning). `goal` holds what both are asked and answer, `bounds`
-//! what the problem allows before any search, `lower_bound` the LP
-//! relaxation's bound that every heuristic plan carries (how far it is
-//! proven to be from the best).
+//! Two methods, each in its own module: [`exact`] (a MILP over HiGHS
+//! with lazily generated cuts: `model` writes and solves one model,
+//! `cuts` keeps the cuts and finds them, `solver` runs HiGHS) and
+//! [`heuristic`] (the paper's min-cut bridging, then pruning). `goal`
+//! holds what both are asked and answer, `bounds` what the problem
+//! allows before any search, `lower_bound` the LP relaxation's bound that
+//! every heuristic plan carries (how far it is proven to be from the
+//! best).
 //!
-//! # Auto
+//! # Auto and Exact
 //!
-//! Exact when the problem has at most [`AUTO_MAX_VARIABLES`] integer
-//! variables, within [`AUTO_LIMITS`] (each solve at most
-//! [`AUTO_TIME_LIMIT_S`] seconds, at most [`AUTO_MAX_ITERATIONS`] rounds
-//! of cuts per stage), else the heuristic; an exact run that does not
-//! finish falls back to the heuristic. The [`Plan::note`] says which ran
-//! and why. Time limits are microlp's own clock: an instance near a limit
-//! may come out exact on one run and from the heuristic on another.
+//! Both run the heuristic first, then the LP relaxation's rounds of cuts
+//! (a first bound, and cuts to start from), then the MILP over HiGHS from
+//! the heuristic's design, adding cuts until an optimal answer keeps
+//! them all or the time limit comes ([`AUTO_TIME_LIMIT_S`] per goal,
+//! [`EXACT_TIME_LIMIT_S`] for Exact). The plan is the best design found
+//! and carries the MILP's best bound: gap 0 when proven optimal, else how
+//! far from the best it can be. Time limits are the wall clock: near a
+//! limit, the same input may stop with a different gap on another
+//! machine. Should the MILP fail, Auto falls back to the heuristic and
+//! says so in [`Plan::note`].
 
 mod bounds;
+mod cuts;
 pub mod exact;
 mod goal;
 pub mod heuristic;
 mod lower_bound;
+mod model;
+mod solver;
 
 use crate::design::{Design, Problem};
 use crate::units::{mbps, money};
 
-pub use exact::integer_variables;
 pub use goal::{
     Bound, BoundSource, ExactLimits, Goal, Method, OptimizeError, Plan, AUTO_LIMITS,
-    AUTO_MAX_ITERATIONS, AUTO_MAX_VARIABLES, AUTO_TIME_LIMIT_S, BOUND_LIMITS, EXACT_LIMITS,
-    EXACT_MAX_ITERATIONS, EXACT_TIME_LIMIT_S,
+    AUTO_TIME_LIMIT_S, BOUND_LIMITS, BOUND_TOTAL_S, EXACT_LIMITS, EXACT_MAX_ITERATIONS,
+    EXACT_TIME_LIMIT_S,
 };
+pub use model::integer_variables;
+pub use solver::MIP_REL_GAP;
 
-use exact::exact;
+use exact::{exact, ExactAnswer};
 use goal::{EPS_COST, EPS_MBPS};
 use heuristic::heuristic;
 use lower_bound::relaxation_bound;
 
 /// Finds a design for the goal; `progress` gets short lines on the way
-/// ("exact (least cost): iteration 3, 41 cuts, bound $18,200"). Every
-/// answer keeps every limit and every edge site's capacity today, and is
-/// checked against the goal before it is returned. Auto's threshold:
-/// [`AUTO_MAX_VARIABLES`].
+/// ("exact (least cost): round 3, 41 cuts, best $18,400, bound
+/// $18,200"). Every answer keeps every limit and every edge site's
+/// capacity today, and is checked against the goal before it is
+/// returned.
 pub fn optimize(
     problem: &Problem,
     goal: Goal,
@@ -57,35 +66,22 @@ pub fn optimize(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Plan, OptimizeError> {
     check_goal(goal)?;
-    let variables = integer_variables(problem);
     match method {
         Method::Heuristic => {
             let (design, note) = heuristic(problem, goal, progress)?;
-            finish(problem, goal, design, false, note, progress)
+            finish(problem, goal, design, None, note, progress)
         }
         Method::Exact => {
-            let (design, note) = exact(problem, goal, EXACT_LIMITS, progress)?;
-            finish(problem, goal, design, true, note, progress)
-        }
-        Method::Auto if variables > AUTO_MAX_VARIABLES => {
-            let (design, note) = heuristic(problem, goal, progress)?;
-            let note = format!(
-                "auto chose the heuristic ({variables} integer variables; exact up to {AUTO_MAX_VARIABLES}): {note}"
-            );
-            finish(problem, goal, design, false, note, progress)
+            let answer = exact(problem, goal, EXACT_LIMITS, progress)?;
+            finish_exact(problem, goal, answer, progress)
         }
         Method::Auto => match exact(problem, goal, AUTO_LIMITS, progress) {
-            Ok((design, note)) => {
-                let note = format!(
-                    "auto chose the exact method ({variables} integer variables, at most {AUTO_MAX_VARIABLES}): {note}"
-                );
-                finish(problem, goal, design, true, note, progress)
-            }
+            Ok(answer) => finish_exact(problem, goal, answer, progress),
             Err(e @ (OptimizeError::Unfinished { .. } | OptimizeError::Solver { .. })) => {
-                progress("auto: the exact method did not finish; running the heuristic");
+                progress("auto: the exact method failed; running the heuristic");
                 let (design, note) = heuristic(problem, goal, progress)?;
                 let note = format!("auto fell back to the heuristic ({e}): {note}");
-                finish(problem, goal, design, false, note, progress)
+                finish(problem, goal, design, None, note, progress)
             }
             Err(e) => Err(e),
         },
@@ -93,8 +89,7 @@ pub fn optimize(
 }
 
 /// The exact method with other limits than [`Method::Exact`]'s (e.g. a
-/// shorter time per solve); an [`OptimizeError::Unfinished`] when they
-/// are hit.
+/// shorter time per goal).
 pub fn optimize_exact_within(
     problem: &Problem,
     goal: Goal,
@@ -105,13 +100,41 @@ pub fn optimize_exact_within(
     if !(limits.time_limit_s.is_finite() && limits.time_limit_s > 0.0) {
         return Err(OptimizeError::InvalidGoal {
             message: format!(
-                "a time limit of {} s per solve is not a positive number",
+                "a time limit of {} s is not a positive number",
                 limits.time_limit_s
             ),
         });
     }
-    let (design, note) = exact(problem, goal, limits, progress)?;
-    finish(problem, goal, design, true, note, progress)
+    let answer = exact(problem, goal, limits, progress)?;
+    finish_exact(problem, goal, answer, progress)
+}
+
+/// The MILP's answer as a plan, with its bound.
+fn finish_exact(
+    problem: &Problem,
+    goal: Goal,
+    answer: ExactAnswer,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Plan, OptimizeError> {
+    let proof = Proof {
+        bound: answer.bound,
+        optimal: answer.optimal,
+    };
+    finish(
+        problem,
+        goal,
+        answer.design,
+        Some(proof),
+        answer.note,
+        progress,
+    )
+}
+
+/// What the MILP proved about its design.
+#[derive(Debug, Clone, Copy)]
+struct Proof {
+    bound: Option<f64>,
+    optimal: bool,
 }
 
 fn check_goal(goal: Goal) -> Result<(), OptimizeError> {
@@ -133,7 +156,7 @@ fn finish(
     problem: &Problem,
     goal: Goal,
     design: Design,
-    exact: bool,
+    proof: Option<Proof>,
     note: String,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Plan, OptimizeError> {
@@ -171,19 +194,30 @@ fn finish(
         }
         _ => {}
     }
-    let bound = if exact {
-        Some(Bound {
-            value: match goal {
-                Goal::MinCost { .. } => eval.cost,
-                Goal::MaxCapacity { .. } => eval.network_mbps,
-            },
+    let achieved = match goal {
+        Goal::MinCost { .. } => eval.cost,
+        Goal::MaxCapacity { .. } => eval.network_mbps,
+    };
+    let bound = match proof {
+        Some(Proof { optimal: true, .. }) => Some(Bound {
+            value: achieved,
             gap: 0.0,
             source: BoundSource::Milp,
-        })
-    } else {
-        progress("bounding the plan: the LP relaxation");
-        prove_gap(problem, goal, &eval, progress)
+        }),
+        Some(Proof {
+            bound: Some(value), ..
+        }) => Some(Bound {
+            value,
+            gap: gap_to(goal, &eval, value),
+            source: BoundSource::Milp,
+        }),
+        Some(Proof { bound: None, .. }) => None,
+        None => {
+            progress("bounding the plan: the LP relaxation");
+            prove_gap(problem, goal, &eval, progress)
+        }
     };
+    let exact = proof.is_some_and(|p| p.optimal);
     let note = match &bound {
         Some(b) if !exact => format!("{note}; {}", describe_bound(goal, b)),
         _ => note,
@@ -197,6 +231,17 @@ fn finish(
     })
 }
 
+/// The plan's distance from a bound: a share of its cost (least cost) or
+/// of the bound (most capacity).
+fn gap_to(goal: Goal, eval: &crate::design::Evaluation, bound: f64) -> f64 {
+    let gap = match goal {
+        Goal::MinCost { .. } if eval.cost > EPS_COST => (eval.cost - bound) / eval.cost,
+        Goal::MaxCapacity { .. } if bound > EPS_MBPS => (bound - eval.network_mbps) / bound,
+        _ => 0.0,
+    };
+    gap.max(0.0)
+}
+
 /// The relaxation's bound and the plan's gap to it (None if the
 /// relaxation failed: the plan stands, unbounded).
 fn prove_gap(
@@ -205,21 +250,18 @@ fn prove_gap(
     eval: &crate::design::Evaluation,
     progress: &mut dyn FnMut(&str),
 ) -> Option<Bound> {
-    let (value, complete) = match relaxation_bound(problem, goal, BOUND_LIMITS, progress) {
-        Ok(b) => b,
-        Err(e) => {
-            progress(&format!("no bound: {e}"));
-            return None;
-        }
-    };
-    let gap = match goal {
-        Goal::MinCost { .. } if eval.cost > EPS_COST => (eval.cost - value) / eval.cost,
-        Goal::MaxCapacity { .. } if value > EPS_MBPS => (value - eval.network_mbps) / value,
-        _ => 0.0,
-    };
+    let mut pool = cuts::Pool::new(problem);
+    let (value, complete) =
+        match relaxation_bound(problem, goal, &mut pool, BOUND_TOTAL_S, progress) {
+            Ok(b) => b,
+            Err(e) => {
+                progress(&format!("no bound: {e}"));
+                return None;
+            }
+        };
     Some(Bound {
         value,
-        gap: gap.max(0.0),
+        gap: gap_to(goal, eval, value),
         source: if complete {
             BoundSource::Relaxation
         } else {
@@ -241,7 +283,7 @@ fn describe_bound(goal: Goal, b: &Bound) -> String {
         }
     };
     let how = match b.source {
-        BoundSource::Milp => "the MILP",
+        BoundSource::Milp => "the MILP's bound when it stopped",
         BoundSource::Relaxation => "LP relaxation",
         BoundSource::RelaxationCutShort => "LP relaxation, cut short by its limits",
     };
@@ -352,7 +394,7 @@ mod tests {
                 let warm = optimize(&pb, goal, Method::Exact, &mut quiet());
                 let cold = exact_from(&pb, goal, EXACT_LIMITS, None, &mut quiet());
                 match (warm, cold) {
-                    (Ok(w), Ok((d, _))) => {
+                    (Ok(w), Ok(ExactAnswer { design: d, .. })) => {
                         let c = pb.evaluate(&d);
                         assert!(pb.violation(&d).is_none());
                         assert!((w.eval.cost - c.cost).abs() < 1e-6, "seed {seed} {goal:?}");
@@ -438,7 +480,8 @@ mod tests {
         .unwrap();
         assert!(plan.exact, "{}", plan.note);
         assert!(
-            plan.note.starts_with("auto chose the exact method"),
+            plan.note.starts_with("exact (MILP over HiGHS")
+                && plan.note.ends_with("proven optimal"),
             "{}",
             plan.note
         );
@@ -446,39 +489,54 @@ mod tests {
     }
 
     #[test]
-    fn the_heuristic_plans_a_large_network_quickly() {
+    fn a_search_stopped_by_its_time_limit_keeps_the_best_design_and_its_proven_gap() {
+        // 64 sites: far more than the MILP closes in a tenth of a second.
         let (net, cat) = instances::small(7, 64);
         let pb = Problem::new(&net, &cat, false).unwrap();
-        assert!(integer_variables(&pb) > AUTO_MAX_VARIABLES);
         let today = pb.evaluate(&pb.today());
-        let plan = optimize(
+        let limits = ExactLimits {
+            time_limit_s: 0.1,
+            max_iterations: EXACT_MAX_ITERATIONS,
+        };
+        let target = 1.2 * today.network_mbps;
+        let heuristic = optimize(
             &pb,
             Goal::MinCost {
-                network_mbps: 1.5 * today.network_mbps,
+                network_mbps: target,
             },
-            Method::Auto,
+            Method::Heuristic,
             &mut quiet(),
         );
-        match plan {
-            Ok(p) => {
-                assert!(!p.exact);
-                assert!(p.note.starts_with("auto chose the heuristic"), "{}", p.note);
+        let plan = optimize_exact_within(
+            &pb,
+            Goal::MinCost {
+                network_mbps: target,
+            },
+            limits,
+            &mut quiet(),
+        );
+        match (heuristic, plan) {
+            (Ok(h), Ok(p)) => {
+                assert!(pb.feasible(&p.design, target));
+                assert!(p.eval.cost <= h.eval.cost + 1e-6, "{}", p.note);
+                assert!(!p.exact, "{}", p.note);
+                assert!(p.note.contains("stopped at its limit"), "{}", p.note);
+                let b = p.bound.expect("a bound");
+                assert!(b.value <= p.eval.cost + 1e-6);
+                assert!(b.gap > 0.0 && b.gap < 1.0, "{b:?}");
             }
-            Err(e) => assert!(
-                matches!(
-                    e,
-                    OptimizeError::Infeasible { .. } | OptimizeError::NotFound { .. }
-                ),
-                "{e}"
-            ),
+            (h, p) => panic!("heuristic {h:?}, exact {p:?}"),
         }
-        let plan = optimize(
+        let plan = optimize_exact_within(
             &pb,
             Goal::MaxCapacity { budget: today.cost },
-            Method::Auto,
+            limits,
             &mut quiet(),
         )
         .unwrap();
         assert!(plan.eval.network_mbps + 1e-6 >= today.network_mbps);
+        assert!(plan.eval.cost <= today.cost + 1e-6);
+        let b = plan.bound.expect("a bound");
+        assert!(b.value + 1e-6 >= plan.eval.network_mbps);
     }
 }

@@ -133,6 +133,27 @@ fn least_cost(
     best
 }
 
+/// A design the MILP stopped on, short of some cut it had not met yet,
+/// made whole: the heuristic's repair adds what the network or an edge
+/// site lacks at `target`, then its improvement rounds prune. None when
+/// the repair gets stuck.
+pub(super) fn polish(problem: &Problem, from: &Design, target: f64) -> Option<Design> {
+    let mut s = Search::new(problem);
+    s.flow_limit = s.flows + FLOW_BUDGET;
+    let mut d = from.clone();
+    if !s.repair(&mut d, target, f64::INFINITY, None) {
+        return None;
+    }
+    for _ in 1..=MAX_ROUNDS {
+        let a = s.prune(&mut d, target);
+        let b = s.rebuild(&mut d);
+        if !(a || b) || s.flows > s.flow_limit {
+            break;
+        }
+    }
+    problem.feasible(&d, target).then_some(d)
+}
+
 pub(super) fn heuristic(
     problem: &Problem,
     goal: Goal,
