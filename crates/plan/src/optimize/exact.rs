@@ -41,13 +41,6 @@ use super::lower_bound::relaxation_bound;
 use super::model::{integer_variables, solve_once, SolveFail};
 use super::solver::MIP_REL_GAP;
 
-/// Share of the time left that a solve may take while answers still
-/// break cuts (a solve stopped early still gives cuts to add; a solve
-/// whose answer keeps them all gets the rest).
-const SLICE_SHARE: f64 = 0.5;
-/// The least time a sliced solve gets, seconds.
-const SLICE_MIN_S: f64 = 5.0;
-
 /// What one stage found: the best design keeping every cut, the best
 /// proven bound on the stage's objective, and how the search ended.
 pub(super) struct StageResult {
@@ -156,7 +149,6 @@ fn lazy(
     let mut bound = limits.bound;
     let mut optimal = false;
     let mut rounds = 0;
-    let mut whole_rest = false;
     while rounds < limits.max_rounds {
         let left = limits
             .deadline
@@ -166,12 +158,7 @@ fn lazy(
             break;
         }
         rounds += 1;
-        let slice = if whole_rest {
-            left
-        } else {
-            (left * SLICE_SHARE).max(SLICE_MIN_S).min(left)
-        };
-        let s = match solve_once(problem, pool, stage, slice, false) {
+        let s = match solve_once(problem, pool, stage, left, false) {
             Ok(s) => s,
             Err(SolveFail::NoAnswer { bound: b }) => {
                 bound = tighter(stage, bound, b);
@@ -214,12 +201,9 @@ fn lazy(
             }));
         }
         if !violated && !s.optimal {
-            if slice >= left - 0.01 {
-                // The time ran out inside this solve and its answer keeps
-                // every cut: more rounds would solve the same model again.
-                break;
-            }
-            whole_rest = true;
+            // The time ran out inside this solve and its answer keeps
+            // every cut: more rounds would solve the same model again.
+            break;
         }
     }
     match best {
