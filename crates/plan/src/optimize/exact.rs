@@ -189,7 +189,15 @@ fn lazy(
             (Some(b), Some(x)) => stage_gap(stage, b.1, x) <= MIP_REL_GAP,
             _ => false,
         };
-        if (!violated && s.optimal) || closed {
+        // An optimal answer keeping every cut is optimal for the whole
+        // model, once the best design is worth as much (it is that
+        // answer, unless the answer could not be read back as one).
+        let solved = !violated
+            && s.optimal
+            && best
+                .as_ref()
+                .is_some_and(|b| !better(stage, s.objective, b.1));
+        if solved || closed {
             optimal = true;
             break;
         }
