@@ -1077,9 +1077,9 @@ fn the_automatic_mode_encoded_in_the_kernel_sees_the_loss_and_leaves_for_a_code(
     // routing's probes showed the loss, or to the end: 31-143 lost, 10 of
     // them in the third second in one run (three runs). From the third
     // second on, what the code leaves of about 1,000 packets at 10% loss
-    // on both paths: 0, 0, 3 and 5 (in seconds 7-8: 1 and 4, one CI run
-    // of 2026-11-29) in four runs; at most 8 (0.8%), where staying
-    // striped loses about 100.
+    // on both paths: 0 and 3 in two runs, 5 in one CI run of 2026-11-29
+    // (1 and 4 in seconds 7-8); at most 8 (0.8%), where staying striped
+    // loses about 100.
     let lost = f["lost"].as_u64().unwrap();
     let series = lost_series(&f);
     assert!(lost < 60, "{lost} of 2000 lost: {series:?}");
