@@ -35,7 +35,9 @@ use crate::units::{mbps, money};
 
 use super::bounds::{below_budget, most_cut, out_of_reach};
 use super::cuts::{separate, Pool, Stage};
-use super::goal::{ExactLimits, Goal, OptimizeError, BOUND_TOTAL_S, EPS_COST, EPS_MBPS};
+use super::goal::{
+    relative_gap, ExactLimits, Goal, OptimizeError, BOUND_TOTAL_S, EPS_COST, EPS_MBPS,
+};
 use super::heuristic::{heuristic, polish};
 use super::lower_bound::relaxation_bound;
 use super::model::{integer_variables, solve_once, SolveFail};
@@ -117,17 +119,6 @@ fn tighter(stage: Stage, a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-/// The gap between a design's objective and a bound, as a share of the
-/// objective (least cost) or of the bound (most capacity).
-pub(super) fn stage_gap(stage: Stage, value: f64, bound: f64) -> f64 {
-    let g = match stage {
-        Stage::MinCost(_) if value > EPS_COST => (value - bound) / value,
-        Stage::MaxCapacity { .. } if bound > EPS_MBPS => (bound - value) / bound,
-        _ => 0.0,
-    };
-    g.max(0.0)
-}
-
 /// Solves one stage: solve, add the cuts the answer breaks, solve again,
 /// until an optimal answer keeps every cut, the rounds run out or the
 /// deadline comes. Every answer keeping every cut is a design; the best
@@ -186,7 +177,9 @@ fn lazy(
             pool.len(),
         ));
         let closed = match (&best, bound) {
-            (Some(b), Some(x)) => stage_gap(stage, b.1, x) <= MIP_REL_GAP,
+            (Some(b), Some(x)) => {
+                relative_gap(matches!(stage, Stage::MinCost(_)), b.1, x) <= MIP_REL_GAP
+            }
             _ => false,
         };
         // An optimal answer keeping every cut is optimal for the whole

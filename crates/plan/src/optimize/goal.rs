@@ -158,3 +158,21 @@ pub const AUTO_LIMITS: ExactLimits = ExactLimits {
 pub(super) const EPS_MBPS: f64 = 1e-6;
 /// Cost tolerance, dollars.
 pub(super) const EPS_COST: f64 = 1e-6;
+
+/// A design's distance from a bound on its objective: a share of the
+/// design's cost when minimising cost, of the bound when maximising
+/// capacity; never below 0.
+pub(super) fn relative_gap(minimise_cost: bool, value: f64, bound: f64) -> f64 {
+    let gap = if minimise_cost {
+        if value > EPS_COST {
+            (value - bound) / value
+        } else {
+            0.0
+        }
+    } else if bound > EPS_MBPS {
+        (bound - value) / bound
+    } else {
+        0.0
+    };
+    gap.max(0.0)
+}

@@ -234,12 +234,10 @@ fn finish(
 /// The plan's distance from a bound: a share of its cost (least cost) or
 /// of the bound (most capacity).
 fn gap_to(goal: Goal, eval: &crate::design::Evaluation, bound: f64) -> f64 {
-    let gap = match goal {
-        Goal::MinCost { .. } if eval.cost > EPS_COST => (eval.cost - bound) / eval.cost,
-        Goal::MaxCapacity { .. } if bound > EPS_MBPS => (bound - eval.network_mbps) / bound,
-        _ => 0.0,
-    };
-    gap.max(0.0)
+    match goal {
+        Goal::MinCost { .. } => goal::relative_gap(true, eval.cost, bound),
+        Goal::MaxCapacity { .. } => goal::relative_gap(false, eval.network_mbps, bound),
+    }
 }
 
 /// The relaxation's bound and the plan's gap to it (None if the

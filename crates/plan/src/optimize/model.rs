@@ -306,17 +306,16 @@ fn add_site_limits(model: &mut HighsProblem, problem: &Problem, xs: &[Vec<Variab
     }
 }
 
-/// The network's flow: within each pair's capacity, conserved at every
-/// site but the gateway and the edge sites, into every edge site, and in
-/// all at least the stage's target (or `F`, at a budget).
-fn add_network_flow(model: &mut HighsProblem, problem: &Problem, stage: Stage, v: &Variables) {
-    if v.flows.is_empty() {
-        return;
-    }
-    let n = problem.net.sites.len();
-    let mut net_in: Vec<Expression> = vec![Expression::default(); n];
-    for (p, (&(ab, ba), (cs, x))) in v
-        .flows
+/// One flow's pairs (`flows`: a → b and b → a per pair) within each
+/// pair's capacity; returns what flows into each site, net.
+fn pair_flows(
+    model: &mut HighsProblem,
+    problem: &Problem,
+    v: &Variables,
+    flows: &[(Variable, Variable)],
+) -> Vec<Expression> {
+    let mut net_in: Vec<Expression> = vec![Expression::default(); problem.net.sites.len()];
+    for (p, (&(ab, ba), (cs, x))) in flows
         .iter()
         .zip(problem.choices.iter().zip(&v.xs))
         .enumerate()
@@ -334,6 +333,17 @@ fn add_network_flow(model: &mut HighsProblem, problem: &Problem, stage: Stage, v
         net_in[a].add_mul(1.0, ba);
         net_in[a].add_mul(-1.0, ab);
     }
+    net_in
+}
+
+/// The network's flow: within each pair's capacity, conserved at every
+/// site but the gateway and the edge sites, into every edge site, and in
+/// all at least the stage's target (or `F`, at a budget).
+fn add_network_flow(model: &mut HighsProblem, problem: &Problem, stage: Stage, v: &Variables) {
+    if v.flows.is_empty() {
+        return;
+    }
+    let net_in = pair_flows(model, problem, v, &v.flows);
     let edge_sites = problem.net.edges();
     let mut delivered = Expression::default();
     for (site, e) in net_in.into_iter().enumerate() {
@@ -362,30 +372,11 @@ fn add_network_flow(model: &mut HighsProblem, problem: &Problem, stage: Stage, v
 /// Each edge site's own flow, for those that have one: its need, alone,
 /// from the gateway.
 fn add_site_flows(model: &mut HighsProblem, problem: &Problem, v: &Variables) {
-    let n = problem.net.sites.len();
     for (flows, &(k, need)) in v.site_flows.iter().zip(&problem.required) {
         if flows.is_empty() {
             continue;
         }
-        let mut net_in: Vec<Expression> = vec![Expression::default(); n];
-        for (p, (&(ab, ba), (cs, x))) in flows
-            .iter()
-            .zip(problem.choices.iter().zip(&v.xs))
-            .enumerate()
-        {
-            let (a, b) = (problem.net.pairs[p].a, problem.net.pairs[p].b);
-            let mut within = Expression::default();
-            within.add_mul(1.0, ab);
-            within.add_mul(1.0, ba);
-            for (c, &var) in cs.iter().zip(x) {
-                within.add_mul(-c.capacity_mbps, var);
-            }
-            model.add_constraint(within.leq(0.0));
-            net_in[b].add_mul(1.0, ab);
-            net_in[b].add_mul(-1.0, ba);
-            net_in[a].add_mul(1.0, ba);
-            net_in[a].add_mul(-1.0, ab);
-        }
+        let net_in = pair_flows(model, problem, v, flows);
         for (site, e) in net_in.into_iter().enumerate() {
             if site == problem.net.gateway {
                 continue;
