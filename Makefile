@@ -6,6 +6,15 @@ BRAID    := target/release/braid
 
 .PHONY: demo test bench fuzz setup clean
 
+# HiGHS's C++ compiles (highs-sys's build script, run by cmake) through
+# ccache when it is installed: clippy's check and the tests' build each run
+# that build script, and the second finds every object in the cache. The
+# base directory and no hashed working directory let the two build
+# directories share objects. Evaluated when a recipe runs, after setup.
+CCACHE := $$(command -v ccache >/dev/null && echo \
+	CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache \
+	CCACHE_DIR=$(CURDIR)/target/ccache CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1)
+
 setup:
 	@scripts/setup.sh
 
@@ -13,7 +22,7 @@ setup:
 # table on stdout, HTML report in out/demo/), then disjoint paths on the
 # bundled example topology.
 demo: setup
-	cargo build --release --workspace
+	env $(CCACHE) cargo build --release --workspace
 	$(BRAID) demo
 	@echo "== 3 node-disjoint paths from the gateway to the clinic (braid paths) =="
 	$(BRAID) paths --topology $(TOPOLOGY) --from gw --to clinic --k 3
@@ -22,12 +31,12 @@ demo: setup
 # scenario, CLI).
 test: setup
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets -- -D warnings
-	cargo test --workspace
+	env $(CCACHE) cargo clippy --workspace --all-targets -- -D warnings
+	env $(CCACHE) cargo test --workspace
 
 # Criterion benchmarks; figures go in docs/performance.md.
 bench: setup
-	cargo bench --workspace
+	env $(CCACHE) cargo bench --workspace
 
 # Coverage-guided fuzzing of the parsers and the control plane (nightly,
 # outside CI). FUZZ_SECONDS per target.

@@ -95,7 +95,17 @@ for lib in $needed; do
     case "$lib" in
     libc.so.6 | libm.so.6 | libdl.so.2 | libpthread.so.0 | librt.so.1 | ld-linux*) ;;
     libgcc_s.so.1) depends+=("libgcc-s1") ;;
-    *) echo "deb.sh: the binary links $lib, which this script does not know the package of" >&2; exit 1 ;;
+    libstdc++.so.6) depends+=("libstdc++6") ;; # HiGHS, the planner's solver, is C++
+    *)
+        # Any other library: the package dpkg says installed it here.
+        path=$(ldconfig -p | awk -v lib="$lib" '$1 == lib && /x86-64|AArch64|ARM/ {print $NF; exit}')
+        package=$(dpkg-query -S "${path:-/nonexistent}" 2>/dev/null | head -1 | cut -d: -f1)
+        if [ -z "$package" ]; then
+            echo "deb.sh: the binary links $lib, which this script does not know the package of" >&2
+            exit 1
+        fi
+        depends+=("$package")
+        ;;
     esac
 done
 glibc=$(objdump -T "$stage/usr/bin/braid" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -1)

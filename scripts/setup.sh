@@ -18,6 +18,17 @@ have cc || need_apt+=(build-essential)
 have cmake || need_apt+=(cmake)
 have c++ || need_apt+=(g++)
 ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so' || need_apt+=(libclang-dev)
+# ccache, when it can be installed: cargo runs highs-sys's build once for
+# `cargo clippy` and once for `cargo test` (their units differ), and the
+# Makefile hands HiGHS's C++ compiles to ccache, so the second build
+# takes seconds, not minutes. Only a speed-up: never required.
+if ! have ccache; then
+    if [ "$(id -u)" = 0 ] && have apt-get; then
+        need_apt+=(ccache)
+    else
+        echo "setup: note: ccache (a Debian package) is not installed: HiGHS is compiled afresh in each build profile"
+    fi
+fi
 
 # Python 3 runs scripts/structure.py (import cycles and size limits),
 # which the architecture test runs.

@@ -19,15 +19,21 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// A test; when `missing` says what this machine lacks for it, listed as
-/// ignored with "skipped: why" as its kind, never run.
+/// A test, which says on stderr how long it took; when `missing` says
+/// what this machine lacks for it, listed as ignored with "skipped: why"
+/// as its kind, never run.
 pub fn trial(
     name: impl Into<String>,
     missing: Option<String>,
     body: impl FnOnce() + Send + 'static,
 ) -> libtest_mimic::Trial {
+    let name = name.into();
+    let label = name.clone();
     let trial = libtest_mimic::Trial::test(name, move || {
+        let start = std::time::Instant::now();
         body();
+        // What each test costs CI (which has 30 minutes for all of them).
+        eprintln!("note: {label} took {:.1} s", start.elapsed().as_secs_f64());
         Ok(())
     });
     match missing {
