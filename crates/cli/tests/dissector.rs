@@ -557,7 +557,7 @@ fn main() -> std::process::ExitCode {
             let missing = tshark
                 .clone()
                 .or_else(|| if lab { lab_missing() } else { None });
-            common::trial(name, missing, move || {
+            common::trial(name, missing, None, move || {
                 body();
             })
         })

@@ -934,7 +934,7 @@ fn main() -> std::process::ExitCode {
     let trials = tests
         .into_iter()
         .map(|(name, missing, body)| {
-            common::trial(name, missing, move || {
+            common::trial(name, missing, None, move || {
                 body();
             })
         })

@@ -119,3 +119,48 @@ fn a_leader_that_restarts_hands_over_and_takes_its_area_back_without_a_lasting_o
     assert!(leads(0) && leads(19));
     assert_eq!(sum(&w, |c| c.hop_limit_exceeded), 0);
 }
+
+#[test]
+fn routers_with_ids_across_the_whole_16_bit_space_route_in_areas_as_with_dense_ids() {
+    // The 400-router mesh of four areas, its routers' ids drawn from
+    // 0-65,534 (`[topology] ids = "sparse"`) instead of 0-399: leaders,
+    // member runs and every table keyed by id see ids far apart.
+    let run = |ids: &str| {
+        let s = scenario(
+            &format!("kind = \"geometric\"\nnodes = 400\ndegree = 8\nareas = 4\n{ids}"),
+            "[random_flows]\nflows = 40\nsize = 160\ninterval = \"20ms\"\ncount = 250\nstart = \"20s\"\n",
+        );
+        let (w, r) = run_40s(&s);
+        let complete = r.flows.iter().filter(|f| f.delivered == 250).count();
+        let highest = w.nodes().iter().map(|n| n.id().0).max().unwrap_or(0);
+        let mean_db = databases(&w).iter().map(|d| d.0).sum::<usize>() as f64 / 400.0;
+        let dup = r.flows.iter().map(|f| f.duplicates).sum::<u64>();
+        (
+            complete,
+            highest,
+            mean_db,
+            dup,
+            sum(&w, |c| c.hop_limit_exceeded),
+        )
+    };
+    let dense = run("");
+    let sparse = run("ids = \"sparse\"");
+    eprintln!("dense {dense:?}\nsparse {sparse:?}");
+    assert_eq!(dense.1, 399);
+    assert!(sparse.1 > 60_000, "ids spread: the highest is {}", sparse.1);
+    assert!(
+        sparse.0 + 1 >= dense.0,
+        "complete flows: {} against {}",
+        sparse.0,
+        dense.0
+    );
+    assert!(sparse.0 >= 35, "{} of 40 flows complete", sparse.0);
+    // Each router holds about its area, as with dense ids.
+    assert!(
+        sparse.2 < dense.2 * 1.5 && dense.2 < 200.0,
+        "{} against {}",
+        sparse.2,
+        dense.2
+    );
+    assert_eq!((sparse.3, sparse.4), (0, 0), "no duplicates, no loops");
+}

@@ -19,17 +19,20 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// A test, which says on stderr how long it took; when `missing` says
-/// what this machine lacks for it, listed as ignored with "skipped: why"
-/// as its kind, never run.
+/// A test, which says on stderr how long it took (from taking `lock`,
+/// when it holds one: tests that must not run beside each other); when
+/// `missing` says what this machine lacks for it, listed as ignored with
+/// "skipped: why" as its kind, never run.
 pub fn trial(
     name: impl Into<String>,
     missing: Option<String>,
+    lock: Option<&'static std::sync::Mutex<()>>,
     body: impl FnOnce() + Send + 'static,
 ) -> libtest_mimic::Trial {
     let name = name.into();
     let label = name.clone();
     let trial = libtest_mimic::Trial::test(name, move || {
+        let _held = lock.map(|l| l.lock().unwrap_or_else(|e| e.into_inner()));
         let start = std::time::Instant::now();
         body();
         // What each test costs CI (which has 30 minutes for all of them).

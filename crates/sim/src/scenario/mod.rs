@@ -353,6 +353,10 @@ mode = "parity:4"
         }
         assert!(e("[topology]\nkind = \"line\"\nnodes = 3\nareas = -1\n")
             .starts_with("bad.toml:4: topology.areas:"));
+        assert_eq!(
+            e("[topology]\nkind = \"line\"\nnodes = 3\nids = \"random\"\n"),
+            "bad.toml:4: topology.ids: \"random\": dense (each router's id is its index) or sparse (ids drawn from 0-65,534)"
+        );
         assert!(e("[topology\n").starts_with("bad.toml:1:"));
         assert_eq!(
             e("[topology]\nkind = \"line\"\nnodes = 3\n[[flows]]\nfrom = \"n1\"\nto = \"n9\"\n"),

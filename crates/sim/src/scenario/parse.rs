@@ -80,6 +80,7 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
         check_radio_needed(ck, node.as_ref(), &variants, models);
     }
     let areas = check_areas(ck, &raw.topology, names);
+    let sparse_ids = check_ids(ck, &raw.topology);
     let random = check_random_flows(ck, raw.random_flows.as_ref(), names, raw.seed.unwrap_or(1));
     let first = random.as_ref().map_or(0, Vec::len);
     let listed = check_flows(ck, &raw.flows, first, duration);
@@ -125,8 +126,31 @@ fn check(ck: &mut Checker, raw: Raw, file: &str, dir: &Path) -> Option<Scenario>
         watch_flooding: node.watch_flooding.unwrap_or(false),
         strangers: strangers?,
         areas: areas?,
+        sparse_ids: sparse_ids?,
         path_cuts: path_cuts?,
     })
+}
+
+/// `[topology] ids`: "dense" (each router's id is its index, the
+/// default) or "sparse".
+fn check_ids(ck: &mut Checker, t: &super::raw::RawTopology) -> Option<bool> {
+    let Some(ids) = &t.ids else {
+        return Some(false);
+    };
+    match ids.get_ref().as_str() {
+        "dense" => Some(false),
+        "sparse" => Some(true),
+        other => {
+            ck.refuse(
+                Some(ids.span()),
+                "topology.ids",
+                format!(
+                    "\"{other}\": dense (each router's id is its index) or sparse (ids drawn from 0-65,534)"
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// `[topology] areas`: 1 to [`super::spec::MAX_AREAS`], and no more than

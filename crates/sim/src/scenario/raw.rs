@@ -101,6 +101,7 @@ pub(super) struct RawTopology {
     pub(super) hops: Option<usize>,
     pub(super) links: Option<Spanned<Vec<Vec<String>>>>,
     pub(super) areas: Option<Spanned<usize>>,
+    pub(super) ids: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, Clone)]

@@ -110,6 +110,9 @@ pub struct Scenario {
     /// one flat area): regions of the topology grown from spread-out
     /// seeds (`crate::topology::partition`), numbered from 1.
     pub areas: usize,
+    /// Routers' braid node ids spread over the whole 16-bit space
+    /// (`[topology] ids = "sparse"`), not their indices.
+    pub sparse_ids: bool,
     /// Links cut on flows' paths during the run (`[[path_cuts]]`).
     pub path_cuts: Vec<PathCut>,
 }

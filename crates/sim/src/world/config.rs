@@ -30,12 +30,14 @@ pub(super) fn origin_key(i: u32) -> braid_proto::origin::OriginKey {
     braid_proto::origin::OriginKey::from_secret(&secret).expect("32 bytes")
 }
 
-/// The roster of nodes `0..count` (each with [`origin_key`]).
-pub(super) fn origin_roster(count: u32) -> std::sync::Arc<braid_proto::origin::Roster> {
-    let roster = braid_proto::origin::Roster::new(
-        (0..count).map(|i| (braid_wire::NodeId(i as u16), origin_key(i).public())),
-    )
-    .expect("one key per node");
+/// The roster of nodes `0..count` (each with [`origin_key`], under its id).
+pub(super) fn origin_roster(
+    ids: &super::ids::NodeIds,
+    count: u32,
+) -> std::sync::Arc<braid_proto::origin::Roster> {
+    let roster =
+        braid_proto::origin::Roster::new((0..count).map(|i| (ids.id(i), origin_key(i).public())))
+            .expect("one key per node");
     std::sync::Arc::new(roster)
 }
 

@@ -4,7 +4,6 @@
 //! for the cut's length (what was cut is kept in `cut_records.rs`).
 
 use braid_proto::time::Instant;
-use braid_wire::NodeId;
 
 use super::cut_records::Made;
 use super::{Event, World};
@@ -45,10 +44,10 @@ impl World {
     fn link_to_cut(&self, fi: usize) -> Option<(u32, u32)> {
         let (from, to) = (self.flows[fi].from, self.flows[fi].to);
         let transit = self.nodes[from as usize]
-            .paths_to(NodeId(to as u16))?
+            .paths_to(self.ids.id(to))?
             .first()?;
         let hops: Vec<u32> = std::iter::once(from)
-            .chain(transit.iter().map(|n| u32::from(n.0)))
+            .chain(transit.iter().filter_map(|&n| self.ids.index(n)))
             .chain(std::iter::once(to))
             .collect();
         let area = |i: u32| self.configs[i as usize].control.area;

@@ -34,11 +34,14 @@ pub(super) struct FloodWatch {
     /// to look at while it stays).
     seen: Vec<u64>,
     instances: BTreeMap<(u16, u32), Instance>,
+    /// The watched origins' ids.
+    watched: Vec<NodeId>,
 }
 
 impl FloodWatch {
-    pub(super) fn new(nodes: usize) -> Self {
+    pub(super) fn new(nodes: usize, ids: &super::ids::NodeIds) -> Self {
         FloodWatch {
+            watched: (0..WATCHED.min(nodes) as u32).map(|i| ids.id(i)).collect(),
             held: vec![[None; WATCHED]; nodes],
             seen: vec![u64::MAX; nodes],
             instances: BTreeMap::new(),
@@ -54,7 +57,7 @@ impl FloodWatch {
         }
         let watched = WATCHED.min(self.held.len());
         for o in 0..watched {
-            let seq = node.control().lsdb().get(NodeId(o as u16)).map(|r| r.seq);
+            let seq = node.control().lsdb().get(self.watched[o]).map(|r| r.seq);
             let held = &mut self.held[i as usize][o];
             if seq == *held {
                 continue;

@@ -9,6 +9,7 @@
 //! | `medium` | links and radios: what becomes of a frame |
 //! | `traffic` | the hosts' flows: packets, arrivals, each flow's result |
 //! | `config` | each node's configuration from the scenario |
+//! | `ids` | names to indices, and each index's braid node id (dense or sparse) |
 //! | `processing` | processing time charged to a router's clock (signature checks) |
 //! | `flooding` | how long advertisements take to reach every router |
 //! | `cuts`, `cut_records`; `stats` | links cut on flows' paths (`[[path_cuts]]`) and what they cut; what one router holds and sends |
@@ -17,20 +18,19 @@ mod config;
 mod cut_records;
 mod cuts;
 mod flooding;
+mod ids;
 mod medium;
 mod processing;
 mod stats;
 mod traffic;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use braid_conf::LocatedError;
 use braid_proto::lsdb::LsaStore;
 use braid_proto::node::{Dest, Interface, Node, NodeConfig};
 use braid_proto::time::Instant;
-use braid_wire::NodeId;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -41,6 +41,7 @@ use crate::scenario::{Scenario, ScenarioError};
 use crate::stranger::Stranger;
 use config::{flow_rules, node_config};
 use flooding::FloodWatch;
+use ids::{Index, NodeIds};
 use medium::Medium;
 use processing::Processing;
 use traffic::{flow_class, Flow, TcpPair, FLOW_PORT_BASE};
@@ -103,6 +104,8 @@ const ACCESS_TICK: Duration = Duration::from_millis(100);
 /// A network in simulation.
 pub struct World {
     names: Vec<String>,
+    /// Each index's braid node id (`ids.rs`).
+    ids: NodeIds,
     nodes: Vec<Node>,
     configs: Vec<NodeConfig>,
     down: Vec<bool>,
@@ -133,43 +136,6 @@ pub struct World {
     processing: Processing,
     /// Flooding times, when watched (`flooding.rs`).
     flooding: Option<FloodWatch>,
-}
-
-/// A run's node names and their indices, to resolve the names a scenario
-/// uses.
-struct Index<'a> {
-    scenario: &'a Scenario,
-    names: &'a [String],
-    of: HashMap<&'a str, u32>,
-}
-
-impl Index<'_> {
-    /// Node `name`'s index; an error naming `field` when it has none.
-    fn find(&self, field: impl Into<String>, name: &str) -> Result<u32, ScenarioError> {
-        self.of.get(name).copied().ok_or_else(|| {
-            self.error(
-                field,
-                format!(
-                    "no node \"{name}\" in this topology (nodes: {})",
-                    self.names
-                        .iter()
-                        .take(8)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )
-        })
-    }
-
-    fn error(&self, field: impl Into<String>, message: String) -> ScenarioError {
-        ScenarioError::from(LocatedError {
-            file: self.scenario.name.clone(),
-            line: 0,
-            field: field.into(),
-            message,
-        })
-    }
 }
 
 impl World {
@@ -211,9 +177,10 @@ impl World {
         let lsa_store = LsaStore::new();
         let mut nodes = Vec::with_capacity(names.len());
         let mut configs = Vec::with_capacity(names.len());
+        let ids = NodeIds::new(names.len(), scenario.sparse_ids, seed);
         let roster = scenario
             .sign_origins
-            .then(|| config::origin_roster(names.len() as u32));
+            .then(|| config::origin_roster(&ids, names.len() as u32));
         let areas = (scenario.areas > 0)
             .then(|| crate::topology::partition(names.len(), &edges, scenario.areas));
         for i in 0..names.len() as u32 {
@@ -233,7 +200,7 @@ impl World {
             }
             configs.push(config.clone());
             let node = Node::with_lsa_store(
-                NodeId(i as u16),
+                ids.id(i),
                 config,
                 Instant::ZERO,
                 &mut rng,
@@ -300,7 +267,8 @@ impl World {
             ),
             flooding: scenario
                 .watch_flooding
-                .then(|| FloodWatch::new(nodes_count)),
+                .then(|| FloodWatch::new(nodes_count, &ids)),
+            ids,
         };
         world.schedule_start(scenario, carrier, failures);
         Ok(world)
@@ -391,7 +359,11 @@ impl World {
                     self.control_bytes += bytes.len() as u64;
                     self.broadcast(i, &bytes, t.rate)
                 }
-                Dest::Neighbor(n) => self.unicast(i, n.0 as u32, &bytes, t.rate),
+                Dest::Neighbor(n) => {
+                    if let Some(to) = self.ids.index(n) {
+                        self.unicast(i, to, &bytes, t.rate)
+                    }
+                }
             }
         }
     }
@@ -430,7 +402,8 @@ impl World {
     fn unicast(&mut self, i: u32, to: u32, bytes: &Rc<[u8]>, rate: Option<u16>) {
         let now = self.now;
         let node = &self.nodes[i as usize];
-        let probed = || node.control().links().best_rate(NodeId(to as u16));
+        let neighbor = self.ids.id(to);
+        let probed = || node.control().links().best_rate(neighbor);
         let out = self
             .medium
             .unicast(now, (i, to), bytes.len(), rate, probed, &mut self.rng);
@@ -441,7 +414,7 @@ impl World {
         }
         if self.configs[i as usize].late_binding.is_some() {
             if out.departure <= now {
-                self.nodes[i as usize].on_sent(NodeId(to as u16));
+                self.nodes[i as usize].on_sent(self.ids.id(to));
             } else {
                 self.queue.push(out.departure, Event::Sent { node: i, to });
             }
@@ -633,13 +606,14 @@ impl World {
                 }
                 Event::Sent { node, to } => {
                     if !self.down[node as usize] {
-                        self.nodes[node as usize].on_sent(NodeId(to as u16));
+                        self.nodes[node as usize].on_sent(self.ids.id(to));
                         self.drain(node);
                     }
                 }
                 Event::TxFailed { node, to } => {
                     if !self.down[node as usize] {
-                        self.nodes[node as usize].tx_failed(t, NodeId(to as u16), &mut self.rng);
+                        let to = self.ids.id(to);
+                        self.nodes[node as usize].tx_failed(t, to, &mut self.rng);
                         self.drain(node);
                     }
                 }
@@ -669,7 +643,7 @@ impl World {
             let mut config = self.configs[i].clone();
             config.seed ^= t.as_micros();
             if let Ok(n) = Node::with_lsa_store(
-                NodeId(node as u16),
+                self.ids.id(node),
                 config,
                 t,
                 &mut self.rng,
@@ -743,7 +717,7 @@ impl World {
         // Every simulated link is an interface of its own, numbered by the
         // node at its other end.
         let via = Interface(from as u16);
-        let sender = NodeId(from as u16);
+        let sender = self.ids.id(from);
         self.nodes[to as usize].handle_datagram(t, via, Some(sender), bytes);
         self.handled(t, to);
     }
@@ -786,7 +760,7 @@ impl World {
         for j in 0..st.near.len() {
             let st = &mut self.strangers[k as usize];
             let to = st.near[j];
-            let (_, bytes) = st.forger.datagram(NodeId(to as u16));
+            let (_, bytes) = st.forger.datagram(self.ids.id(to));
             if self.down[to as usize] || self.unmodified[to as usize] {
                 continue;
             }
@@ -806,9 +780,10 @@ impl World {
                 continue;
             }
             if up {
-                self.nodes[x as usize].link_up(NodeId(y as u16));
+                self.nodes[x as usize].link_up(self.ids.id(y));
             } else {
-                self.nodes[x as usize].link_down(t, NodeId(y as u16), &mut self.rng);
+                let y = self.ids.id(y);
+                self.nodes[x as usize].link_down(t, y, &mut self.rng);
             }
             self.drain(x);
         }
@@ -902,7 +877,7 @@ impl World {
                 let overhead = || {
                     self.nodes[f.from as usize]
                         .ingress()
-                        .session(NodeId(f.to as u16), flow_class(i))
+                        .session(self.ids.id(f.to), flow_class(i))
                         .map_or(0.0, |s| {
                             let c = s.counters();
                             (c.copies + c.repair_packets) as f64 / c.data_packets.max(1) as f64
