@@ -32,6 +32,8 @@ demo: setup
 test: setup
 	cargo fmt --all -- --check
 	env $(CCACHE) cargo clippy --workspace --all-targets -- -D warnings
+	# The router build: braid without the planner (docs/operations.md).
+	env $(CCACHE) cargo clippy -p braid-cli --no-default-features -- -D warnings
 	env $(CCACHE) cargo test --workspace
 
 # Criterion benchmarks; figures go in docs/performance.md.

@@ -11,6 +11,7 @@ mod demo;
 mod generate;
 mod lab;
 mod paths;
+#[cfg(feature = "plan")]
 mod plan;
 mod sim;
 
@@ -31,7 +32,14 @@ enum Command {
     /// Run the default experiments and write an HTML report.
     Demo(demo::DemoArgs),
     /// Plan a WISP's links for least cost or most capacity (WISPR's analysis): report, proposed topology, rain fade.
+    #[cfg(feature = "plan")]
     Plan(plan::PlanArgs),
+    /// Plan a WISP's links: not in this build (built without the `plan` feature).
+    #[cfg(not(feature = "plan"))]
+    Plan {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<String>,
+    },
     /// Run the braid daemon on this router (TUN, UDP underlay, control socket).
     Daemon(daemon::DaemonArgs),
     /// A lab of real daemons in network namespaces: up, run, down, soak, sweep, bench.
@@ -77,7 +85,13 @@ fn main() -> ExitCode {
         Command::Paths(args) => paths::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Demo(args) => demo::run_demo(args),
+        #[cfg(feature = "plan")]
         Command::Plan(args) => plan::run(args),
+        #[cfg(not(feature = "plan"))]
+        Command::Plan { .. } => Err(anyhow::anyhow!(
+            "this braid was built without the planner (cargo's --no-default-features, as for a \
+             router); build it with the `plan` feature for `braid plan`"
+        )),
         Command::Daemon(args) => daemon::run_daemon(args),
         Command::Ctl(args) => daemon::run_ctl(args),
         Command::Keygen(args) => daemon::run_keygen(args),
