@@ -8,12 +8,14 @@ BRAID    := target/release/braid
 
 # HiGHS's C++ compiles (highs-sys's build script, run by cmake) through
 # ccache when it is installed: clippy's check and the tests' build each run
-# that build script, and the second finds every object in the cache. The
-# base directory and no hashed working directory let the two build
-# directories share objects. Evaluated when a recipe runs, after setup.
+# that build script, and the second finds every object in the cache (as
+# does a later clone on the same machine: ccache's own directory,
+# ~/.cache/ccache). The base directory and no hashed working directory
+# let build directories share objects. Evaluated when a recipe runs,
+# after setup.
 CCACHE := $$(command -v ccache >/dev/null && echo \
 	CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache \
-	CCACHE_DIR=$(CURDIR)/target/ccache CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1)
+	CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1)
 
 setup:
 	@scripts/setup.sh

@@ -662,4 +662,25 @@ mod tests {
         let s = steps(&[Bar::new("a", 20.0), Bar::new("b", 110.0)]);
         assert!(s.contains("The last over the first: 5.5x"), "{s}");
     }
+
+    #[test]
+    fn without_the_scenario_directory_the_built_in_copies_are_written_and_load() {
+        let out = std::env::temp_dir().join(format!("braid-demo-copies-{}", std::process::id()));
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        // The repository's directory holds them all: it is used as it is.
+        assert_eq!(scenario_dir(&repo, &out).unwrap(), repo);
+        assert!(!out.exists(), "nothing written");
+        // Elsewhere the copies are written beside the report, byte for
+        // byte the repository's files, and every scenario loads.
+        let copy = scenario_dir(Path::new("/nonexistent"), &out).unwrap();
+        assert_eq!(copy, out.join("scenarios"));
+        for (name, text) in BUILT_IN {
+            assert_eq!(&std::fs::read_to_string(copy.join(name)).unwrap(), text);
+            assert_eq!(&std::fs::read_to_string(repo.join(name)).unwrap(), text);
+            if name.ends_with(".toml") {
+                load(&copy, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 }
