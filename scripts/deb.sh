@@ -97,8 +97,9 @@ for lib in $needed; do
     libgcc_s.so.1) depends+=("libgcc-s1") ;;
     libstdc++.so.6) depends+=("libstdc++6") ;; # HiGHS, the planner's solver, is C++
     *)
-        # Any other library: the package dpkg says installed it here.
-        path=$(ldconfig -p | awk -v lib="$lib" '$1 == lib && /x86-64|AArch64|ARM/ {print $NF; exit}')
+        # Any other library: the package dpkg says installed the file the
+        # binary loads here.
+        path=$(ldd "$stage/usr/bin/braid" | awk -v lib="$lib" '$1 == lib {print $3; exit}')
         package=$(dpkg-query -S "${path:-/nonexistent}" 2>/dev/null | head -1 | cut -d: -f1)
         if [ -z "$package" ]; then
             echo "deb.sh: the binary links $lib, which this script does not know the package of" >&2

@@ -289,7 +289,7 @@ fn demo_prints_headlines_and_writes_a_self_contained_report() {
     }
     // Without the scenario directory the built-in copies are used: a unit
     // test of the demo (`without_the_scenario_directory_...`), not a
-    // second run here (a minute of CI's time).
+    // second run here (about 40 s of CI's time).
     let _ = std::fs::remove_dir_all(&out);
 }
 

@@ -31,6 +31,22 @@ fn databases(w: &World) -> Vec<(usize, u16)> {
         .collect()
 }
 
+/// 400 routers (geometric, degree 8, `topology` lines added) and 40
+/// random flows of 250 packets from 20 s, run for 40 s.
+fn mesh400(topology: &str) -> (World, RunResult) {
+    let s = scenario(
+        &format!("kind = \"geometric\"\nnodes = 400\ndegree = 8\n{topology}"),
+        "[random_flows]\nflows = 40\nsize = 160\ninterval = \"20ms\"\ncount = 250\nstart = \"20s\"\n",
+    );
+    run_40s(&s)
+}
+
+/// The routers' mean database size.
+fn mean_database(w: &World) -> f64 {
+    let dbs = databases(w);
+    dbs.iter().map(|d| d.0).sum::<usize>() as f64 / dbs.len().max(1) as f64
+}
+
 #[test]
 fn a_line_of_two_areas_carries_a_flow_from_end_to_end() {
     let s = scenario(
@@ -64,14 +80,13 @@ fn random_flows_in_a_mesh_of_four_areas_arrive_as_in_the_flat_mesh() {
     // 400 routers (geometric, degree 8); the same 40 random flows flat
     // and in four areas.
     let run = |areas: &str| {
-        let s = scenario(
-            &format!("kind = \"geometric\"\nnodes = 400\ndegree = 8\n{areas}"),
-            "[random_flows]\nflows = 40\nsize = 160\ninterval = \"20ms\"\ncount = 250\nstart = \"20s\"\n",
-        );
-        let (w, r) = run_40s(&s);
+        let (w, r) = mesh400(areas);
         let delivered: Vec<u64> = r.flows.iter().map(|f| f.delivered).collect();
-        let mean_db = databases(&w).iter().map(|d| d.0).sum::<usize>() as f64 / 400.0;
-        (delivered, mean_db, sum(&w, |c| c.hop_limit_exceeded))
+        (
+            delivered,
+            mean_database(&w),
+            sum(&w, |c| c.hop_limit_exceeded),
+        )
     };
     let (flat, flat_db, _) = run("");
     let (areas, areas_db, looped) = run("areas = 4");
@@ -126,19 +141,14 @@ fn routers_with_ids_across_the_whole_16_bit_space_route_in_areas_as_with_dense_i
     // 0-65,534 (`[topology] ids = "sparse"`) instead of 0-399: leaders,
     // member runs and every table keyed by id see ids far apart.
     let run = |ids: &str| {
-        let s = scenario(
-            &format!("kind = \"geometric\"\nnodes = 400\ndegree = 8\nareas = 4\n{ids}"),
-            "[random_flows]\nflows = 40\nsize = 160\ninterval = \"20ms\"\ncount = 250\nstart = \"20s\"\n",
-        );
-        let (w, r) = run_40s(&s);
+        let (w, r) = mesh400(&format!("areas = 4\n{ids}"));
         let complete = r.flows.iter().filter(|f| f.delivered == 250).count();
         let highest = w.nodes().iter().map(|n| n.id().0).max().unwrap_or(0);
-        let mean_db = databases(&w).iter().map(|d| d.0).sum::<usize>() as f64 / 400.0;
         let dup = r.flows.iter().map(|f| f.duplicates).sum::<u64>();
         (
             complete,
             highest,
-            mean_db,
+            mean_database(&w),
             dup,
             sum(&w, |c| c.hop_limit_exceeded),
         )
