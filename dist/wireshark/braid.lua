@@ -80,8 +80,9 @@ local modes = {
     [4] = "parity",
     [5] = "parity-rotating",
     [6] = "erasure",
+    [7] = "sliding",
 }
-local MODE_TREE, MODE_ERASURE = 3, 6
+local MODE_TREE, MODE_ERASURE, MODE_SLIDING = 3, 6, 7
 local PREFIX_V4, PREFIX_V6, CLIENT_V4, CLIENT_V6, GATEWAY = 0x04, 0x06, 0x14, 0x16, 0x20
 local AREA, MEMBERS, ADJACENT, MEMBER_V4, MEMBER_V6 = 0x30, 0x31, 0x32, 0x34, 0x36
 local prefix_kinds = {
@@ -100,13 +101,14 @@ local challenge_kinds = { [1] = "request", [2] = "reply" }
 local echo_kinds = { [1] = "request", [2] = "reply" }
 local check_kinds = { [1] = "request", [2] = "proof" }
 local PAYLOAD_IPV4, PAYLOAD_IPV6, PAYLOAD_BRAID = 1, 2, 3
-local PAYLOAD_XOR, PAYLOAD_SHARD, PAYLOAD_OTHER = 4, 5, 6
+local PAYLOAD_XOR, PAYLOAD_SHARD, PAYLOAD_OTHER, PAYLOAD_SLIDING = 4, 5, 6, 7
 local payload_kinds = {
     [PAYLOAD_IPV4] = "IPv4 packet",
     [PAYLOAD_IPV6] = "IPv6 packet",
     [PAYLOAD_BRAID] = "braid message (control class)",
     [PAYLOAD_XOR] = "XOR parity",
     [PAYLOAD_SHARD] = "Reed-Solomon repair shard",
+    [PAYLOAD_SLIDING] = "sliding-window repair",
     [PAYLOAD_OTHER] = "not IP",
 }
 local MAC_UNCHECKED, MAC_GOOD, MAC_BAD, MAC_UNKNOWN_KEY, MAC_NONE, MAC_MALFORMED = 0, 1, 2, 3, 4, 5
@@ -169,6 +171,8 @@ field("data_payload_bytes", ProtoField.bytes("braid.data.payload.bytes", "Payloa
 field("data_repair_len_xor", ProtoField.uint16("braid.data.repair.len_xor", "XOR of the data packets' lengths", base.DEC))
 field("data_repair_xor", ProtoField.bytes("braid.data.repair.xor", "XOR of the data packets"))
 field("data_repair_shard", ProtoField.bytes("braid.data.repair.shard", "Reed-Solomon repair shard"))
+field("data_repair_span", ProtoField.uint8("braid.data.repair.span", "Data packets the repair covers (ending at its sequence number)", base.DEC))
+field("data_repair_combination", ProtoField.bytes("braid.data.repair.combination", "Linear combination of the covered packets, GF(2^8)"))
 
 -- Control header and MAC trailer.
 field("ctl", ProtoField.none("braid.ctl", "Control header"))
@@ -533,7 +537,7 @@ local function dissect_data(tvb, pinfo, tree, root)
     -- The codec's checks (DataHeader::parse) and the node's (tree mode).
     local bad
     if modes[mode] == nil then
-        mode_item:add_proto_expert_info(e.invalid_field, "Invalid redundancy mode " .. mode .. " (7-15 are refused)")
+        mode_item:add_proto_expert_info(e.invalid_field, "Invalid redundancy mode " .. mode .. " (8-15 are refused)")
         bad = true
     end
     if rptr > rlen then
@@ -603,7 +607,11 @@ local function dissect_data(tvb, pinfo, tree, root)
     local ptvb = tvb(route_end):tvb()
     local payload = tree:add(f.data_payload, tvb(route_end))
     if parity then
-        if mode == MODE_ERASURE or plen < 2 then
+        if mode == MODE_SLIDING then
+            payload:add(f.data_payload_kind, tvb(route_end), PAYLOAD_SLIDING):set_generated()
+            payload:add(f.data_repair_span, tvb(route_end, 1))
+            if plen > 1 then payload:add(f.data_repair_combination, tvb(route_end + 1)) end
+        elseif mode == MODE_ERASURE or plen < 2 then
             payload:add(f.data_payload_kind, tvb(route_end), PAYLOAD_SHARD):set_generated()
             payload:add(f.data_repair_shard, tvb(route_end))
         else

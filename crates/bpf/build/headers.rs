@@ -55,6 +55,7 @@ fn wire_header() -> String {
         ("PARITY", RedundancyMode::Parity),
         ("PARITY_ROTATING", RedundancyMode::ParityRotating),
         ("ERASURE", RedundancyMode::Erasure),
+        ("SLIDING", RedundancyMode::Sliding),
     ];
     let mut h = String::new();
     let mut define = |name: &str, value: String| {

@@ -300,6 +300,7 @@ fn sim_capture_of_every_mode_decodes_completely() {
         "parity:3",
         "parity-rotating:3",
         "erasure:4,2,2",
+        "sliding:3,2,8",
         "tree",
     ] {
         let to = if mode == "tree" { "c" } else { "t" };

@@ -28,6 +28,8 @@ fn modes() -> Vec<Mode> {
         "parity:4",
         "parity-rotating:4",
         "erasure:6,4",
+        "sliding:6,4",
+        "sliding:2,1",
     ]
     .iter()
     .map(|m| m.parse().unwrap())
@@ -131,7 +133,7 @@ fn redundancy(c: &mut Criterion) {
 
     // Rebuild cost: every third shard lost.
     let mut rebuild = c.benchmark_group("egress_rebuild_1400B");
-    for mode in ["parity:4", "erasure:6,4"].map(|m| m.parse::<Mode>().unwrap()) {
+    for mode in ["parity:4", "erasure:6,4", "sliding:6,4"].map(|m| m.parse::<Mode>().unwrap()) {
         let wire: Vec<Vec<u8>> = stream(mode, &packet)
             .into_iter()
             .enumerate()

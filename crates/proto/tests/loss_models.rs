@@ -275,3 +275,44 @@ fn a_bursty_path_reports_its_mean_burst() {
         );
     }
 }
+
+/// The sliding-window code against block codes of the same rate on two
+/// paths losing 20% in bursts of 5 (the lab's bursty point): it leaves
+/// less residual loss than the code the formulas take it for (a lower
+/// bound), and less than the same rate interleaved 8 deep, which waits
+/// for a block of 8 groups where it waits for a few packets. (Measured
+/// here: 0.49% against 11.1% and 3.0%; a span of 32 leaves 2.9%, and
+/// sliding:2,1 with a span of 32 0.03%.)
+#[test]
+fn the_sliding_code_rebuilds_bursts_better_than_blocks_of_its_rate() {
+    let bursty = PathLoss {
+        burst: 5.0,
+        ..PathLoss::independent(0.2)
+    };
+    let paths = [bursty, bursty];
+    let count = 60_000;
+    let sliding = Mode::Sliding {
+        n: 18,
+        m: 12,
+        span: 64,
+    };
+    let block = Mode::Erasure {
+        n: 18,
+        m: 12,
+        depth: 1,
+    };
+    let interleaved = Mode::Erasure {
+        n: 18,
+        m: 12,
+        depth: 8,
+    };
+    let got = |mode| measured_residual(mode, &paths, count, 42);
+    let (s, b, i) = (got(sliding), got(block), got(interleaved));
+    eprintln!("residual loss: sliding {s:.4}, erasure:18,12 {b:.4}, erasure:18,12,8 {i:.4}");
+    assert!(s < b / 10.0, "sliding {s} against the block code's {b}");
+    assert!(s < i / 3.0, "sliding {s} against interleaved {i}");
+    assert!(
+        s <= residual_loss(&sliding, &paths),
+        "the formula's lower bound on delivery"
+    );
+}

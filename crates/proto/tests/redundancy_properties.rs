@@ -154,6 +154,7 @@ fn modes() -> impl Strategy<Value = Mode> {
         (2u8..=6).prop_map(Mode::Parity),
         (2u8..=6).prop_map(Mode::ParityRotating),
         (1u8..=5, 1u8..=3, 1u8..=4).prop_map(|(m, r, depth)| Mode::Erasure { n: m + r, m, depth }),
+        (1u8..=5, 1u8..=3, 1u8..=40).prop_map(|(m, r, span)| Mode::Sliding { n: m + r, m, span }),
     ]
 }
 
@@ -188,7 +189,29 @@ proptest! {
         }
         // Without repair, nothing that did not arrive can be delivered.
         let (data, repair) = mode.group_shape();
-        if repair == 0 {
+        if let Mode::Sliding { .. } = mode {
+            // A repair that arrived with one packet it covers missing
+            // rebuilds that packet (its coefficient is never zero).
+            let data_seq: BTreeMap<u32, usize> = r.sent.iter()
+                .filter_map(|s| Some((s.header.seq, s.data_of?)))
+                .collect();
+            for (j, s) in r.sent.iter().enumerate() {
+                if s.data_of.is_some() || lost[j % lost.len()] {
+                    continue;
+                }
+                let pkt = DataHeader::parse(&s.bytes).unwrap();
+                let span = u32::from(pkt.payload[0]);
+                let end = s.header.seq;
+                let missing: Vec<usize> = (0..span)
+                    .filter_map(|k| data_seq.get(&end.wrapping_sub(k)).copied())
+                    .filter(|&i| !r.arrived[i])
+                    .collect();
+                if let [i] = missing[..] {
+                    prop_assert!(seen.contains(&originals[i]),
+                        "packet {} alone missing under repair {} after {}, not rebuilt", i, s.header.group.index, end);
+                }
+            }
+        } else if repair == 0 {
             for (i, original) in originals.iter().enumerate() {
                 prop_assert_eq!(seen.contains(original), r.arrived[i]);
             }

@@ -122,11 +122,15 @@ pub enum RedundancyMode {
     ParityRotating = 5,
     /// Groups of m data packets plus n-m Reed-Solomon repair packets.
     Erasure = 6,
+    /// Data packets in no group, and repair packets each combining the
+    /// last `span` of them (a sliding-window code; the span leads the
+    /// repair's payload).
+    Sliding = 7,
 }
 
 impl RedundancyMode {
     /// Every mode, indexed by its wire code.
-    pub const ALL: [RedundancyMode; 7] = [
+    pub const ALL: [RedundancyMode; 8] = [
         RedundancyMode::Single,
         RedundancyMode::Stripe,
         RedundancyMode::Mirror,
@@ -134,6 +138,7 @@ impl RedundancyMode {
         RedundancyMode::Parity,
         RedundancyMode::ParityRotating,
         RedundancyMode::Erasure,
+        RedundancyMode::Sliding,
     ];
 
     fn from_code(v: u8) -> Result<Self, WireError> {
@@ -753,7 +758,7 @@ mod tests {
         let mut buf = [0u8; 20];
         header().emit(&[], &mut buf).unwrap();
         let mut bad_mode = buf;
-        bad_mode[1] = 0x47; // urgent, mode 7
+        bad_mode[1] = 0x48; // urgent, mode 8
         assert!(matches!(
             DataHeader::parse(&bad_mode),
             Err(WireError::InvalidField {

@@ -48,6 +48,7 @@ use super::coding::{rs_rebuild, xor_rebuild, RsCodec};
 use super::dedup::{DedupWindow, Verdict};
 use super::mode::MAX_PATHS;
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderCounters};
+use super::sliding::SlidingDecoder;
 use crate::time::Instant;
 
 /// Packets a session holds while it waits for its ingress's proof.
@@ -190,6 +191,8 @@ pub struct EgressSession {
     reorder: Option<ReorderBuffer<Vec<u8>>>,
     groups: VecDeque<RxGroup>,
     rs: RsCodec,
+    /// The sliding-window code's decoder, once a packet of that mode came.
+    sliding: Option<Box<SlidingDecoder>>,
     /// When the last packet arrived (idle sessions expire: `sessions.rs`).
     last_active: Instant,
     /// Per path, the send order of the latest packet that arrived on it
@@ -216,6 +219,7 @@ impl EgressSession {
             reorder: config.reorder.map(ReorderBuffer::new),
             groups: VecDeque::new(),
             rs: RsCodec::default(),
+            sliding: None,
             last_active: now,
             latest: [None; MAX_PATHS],
             latest_at: [Instant::ZERO; MAX_PATHS],
@@ -278,6 +282,7 @@ impl EgressSession {
         self.epoch = Some(epoch);
         self.dedup = DedupWindow::new(self.config.dedup_window);
         self.groups.clear();
+        self.sliding = None;
         self.latest = [None; MAX_PATHS];
         if let Some(r) = &mut self.reorder {
             r.flush(|p| held(p, deliver));
@@ -419,7 +424,10 @@ impl EgressSession {
                     + core::mem::size_of::<RxGroup>()
             })
             .sum();
-        self.dedup.memory() + groups + core::mem::size_of::<Self>()
+        self.dedup.memory()
+            + groups
+            + self.sliding.as_ref().map_or(0, |d| d.memory())
+            + core::mem::size_of::<Self>()
     }
 
     /// Takes one arriving packet; calls `deliver` with every payload now
@@ -460,6 +468,15 @@ impl EgressSession {
             self.latest_at[path] = now;
         }
         let congestion = h.flags.contains(braid_wire::DataFlags::CONGESTION);
+        if h.mode == RedundancyMode::Sliding && h.group.is_repair() {
+            self.counters.repair_received += 1;
+            let sliding = self.sliding.get_or_insert_with(Default::default);
+            match sliding.on_repair(h.seq, h.group.index, payload) {
+                Ok(rebuilt) => self.deliver_rebuilt(now, path, rebuilt, deliver),
+                Err(_) => self.counters.rebuild_failed += 1,
+            }
+            return;
+        }
         if h.group.is_repair() {
             self.counters.repair_received += 1;
             let gi = self.group_for(h.seq, h.mode, h.group);
@@ -502,7 +519,11 @@ impl EgressSession {
             payload,
             deliver,
         );
-        if !h.group.is_none() {
+        if h.mode == RedundancyMode::Sliding {
+            let sliding = self.sliding.get_or_insert_with(Default::default);
+            let rebuilt = sliding.on_data(h.seq, payload);
+            self.deliver_rebuilt(now, path, rebuilt, deliver);
+        } else if !h.group.is_none() {
             let base = h.group.base_of(h.seq);
             let gi = self.group_for(base, h.mode, h.group);
             let g = &mut self.groups[gi];
@@ -612,8 +633,24 @@ impl EgressSession {
                 return;
             }
         };
-        for (i, payload) in rebuilt {
-            let seq = base.wrapping_add(i as u32 * u32::from(depth));
+        let rebuilt = rebuilt
+            .into_iter()
+            .map(|(i, payload)| (base.wrapping_add(i as u32 * u32::from(depth)), payload))
+            .collect();
+        self.deliver_rebuilt(now, repair_path, rebuilt, deliver);
+    }
+
+    /// Delivers the packets a code rebuilt, `(number, payload)`, each
+    /// through the dedup window (one that came meanwhile is not delivered
+    /// again); `repair_path` brought the repair that completed them.
+    fn deliver_rebuilt(
+        &mut self,
+        now: Instant,
+        repair_path: usize,
+        rebuilt: Vec<(u32, Vec<u8>)>,
+        deliver: &mut dyn FnMut(&[u8]),
+    ) {
+        for (seq, payload) in rebuilt {
             if self.dedup.insert(seq) == Verdict::New {
                 self.counters.rebuilt += 1;
                 self.counters.delivered += 1;

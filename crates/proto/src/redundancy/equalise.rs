@@ -87,6 +87,7 @@ pub fn spreads(mode: RedundancyMode) -> bool {
             | RedundancyMode::Parity
             | RedundancyMode::ParityRotating
             | RedundancyMode::Erasure
+            | RedundancyMode::Sliding
     )
 }
 

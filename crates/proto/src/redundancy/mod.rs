@@ -27,6 +27,7 @@ pub use ingress::{
 };
 pub use path::PathState;
 pub mod sessions;
+pub mod sliding;
 
 pub use sessions::{
     Egress, Ingress, IngressTotals, PeerPolicy, Policy, ProvenWindow, SendError, SessionLimits,

@@ -45,6 +45,18 @@ pub enum Mode {
         /// Groups interleaved, 1-8 (1: none).
         depth: u8,
     },
+    /// Stripe, and after every m data packets n-m repair packets, each a
+    /// random linear combination of the last `span` data packets
+    /// (`sliding.rs`): a burst is rebuilt by the repair that follows it,
+    /// without waiting for a block to fill.
+    Sliding {
+        /// Packets per round, data and repair together.
+        n: u8,
+        /// Data packets per round.
+        m: u8,
+        /// Data packets each repair packet covers, 1-64.
+        span: u8,
+    },
     /// The cheapest of the modes above meeting a target delivery ratio,
     /// from measured path loss.
     Adaptive {
@@ -57,7 +69,7 @@ pub enum Mode {
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ModeError {
     /// The text names no mode.
-    #[error("unknown redundancy mode \"{0}\" (expected single, stripe, stripe:pinned, mirror:K, tree, parity:X, parity-rotating:X, erasure:N,M[,DEPTH] or adaptive[:TARGET])")]
+    #[error("unknown redundancy mode \"{0}\" (expected single, stripe, stripe:pinned, mirror:K, tree, parity:X, parity-rotating:X, erasure:N,M[,DEPTH], sliding:N,M[,SPAN] or adaptive[:TARGET])")]
     Unknown(String),
     /// `mirror:K` with K outside 1..=16.
     #[error("mirror:{0}: k must be between 1 and {MAX_PATHS}")]
@@ -83,6 +95,16 @@ pub enum ModeError {
         /// The depth given.
         depth: u8,
     },
+    /// `sliding:N,M,SPAN` with a shape or span out of range.
+    #[error("sliding:{n},{m},{span}: need 1 <= m < n, m <= {MAX_SHARDS}, n - m <= {MAX_SHARDS} and a span of 1 to {max}", max = super::sliding::MAX_SPAN)]
+    SlidingShape {
+        /// The N given.
+        n: u8,
+        /// The M given.
+        m: u8,
+        /// The span given.
+        span: u8,
+    },
     /// An adaptive target outside (0, 1).
     #[error("adaptive target {0} must be a delivery ratio in (0, 1)")]
     Target(f64),
@@ -106,6 +128,15 @@ impl Mode {
             }
             Mode::Erasure { n, m, depth } if !(1..=braid_wire::MAX_DEPTH).contains(&depth) => {
                 Err(ModeError::Depth { n, m, depth })
+            }
+            Mode::Sliding { n, m, span }
+                if m == 0
+                    || m >= n
+                    || m > MAX_SHARDS
+                    || n - m > MAX_SHARDS
+                    || !(1..=super::sliding::MAX_SPAN).contains(&span) =>
+            {
+                Err(ModeError::SlidingShape { n, m, span })
             }
             Mode::Adaptive { target } if !(target > 0.0 && target < 1.0) => {
                 Err(ModeError::Target(target))
@@ -137,7 +168,7 @@ impl Mode {
         match *self {
             Mode::Mirror(k) => (k as usize).min(paths.max(1)) as f64,
             Mode::Parity(x) | Mode::ParityRotating(x) => x as f64 / (x - 1) as f64,
-            Mode::Erasure { n, m, .. } => n as f64 / m as f64,
+            Mode::Erasure { n, m, .. } | Mode::Sliding { n, m, .. } => n as f64 / m as f64,
             _ => 1.0,
         }
     }
@@ -152,6 +183,7 @@ impl Mode {
             Mode::Parity(_) => RedundancyMode::Parity,
             Mode::ParityRotating(_) => RedundancyMode::ParityRotating,
             Mode::Erasure { .. } => RedundancyMode::Erasure,
+            Mode::Sliding { .. } => RedundancyMode::Sliding,
             // Adaptive is resolved to one of the others before sending.
             Mode::Adaptive { .. } => RedundancyMode::Single,
         }
@@ -170,6 +202,10 @@ impl fmt::Display for Mode {
             Mode::ParityRotating(x) => write!(f, "parity-rotating:{x}"),
             Mode::Erasure { n, m, depth: 1 } => write!(f, "erasure:{n},{m}"),
             Mode::Erasure { n, m, depth } => write!(f, "erasure:{n},{m},{depth}"),
+            Mode::Sliding { n, m, span } if *span == super::sliding::DEFAULT_SPAN => {
+                write!(f, "sliding:{n},{m}")
+            }
+            Mode::Sliding { n, m, span } => write!(f, "sliding:{n},{m},{span}"),
             Mode::Adaptive { target } => write!(f, "adaptive:{target}"),
         }
     }
@@ -210,6 +246,20 @@ impl FromStr for Mode {
                     depth,
                 }
             }
+            ("sliding", Some(nm)) => {
+                let (n, rest) = nm
+                    .split_once(',')
+                    .ok_or_else(|| ModeError::Number(s.to_string()))?;
+                let (m, span) = match rest.split_once(',') {
+                    Some((m, d)) => (m, num(d)?),
+                    None => (rest, super::sliding::DEFAULT_SPAN),
+                };
+                Mode::Sliding {
+                    n: num(n)?,
+                    m: num(m)?,
+                    span,
+                }
+            }
             ("adaptive", None) => Mode::Adaptive { target: 0.999 },
             ("adaptive", Some(t)) => Mode::Adaptive {
                 target: t
@@ -240,6 +290,8 @@ mod tests {
             "parity-rotating:4",
             "erasure:6,4",
             "erasure:18,12,4",
+            "sliding:6,4",
+            "sliding:3,2,16",
             "adaptive:0.999",
         ] {
             assert_eq!(s.parse::<Mode>().unwrap().to_string(), s);
@@ -276,6 +328,17 @@ mod tests {
             "erasure:6,4,0".parse::<Mode>(),
             Err(ModeError::Depth { depth: 0, .. })
         ));
+        for bad in [
+            "sliding:4,4",
+            "sliding:20,2",
+            "sliding:6,4,0",
+            "sliding:6,4,65",
+        ] {
+            assert!(
+                matches!(bad.parse::<Mode>(), Err(ModeError::SlidingShape { .. })),
+                "{bad}"
+            );
+        }
         assert!(matches!(
             "adaptive:1.5".parse::<Mode>(),
             Err(ModeError::Target(_))

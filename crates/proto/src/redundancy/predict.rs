@@ -115,6 +115,7 @@ pub fn delivery_ratio(mode: &Mode, paths: &[PathLoss]) -> f64 {
                 .map(|p| 1.0 - q(p))
                 .product::<f64>()
         }
+        Mode::Sliding { n, m, .. } => delivery_ratio(&sliding_as_block(n, m), paths),
         Mode::Parity(_) | Mode::ParityRotating(_) | Mode::Erasure { .. } => {
             let weights: Vec<u32> = paths.iter().map(|p| p.weight).collect();
             let groups = placement::period(mode, paths.len());
@@ -123,6 +124,25 @@ pub fn delivery_ratio(mode: &Mode, paths: &[PathLoss]) -> f64 {
                 .sum::<f64>()
                 / groups as f64
         }
+    }
+}
+
+/// The sliding-window code `sliding:n,m` as the formulas take it: the
+/// erasure code of its rate with the largest group the header carries.
+/// A lower bound on what it delivers: a repair packet covers its whole
+/// span, where a group's covers only the group.
+fn sliding_as_block(n: u8, m: u8) -> Mode {
+    let k = (1..=super::mode::MAX_SHARDS)
+        .rev()
+        .find(|&k| {
+            u16::from(m) * u16::from(k) <= u16::from(super::mode::MAX_SHARDS)
+                && u16::from(n - m) * u16::from(k) <= u16::from(super::mode::MAX_SHARDS)
+        })
+        .unwrap_or(1);
+    Mode::Erasure {
+        n: n * k,
+        m: m * k,
+        depth: 1,
     }
 }
 

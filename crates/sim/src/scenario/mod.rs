@@ -327,7 +327,7 @@ mode = "parity:4"
         let e = |text: &str| Scenario::parse("bad.toml", text).unwrap_err().to_string();
         assert_eq!(
             e("[topology]\nkind = \"line\"\nnodes = 3\n[node]\nmode = \"raid6\"\n"),
-            "bad.toml:5: node.mode: unknown redundancy mode \"raid6\" (expected single, stripe, stripe:pinned, mirror:K, tree, parity:X, parity-rotating:X, erasure:N,M[,DEPTH] or adaptive[:TARGET])"
+            "bad.toml:5: node.mode: unknown redundancy mode \"raid6\" (expected single, stripe, stripe:pinned, mirror:K, tree, parity:X, parity-rotating:X, erasure:N,M[,DEPTH], sliding:N,M[,SPAN] or adaptive[:TARGET])"
         );
         assert!(e("[topology]\nkind = \"ring\"\n")
             .starts_with("bad.toml:2: topology.kind: unknown topology"));

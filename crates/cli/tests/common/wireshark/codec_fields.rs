@@ -292,6 +292,7 @@ fn mode_name(m: RedundancyMode) -> &'static str {
         "parity",
         "parity-rotating",
         "erasure",
+        "sliding",
     ][m as usize]
 }
 
@@ -361,7 +362,14 @@ fn expect_data(
         return;
     }
     if g.is_repair() {
-        if h.mode == RedundancyMode::Erasure {
+        if h.mode == RedundancyMode::Sliding {
+            e.kind("data/sliding/repair");
+            e.n("braid.data.payload.kind", 7u8);
+            e.n("braid.data.repair.span", payload[0]);
+            if payload.len() > 1 {
+                e.b("braid.data.repair.combination", &payload[1..]);
+            }
+        } else if h.mode == RedundancyMode::Erasure {
             e.kind("data/repair/shard");
             e.n("braid.data.payload.kind", 5u8);
             e.b("braid.data.repair.shard", payload);

@@ -445,6 +445,22 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
             ),
         ),
         (
+            "sliding data",
+            data(
+                header(RedundancyMode::Sliding, grp(0, 0, 0, 1), none),
+                &[4],
+                &parts.user4,
+            ),
+        ),
+        (
+            "sliding repair",
+            data(
+                header(RedundancyMode::Sliding, grp(0, 15, 3, 1), DataFlags::PARITY),
+                &[],
+                &[32, 0, 9, 0xa5, 0x5a],
+            ),
+        ),
+        (
             "path report in a data packet",
             data(parts.control_class, &[4], &parts.report),
         ),
@@ -556,7 +572,7 @@ fn malformed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<u8
         ("data header cut", single[..10].to_vec(), "truncated"),
         ("version 2", edit(&single, 0, 0x20), "unsupported_version"),
         ("type 9", edit(&single, 0, 0x19), "unknown_type"),
-        ("mode 7", edit(&single, 1, 0x07), "invalid_field"),
+        ("mode 8", edit(&single, 1, 0x08), "invalid_field"),
         (
             "route pointer past the route",
             edit(&single, 3, 0x42),

@@ -26,37 +26,16 @@ use super::mode::{Mode, MAX_PATHS};
 use super::path::PathState;
 use super::placement;
 use super::predict::PathLoss;
+use super::sliding;
 use super::urgent::{self, CopyBudget, CopyPath};
 use crate::time::Instant;
+use sliding_tx::SlidingTx;
+
+mod sliding_tx;
 
 mod lending;
-
-/// Per-packet facts from the classifier.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PacketMeta {
-    /// Hash of the packet's 5-tuple; `stripe:pinned` keeps a flow on one path by it.
-    pub flow_hash: u64,
-    /// Urgent class: the header gets the urgent flag.
-    pub urgent: bool,
-    /// What the node knows of the moment it is sent.
-    pub hints: SendHints,
-}
-
-/// What the node knows about the moment a packet is sent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SendHints {
-    /// The sender saw congestion: the header gets the congestion flag.
-    pub congestion: bool,
-    /// Path slots (bit i: slot i) whose queue above the binding point is
-    /// long while another's is not: stripe, and the coded modes' data,
-    /// leave them out while so.
-    pub backlogged: u16,
-    /// The path slot the next spread data packet (stripe, or a coded
-    /// mode's data shard) takes, if up and not backlogged
-    /// (`equalise.rs`'s lead rule: it would otherwise arrive ahead of the
-    /// session's others).
-    pub lead: Option<u8>,
-}
+mod types;
+pub use types::{IngressConfig, IngressCounters, Outgoing, PacketMeta, Payload, SendHints};
 
 /// The path of `up` the lead rule gives a spread packet (`hints.lead`),
 /// unless it is backlogged.
@@ -65,107 +44,6 @@ fn lead_path(hints: SendHints, up: &[usize]) -> Option<usize> {
         .lead
         .map(usize::from)
         .filter(|l| up.contains(l) && hints.backlogged & (1 << l) == 0)
-}
-
-/// The bytes an outgoing packet carries after its header.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Payload {
-    /// The packet given to [`IngressSession::encode`], unchanged.
-    Input,
-    /// A parity/repair payload made here.
-    Repair(Vec<u8>),
-}
-
-/// One packet to send: on path slot `path`, with `header`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outgoing {
-    /// The path slot (0..16) to send on.
-    pub path: u8,
-    /// Any path up may carry it instead (a striped packet that neither
-    /// leads nor is pinned to its flow's path): with late binding, the
-    /// first path with room takes it ([`IngressSession::on_transmit`]
-    /// then moves its accounting there).
-    pub free: bool,
-    /// How long after now it leaves (an urgent packet's spaced copy,
-    /// `urgent.rs`; zero for every other packet). Needs late binding: the
-    /// node holds it above the binding point until then.
-    pub after: Duration,
-    /// The data header; the node attaches the slot's source route.
-    pub header: DataHeader,
-    /// What follows the header.
-    pub payload: Payload,
-}
-
-/// Encoder settings.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct IngressConfig {
-    /// A group that has not filled within this time is closed and its
-    /// repair packets sent. Data never waits for it.
-    pub flush_after: Duration,
-    /// The data header's hop limit. Source routes cannot loop, so it only
-    /// has to let the longest route through: 64 hops (63 transit nodes).
-    /// A path longer than that continues at a waypoint, and its packets
-    /// leave with the largest hop limit, 255 (`node/routes.rs`).
-    pub hop_limit: u8,
-    /// Encoded packets wait above a binding point: the node reports when
-    /// each leaves ([`IngressSession::on_transmit`]) or is dropped before
-    /// ([`IngressSession::on_dropped`]), and the path estimates count it
-    /// sent then. Off: sent when encoded.
-    pub late_binding: bool,
-    /// An urgent packet gets copies on the paths (`urgent.rs`) until the
-    /// chance that every copy is lost is at most this, ...
-    pub urgent_residual: f64,
-    /// ... or until it has this many copies, the mode's own included
-    /// (1: no copies; a session of mode `single` or `tree` gets none).
-    pub urgent_copies: u8,
-    /// Copies a session adds per second at most (a burst may take
-    /// [`CopyBudget::BURST`] at once).
-    pub urgent_copies_per_s: u32,
-}
-
-impl Default for IngressConfig {
-    fn default() -> Self {
-        IngressConfig {
-            flush_after: Duration::from_millis(20),
-            hop_limit: braid_wire::data::MAX_ROUTE_LEN as u8 + 1,
-            late_binding: false,
-            urgent_residual: 0.001,
-            urgent_copies: 6,
-            urgent_copies_per_s: 1000,
-        }
-    }
-}
-
-/// Counters of one ingress session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct IngressCounters {
-    /// Data packets encoded (not those dropped for want of a path).
-    pub data_packets: u64,
-    /// Copies of data packets sent, on all paths together.
-    pub copies: u64,
-    /// Parity/repair packets sent.
-    pub repair_packets: u64,
-    /// Groups closed before they filled (flush timer or mode change).
-    pub groups_flushed: u64,
-    /// Packets dropped because no path was up.
-    pub no_path: u64,
-    /// Times the mode in force changed (a new policy, or the adaptive mode's choice).
-    pub mode_changes: u64,
-    /// Copies of urgent packets sent beyond the mode's own (`urgent.rs`;
-    /// counted in `copies` too).
-    pub urgent_copies: u64,
-    /// Urgent copies the plan wanted that the per-second bound refused.
-    pub urgent_copies_refused: u64,
-    /// Packets sent on each path slot, data copies and repair together.
-    pub sent_per_path: [u64; MAX_PATHS],
-    /// Packets lost on each path, from the egress's path reports.
-    pub lost_per_path: [u64; MAX_PATHS],
-    /// Path reports taken from the egress.
-    pub path_reports: u64,
-    /// Packets not encoded because the session is lent to another encoder
-    /// (the kernel) and the numbers kept here ran out (see
-    /// [`IngressSession::lend`]).
-    pub lent_out: u64,
 }
 
 /// The encoder of one session.
@@ -194,6 +72,8 @@ pub struct IngressSession {
     /// One per group of the open block (grown to the deepest block seen).
     buffers: Vec<GroupBuffer>,
     rs: RsCodec,
+    /// The sliding-window code's state (`Mode::Sliding`).
+    sliding: SlidingTx,
     /// Per path slot: loss, burstiness and rate from the egress's path
     /// reports.
     estimators: Vec<PathEstimator>,
@@ -254,6 +134,7 @@ impl IngressSession {
             groups: 0,
             buffers: Vec::new(),
             rs: RsCodec::default(),
+            sliding: SlidingTx::default(),
             estimators: vec![PathEstimator::default(); MAX_PATHS],
             data_rate: DataRate::default(),
             lent: None,
@@ -424,7 +305,11 @@ impl IngressSession {
                 .min(255.0) as u8,
             None => super::mode::MAX_SHARDS,
         };
-        adaptive::choose_within(target, &self.path_losses(), max_data)
+        adaptive::sent_as(adaptive::choose_within(
+            target,
+            &self.path_losses(),
+            max_data,
+        ))
     }
 
     fn reconsider(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
@@ -468,6 +353,17 @@ impl IngressSession {
     fn activate(&mut self, now: Instant, mode: Mode, out: &mut Vec<Outgoing>) {
         if mode != self.active {
             self.close_block(now, out);
+            // From one sliding code to another the window carries on
+            // (only the rate or span changes); else its tail is covered
+            // first.
+            let both_sliding = matches!(
+                (self.active, mode),
+                (Mode::Sliding { .. }, Mode::Sliding { .. })
+            );
+            if !both_sliding {
+                self.flush_sliding(now, out);
+                self.sliding = SlidingTx::default();
+            }
             self.active = mode;
             self.counters.mode_changes += 1;
         }
@@ -649,37 +545,25 @@ impl IngressSession {
                 self.emit(now, out, 0, h, Payload::Input);
             }
             Mode::Stripe { pin_flows } => {
-                let mut free = false;
-                let path = if pin_flows {
-                    // The hash's top half as a point along the weights:
-                    // a small change of the split moves only the flows
-                    // near a boundary to another path.
-                    let total: u64 = up.iter().map(|&i| self.weight(i) as u64).sum();
-                    let mut point = ((meta.flow_hash >> 32) * total) >> 32;
-                    *up.iter()
-                        .find(|&&i| {
-                            let w = self.weight(i) as u64;
-                            let hit = point < w;
-                            point = point.saturating_sub(w);
-                            hit
-                        })
-                        .expect("point < total")
-                } else if let Some(first) = meta
-                    .urgent
-                    .then(|| urgent::earliest(up.iter().map(|&i| (i, self.arrival_ms(i)))))
-                    .flatten()
-                {
-                    first
-                } else if let Some(lead) = lead_path(meta.hints, up) {
-                    lead
-                } else {
-                    free = true;
-                    self.pick_open(up, meta.hints.backlogged)
-                };
+                let (path, free) = self.stripe_path(meta, up, pin_flows);
                 let h = self.header(meta, path, seq, Group::NONE);
                 self.emit(now, out, path, h, Payload::Input);
                 if let Some(o) = out.last_mut() {
                     o.free = free;
+                }
+            }
+            Mode::Sliding { n, m, span } => {
+                let (path, free) = self.stripe_path(meta, up, false);
+                let h = self.header(meta, path, seq, Group::NONE);
+                self.emit(now, out, path, h, Payload::Input);
+                if let Some(o) = out.last_mut() {
+                    o.free = free;
+                }
+                let due = self
+                    .sliding
+                    .on_data(now, seq, packet, meta.urgent, (n, m, span));
+                for _ in 0..due {
+                    self.send_sliding_repair(now, up, meta.hints.backlogged, out);
                 }
             }
             Mode::Mirror(k) => {
@@ -696,6 +580,81 @@ impl IngressSession {
             self.copy_urgent(now, up, first_out, out);
         }
         self.seq = seq.wrapping_add(1);
+    }
+
+    /// The path a striped packet takes, and whether late binding may move
+    /// it (a free packet): pinned by its flow's hash; an urgent one on the
+    /// path where it arrives first; the lead rule's; else the split's turn
+    /// among the paths not backlogged.
+    fn stripe_path(&mut self, meta: PacketMeta, up: &[usize], pin_flows: bool) -> (usize, bool) {
+        if pin_flows {
+            // The hash's top half as a point along the weights: a small
+            // change of the split moves only the flows near a boundary
+            // to another path.
+            let total: u64 = up.iter().map(|&i| self.weight(i) as u64).sum();
+            let mut point = ((meta.flow_hash >> 32) * total) >> 32;
+            let path = *up
+                .iter()
+                .find(|&&i| {
+                    let w = self.weight(i) as u64;
+                    let hit = point < w;
+                    point = point.saturating_sub(w);
+                    hit
+                })
+                .expect("point < total");
+            return (path, false);
+        }
+        if let Some(first) = meta
+            .urgent
+            .then(|| urgent::earliest(up.iter().map(|&i| (i, self.arrival_ms(i)))))
+            .flatten()
+        {
+            return (first, false);
+        }
+        if let Some(lead) = lead_path(meta.hints, up) {
+            return (lead, false);
+        }
+        (self.pick_open(up, meta.hints.backlogged), true)
+    }
+
+    /// The sliding code's next repair, on the split's next path not
+    /// backlogged.
+    fn send_sliding_repair(
+        &mut self,
+        now: Instant,
+        up: &[usize],
+        backlogged: u16,
+        out: &mut Vec<Outgoing>,
+    ) {
+        let Some(r) = self.sliding.repair() else {
+            return;
+        };
+        let path = self.pick_open(up, backlogged);
+        let meta = PacketMeta {
+            urgent: r.urgent,
+            ..PacketMeta::default()
+        };
+        let h = self.header(meta, path, r.end, sliding::repair_group(r.j));
+        self.emit(now, out, path, h, Payload::Repair(r.payload));
+    }
+
+    /// The sliding code's tail: a full round of repair when data went out
+    /// since the last repair.
+    fn flush_sliding(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
+        let Mode::Sliding { n, m, .. } = self.active else {
+            return;
+        };
+        let up: Vec<usize> = self.up().collect();
+        if up.is_empty() {
+            return;
+        }
+        let round = self.sliding.flush((n, m));
+        if round > 0 {
+            self.counters.groups_flushed += 1;
+        }
+        for _ in 0..round {
+            self.send_sliding_repair(now, &up, 0, out);
+        }
     }
 
     /// Sends the urgent packet just encoded (its copies are `out[first..]`)
@@ -943,17 +902,36 @@ impl IngressSession {
     }
 
     /// When the open block must be flushed: `flush_after` per group it
-    /// interleaves.
+    /// interleaves; for the sliding-window code, `flush_after` after the
+    /// last data packet no repair has covered yet.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.block
+        let block = self
+            .block
             .as_ref()
-            .map(|b| b.opened_at + self.config.flush_after * u32::from(b.depth))
+            .map(|b| b.opened_at + self.config.flush_after * u32::from(b.depth));
+        let sliding = self.sliding.flush_at(self.config.flush_after);
+        match (block, sliding) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Flushes the open group if its time has come.
+    /// Flushes the open group, or the sliding window's tail, if its time
+    /// has come.
     pub fn handle_timeout(&mut self, now: Instant, out: &mut Vec<Outgoing>) {
-        if self.poll_timeout().is_some_and(|t| t <= now) {
+        if self
+            .block
+            .as_ref()
+            .is_some_and(|b| b.opened_at + self.config.flush_after * u32::from(b.depth) <= now)
+        {
             self.close_block(now, out);
+        }
+        if self
+            .sliding
+            .flush_at(self.config.flush_after)
+            .is_some_and(|t| t <= now)
+        {
+            self.flush_sliding(now, out);
         }
     }
 }
