@@ -70,6 +70,18 @@ pub fn execute_capturing(
     Ok(report)
 }
 
+/// A text field as CSV carries it (RFC 4180): quoted when it holds a
+/// comma, a quote or a line break (a mode such as `erasure:12,6` does),
+/// its quotes doubled. (Three text columns: the `csv` crate would add a
+/// dependency for this alone.)
+fn csv_text(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 /// The report as CSV, one row per variant and flow.
 pub fn csv(report: &ScenarioReport) -> String {
     let mut out = String::from("variant,path_loss,mode,flow,runs,sent,lost,loss_ratio,theory_delivery,duplicates,delay_mean_ms,delay_p99_ms,overhead,max_gap_ms,goodput_mbps,retransmits\n");
@@ -77,10 +89,10 @@ pub fn csv(report: &ScenarioReport) -> String {
         for f in &v.summary {
             out += &format!(
                 "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                v.name.as_deref().unwrap_or(""),
+                csv_text(v.name.as_deref().unwrap_or("")),
                 v.path_loss.map_or(String::new(), |l| l.to_string()),
-                f.mode,
-                f.name,
+                csv_text(&f.mode.to_string()),
+                csv_text(&f.name),
                 f.runs,
                 f.sent,
                 f.lost,
@@ -276,4 +288,16 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
         print!("{}", table(&report));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_text;
+
+    #[test]
+    fn csv_text_quotes_what_would_split_a_row() {
+        assert_eq!(csv_text("adaptive:0.999"), "adaptive:0.999");
+        assert_eq!(csv_text("erasure:12,6"), "\"erasure:12,6\"");
+        assert_eq!(csv_text("a \"b\""), "\"a \"\"b\"\"\"");
+    }
 }
