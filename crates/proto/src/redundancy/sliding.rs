@@ -29,10 +29,12 @@
 //! [`MAX_ROWS`] equations, each over at most [`MAX_SPAN`] packets.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use reed_solomon_erasure::galois_8::{div, mul_slice_xor};
 
 use super::coding::{CodingError, LEN_PREFIX};
+use crate::time::Instant;
 
 /// Most data packets one repair packet covers.
 pub const MAX_SPAN: u8 = 64;
@@ -99,11 +101,23 @@ fn unshard(shard: &[u8]) -> Option<Vec<u8>> {
     body.get(..len).map(<[u8]>::to_vec)
 }
 
-/// The encoder's side: the last `span` data packets.
+/// A data packet leaves the encoder's window this long after it was
+/// sent, however few came after it. A packet the egress could not
+/// rebuild by then is one TCP resends under a new number; kept in the
+/// window, it would stay an unknown in every later equation, and each
+/// one left so takes an equation that a new loss needs. Found in the
+/// simulator: with no limit, TCP at 25% loss per path sent a few packets
+/// per retransmission timeout, the window never slid past the packets
+/// lost, and the transfer collapsed (0.01 Mbit/s; erasure:4,2 0.40).
+pub const MAX_AGE: Duration = Duration::from_millis(100);
+
+/// The encoder's side: the last `span` data packets sent within
+/// [`MAX_AGE`].
 #[derive(Debug, Default)]
 pub struct SlidingEncoder {
-    /// `(number, [length][payload])`, oldest first, consecutive numbers.
-    window: VecDeque<(u32, Vec<u8>)>,
+    /// `(number, when sent, [length][payload])`, oldest first,
+    /// consecutive numbers.
+    window: VecDeque<(u32, Instant, Vec<u8>)>,
 }
 
 impl SlidingEncoder {
@@ -112,21 +126,27 @@ impl SlidingEncoder {
         self.window.clear();
     }
 
-    /// Data packet `seq` was sent; the window keeps the last `span`.
-    /// Fails, keeping nothing, for a payload over 65535 bytes (it still
-    /// goes out, unprotected).
-    pub fn push(&mut self, seq: u32, payload: &[u8], span: u8) -> Result<(), CodingError> {
+    /// Data packet `seq` was sent at `now`; the window keeps the last
+    /// `span`. Fails, keeping nothing, for a payload over 65535 bytes (it
+    /// still goes out, unprotected).
+    pub fn push(
+        &mut self,
+        now: Instant,
+        seq: u32,
+        payload: &[u8],
+        span: u8,
+    ) -> Result<(), CodingError> {
         if payload.len() > u16::MAX as usize {
             return Err(CodingError::TooLong(payload.len()));
         }
         if self
             .window
             .back()
-            .is_some_and(|(last, _)| seq != last.wrapping_add(1))
+            .is_some_and(|(last, _, _)| seq != last.wrapping_add(1))
         {
             self.window.clear();
         }
-        self.window.push_back((seq, prefixed(payload)));
+        self.window.push_back((seq, now, prefixed(payload)));
         while self.window.len() > usize::from(span.clamp(1, MAX_SPAN)) {
             self.window.pop_front();
         }
@@ -135,18 +155,26 @@ impl SlidingEncoder {
 
     /// The number of the last data packet in the window.
     pub fn last(&self) -> Option<u32> {
-        self.window.back().map(|(s, _)| *s)
+        self.window.back().map(|(s, _, _)| *s)
     }
 
-    /// Repair `j` after the last data packet: its payload (`None` with an
-    /// empty window).
-    pub fn repair(&self, j: u8) -> Option<Vec<u8>> {
-        let (end, _) = self.window.back()?;
-        let size = self.window.iter().map(|(_, p)| p.len()).max()?;
+    /// Repair `j` after the last data packet, made at `now` (packets
+    /// older than [`MAX_AGE`] leave the window first): its payload
+    /// (`None` with an empty window).
+    pub fn repair(&mut self, now: Instant, j: u8) -> Option<Vec<u8>> {
+        while self
+            .window
+            .front()
+            .is_some_and(|(_, sent, _)| now.since(*sent) > MAX_AGE)
+        {
+            self.window.pop_front();
+        }
+        let (end, _, _) = self.window.back()?;
+        let size = self.window.iter().map(|(_, _, p)| p.len()).max()?;
         let mut out = Vec::with_capacity(REPAIR_PREFIX + size);
         out.push(self.window.len() as u8);
         let mut acc = vec![0u8; size];
-        for (seq, p) in &self.window {
+        for (seq, _, p) in &self.window {
             add_scaled(coefficient(*end, j, *seq), p, &mut acc);
         }
         out.extend_from_slice(&acc);
@@ -478,13 +506,13 @@ mod tests {
         let mut repairs = Vec::new();
         for k in 0..40u32 {
             let seq = start.wrapping_add(k);
-            enc.push(seq, &packet(seq), 16).unwrap();
+            enc.push(Instant::ZERO, seq, &packet(seq), 16).unwrap();
             if (20..25).contains(&k) {
                 continue; // a burst of five
             }
             assert!(dec.on_data(seq, &packet(seq)).is_empty());
             if k >= 24 {
-                repairs.push((seq, enc.repair(0).unwrap()));
+                repairs.push((seq, enc.repair(Instant::ZERO, 0).unwrap()));
             }
         }
         let mut rebuilt = Vec::new();
@@ -507,17 +535,35 @@ mod tests {
     }
 
     #[test]
+    fn packets_older_than_the_age_bound_leave_the_window() {
+        let mut enc = SlidingEncoder::default();
+        let t0 = Instant::ZERO;
+        enc.push(t0, 0, &packet(0), 32).unwrap();
+        enc.push(t0 + MAX_AGE, 1, &packet(1), 32).unwrap();
+        // At MAX_AGE both are in; just past it the first has left.
+        assert_eq!(enc.repair(t0 + MAX_AGE, 0).unwrap()[0], 2);
+        let later = t0 + MAX_AGE + Duration::from_millis(1);
+        let r = enc.repair(later, 1).unwrap();
+        assert_eq!(r[0], 1);
+        // What is left decodes packet 1 alone.
+        let mut dec = SlidingDecoder::default();
+        assert_eq!(dec.on_repair(1, 1, &r).unwrap(), vec![(1, packet(1))]);
+        // Past the bound for every packet: no repair at all.
+        assert!(enc.repair(later + MAX_AGE, 2).is_none());
+    }
+
+    #[test]
     fn a_packet_arriving_late_solves_what_waited_on_it() {
         let mut enc = SlidingEncoder::default();
         let mut dec = SlidingDecoder::default();
         for seq in 0..4 {
-            enc.push(seq, &packet(seq), 8).unwrap();
+            enc.push(Instant::ZERO, seq, &packet(seq), 8).unwrap();
         }
         // 1 and 2 missing, one equation: nothing yet.
         dec.on_data(0, &packet(0));
         dec.on_data(3, &packet(3));
         assert!(dec
-            .on_repair(3, 0, &enc.repair(0).unwrap())
+            .on_repair(3, 0, &enc.repair(Instant::ZERO, 0).unwrap())
             .unwrap()
             .is_empty());
         // 2 arrives late: 1 is the equation's only unknown left.
@@ -535,12 +581,12 @@ mod tests {
             let mut dec = SlidingDecoder::default();
             let mut got = Vec::new();
             for seq in 0..80u32 {
-                enc.push(seq, &packet(seq), span).unwrap();
+                enc.push(Instant::ZERO, seq, &packet(seq), span).unwrap();
                 if !lost[seq as usize] {
                     got.extend(dec.on_data(seq, &packet(seq)));
                 }
                 if seq % every == 0 {
-                    got.extend(dec.on_repair(seq, 0, &enc.repair(0).unwrap()).unwrap());
+                    got.extend(dec.on_repair(seq, 0, &enc.repair(Instant::ZERO, 0).unwrap()).unwrap());
                 }
             }
             prop_assert!(dec.rows.len() <= MAX_ROWS);

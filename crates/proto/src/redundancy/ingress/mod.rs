@@ -626,7 +626,7 @@ impl IngressSession {
         backlogged: u16,
         out: &mut Vec<Outgoing>,
     ) {
-        let Some(r) = self.sliding.repair() else {
+        let Some(r) = self.sliding.repair(now) else {
             return;
         };
         let path = self.pick_open(up, backlogged);

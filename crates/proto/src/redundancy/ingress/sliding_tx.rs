@@ -48,7 +48,7 @@ impl SlidingTx {
         urgent: bool,
         (n, m, span): (u8, u8, u8),
     ) -> u32 {
-        if self.encoder.push(seq, packet, span).is_err() {
+        if self.encoder.push(now, seq, packet, span).is_err() {
             // Too long for the code's length prefix: it went out
             // unprotected, and the window starts over after it.
             self.encoder.reset();
@@ -66,13 +66,13 @@ impl SlidingTx {
 
     /// The next repair over the window (none beyond
     /// [`sliding::MAX_REPAIRS_AFTER`] after one data packet).
-    pub(super) fn repair(&mut self) -> Option<Repair> {
+    pub(super) fn repair(&mut self, now: Instant) -> Option<Repair> {
         let j = self.next_j;
         if j >= sliding::MAX_REPAIRS_AFTER {
             return None;
         }
         let end = self.encoder.last()?;
-        let payload = self.encoder.repair(j)?;
+        let payload = self.encoder.repair(now, j)?;
         self.next_j += 1;
         self.uncovered = 0;
         Some(Repair {
