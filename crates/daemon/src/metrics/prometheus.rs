@@ -469,7 +469,7 @@ fn ingress_families(out: &mut String, id: &str, node: &Node) {
 /// Egress sessions: what became of arriving packets, and restarts seen.
 fn egress_outcome_families(out: &mut String, id: &str, node: &Node) {
     let egress: Vec<_> = node.egress().sessions().collect();
-    let mut f = family(out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets (the names of `braid ctl sessions` egress counters): delivered, duplicates (dropped), rebuilt (from parity or erasure), too_old, too_far_ahead (more than half a window ahead: held for the ingress's proof), old_epoch (a late copy from before its ingress restarted), rebuild_failed (dropped), unproven (another epoch or numbers too far ahead, held for the ingress's proof) and unproven_dropped (what the proof refuted, or none came in time: forged).");
+    let mut f = family(out, "braid_egress_packets_total", "counter", "What an egress session did with arriving packets (the names of `braid ctl sessions` egress counters): delivered, duplicates (dropped), rebuilt (from parity, erasure or sliding-window repair), too_old, too_far_ahead (more than half a window ahead: held for the ingress's proof), old_epoch (a late copy from before its ingress restarted), rebuild_failed (dropped), unproven (another epoch or numbers too far ahead, held for the ingress's proof) and unproven_dropped (what the proof refuted, or none came in time: forged).");
     for (&(ingress, class), s) in &egress {
         let c = s.counters();
         for (what, n) in [
