@@ -224,6 +224,17 @@ impl FromStr for Mode {
                 .parse::<u8>()
                 .map_err(|_| ModeError::Number(s.to_string()))
         };
+        // `N,M[,X]`: the codes' shape, X as given or `default`.
+        let shape = |args: &str, default: u8| -> Result<(u8, u8, u8), ModeError> {
+            let (n, rest) = args
+                .split_once(',')
+                .ok_or_else(|| ModeError::Number(s.to_string()))?;
+            let (m, x) = match rest.split_once(',') {
+                Some((m, x)) => (m, num(x)?),
+                None => (rest, default),
+            };
+            Ok((num(n)?, num(m)?, x))
+        };
         let mode = match (name.trim(), arg) {
             ("single", None) => Mode::Single,
             ("stripe", None) => Mode::Stripe { pin_flows: false },
@@ -232,33 +243,13 @@ impl FromStr for Mode {
             ("tree", None) => Mode::Tree,
             ("parity", Some(x)) => Mode::Parity(num(x)?),
             ("parity-rotating", Some(x)) => Mode::ParityRotating(num(x)?),
-            ("erasure", Some(nm)) => {
-                let (n, rest) = nm
-                    .split_once(',')
-                    .ok_or_else(|| ModeError::Number(s.to_string()))?;
-                let (m, depth) = match rest.split_once(',') {
-                    Some((m, d)) => (m, num(d)?),
-                    None => (rest, 1),
-                };
-                Mode::Erasure {
-                    n: num(n)?,
-                    m: num(m)?,
-                    depth,
-                }
+            ("erasure", Some(args)) => {
+                let (n, m, depth) = shape(args, 1)?;
+                Mode::Erasure { n, m, depth }
             }
-            ("sliding", Some(nm)) => {
-                let (n, rest) = nm
-                    .split_once(',')
-                    .ok_or_else(|| ModeError::Number(s.to_string()))?;
-                let (m, span) = match rest.split_once(',') {
-                    Some((m, d)) => (m, num(d)?),
-                    None => (rest, super::sliding::DEFAULT_SPAN),
-                };
-                Mode::Sliding {
-                    n: num(n)?,
-                    m: num(m)?,
-                    span,
-                }
+            ("sliding", Some(args)) => {
+                let (n, m, span) = shape(args, super::sliding::DEFAULT_SPAN)?;
+                Mode::Sliding { n, m, span }
             }
             ("adaptive", None) => Mode::Adaptive { target: 0.999 },
             ("adaptive", Some(t)) => Mode::Adaptive {

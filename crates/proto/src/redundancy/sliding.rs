@@ -303,13 +303,11 @@ impl SlidingDecoder {
         if self.newest.is_none_or(|n| (seq.wrapping_sub(n) as i32) > 0) {
             self.newest = Some(seq);
             let before = self.rows.len();
-            let old: Vec<bool> = self
-                .rows
-                .iter()
-                .map(|r| r.terms.iter().any(|t| self.too_old(t.0)))
-                .collect();
-            let mut k = old.iter();
-            self.rows.retain(|_| !*k.next().expect("one per row"));
+            self.rows.retain(|r| {
+                !r.terms
+                    .iter()
+                    .any(|t| seq.wrapping_sub(t.0) as i32 >= HORIZON as i32)
+            });
             self.counters.rows_dropped += (before - self.rows.len()) as u64;
         }
     }

@@ -544,21 +544,9 @@ impl IngressSession {
                 let h = self.header(meta, 0, seq, Group::NONE);
                 self.emit(now, out, 0, h, Payload::Input);
             }
-            Mode::Stripe { pin_flows } => {
-                let (path, free) = self.stripe_path(meta, up, pin_flows);
-                let h = self.header(meta, path, seq, Group::NONE);
-                self.emit(now, out, path, h, Payload::Input);
-                if let Some(o) = out.last_mut() {
-                    o.free = free;
-                }
-            }
+            Mode::Stripe { pin_flows } => self.emit_striped(now, meta, up, pin_flows, out),
             Mode::Sliding { n, m, span } => {
-                let (path, free) = self.stripe_path(meta, up, false);
-                let h = self.header(meta, path, seq, Group::NONE);
-                self.emit(now, out, path, h, Payload::Input);
-                if let Some(o) = out.last_mut() {
-                    o.free = free;
-                }
+                self.emit_striped(now, meta, up, false, out);
                 let due = self
                     .sliding
                     .on_data(now, seq, packet, meta.urgent, (n, m, span));
@@ -580,6 +568,24 @@ impl IngressSession {
             self.copy_urgent(now, up, first_out, out);
         }
         self.seq = seq.wrapping_add(1);
+    }
+
+    /// Sends the data packet being encoded striped (stripe, and the
+    /// sliding code's data): on [`Self::stripe_path`]'s path.
+    fn emit_striped(
+        &mut self,
+        now: Instant,
+        meta: PacketMeta,
+        up: &[usize],
+        pin_flows: bool,
+        out: &mut Vec<Outgoing>,
+    ) {
+        let (path, free) = self.stripe_path(meta, up, pin_flows);
+        let h = self.header(meta, path, self.seq, Group::NONE);
+        self.emit(now, out, path, h, Payload::Input);
+        if let Some(o) = out.last_mut() {
+            o.free = free;
+        }
     }
 
     /// The path a striped packet takes, and whether late binding may move
