@@ -71,6 +71,7 @@ local msg_types = {
     [5] = "challenge",
     [6] = "echo",
     [7] = "session check",
+    [8] = "repair request",
 }
 local modes = {
     [0] = "single",
@@ -275,6 +276,14 @@ field("check_target", ProtoField.uint16("braid.check.target", "Target node", bas
 field("check_epoch", ProtoField.uint32("braid.check.epoch", "Epoch", base.HEX))
 field("check_next_seq", ProtoField.uint32("braid.check.next_seq", "Next sequence number", base.DEC))
 field("check_nonce", ProtoField.bytes("braid.check.nonce", "Nonce"))
+-- Repair requests (type 8): an egress asks a session's ingress for more
+-- repair of the sliding-window code, end to end inside data packets.
+field("rreq", ProtoField.none("braid.rreq", "Repair request"))
+field("rreq_class", ProtoField.uint8("braid.rreq.class", "Class", base.DEC))
+field("rreq_count", ProtoField.uint8("braid.rreq.count", "Repair packets wanted", base.DEC))
+field("rreq_target", ProtoField.uint16("braid.rreq.target", "Target node", base.DEC))
+field("rreq_end", ProtoField.uint32("braid.rreq.end", "Newest packet covered", base.DEC))
+field("rreq_first", ProtoField.uint32("braid.rreq.first", "Oldest packet wanted", base.DEC))
 
 -- Challenges (type 5).
 field("challenge", ProtoField.none("braid.challenge", "Challenge"))
@@ -974,6 +983,29 @@ local function dissect_check(body, tree)
     return string.format("Session check %s to %s, class %d", check_kinds[kind] or ("kind " .. kind), node(target), class)
 end
 
+local function dissect_repair_request(body, tree)
+    local len = body:len()
+    local t = tree:add(f.rreq, body())
+    if len < 12 then
+        truncated(t, body, 0, 12, "repair request")
+        return "Repair request (truncated)"
+    end
+    local class, count, target = body(0, 1):uint(), body(1, 1):uint(), body(2, 2):uint()
+    local last, first = body(4, 4):uint(), body(8, 4):uint()
+    t:add(f.rreq_class, body(0, 1))
+    local c = t:add(f.rreq_count, body(1, 1))
+    if count < 1 or count > 15 then c:add_proto_expert_info(e.invalid_field, "A repair request asks for 1-15 packets") end
+    t:add(f.rreq_target, body(2, 2))
+    t:add(f.rreq_end, body(4, 4))
+    local fi = t:add(f.rreq_first, body(8, 4))
+    local span = (last - first) % 4294967296 + 1
+    if span < 1 or span > 64 then fi:add_proto_expert_info(e.invalid_field, "A repair request names 1-64 packets") end
+    if len > 12 then
+        give_up(t, body, 12, e.length_mismatch, string.format("A repair request is 12 bytes, not %d", len))
+    end
+    return string.format("Repair request to %s, class %d: %d over %d-%d", node(target), class, count, first, last)
+end
+
 ---------------------------------------------------------------- control messages
 
 local function dissect_control(tvb, pinfo, tree, mtype)
@@ -1020,6 +1052,8 @@ local function dissect_control(tvb, pinfo, tree, mtype)
             info = body and dissect_echo(body, tree) or "Echo (empty)"
         elseif mtype == 7 then
             info = body and dissect_check(body, tree) or "Session check (empty)"
+        elseif mtype == 8 then
+            info = body and dissect_repair_request(body, tree) or "Repair request (empty)"
         else
             info = body and dissect_challenge(body, tree) or "Challenge (empty)"
         end
@@ -1097,7 +1131,7 @@ dissect_message = function(tvb, pinfo, tree, root, nested)
     -- Path reports, echoes and session checks travel end to end inside
     -- data packets; the link-local control plane refuses one on its own,
     -- the egress anything else.
-    local end_to_end = mtype == 4 or mtype == 6 or mtype == 7
+    local end_to_end = mtype == 4 or mtype == 6 or mtype == 7 or mtype == 8
     if nested and not end_to_end then
         tree:add_proto_expert_info(e.wrong_type, "Inside a data packet of the control class: not a path report, echo or session check")
     elseif not nested and end_to_end then

@@ -125,6 +125,7 @@ fn codec_messages_decode_field_for_field() {
             "echo/reply",
             "check/request",
             "check/proof",
+            "repair request",
             "mac/good",
             "mac/none",
             "mac/unknown key",

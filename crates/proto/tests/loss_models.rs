@@ -316,3 +316,115 @@ fn the_sliding_code_rebuilds_bursts_better_than_blocks_of_its_rate() {
         "the formula's lower bound on delivery"
     );
 }
+
+/// Sends `count` data packets of `mode`, one a millisecond, over `paths`
+/// (each lost by its own chain) with `delay` each way; with `ask`, the
+/// egress's repair requests reach the ingress `delay` later and its
+/// answers come back as the data do (lost the same way). Returns the
+/// fraction not delivered, and the repair packets sent on request.
+fn residual_with_requests(
+    mode: Mode,
+    paths: &[PathLoss],
+    count: usize,
+    (delay, ask): (Duration, bool),
+    seed: u64,
+) -> (f64, u64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut chains: Vec<Gilbert> = paths
+        .iter()
+        .map(|p| Gilbert::new(p.loss, p.burst.max(1.0 / (1.0 - p.loss)), &mut rng))
+        .collect();
+    let mut ing = IngressSession::new(
+        NodeId(1),
+        NodeId(2),
+        0,
+        mode,
+        IngressConfig::default(),
+        7,
+        9,
+    );
+    let mut eg = EgressSession::new(EgressConfig::default(), Instant::ZERO);
+    let states: Vec<PathState> = paths
+        .iter()
+        .map(|p| PathState {
+            up: true,
+            weight: p.weight,
+            loss: p.loss,
+        })
+        .collect();
+    let mut out = Vec::new();
+    ing.set_paths(Instant::ZERO, &states, &mut out);
+    // (arrival, wire bytes) toward the egress; (arrival, request) back.
+    let mut to_egress: VecDeque<(Instant, Vec<u8>)> = VecDeque::new();
+    let mut to_ingress = VecDeque::new();
+    let mut delivered = 0usize;
+    let step = Duration::from_millis(1);
+    let end = count + 1000;
+    for i in 0..end {
+        let now = Instant::ZERO + step * i as u32;
+        if i < count {
+            ing.encode(now, &payload(i), PacketMeta::default(), &mut out);
+        }
+        while to_ingress.front().is_some_and(|(at, _)| *at <= now) {
+            let (_, w): (Instant, braid_proto::redundancy::sliding_ask::Want) =
+                to_ingress.pop_front().unwrap();
+            ing.answer_repair(now, (w.first, w.end), w.count, &mut out);
+        }
+        ing.handle_timeout(now, &mut out);
+        for o in out.drain(..) {
+            if chains[o.path as usize].lose(&mut rng) {
+                continue;
+            }
+            let seq = o.header.seq.wrapping_sub(7) as usize;
+            to_egress.push_back((now + delay, wire(&o, &payload(seq))));
+        }
+        while to_egress.front().is_some_and(|(at, _)| *at <= now) {
+            let (_, bytes) = to_egress.pop_front().unwrap();
+            eg.receive(now, &DataHeader::parse(&bytes).unwrap(), &mut |_| {
+                delivered += 1
+            });
+        }
+        while let Some(w) = eg.poll_repair(now) {
+            if ask {
+                to_ingress.push_back((now + delay, w));
+            }
+        }
+    }
+    let asked = ing.counters().repair_on_request;
+    (1.0 - delivered as f64 / count as f64, asked)
+}
+
+/// Repair on request: what the repair sent with the data leaves lost,
+/// the egress asks for, and a round trip later it is rebuilt. Two paths
+/// losing 5% (independent) under sliding:21,20, and 20% in bursts of 5
+/// under sliding:6,5: less repair than the paths lose, 20 ms each way.
+/// The requests take the residual loss down at least tenfold, for a
+/// repair cost of a few percent of the data. (Measured here: see the
+/// output.)
+#[test]
+fn repair_on_request_rebuilds_what_the_repair_sent_with_the_data_did_not() {
+    let count = 20_000;
+    let delay = Duration::from_millis(20);
+    let sliding = |n, m| Mode::Sliding { n, m, span: 32 };
+    for (mode, paths) in [
+        (sliding(21, 20), [PathLoss::independent(0.05); 2]),
+        (
+            sliding(6, 5),
+            [PathLoss {
+                burst: 5.0,
+                ..PathLoss::independent(0.2)
+            }; 2],
+        ),
+    ] {
+        let (without, none) = residual_with_requests(mode, &paths, count, (delay, false), 7);
+        let (with, asked) = residual_with_requests(mode, &paths, count, (delay, true), 7);
+        eprintln!(
+            "{mode}, loss {} burst {}: residual {without:.4} without requests, {with:.4} with ({asked} repair packets asked for, {:.1}% of the data)",
+            paths[0].loss, paths[0].burst, asked as f64 * 100.0 / count as f64
+        );
+        assert_eq!(none, 0);
+        assert!(without > 0.0, "nothing to rebuild: {without}");
+        assert!(with <= without / 10.0, "{with} against {without}");
+        assert!(asked > 0);
+    }
+}

@@ -58,8 +58,9 @@ mod node_id;
 pub use control::{
     split_mac, Challenge, ChallengeKind, ControlFlags, ControlHeader, ControlMessage, Echo,
     EchoKind, Lsa, LsaBundle, LsaEntry, LsaLink, PathCount, PathReport, Prefix, Probe, ProbeKind,
-    ProbeReport, SessionCheck, SessionCheckKind, CLIENT_QUALITY_MAX, CONTROL_HEADER_LEN,
-    DEFAULT_PREFERENCE, ORIGIN_SIGNATURE_LEN, RATE_SMALL, RATE_UNSPECIFIED,
+    ProbeReport, RepairRequest, SessionCheck, SessionCheckKind, CLIENT_QUALITY_MAX,
+    CONTROL_HEADER_LEN, DEFAULT_PREFERENCE, MAX_REQUEST_COUNT, MAX_REQUEST_SPAN,
+    ORIGIN_SIGNATURE_LEN, RATE_SMALL, RATE_UNSPECIFIED,
 };
 pub use data::{
     DataFlags, DataHeader, DataPacket, DataView, Group, RedundancyMode, Route, DATA_HEADER_LEN,

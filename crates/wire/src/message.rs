@@ -1,7 +1,9 @@
 //! Any braid message, parsed from bytes that arrive from the network: the
 //! one entry point that dispatches on the type byte.
 
-use crate::control::{Challenge, ControlMessage, Echo, LsaBundle, PathReport, Probe, SessionCheck};
+use crate::control::{
+    Challenge, ControlMessage, Echo, LsaBundle, PathReport, Probe, RepairRequest, SessionCheck,
+};
 use crate::data::{DataHeader, DataPacket};
 use crate::{peek, MessageType, WireError};
 
@@ -22,6 +24,8 @@ pub enum Message<'a> {
     Echo(ControlMessage<'a>, Echo),
     /// A session check request or proof.
     SessionCheck(ControlMessage<'a>, SessionCheck),
+    /// A repair request.
+    RepairRequest(ControlMessage<'a>, RepairRequest),
 }
 
 /// Parses whatever message `buf` holds. The one entry point for bytes that
@@ -52,6 +56,10 @@ pub fn parse_any(buf: &[u8]) -> Result<Message<'_>, WireError> {
         MessageType::SessionCheck => {
             let msg = ControlMessage::parse(buf)?;
             Ok(Message::SessionCheck(msg, SessionCheck::parse(&msg)?))
+        }
+        MessageType::RepairRequest => {
+            let msg = ControlMessage::parse(buf)?;
+            Ok(Message::RepairRequest(msg, RepairRequest::parse(&msg)?))
         }
     }
 }

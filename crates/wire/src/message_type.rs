@@ -33,6 +33,9 @@ pub enum MessageType {
     /// ([`SessionCheck`](crate::SessionCheck): an egress making sure of a
     /// new epoch or a jump).
     SessionCheck = 7,
+    /// An egress asking a session's ingress for more repair, end to end
+    /// ([`RepairRequest`](crate::RepairRequest): the sliding-window code).
+    RepairRequest = 8,
 }
 
 impl MessageType {
@@ -46,6 +49,7 @@ impl MessageType {
             5 => MessageType::Challenge,
             6 => MessageType::Echo,
             7 => MessageType::SessionCheck,
+            8 => MessageType::RepairRequest,
             other => return Err(WireError::UnknownType(other)),
         })
     }
@@ -83,6 +87,8 @@ mod tests {
         assert_eq!(peek(&[0x20]), Err(WireError::UnsupportedVersion(2)));
         assert_eq!(peek(&[0x00]), Err(WireError::UnsupportedVersion(0)));
         assert_eq!(peek(&[0x1f]), Err(WireError::UnknownType(15)));
+        assert_eq!(peek(&[0x19]), Err(WireError::UnknownType(9)));
+        assert_eq!(peek(&[0x18]), Ok(MessageType::RepairRequest));
         assert_eq!(peek(&[0x14]), Ok(MessageType::PathReport));
         assert_eq!(peek(&[0x10]), Ok(MessageType::Data));
         assert_eq!(peek(&[0x13]), Ok(MessageType::Lsa));

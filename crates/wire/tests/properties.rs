@@ -312,7 +312,29 @@ fn valid_message() -> impl Strategy<Value = Vec<u8>> {
             buf.truncate(n);
             buf
         });
-    prop_oneof![data, probe, lsa, report, challenge, echo, check]
+    let repair = (
+        control_header(MessageType::RepairRequest),
+        any::<u8>(),
+        1..=MAX_REQUEST_COUNT,
+        node(),
+        any::<u32>(),
+        0..MAX_REQUEST_SPAN,
+    )
+        .prop_map(|(h, class, count, target, end, back)| {
+            let r = RepairRequest {
+                class,
+                count,
+                target,
+                end,
+                first: end.wrapping_sub(back),
+            };
+            let mut buf = vec![0u8; 512];
+            let n = r.emit(&h, &mut buf).unwrap();
+            assert_eq!(n, RepairRequest::encoded_len(h.mac_len as usize));
+            buf.truncate(n);
+            buf
+        });
+    prop_oneof![data, probe, lsa, report, challenge, echo, check, repair]
 }
 
 /// Re-emits a parsed message; parsing that again must give the same value.
@@ -368,6 +390,7 @@ fn re_emit(msg: &Message<'_>) -> Vec<u8> {
         Message::Challenge(m, c) => c.emit(&m.header, &mut buf).unwrap(),
         Message::Echo(m, e) => e.emit(&m.header, &mut buf).unwrap(),
         Message::SessionCheck(m, c) => c.emit(&m.header, &mut buf).unwrap(),
+        Message::RepairRequest(m, r) => r.emit(&m.header, &mut buf).unwrap(),
     };
     buf.truncate(n);
     buf
@@ -400,6 +423,9 @@ fn same_value(a: &Message<'_>, b: &Message<'_>) -> bool {
         (Message::Challenge(mx, x), Message::Challenge(my, y)) => mx.header == my.header && x == y,
         (Message::Echo(mx, x), Message::Echo(my, y)) => mx.header == my.header && x == y,
         (Message::SessionCheck(mx, x), Message::SessionCheck(my, y)) => {
+            mx.header == my.header && x == y
+        }
+        (Message::RepairRequest(mx, x), Message::RepairRequest(my, y)) => {
             mx.header == my.header && x == y
         }
         _ => false,

@@ -722,6 +722,19 @@ fn node_families(out: &mut String, id: &str, node: &Node, io: &IoCounters) {
     ] {
         f.sample(&[me(), ("what", what.into())], n as f64);
     }
+    let mut f = family(
+        out,
+        "braid_node_repair_requests_total",
+        "counter",
+        "Repair requests of the sliding-window code: sent (as an egress: packets the repair sent with the data did not rebuild), answered and unanswered (as an ingress: unanswered when the packets named had left its window or its bound was reached).",
+    );
+    for (what, n) in [
+        ("sent", c.repair_requests_sent),
+        ("answered", c.repair_requests_answered),
+        ("unanswered", c.repair_requests_unanswered),
+    ] {
+        f.sample(&[me(), ("what", what.into())], n as f64);
+    }
     let cc = node.control().counters();
     let mut f = family(
         out,

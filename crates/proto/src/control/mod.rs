@@ -360,7 +360,8 @@ impl ControlPlane {
             Message::Data(_)
             | Message::PathReport(..)
             | Message::Echo(..)
-            | Message::SessionCheck(..) => {
+            | Message::SessionCheck(..)
+            | Message::RepairRequest(..) => {
                 let found = braid_wire::peek(datagram).map_or(0, |t| t as u8);
                 return Err(WireError::WrongType {
                     expected: braid_wire::MessageType::Lsa as u8,
@@ -408,6 +409,7 @@ impl ControlPlane {
             | Message::PathReport(..)
             | Message::Echo(..)
             | Message::SessionCheck(..)
+            | Message::RepairRequest(..)
             | Message::Challenge(..) => Ok(None),
             Message::Probe(m, probe) => {
                 self.counters.rx_probes += 1;

@@ -244,6 +244,18 @@ pub struct NodeCounters {
     /// epoch, or numbers, its ingress had not proven yet).
     #[serde(default)]
     pub session_checks_sent: u64,
+    /// Repair requests sent (this node the egress: its sliding-window
+    /// decoder missed packets the repair sent with them did not rebuild).
+    #[serde(default)]
+    pub repair_requests_sent: u64,
+    /// Repair requests answered with at least one repair packet (this
+    /// node the ingress).
+    #[serde(default)]
+    pub repair_requests_answered: u64,
+    /// Repair requests for a session this node holds that got nothing
+    /// (the packets had left its window, or the bound was reached).
+    #[serde(default)]
+    pub repair_requests_unanswered: u64,
     /// Times the paths toward some egress changed.
     pub route_changes: u64,
     /// Link-layer failures the driver reported.

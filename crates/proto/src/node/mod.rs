@@ -142,7 +142,7 @@ use std::time::Duration;
 
 use braid_wire::{
     DataFlags, DataHeader, DataPacket, DataView, MessageType, NodeId, PathCount, Prefix,
-    RedundancyMode, SessionCheck, SessionCheckKind,
+    RedundancyMode, RepairRequest, SessionCheck, SessionCheckKind,
 };
 use rand_core::RngCore;
 
@@ -174,7 +174,8 @@ use outbox::Outbox;
 pub use refusal::{Counter, Refusal};
 pub use reports::DecodedPath;
 use reports::{
-    answer_echo, check_message, echo_message, read_node_message, EchoAnswer, NodeMessage, Reporter,
+    answer_echo, check_message, echo_message, read_node_message, repair_request_message,
+    EchoAnswer, NodeMessage, Reporter,
 };
 use routes::{write_route, RouteChange, RouteSettings, Routes, Unrouted};
 use tree::{Trees, View};
@@ -705,6 +706,7 @@ impl Node {
         self.scratch = out;
         self.deliver_from_egress(now, |egress, deliver| egress.handle_timeout(now, deliver));
         self.send_session_checks(now);
+        self.send_repair_requests(now);
         self.note_topology(now);
         if self.routes.is_due(now) {
             self.recompute_routes(now);
@@ -1061,6 +1063,7 @@ impl Node {
                     self.send_path_reports(now, Some(&news));
                 }
                 self.send_session_checks(now);
+                self.send_repair_requests(now);
             }
             (Forward::To(next), route_ptr) => {
                 self.counters.forwarded += 1;
@@ -1602,6 +1605,53 @@ impl Node {
         }
     }
 
+    /// Asks the ingress of every session whose sliding-window decoder
+    /// misses packets past their wait for more repair (`sliding_ask.rs`).
+    fn send_repair_requests(&mut self, now: Instant) {
+        for (ingress, class, want) in self.egress.poll_repairs(now) {
+            let request = RepairRequest {
+                class,
+                count: want.count,
+                target: ingress,
+                end: want.end,
+                first: want.first,
+            };
+            let mac = self.control.mac_fields();
+            if let Some(buf) = repair_request_message(&request, self.id, mac) {
+                if self.send_in_control_class(now, ingress, buf) {
+                    self.counters.repair_requests_sent += 1;
+                }
+            }
+        }
+    }
+
+    /// A repair request from `sender`, the egress of one of our sessions:
+    /// the repair it asks for goes out now.
+    fn on_repair_request(&mut self, now: Instant, sender: NodeId, request: RepairRequest) {
+        if request.target != self.id {
+            return self.refuse(Refusal::NotOurRequest);
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        let sent = self.ingress.answer_repair(
+            now,
+            (sender, request.class),
+            (request.first, request.end),
+            request.count,
+            &mut out,
+        );
+        let key = FlowKey {
+            hash: 0,
+            urgent: true,
+        };
+        self.emit_all(now, &mut out, &[], key);
+        self.scratch = out;
+        match sent {
+            None => self.refuse(Refusal::NotOurRequest),
+            Some(0) => self.counters.repair_requests_unanswered += 1,
+            Some(_) => self.counters.repair_requests_answered += 1,
+        }
+    }
+
     /// Writes `echo` and sends it to `to` in the control class.
     fn send_end_to_end(&mut self, now: Instant, to: NodeId, echo: &braid_wire::Echo) -> bool {
         match echo_message(echo, self.id, self.control.mac_fields()) {
@@ -1750,6 +1800,7 @@ impl Node {
                 self.note_mode_changes();
             }
             NodeMessage::Check(check) => self.on_session_check(now, sender, check),
+            NodeMessage::Repair(request) => self.on_repair_request(now, sender, request),
             NodeMessage::Echo(echo) => match answer_echo(echo, self.id, sender) {
                 Ok(EchoAnswer::Reply(reply)) => {
                     if self.send_end_to_end(now, sender, &reply) {

@@ -30,6 +30,9 @@ pub enum Refusal {
     /// A session check proof no session of ours asked for (a replay, or
     /// one that came after the session gave up).
     UnexpectedProof,
+    /// A repair request for another node, or for a session this node
+    /// does not hold as its ingress.
+    NotOurRequest,
     /// With authentication on: data from an underlay address no
     /// authenticated neighbor uses.
     Unauthenticated,
@@ -106,6 +109,7 @@ impl Refusal {
             Refusal::NotOurCheck => "not_our_check",
             Refusal::UnansweredCheck => "unanswered_check",
             Refusal::UnexpectedProof => "unexpected_proof",
+            Refusal::NotOurRequest => "not_our_request",
             Refusal::BadNodeMessage(r) => r.kind(),
             Refusal::Control(r) => r.kind(),
             other => other.counter().name(),
@@ -137,7 +141,8 @@ impl Refusal {
             | Refusal::NotOurEcho
             | Refusal::NotOurCheck
             | Refusal::UnansweredCheck
-            | Refusal::UnexpectedProof => Counter::Malformed,
+            | Refusal::UnexpectedProof
+            | Refusal::NotOurRequest => Counter::Malformed,
             Refusal::Unauthenticated | Refusal::BadNodeMessage(_) => Counter::Unauthenticated,
             Refusal::WrongPreviousHop => Counter::WrongPreviousHop,
             Refusal::HopLimitExceeded => Counter::HopLimitExceeded,

@@ -5,7 +5,8 @@
 //! packets arrived on each path; the ingress turns two reports and what
 //! it sent in between into each path's loss (what the adaptive mode and
 //! the operator's per-path counters read). Echoes (`braid ctl ping`): the
-//! same carriage, signed and checked the same way.
+//! same carriage, signed and checked the same way, as are repair
+//! requests (an egress asking for more of the sliding-window code).
 //!
 //! Here the messages are written ([`Reporter::reports`], [`echo_message`])
 //! and read ([`read_node_message`], [`answer_echo`]); the node signs,
@@ -17,7 +18,7 @@ use std::time::Duration;
 use braid_wire::control::LATEST_MASK;
 use braid_wire::{
     ControlHeader, ControlMessage, Echo, EchoKind, MessageType, NodeId, PathCount, PathReport,
-    SessionCheck,
+    RepairRequest, SessionCheck,
 };
 
 use super::refusal::Refusal;
@@ -33,6 +34,8 @@ pub enum NodeMessage<'a> {
     Echo(Echo),
     /// A session check request or proof.
     Check(SessionCheck),
+    /// An egress asking for more repair of a sliding-window session.
+    Repair(RepairRequest),
 }
 
 /// What another decoder of an egress session (the kernel data path)
@@ -184,36 +187,50 @@ fn merge(a: PathCount, b: PathCount) -> PathCount {
     }
 }
 
-/// `echo`, written by `me` with the MAC fields `(key_id, mac_len)`,
-/// unsigned.
-pub fn echo_message(echo: &Echo, me: NodeId, (key_id, mac_len): (u8, u8)) -> Option<Vec<u8>> {
-    let header = ControlHeader {
-        key_id,
-        mac_len,
-        ..ControlHeader::new(MessageType::Echo, me)
-    };
-    let mut buf = vec![0u8; Echo::encoded_len(mac_len as usize)];
-    let n = echo.emit(&header, &mut buf).ok()?;
-    buf.truncate(n);
-    Some(buf)
-}
-
-/// `check`, written by `me` with the MAC fields `(key_id, mac_len)`,
-/// unsigned.
-pub fn check_message(
-    check: &SessionCheck,
+/// A node message of type `ty` and `len` bytes in all, written by `me`
+/// with the MAC fields `(key_id, mac_len)` through `emit`, unsigned.
+fn node_message(
+    ty: MessageType,
+    len: usize,
     me: NodeId,
     (key_id, mac_len): (u8, u8),
+    emit: impl FnOnce(&ControlHeader, &mut [u8]) -> Result<usize, braid_wire::WireError>,
 ) -> Option<Vec<u8>> {
     let header = ControlHeader {
         key_id,
         mac_len,
-        ..ControlHeader::new(MessageType::SessionCheck, me)
+        ..ControlHeader::new(ty, me)
     };
-    let mut buf = vec![0u8; SessionCheck::encoded_len(mac_len as usize)];
-    let n = check.emit(&header, &mut buf).ok()?;
+    let mut buf = vec![0u8; len];
+    let n = emit(&header, &mut buf).ok()?;
     buf.truncate(n);
     Some(buf)
+}
+
+/// `echo`, written by `me` with the MAC fields `mac`, unsigned.
+pub fn echo_message(echo: &Echo, me: NodeId, mac: (u8, u8)) -> Option<Vec<u8>> {
+    let len = Echo::encoded_len(mac.1 as usize);
+    node_message(MessageType::Echo, len, me, mac, |h, b| echo.emit(h, b))
+}
+
+/// `check`, written by `me` with the MAC fields `mac`, unsigned.
+pub fn check_message(check: &SessionCheck, me: NodeId, mac: (u8, u8)) -> Option<Vec<u8>> {
+    let len = SessionCheck::encoded_len(mac.1 as usize);
+    node_message(MessageType::SessionCheck, len, me, mac, |h, b| {
+        check.emit(h, b)
+    })
+}
+
+/// `request`, written by `me` with the MAC fields `mac`, unsigned.
+pub fn repair_request_message(
+    request: &RepairRequest,
+    me: NodeId,
+    mac: (u8, u8),
+) -> Option<Vec<u8>> {
+    let len = RepairRequest::encoded_len(mac.1 as usize);
+    node_message(MessageType::RepairRequest, len, me, mac, |h, b| {
+        request.emit(h, b)
+    })
 }
 
 /// A message of the control class delivered to `me`: parsed, then its
@@ -227,6 +244,9 @@ pub fn read_node_message<'a>(
         MessageType::Echo => NodeMessage::Echo(Echo::parse(&msg).map_err(Refusal::Malformed)?),
         MessageType::SessionCheck => {
             NodeMessage::Check(SessionCheck::parse(&msg).map_err(Refusal::Malformed)?)
+        }
+        MessageType::RepairRequest => {
+            NodeMessage::Repair(RepairRequest::parse(&msg).map_err(Refusal::Malformed)?)
         }
         _ => NodeMessage::Report(PathReport::parse(&msg).map_err(Refusal::Malformed)?),
     };

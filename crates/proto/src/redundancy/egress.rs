@@ -49,6 +49,7 @@ use super::dedup::{DedupWindow, Verdict};
 use super::mode::MAX_PATHS;
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderCounters};
 use super::sliding::SlidingDecoder;
+use super::sliding_ask::{AskCounters, Want};
 use crate::time::Instant;
 
 /// Packets a session holds while it waits for its ingress's proof.
@@ -471,7 +472,7 @@ impl EgressSession {
         if h.mode == RedundancyMode::Sliding && h.group.is_repair() {
             self.counters.repair_received += 1;
             let sliding = self.sliding.get_or_insert_with(Default::default);
-            match sliding.on_repair(h.seq, h.group.index, payload) {
+            match sliding.on_repair(now, h.seq, h.group.index, payload) {
                 Ok(rebuilt) => self.deliver_rebuilt(now, path, rebuilt, deliver),
                 Err(_) => self.counters.rebuild_failed += 1,
             }
@@ -521,18 +522,23 @@ impl EgressSession {
         );
         if h.mode == RedundancyMode::Sliding {
             let sliding = self.sliding.get_or_insert_with(Default::default);
-            let rebuilt = sliding.on_data(h.seq, payload);
+            let rebuilt = sliding.on_data(now, h.seq, payload);
             self.deliver_rebuilt(now, path, rebuilt, deliver);
-        } else if !h.group.is_none() {
-            let base = h.group.base_of(h.seq);
-            let gi = self.group_for(base, h.mode, h.group);
-            let g = &mut self.groups[gi];
-            if !g.settled {
-                if let Some(slot) = g.slots.get_mut(h.group.index as usize) {
-                    *slot = Some(payload.to_vec());
-                }
+        } else {
+            if let Some(sliding) = &mut self.sliding {
+                sliding.other_mode(h.seq);
             }
-            self.try_rebuild(now, gi, deliver);
+            if !h.group.is_none() {
+                let base = h.group.base_of(h.seq);
+                let gi = self.group_for(base, h.mode, h.group);
+                let g = &mut self.groups[gi];
+                if !g.settled {
+                    if let Some(slot) = g.slots.get_mut(h.group.index as usize) {
+                        *slot = Some(payload.to_vec());
+                    }
+                }
+                self.try_rebuild(now, gi, deliver);
+            }
         }
     }
 
@@ -701,7 +707,8 @@ impl EgressSession {
     }
 
     /// When the re-order buffer, or a check, next needs
-    /// [`Self::handle_timeout`] (or the node a check sent again).
+    /// [`Self::handle_timeout`] (or the node a check sent again, or a
+    /// repair request).
     pub fn poll_timeout(&self) -> Option<Instant> {
         let reorder = self.reorder.as_ref().and_then(ReorderBuffer::poll_timeout);
         // A check to send again, or to give up.
@@ -709,10 +716,25 @@ impl EgressSession {
             let again = u.asked.map_or(u.since, |(_, at)| at + CHECK_INTERVAL);
             again.min(u.since + CHECK_TIMEOUT)
         });
-        match (reorder, check) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let ask = self.sliding.as_ref().and_then(|d| d.next_ask());
+        [reorder, check, ask].into_iter().flatten().min()
+    }
+
+    /// Whether the sliding-window decoder misses packets: a repair
+    /// request may come due ([`Self::poll_repair`]).
+    pub fn misses(&self) -> bool {
+        self.sliding.as_ref().is_some_and(|d| d.misses())
+    }
+
+    /// The repair request due at `now`, if any (`sliding_ask.rs`).
+    pub fn poll_repair(&mut self, now: Instant) -> Option<Want> {
+        self.sliding.as_mut()?.want(now)
+    }
+
+    /// What the sliding-window decoder's asking counted (`None` before
+    /// the session's first packet of that code).
+    pub fn ask_counters(&self) -> Option<AskCounters> {
+        self.sliding.as_ref().map(|d| d.ask_counters())
     }
 
     /// Releases what the re-order buffer holds past its timeout as of

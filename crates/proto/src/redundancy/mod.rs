@@ -28,6 +28,7 @@ pub use ingress::{
 pub use path::PathState;
 pub mod sessions;
 pub mod sliding;
+pub mod sliding_ask;
 
 pub use sessions::{
     Egress, Ingress, IngressTotals, PeerPolicy, Policy, ProvenWindow, SendError, SessionLimits,

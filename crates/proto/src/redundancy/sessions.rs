@@ -25,6 +25,7 @@ use super::egress::{EgressConfig, EgressSession, ProofRefusal};
 use super::ingress::{IngressConfig, IngressSession, Outgoing, PacketMeta, SendHints};
 use super::mode::Mode;
 use super::path::PathState;
+use super::sliding_ask::Want;
 use crate::classify::{inspect, Classified, Classifier, InspectError, PacketInfo};
 use crate::time::Instant;
 
@@ -527,6 +528,21 @@ impl Ingress {
         self.sessions.get_mut(&(egress, class))?.lend(gap)
     }
 
+    /// A repair request from `egress` for `class`: see
+    /// [`IngressSession::answer_repair`]. `None` without such a session,
+    /// else how many repair packets went.
+    pub fn answer_repair(
+        &mut self,
+        now: Instant,
+        (egress, class): (NodeId, u8),
+        range: (u32, u32),
+        count: u8,
+        out: &mut Vec<Outgoing>,
+    ) -> Option<usize> {
+        let s = self.sessions.get_mut(&(egress, class))?;
+        Some(s.answer_repair(now, range, count, out))
+    }
+
     /// The proof a session check from `egress` for `class` gets: see
     /// [`IngressSession::proof`]. `None` without such a session.
     pub fn proof(&mut self, now: Instant, egress: NodeId, class: u8) -> Option<(u32, u32)> {
@@ -586,6 +602,10 @@ pub struct Egress {
     /// first packet since [`Self::take_news`]: their reports go at once
     /// (a subset of `sessions`).
     news: BTreeSet<(NodeId, u8)>,
+    /// Sessions whose sliding-window decoder misses packets (a subset of
+    /// `sessions`, cleared as [`Self::poll_repairs`] finds them whole or
+    /// gone): what it looks at after each packet.
+    missing: BTreeSet<(NodeId, u8)>,
 }
 
 /// A session whose ingress proved a new epoch or a jump, that another
@@ -607,6 +627,10 @@ pub struct ProvenWindow {
 /// Proven windows waiting for the driver, at most.
 pub const MAX_PROVEN: usize = 64;
 
+/// Repair requests one session makes at one time, at most (each names up
+/// to 64 packets).
+pub const MAX_REQUESTS_PER_POLL: usize = 4;
+
 impl Egress {
     /// An egress with no sessions yet; `nonce_base` (drawn at random
     /// each start) makes its session checks' nonces unlike any earlier
@@ -623,6 +647,7 @@ impl Egress {
             proven: VecDeque::new(),
             unproven: BTreeSet::new(),
             news: BTreeSet::new(),
+            missing: BTreeSet::new(),
         }
     }
 
@@ -667,6 +692,30 @@ impl Egress {
             nonce[4..].copy_from_slice(&self.nonces.to_be_bytes());
             s.asked(now, nonce);
             out.push((ingress, class, nonce));
+        }
+        out
+    }
+
+    /// The repair requests to send now, each (ingress, class, request):
+    /// at most [`MAX_REQUESTS_PER_POLL`] per session.
+    pub fn poll_repairs(&mut self, now: Instant) -> Vec<(NodeId, u8, Want)> {
+        let mut out = Vec::new();
+        if self.missing.is_empty() {
+            return out;
+        }
+        let sessions = &mut self.sessions;
+        self.missing
+            .retain(|key| sessions.get(key).is_some_and(EgressSession::misses));
+        for &(ingress, class) in &self.missing {
+            let Some(s) = self.sessions.get_mut(&(ingress, class)) else {
+                continue;
+            };
+            for _ in 0..MAX_REQUESTS_PER_POLL {
+                match s.poll_repair(now) {
+                    Some(w) => out.push((ingress, class, w)),
+                    None => break,
+                }
+            }
         }
         out
     }
@@ -759,6 +808,9 @@ impl Egress {
         s.receive(now, pkt, deliver);
         if s.holds_unproven() {
             self.unproven.insert(key);
+        }
+        if s.misses() {
+            self.missing.insert(key);
         }
         if s.take_new_path() && key.1 != CLASS_CONTROL {
             self.news.insert(key);

@@ -27,6 +27,10 @@
 //! equation and appears in no other, so an equation left with one
 //! unknown is that packet. Bounded: [`RING`] recent packets, at most
 //! [`MAX_ROWS`] equations, each over at most [`MAX_SPAN`] packets.
+//!
+//! What the decoder still misses after the repair sent with the data, it
+//! asks for (`sliding_ask.rs` says when); the encoder keeps its last
+//! [`KEPT`] packets for [`KEEP_FOR`] to answer ([`SlidingEncoder::repair_over`]).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -34,6 +38,7 @@ use std::time::Duration;
 use reed_solomon_erasure::galois_8::{div, mul_slice_xor};
 
 use super::coding::{CodingError, LEN_PREFIX};
+use super::sliding_ask::{AskCounters, Asker, Want};
 use crate::time::Instant;
 
 /// Most data packets one repair packet covers.
@@ -111,13 +116,26 @@ fn unshard(shard: &[u8]) -> Option<Vec<u8>> {
 /// lost, and the transfer collapsed (0.01 Mbit/s; erasure:4,2 0.40).
 pub const MAX_AGE: Duration = Duration::from_millis(100);
 
-/// The encoder's side: the last `span` data packets sent within
+/// Data packets the encoder keeps to answer repair requests: as many as
+/// the decoder tracks missing ones.
+pub const KEPT: usize = super::sliding_ask::MAX_MISSING;
+/// How long the encoder keeps a data packet to answer repair requests:
+/// longer than [`MAX_AGE`] (a request takes a round trip and the wait
+/// before asking), not so long that TCP has resent it long ago.
+pub const KEEP_FOR: Duration = Duration::from_millis(300);
+
+const _: () = assert!(MAX_SPAN as u32 == braid_wire::MAX_REQUEST_SPAN);
+
+/// The encoder's side: the last [`KEPT`] data packets sent within
+/// [`KEEP_FOR`]; its repair covers the last `span` of them sent within
 /// [`MAX_AGE`].
 #[derive(Debug, Default)]
 pub struct SlidingEncoder {
     /// `(number, when sent, [length][payload])`, oldest first,
     /// consecutive numbers.
     window: VecDeque<(u32, Instant, Vec<u8>)>,
+    /// The span of the latest packet pushed (its mode's).
+    span: u8,
 }
 
 impl SlidingEncoder {
@@ -126,9 +144,9 @@ impl SlidingEncoder {
         self.window.clear();
     }
 
-    /// Data packet `seq` was sent at `now`; the window keeps the last
-    /// `span`. Fails, keeping nothing, for a payload over 65535 bytes (it
-    /// still goes out, unprotected).
+    /// Data packet `seq` was sent at `now` under a mode of span `span`
+    /// (what the next repair covers). Fails, keeping nothing, for a
+    /// payload over 65535 bytes (it still goes out, unprotected).
     pub fn push(
         &mut self,
         now: Instant,
@@ -147,7 +165,13 @@ impl SlidingEncoder {
             self.window.clear();
         }
         self.window.push_back((seq, now, prefixed(payload)));
-        while self.window.len() > usize::from(span.clamp(1, MAX_SPAN)) {
+        self.span = span.clamp(1, MAX_SPAN);
+        while self.window.len() > KEPT
+            || self
+                .window
+                .front()
+                .is_some_and(|(_, sent, _)| now.since(*sent) > KEEP_FOR)
+        {
             self.window.pop_front();
         }
         Ok(())
@@ -158,24 +182,46 @@ impl SlidingEncoder {
         self.window.back().map(|(s, _, _)| *s)
     }
 
-    /// Repair `j` after the last data packet, made at `now` (packets
-    /// older than [`MAX_AGE`] leave the window first): its payload
-    /// (`None` with an empty window).
+    /// Repair `j` after the last data packet, made at `now`, over the
+    /// last `span` packets sent within [`MAX_AGE`]: its payload (`None`
+    /// when there is none).
     pub fn repair(&mut self, now: Instant, j: u8) -> Option<Vec<u8>> {
-        while self
+        let fresh = self
             .window
-            .front()
-            .is_some_and(|(_, sent, _)| now.since(*sent) > MAX_AGE)
-        {
-            self.window.pop_front();
-        }
+            .iter()
+            .rev()
+            .take(usize::from(self.span))
+            .take_while(|(_, sent, _)| now.since(*sent) <= MAX_AGE)
+            .count();
         let (end, _, _) = self.window.back()?;
-        let size = self.window.iter().map(|(_, _, p)| p.len()).max()?;
+        let end = *end;
+        let first = end.wrapping_sub(fresh.checked_sub(1)? as u32);
+        self.repair_over(first, end, j)
+    }
+
+    /// Repair `j` over data packets `first..=end` (at most [`MAX_SPAN`]),
+    /// wherever they are in the window: `None` when one of them is no
+    /// longer kept. Answers a repair request.
+    pub fn repair_over(&self, first: u32, end: u32, j: u8) -> Option<Vec<u8>> {
+        let span = end.wrapping_sub(first).wrapping_add(1);
+        if span == 0 || span > u32::from(MAX_SPAN) {
+            return None;
+        }
+        let (front, _, _) = self.window.front()?;
+        let at = first.wrapping_sub(*front) as usize;
+        if at >= self.window.len() {
+            return None;
+        }
+        let covered = self.window.range(at..).take(span as usize);
+        if covered.len() < span as usize {
+            return None;
+        }
+        let size = covered.clone().map(|(_, _, p)| p.len()).max()?;
         let mut out = Vec::with_capacity(REPAIR_PREFIX + size);
-        out.push(self.window.len() as u8);
+        out.push(span as u8);
         let mut acc = vec![0u8; size];
-        for (seq, _, p) in &self.window {
-            add_scaled(coefficient(*end, j, *seq), p, &mut acc);
+        for (seq, _, p) in covered {
+            add_scaled(coefficient(end, j, *seq), p, &mut acc);
         }
         out.extend_from_slice(&acc);
         Some(out)
@@ -255,6 +301,8 @@ pub struct SlidingDecoder {
     newest: Option<u32>,
     rows: Vec<Row>,
     counters: SlidingCounters,
+    /// The packets missing, and when to ask for them.
+    asker: Asker,
 }
 
 impl Default for SlidingDecoder {
@@ -264,6 +312,7 @@ impl Default for SlidingDecoder {
             newest: None,
             rows: Vec::new(),
             counters: SlidingCounters::default(),
+            asker: Asker::default(),
         }
     }
 }
@@ -299,9 +348,60 @@ impl SlidingDecoder {
             .is_some_and(|n| n.wrapping_sub(seq) as i32 >= HORIZON as i32)
     }
 
-    fn advance(&mut self, seq: u32) {
+    /// What the asking counted.
+    pub fn ask_counters(&self) -> AskCounters {
+        self.asker.counters()
+    }
+
+    /// When [`Self::want`] next has a request.
+    pub fn next_ask(&self) -> Option<Instant> {
+        self.asker.next_due()
+    }
+
+    /// Whether packets are missing (a request may come due).
+    pub fn misses(&self) -> bool {
+        self.asker.missing() > 0
+    }
+
+    /// The repair request due at `now`, if any (`sliding_ask.rs`).
+    pub fn want(&mut self, now: Instant) -> Option<Want> {
+        let newest = self.newest?;
+        let rows = &self.rows;
+        self.asker.want(now, newest, |first, end| {
+            rows.iter()
+                .filter(|r| r.pivot().wrapping_sub(first) <= end.wrapping_sub(first))
+                .count()
+        })
+    }
+
+    /// Data packet `seq` came in another mode (the adaptive mode left the
+    /// code for a while): nothing before it is asked for any more, and
+    /// the numbers up to it are not missing.
+    pub fn other_mode(&mut self, seq: u32) {
+        self.asker.clear();
         if self.newest.is_none_or(|n| (seq.wrapping_sub(n) as i32) > 0) {
             self.newest = Some(seq);
+        }
+    }
+
+    /// A number up to `seq` came at `now`: the numbers between the newest
+    /// before and it that are not known went missing.
+    fn advance(&mut self, now: Instant, seq: u32) {
+        if let Some(n) = self.newest {
+            let jump = seq.wrapping_sub(n);
+            if (jump as i32) > 1 {
+                let from = jump.min(super::sliding_ask::MAX_MISSING as u32 + 1);
+                for back in (1..from).rev() {
+                    let missing = seq.wrapping_sub(back);
+                    if !self.is_known(missing) {
+                        self.asker.went_missing(now, missing);
+                    }
+                }
+            }
+        }
+        if self.newest.is_none_or(|n| (seq.wrapping_sub(n) as i32) > 0) {
+            self.newest = Some(seq);
+            self.asker.forget_older(seq, HORIZON);
             let before = self.rows.len();
             self.rows.retain(|r| {
                 !r.terms
@@ -312,21 +412,30 @@ impl SlidingDecoder {
         }
     }
 
-    /// Data packet `seq` arrived (or was rebuilt elsewhere); returns the
-    /// packets it lets the decoder rebuild: `(number, payload)`.
-    pub fn on_data(&mut self, seq: u32, payload: &[u8]) -> Vec<(u32, Vec<u8>)> {
+    /// Data packet `seq` arrived at `now` (or was rebuilt elsewhere);
+    /// returns the packets it lets the decoder rebuild: `(number,
+    /// payload)`.
+    pub fn on_data(&mut self, now: Instant, seq: u32, payload: &[u8]) -> Vec<(u32, Vec<u8>)> {
         let mut rebuilt = Vec::new();
         if payload.len() > u16::MAX as usize || self.is_known(seq) {
             return rebuilt;
         }
-        self.advance(seq);
+        self.advance(now, seq);
         if self.too_old(seq) {
             return rebuilt;
         }
         let mut solved = Vec::new();
         self.absorb(seq, prefixed(payload), &mut solved);
         self.settle(solved, &mut rebuilt);
+        self.asker.came(now, seq);
+        self.came(now, &rebuilt);
         rebuilt
+    }
+
+    fn came(&mut self, now: Instant, rebuilt: &[(u32, Vec<u8>)]) {
+        for (seq, _) in rebuilt {
+            self.asker.came(now, *seq);
+        }
     }
 
     /// Stores a packet now known and takes it out of every equation; an
@@ -423,10 +532,11 @@ impl SlidingDecoder {
         self.collect_solved(solved);
     }
 
-    /// Repair `j` sent after data packet `end`, with its payload; returns
-    /// the packets it rebuilds: `(number, payload)`.
+    /// Repair `j` sent after data packet `end`, with its payload, arrived
+    /// at `now`; returns the packets it rebuilds: `(number, payload)`.
     pub fn on_repair(
         &mut self,
+        now: Instant,
         end: u32,
         j: u8,
         payload: &[u8],
@@ -440,7 +550,11 @@ impl SlidingDecoder {
             self.counters.malformed += 1;
             return Err(CodingError::BadShard(payload.len()));
         }
-        self.advance(end);
+        let was_newest = self.newest.is_none_or(|n| (end.wrapping_sub(n) as i32) > 0);
+        self.advance(now, end);
+        if was_newest && !self.is_known(end) {
+            self.asker.went_missing(now, end);
+        }
         let first = end.wrapping_sub(u32::from(span) - 1);
         if self.too_old(first) {
             self.counters.rows_dropped += 1;
@@ -481,6 +595,7 @@ impl SlidingDecoder {
         let mut solved = Vec::new();
         self.insert(row, &mut solved);
         self.settle(solved, &mut rebuilt);
+        self.came(now, &rebuilt);
         Ok(rebuilt)
     }
 }
@@ -508,7 +623,7 @@ mod tests {
             if (20..25).contains(&k) {
                 continue; // a burst of five
             }
-            assert!(dec.on_data(seq, &packet(seq)).is_empty());
+            assert!(dec.on_data(Instant::ZERO, seq, &packet(seq)).is_empty());
             if k >= 24 {
                 repairs.push((seq, enc.repair(Instant::ZERO, 0).unwrap()));
             }
@@ -516,7 +631,7 @@ mod tests {
         let mut rebuilt = Vec::new();
         // Repairs arrive newest first: four equations solve nothing.
         for (end, r) in repairs.iter().rev().take(5) {
-            rebuilt.extend(dec.on_repair(*end, 0, r).unwrap());
+            rebuilt.extend(dec.on_repair(Instant::ZERO, *end, 0, r).unwrap());
         }
         rebuilt.sort();
         let want: Vec<(u32, Vec<u8>)> = (20..25)
@@ -528,7 +643,7 @@ mod tests {
         assert_eq!(rebuilt, want);
         // What is known is not rebuilt again.
         for (end, r) in &repairs {
-            assert!(dec.on_repair(*end, 0, r).unwrap().is_empty());
+            assert!(dec.on_repair(Instant::ZERO, *end, 0, r).unwrap().is_empty());
         }
     }
 
@@ -545,7 +660,10 @@ mod tests {
         assert_eq!(r[0], 1);
         // What is left decodes packet 1 alone.
         let mut dec = SlidingDecoder::default();
-        assert_eq!(dec.on_repair(1, 1, &r).unwrap(), vec![(1, packet(1))]);
+        assert_eq!(
+            dec.on_repair(Instant::ZERO, 1, 1, &r).unwrap(),
+            vec![(1, packet(1))]
+        );
         // Past the bound for every packet: no repair at all.
         assert!(enc.repair(later + MAX_AGE, 2).is_none());
     }
@@ -558,14 +676,17 @@ mod tests {
             enc.push(Instant::ZERO, seq, &packet(seq), 8).unwrap();
         }
         // 1 and 2 missing, one equation: nothing yet.
-        dec.on_data(0, &packet(0));
-        dec.on_data(3, &packet(3));
+        dec.on_data(Instant::ZERO, 0, &packet(0));
+        dec.on_data(Instant::ZERO, 3, &packet(3));
         assert!(dec
-            .on_repair(3, 0, &enc.repair(Instant::ZERO, 0).unwrap())
+            .on_repair(Instant::ZERO, 3, 0, &enc.repair(Instant::ZERO, 0).unwrap())
             .unwrap()
             .is_empty());
         // 2 arrives late: 1 is the equation's only unknown left.
-        assert_eq!(dec.on_data(2, &packet(2)), vec![(1, packet(1))]);
+        assert_eq!(
+            dec.on_data(Instant::ZERO, 2, &packet(2)),
+            vec![(1, packet(1))]
+        );
     }
 
     proptest! {
@@ -581,10 +702,10 @@ mod tests {
             for seq in 0..80u32 {
                 enc.push(Instant::ZERO, seq, &packet(seq), span).unwrap();
                 if !lost[seq as usize] {
-                    got.extend(dec.on_data(seq, &packet(seq)));
+                    got.extend(dec.on_data(Instant::ZERO, seq, &packet(seq)));
                 }
                 if seq % every == 0 {
-                    got.extend(dec.on_repair(seq, 0, &enc.repair(Instant::ZERO, 0).unwrap()).unwrap());
+                    got.extend(dec.on_repair(Instant::ZERO, seq, 0, &enc.repair(Instant::ZERO, 0).unwrap()).unwrap());
                 }
             }
             prop_assert!(dec.rows.len() <= MAX_ROWS);
@@ -603,8 +724,8 @@ mod tests {
         ) {
             let mut dec = SlidingDecoder::default();
             for ((end, j, bytes), (seq, len)) in repairs.iter().zip(data.iter().cycle()) {
-                let _ = dec.on_repair(*end % 400, *j, bytes);
-                let _ = dec.on_data(*seq, &vec![7u8; *len]);
+                let _ = dec.on_repair(Instant::ZERO, *end % 400, *j, bytes);
+                let _ = dec.on_data(Instant::ZERO, *seq, &vec![7u8; *len]);
             }
             prop_assert!(dec.rows.len() <= MAX_ROWS);
             prop_assert!(dec.rows.iter().all(|r| r.terms.len() <= HORIZON as usize));

@@ -25,6 +25,7 @@
 //! | `challenge` | challenge requests and replies (type 5) |
 //! | `echo` | echo requests and replies (type 6) |
 //! | `session_check` | session check requests and proofs (type 7) |
+//! | `repair_request` | an egress asking for more sliding-window repair (type 8) |
 
 mod challenge;
 mod echo;
@@ -34,6 +35,7 @@ pub mod offset;
 mod path_report;
 mod prefix;
 mod probe;
+mod repair_request;
 mod session_check;
 
 pub use challenge::{Challenge, ChallengeKind};
@@ -43,4 +45,5 @@ pub use lsa::{Lsa, LsaBundle, LsaEntry, LsaLink, ORIGIN_SIGNATURE_LEN};
 pub use path_report::{PathCount, PathReport, LATEST_MASK};
 pub use prefix::{Prefix, CLIENT_QUALITY_MAX, DEFAULT_PREFERENCE};
 pub use probe::{Probe, ProbeKind, ProbeReport, RATE_SMALL, RATE_UNSPECIFIED};
+pub use repair_request::{RepairRequest, MAX_REQUEST_COUNT, MAX_REQUEST_SPAN};
 pub use session_check::{SessionCheck, SessionCheckKind};

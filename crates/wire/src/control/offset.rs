@@ -125,6 +125,21 @@ pub mod session_check {
     /// Body bytes.
     pub const LEN: usize = 20;
 }
+/// A repair request's body.
+pub mod repair_request {
+    /// The session's class.
+    pub const CLASS: usize = 0;
+    /// Repair packets wanted (1-15).
+    pub const COUNT: usize = 1;
+    /// The session's ingress (16 bits).
+    pub const TARGET: usize = 2;
+    /// The newest data packet to cover (32 bits).
+    pub const END: usize = 4;
+    /// The oldest data packet to cover (32 bits; at most 63 before END).
+    pub const FIRST: usize = 8;
+    /// Body bytes.
+    pub const LEN: usize = 12;
+}
 /// A path report's body.
 pub mod path_report {
     /// The session's ingress (16 bits).

@@ -76,7 +76,8 @@ pub fn expect(bytes: &[u8], base: usize, auth: &Authenticator, e: &mut Expected)
         | Message::PathReport(m, _)
         | Message::Challenge(m, _)
         | Message::Echo(m, _)
-        | Message::SessionCheck(m, _) => (m, m.header.msg_type as u8),
+        | Message::SessionCheck(m, _)
+        | Message::RepairRequest(m, _) => (m, m.header.msg_type as u8),
     };
     let h = msg.header;
     e.n("braid.ctl.version", 1u8);
@@ -170,6 +171,14 @@ pub fn expect(bytes: &[u8], base: usize, auth: &Authenticator, e: &mut Expected)
             e.n("braid.check.epoch", c.epoch);
             e.n("braid.check.next_seq", c.next_seq);
             e.b("braid.check.nonce", &c.nonce);
+        }
+        Message::RepairRequest(_, r) => {
+            e.kind("repair request");
+            e.n("braid.rreq.class", r.class);
+            e.n("braid.rreq.count", r.count);
+            e.n("braid.rreq.target", r.target.0);
+            e.n("braid.rreq.end", r.end);
+            e.n("braid.rreq.first", r.first);
         }
         Message::Data(_) => unreachable!(),
     }

@@ -10,7 +10,8 @@ use braid_wire::control::LATEST_MASK;
 use braid_wire::{
     Challenge, ChallengeKind, ControlFlags, ControlHeader, ControlMessage, DataFlags, DataHeader,
     Echo, EchoKind, Group, Lsa, LsaEntry, LsaLink, Message, MessageType, NodeId, PathCount,
-    PathReport, Prefix, Probe, ProbeReport, RedundancyMode, SessionCheck, SessionCheckKind,
+    PathReport, Prefix, Probe, ProbeReport, RedundancyMode, RepairRequest, SessionCheck,
+    SessionCheckKind,
 };
 
 use super::captures::ipv6_udp;
@@ -133,6 +134,21 @@ fn session_check(signer: Option<&Authenticator>, kind: SessionCheckKind) -> Vec<
     finish(buf, n, signer)
 }
 
+/// A repair request from node 9 to node 1.
+fn repair_request(signer: Option<&Authenticator>) -> Vec<u8> {
+    let h = control(MessageType::RepairRequest, 9, signer);
+    let mut buf = vec![0u8; RepairRequest::encoded_len(h.mac_len as usize)];
+    let x = RepairRequest {
+        class: 0,
+        count: 3,
+        target: NodeId(1),
+        end: 0x0102_0304,
+        first: 0x0102_0304 - 40,
+    };
+    let n = x.emit(&h, &mut buf).unwrap();
+    finish(buf, n, signer)
+}
+
 /// A challenge of `kind` from node 4 to node 5.
 fn challenge(signer: Option<&Authenticator>, kind: ChallengeKind) -> Vec<u8> {
     let h = control(MessageType::Challenge, 4, signer);
@@ -154,9 +170,10 @@ pub fn codec_verdict(m: &[u8]) -> Result<(), &'static str> {
     match braid_wire::parse_any(m).map_err(|e| e.kind())? {
         // A path report or echo on its own: the link-local control
         // plane's.
-        Message::PathReport(..) | Message::Echo(..) | Message::SessionCheck(..) => {
-            Err("wrong_type")
-        }
+        Message::PathReport(..)
+        | Message::Echo(..)
+        | Message::SessionCheck(..)
+        | Message::RepairRequest(..) => Err("wrong_type"),
         Message::Data(p) if p.header.mode == RedundancyMode::Tree && !p.route.is_empty() => {
             Err("tree_with_route")
         }
@@ -171,6 +188,9 @@ pub fn codec_verdict(m: &[u8]) -> Result<(), &'static str> {
                 }
                 MessageType::SessionCheck => {
                     SessionCheck::parse(&msg).map_err(|e| e.kind())?;
+                }
+                MessageType::RepairRequest => {
+                    RepairRequest::parse(&msg).map_err(|e| e.kind())?;
                 }
                 _ => {
                     PathReport::parse(&msg).map_err(|e| e.kind())?;
@@ -487,6 +507,10 @@ fn well_formed(signer: &Authenticator, parts: &Parts) -> Vec<(&'static str, Vec<
                 &[4],
                 &session_check(s, SessionCheckKind::Proof),
             ),
+        ),
+        (
+            "repair request in a data packet",
+            data(parts.control_class, &[4], &repair_request(s)),
         ),
         (
             "small probe",

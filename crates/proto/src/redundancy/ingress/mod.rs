@@ -632,9 +632,21 @@ impl IngressSession {
         backlogged: u16,
         out: &mut Vec<Outgoing>,
     ) {
-        let Some(r) = self.sliding.repair(now) else {
-            return;
-        };
+        if let Some(r) = self.sliding.repair(now) {
+            self.send_repair(now, up, backlogged, r, out);
+        }
+    }
+
+    /// Sends one repair packet of the sliding code on the split's next
+    /// path not backlogged.
+    fn send_repair(
+        &mut self,
+        now: Instant,
+        up: &[usize],
+        backlogged: u16,
+        r: sliding_tx::Repair,
+        out: &mut Vec<Outgoing>,
+    ) {
         let path = self.pick_open(up, backlogged);
         let meta = PacketMeta {
             urgent: r.urgent,
@@ -642,6 +654,35 @@ impl IngressSession {
         };
         let h = self.header(meta, path, r.end, sliding::repair_group(r.j));
         self.emit(now, out, path, h, Payload::Repair(r.payload));
+    }
+
+    /// An egress asked for `count` more repair packets over data packets
+    /// `first..=end` of this session's sliding-window code: sent now, each
+    /// on the split's next path not backlogged, urgent (they rebuild what
+    /// the egress's re-order buffer waits for). Returns how many went.
+    pub fn answer_repair(
+        &mut self,
+        now: Instant,
+        (first, end): (u32, u32),
+        count: u8,
+        out: &mut Vec<Outgoing>,
+    ) -> usize {
+        let up: Vec<usize> = self.up().collect();
+        let repairs = match self.active {
+            Mode::Sliding { .. } if !up.is_empty() => {
+                self.sliding.requested(now, first, end, count)
+            }
+            _ => Vec::new(),
+        };
+        if repairs.is_empty() {
+            self.counters.requests_unanswered += 1;
+        }
+        let sent = repairs.len();
+        for r in repairs {
+            self.counters.repair_on_request += 1;
+            self.send_repair(now, &up, 0, r, out);
+        }
+        sent
     }
 
     /// The sliding code's tail: a full round of repair when data went out

@@ -1,12 +1,21 @@
 //! The ingress's schedule for the sliding-window code (`Mode::Sliding`):
 //! the window of recent data packets, the repair owed (n-m per m data
-//! packets, due with the data packet that completes it), and the tail's
-//! round after `flush_after` of silence. Which path a repair takes and
+//! packets, due with the data packet that completes it), the tail's
+//! round after `flush_after` of silence, and the repair an egress asks
+//! for (within [`REQUESTED_PER_INTERVAL`]). Which path a repair takes and
 //! its header are the session's (`mod.rs`); the code is
 //! `redundancy/sliding.rs`'s.
 
+use std::time::Duration;
+
 use crate::redundancy::sliding::{self, SlidingEncoder};
 use crate::time::Instant;
+
+/// Repair packets sent on request per [`REQUEST_INTERVAL`], at most, per
+/// session: about what a 20-Mbit/s session sends in data.
+pub(super) const REQUESTED_PER_INTERVAL: u32 = 200;
+/// The interval of that bound.
+const REQUEST_INTERVAL: Duration = Duration::from_millis(100);
 
 /// One repair packet to send: it covers the window ending at data packet
 /// `end`, and is the `j`-th sent after it.
@@ -35,6 +44,12 @@ pub(super) struct SlidingTx {
     urgent: bool,
     /// When the last data packet went out.
     last_data: Instant,
+    /// Repair sent on request: since when it is counted, and how much.
+    requested: (Instant, u32),
+    /// Requested repair packets sent so far (their numbers j count down
+    /// from the last, so that they seldom repeat the repair sent with the
+    /// data).
+    requested_total: u32,
 }
 
 impl SlidingTx {
@@ -81,6 +96,39 @@ impl SlidingTx {
             payload,
             urgent: std::mem::take(&mut self.urgent),
         })
+    }
+
+    /// Up to `count` repair packets over data packets `first..=end`, as an
+    /// egress asked at `now`: none when the window no longer holds them
+    /// all, and no more than [`REQUESTED_PER_INTERVAL`] per interval.
+    pub(super) fn requested(
+        &mut self,
+        now: Instant,
+        first: u32,
+        end: u32,
+        count: u8,
+    ) -> Vec<Repair> {
+        if now.since(self.requested.0) >= REQUEST_INTERVAL {
+            self.requested = (now, 0);
+        }
+        let room = REQUESTED_PER_INTERVAL.saturating_sub(self.requested.1);
+        let mut out = Vec::new();
+        for _ in 0..u32::from(count).min(room) {
+            let top = sliding::MAX_REPAIRS_AFTER - 1;
+            let j = top - (self.requested_total % u32::from(sliding::MAX_REPAIRS_AFTER)) as u8;
+            let Some(payload) = self.encoder.repair_over(first, end, j) else {
+                break;
+            };
+            self.requested_total = self.requested_total.wrapping_add(1);
+            self.requested.1 += 1;
+            out.push(Repair {
+                end,
+                j,
+                payload,
+                urgent: true,
+            });
+        }
+        out
     }
 
     /// When the tail's round is due: `flush_after` after the last data

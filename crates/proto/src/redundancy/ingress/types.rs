@@ -133,4 +133,13 @@ pub struct IngressCounters {
     /// (the kernel) and the numbers kept here ran out (see
     /// [`crate::redundancy::IngressSession::lend`]).
     pub lent_out: u64,
+    /// Repair packets of the sliding-window code sent because the egress
+    /// asked (counted in `repair_packets` too).
+    #[serde(default)]
+    pub repair_on_request: u64,
+    /// Repair requests that got nothing: the packets they named had left
+    /// the window, the session no longer sends that code, or the
+    /// per-interval bound was reached.
+    #[serde(default)]
+    pub requests_unanswered: u64,
 }
