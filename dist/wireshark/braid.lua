@@ -962,13 +962,23 @@ local function dissect_echo(body, tree)
     return string.format("Echo %s to %s, seq %d", echo_kinds[kind] or ("kind " .. kind), node(target), seq)
 end
 
-local function dissect_check(body, tree)
+-- A fixed-size body shorter than `need`: cut off with the datagram (the
+-- header declares more than came: truncated) or declared short (a
+-- length mismatch, as the codec says).
+local function short_body(t, body, need, declared, name, what)
+    local len = body:len()
+    if declared > len then
+        truncated(t, body, 0, need, what)
+        return name .. " (truncated)"
+    end
+    give_up(t, body, 0, e.length_mismatch, string.format("A %s is %d bytes, not %d", what, need, len))
+    return name .. " (short)"
+end
+
+local function dissect_check(body, tree, declared)
     local len = body:len()
     local t = tree:add(f.check, body())
-    if len < 20 then
-        truncated(t, body, 0, 20, "session check")
-        return "Session check (truncated)"
-    end
+    if len < 20 then return short_body(t, body, 20, declared, "Session check", "session check") end
     local kind, class, target = body(0, 1):uint(), body(1, 1):uint(), body(2, 2):uint()
     local k = t:add(f.check_kind, body(0, 1))
     if check_kinds[kind] == nil then k:add_proto_expert_info(e.invalid_field, "Session check kind is 1 or 2") end
@@ -983,13 +993,10 @@ local function dissect_check(body, tree)
     return string.format("Session check %s to %s, class %d", check_kinds[kind] or ("kind " .. kind), node(target), class)
 end
 
-local function dissect_repair_request(body, tree)
+local function dissect_repair_request(body, tree, declared)
     local len = body:len()
     local t = tree:add(f.rreq, body())
-    if len < 12 then
-        truncated(t, body, 0, 12, "repair request")
-        return "Repair request (truncated)"
-    end
+    if len < 12 then return short_body(t, body, 12, declared, "Repair request", "repair request") end
     local class, count, target = body(0, 1):uint(), body(1, 1):uint(), body(2, 2):uint()
     local last, first = body(4, 4):uint(), body(8, 4):uint()
     t:add(f.rreq_class, body(0, 1))
@@ -1051,9 +1058,9 @@ local function dissect_control(tvb, pinfo, tree, mtype)
         elseif mtype == 6 then
             info = body and dissect_echo(body, tree) or "Echo (empty)"
         elseif mtype == 7 then
-            info = body and dissect_check(body, tree) or "Session check (empty)"
+            info = body and dissect_check(body, tree, body_len) or "Session check (empty)"
         elseif mtype == 8 then
-            info = body and dissect_repair_request(body, tree) or "Repair request (empty)"
+            info = body and dissect_repair_request(body, tree, body_len) or "Repair request (empty)"
         else
             info = body and dissect_challenge(body, tree) or "Challenge (empty)"
         end

@@ -48,7 +48,7 @@ use super::coding::{rs_rebuild, xor_rebuild, RsCodec};
 use super::dedup::{DedupWindow, Verdict};
 use super::mode::MAX_PATHS;
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderCounters};
-use super::sliding::SlidingDecoder;
+use super::sliding::{Arrival, SlidingDecoder};
 use super::sliding_ask::{AskCounters, Want};
 use crate::time::Instant;
 
@@ -472,7 +472,11 @@ impl EgressSession {
         if h.mode == RedundancyMode::Sliding && h.group.is_repair() {
             self.counters.repair_received += 1;
             let sliding = self.sliding.get_or_insert_with(Default::default);
-            match sliding.on_repair(now, h.seq, h.group.index, payload) {
+            let at = Arrival {
+                now,
+                in_order: !h.flags.contains(braid_wire::DataFlags::URGENT),
+            };
+            match sliding.on_repair(at, h.seq, h.group.index, payload) {
                 Ok(rebuilt) => self.deliver_rebuilt(now, path, rebuilt, deliver),
                 Err(_) => self.counters.rebuild_failed += 1,
             }
@@ -522,7 +526,11 @@ impl EgressSession {
         );
         if h.mode == RedundancyMode::Sliding {
             let sliding = self.sliding.get_or_insert_with(Default::default);
-            let rebuilt = sliding.on_data(now, h.seq, payload);
+            let at = Arrival {
+                now,
+                in_order: !urgent,
+            };
+            let rebuilt = sliding.on_data(at, h.seq, payload);
             self.deliver_rebuilt(now, path, rebuilt, deliver);
         } else {
             if let Some(sliding) = &mut self.sliding {

@@ -280,6 +280,17 @@ impl Row {
     }
 }
 
+/// When and how a packet came to the decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    /// When.
+    pub now: Instant,
+    /// Whether it left the ingress in its number's order: not an urgent
+    /// packet, which leaves ahead of bulk numbered before it (those are
+    /// not missing because it came first).
+    pub in_order: bool,
+}
+
 /// What the decoder counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SlidingCounters {
@@ -303,6 +314,9 @@ pub struct SlidingDecoder {
     counters: SlidingCounters,
     /// The packets missing, and when to ask for them.
     asker: Asker,
+    /// The highest number that came in order: every number below it not
+    /// known is missing.
+    marked: Option<u32>,
 }
 
 impl Default for SlidingDecoder {
@@ -313,6 +327,7 @@ impl Default for SlidingDecoder {
             rows: Vec::new(),
             counters: SlidingCounters::default(),
             asker: Asker::default(),
+            marked: None,
         }
     }
 }
@@ -363,15 +378,26 @@ impl SlidingDecoder {
         self.asker.missing() > 0
     }
 
-    /// The repair request due at `now`, if any (`sliding_ask.rs`).
+    /// The repair request due at `now`, if any (`sliding_ask.rs`): for
+    /// packets not known that no equation has as its pivot.
     pub fn want(&mut self, now: Instant) -> Option<Want> {
         let newest = self.newest?;
+        let mut pivots: Vec<u32> = self.rows.iter().map(Row::pivot).collect();
+        pivots.sort_unstable();
+        let known = &self.known;
+        let free = |seq: u32| {
+            let is_known = matches!(&known[(seq % RING) as usize], Some((s, _)) if *s == seq);
+            !is_known && pivots.binary_search(&seq).is_err()
+        };
         let rows = &self.rows;
-        self.asker.want(now, newest, |first, end| {
+        let extent = |first: u32, end: u32| {
             rows.iter()
                 .filter(|r| r.pivot().wrapping_sub(first) <= end.wrapping_sub(first))
-                .count()
-        })
+                .flat_map(|r| r.terms.iter().map(|t| t.0))
+                .max_by_key(|s| s.wrapping_sub(first))
+                .unwrap_or(end)
+        };
+        self.asker.want(now, newest, free, extent)
     }
 
     /// Data packet `seq` came in another mode (the adaptive mode left the
@@ -384,19 +410,25 @@ impl SlidingDecoder {
         }
     }
 
-    /// A number up to `seq` came at `now`: the numbers between the newest
-    /// before and it that are not known went missing.
-    fn advance(&mut self, now: Instant, seq: u32) {
-        if let Some(n) = self.newest {
-            let jump = seq.wrapping_sub(n);
-            if (jump as i32) > 1 {
-                let from = jump.min(super::sliding_ask::MAX_MISSING as u32 + 1);
-                for back in (1..from).rev() {
-                    let missing = seq.wrapping_sub(back);
-                    if !self.is_known(missing) {
-                        self.asker.went_missing(now, missing);
+    /// Number `seq` came: the newest, and when it came in order, the
+    /// numbers between the last that came in order and it that are not
+    /// known went missing.
+    fn advance(&mut self, at: Arrival, seq: u32) {
+        if at.in_order {
+            if let Some(m) = self.marked {
+                let jump = seq.wrapping_sub(m);
+                if (jump as i32) > 1 {
+                    let from = jump.min(super::sliding_ask::MAX_MISSING as u32 + 1);
+                    for back in (1..from).rev() {
+                        let missing = seq.wrapping_sub(back);
+                        if !self.is_known(missing) {
+                            self.asker.went_missing(at.now, missing);
+                        }
                     }
                 }
+            }
+            if self.marked.is_none_or(|m| (seq.wrapping_sub(m) as i32) > 0) {
+                self.marked = Some(seq);
             }
         }
         if self.newest.is_none_or(|n| (seq.wrapping_sub(n) as i32) > 0) {
@@ -412,15 +444,15 @@ impl SlidingDecoder {
         }
     }
 
-    /// Data packet `seq` arrived at `now` (or was rebuilt elsewhere);
-    /// returns the packets it lets the decoder rebuild: `(number,
-    /// payload)`.
-    pub fn on_data(&mut self, now: Instant, seq: u32, payload: &[u8]) -> Vec<(u32, Vec<u8>)> {
+    /// Data packet `seq` came (`at`; or was rebuilt elsewhere); returns
+    /// the packets it lets the decoder rebuild: `(number, payload)`.
+    pub fn on_data(&mut self, at: Arrival, seq: u32, payload: &[u8]) -> Vec<(u32, Vec<u8>)> {
+        let now = at.now;
         let mut rebuilt = Vec::new();
         if payload.len() > u16::MAX as usize || self.is_known(seq) {
             return rebuilt;
         }
-        self.advance(now, seq);
+        self.advance(at, seq);
         if self.too_old(seq) {
             return rebuilt;
         }
@@ -532,11 +564,11 @@ impl SlidingDecoder {
         self.collect_solved(solved);
     }
 
-    /// Repair `j` sent after data packet `end`, with its payload, arrived
-    /// at `now`; returns the packets it rebuilds: `(number, payload)`.
+    /// Repair `j` sent after data packet `end`, with its payload, came
+    /// (`at`); returns the packets it rebuilds: `(number, payload)`.
     pub fn on_repair(
         &mut self,
-        now: Instant,
+        at: Arrival,
         end: u32,
         j: u8,
         payload: &[u8],
@@ -550,9 +582,12 @@ impl SlidingDecoder {
             self.counters.malformed += 1;
             return Err(CodingError::BadShard(payload.len()));
         }
-        let was_newest = self.newest.is_none_or(|n| (end.wrapping_sub(n) as i32) > 0);
-        self.advance(now, end);
-        if was_newest && !self.is_known(end) {
+        let now = at.now;
+        let beyond = self
+            .marked
+            .is_some_and(|m| (end.wrapping_sub(m) as i32) > 0);
+        self.advance(at, end);
+        if at.in_order && beyond && !self.is_known(end) {
             self.asker.went_missing(now, end);
         }
         let first = end.wrapping_sub(u32::from(span) - 1);
@@ -605,6 +640,11 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    const T0: Arrival = Arrival {
+        now: Instant::ZERO,
+        in_order: true,
+    };
+
     fn packet(i: u32) -> Vec<u8> {
         let mut p = i.to_be_bytes().to_vec();
         p.extend(std::iter::repeat_n(i as u8, (i as usize * 13) % 97));
@@ -623,7 +663,7 @@ mod tests {
             if (20..25).contains(&k) {
                 continue; // a burst of five
             }
-            assert!(dec.on_data(Instant::ZERO, seq, &packet(seq)).is_empty());
+            assert!(dec.on_data(T0, seq, &packet(seq)).is_empty());
             if k >= 24 {
                 repairs.push((seq, enc.repair(Instant::ZERO, 0).unwrap()));
             }
@@ -631,7 +671,7 @@ mod tests {
         let mut rebuilt = Vec::new();
         // Repairs arrive newest first: four equations solve nothing.
         for (end, r) in repairs.iter().rev().take(5) {
-            rebuilt.extend(dec.on_repair(Instant::ZERO, *end, 0, r).unwrap());
+            rebuilt.extend(dec.on_repair(T0, *end, 0, r).unwrap());
         }
         rebuilt.sort();
         let want: Vec<(u32, Vec<u8>)> = (20..25)
@@ -643,7 +683,7 @@ mod tests {
         assert_eq!(rebuilt, want);
         // What is known is not rebuilt again.
         for (end, r) in &repairs {
-            assert!(dec.on_repair(Instant::ZERO, *end, 0, r).unwrap().is_empty());
+            assert!(dec.on_repair(T0, *end, 0, r).unwrap().is_empty());
         }
     }
 
@@ -660,10 +700,7 @@ mod tests {
         assert_eq!(r[0], 1);
         // What is left decodes packet 1 alone.
         let mut dec = SlidingDecoder::default();
-        assert_eq!(
-            dec.on_repair(Instant::ZERO, 1, 1, &r).unwrap(),
-            vec![(1, packet(1))]
-        );
+        assert_eq!(dec.on_repair(T0, 1, 1, &r).unwrap(), vec![(1, packet(1))]);
         // Past the bound for every packet: no repair at all.
         assert!(enc.repair(later + MAX_AGE, 2).is_none());
     }
@@ -676,17 +713,14 @@ mod tests {
             enc.push(Instant::ZERO, seq, &packet(seq), 8).unwrap();
         }
         // 1 and 2 missing, one equation: nothing yet.
-        dec.on_data(Instant::ZERO, 0, &packet(0));
-        dec.on_data(Instant::ZERO, 3, &packet(3));
+        dec.on_data(T0, 0, &packet(0));
+        dec.on_data(T0, 3, &packet(3));
         assert!(dec
-            .on_repair(Instant::ZERO, 3, 0, &enc.repair(Instant::ZERO, 0).unwrap())
+            .on_repair(T0, 3, 0, &enc.repair(Instant::ZERO, 0).unwrap())
             .unwrap()
             .is_empty());
         // 2 arrives late: 1 is the equation's only unknown left.
-        assert_eq!(
-            dec.on_data(Instant::ZERO, 2, &packet(2)),
-            vec![(1, packet(1))]
-        );
+        assert_eq!(dec.on_data(T0, 2, &packet(2)), vec![(1, packet(1))]);
     }
 
     proptest! {
@@ -702,10 +736,10 @@ mod tests {
             for seq in 0..80u32 {
                 enc.push(Instant::ZERO, seq, &packet(seq), span).unwrap();
                 if !lost[seq as usize] {
-                    got.extend(dec.on_data(Instant::ZERO, seq, &packet(seq)));
+                    got.extend(dec.on_data(T0, seq, &packet(seq)));
                 }
                 if seq % every == 0 {
-                    got.extend(dec.on_repair(Instant::ZERO, seq, 0, &enc.repair(Instant::ZERO, 0).unwrap()).unwrap());
+                    got.extend(dec.on_repair(T0, seq, 0, &enc.repair(Instant::ZERO, 0).unwrap()).unwrap());
                 }
             }
             prop_assert!(dec.rows.len() <= MAX_ROWS);
@@ -724,8 +758,8 @@ mod tests {
         ) {
             let mut dec = SlidingDecoder::default();
             for ((end, j, bytes), (seq, len)) in repairs.iter().zip(data.iter().cycle()) {
-                let _ = dec.on_repair(Instant::ZERO, *end % 400, *j, bytes);
-                let _ = dec.on_data(Instant::ZERO, *seq, &vec![7u8; *len]);
+                let _ = dec.on_repair(T0, *end % 400, *j, bytes);
+                let _ = dec.on_data(T0, *seq, &vec![7u8; *len]);
             }
             prop_assert!(dec.rows.len() <= MAX_ROWS);
             prop_assert!(dec.rows.iter().all(|r| r.terms.len() <= HORIZON as usize));

@@ -3,18 +3,24 @@
 //! them (a `RepairRequest`, docs/protocol.md "Repair requests"; the node
 //! sends it, the ingress answers it in `ingress/`).
 //!
-//! A packet is missing once a later number arrived. Most missing packets
+//! A packet is missing once a later number arrived in order (an urgent
+//! packet leaves the ingress ahead of bulk numbered before it: that bulk
+//! is not missing for it; the decoder says which came in order). Most missing packets
 //! come without asking: a packet overtaken on another path, or one
 //! rebuilt from the repair sent with the data. How long those take is
 //! learned (the longest of late, decaying slowly), and a packet still
-//! missing that much later (plus a margin) is asked for. An answer takes
-//! a round trip, learned from the answers; a packet still missing twice
-//! that after its request is asked for again, at most [`MAX_ASKS`] times,
+//! missing that much later (plus a margin) may be asked for. An answer takes
+//! a round trip, learned from the answers; a packet still missing 1.5
+//! times that after its request is asked for again, at most [`MAX_ASKS`] times,
 //! then given up (TCP resends it).
 //!
-//! One request covers the oldest packet due and what is missing up to
-//! [`MAX_REQUEST_SPAN`] numbers after it, and asks for as many repair
-//! packets as those due outnumber the decoder's equations over them.
+//! Only a packet no equation the decoder holds can solve is asked for
+//! (it is no equation's pivot): one that is waits for the packets its
+//! equation also holds, which are asked for in their turn.
+//! One request covers the oldest packet due to the last due up to
+//! [`MAX_REQUEST_SPAN`] numbers after it (and the newer packets the
+//! equations over them hold), and asks for one repair packet for each
+//! packet there that no equation solves, and one more.
 //! Bounded: at most [`MAX_MISSING`] packets are tracked per session.
 
 use std::collections::VecDeque;
@@ -120,7 +126,7 @@ impl Asker {
     }
 
     fn reask_after_ms(&self) -> f64 {
-        (2.0 * self.answer_ms.unwrap_or(FIRST_ANSWER_MS)).max(MIN_REASK_MS)
+        (1.5 * self.answer_ms.unwrap_or(FIRST_ANSWER_MS)).max(MIN_REASK_MS)
     }
 
     fn due(&self, m: &Missing) -> Instant {
@@ -195,16 +201,21 @@ impl Asker {
         self.missing.iter().map(|m| self.due(m)).min()
     }
 
-    /// The request due at `now`, if any: the oldest packet due, with
-    /// every other due up to [`MAX_REQUEST_SPAN`] after it (not beyond
-    /// `newest`); `equations(first, end)` says how many of the decoder's
-    /// equations have their pivot in that range. The packets it names
-    /// count as asked for.
+    /// The request due at `now`, if any. A packet is due when no
+    /// equation the decoder holds has it as its pivot (`free(seq)`: the
+    /// repair that came cannot solve it) and it has waited its time;
+    /// asked before, when 1.5 times the round trip has passed. The request covers the oldest packet due to the last due
+    /// up to [`MAX_REQUEST_SPAN`] after it (not beyond `newest`), and on
+    /// to the newest packet in an equation whose pivot is in that range
+    /// (`extent(first, end)`); it asks for one repair packet per packet
+    /// there no equation solves, and one more. The due packets count as
+    /// asked for.
     pub fn want(
         &mut self,
         now: Instant,
         newest: u32,
-        equations: impl Fn(u32, u32) -> usize,
+        free: impl Fn(u32) -> bool,
+        extent: impl Fn(u32, u32) -> u32,
     ) -> Option<Want> {
         // Packets asked for often enough are given up once due again.
         let before = self.missing.len();
@@ -212,30 +223,44 @@ impl Asker {
         self.missing
             .retain(|m| !(m.asks >= MAX_ASKS && m.asked.is_some_and(|a| after(a, reask) <= now)));
         self.counters.given_up += (before - self.missing.len()) as u64;
-        let first = self.missing.iter().find(|m| self.due(m) <= now)?.seq;
-        let end = if newest.wrapping_sub(first) < MAX_REQUEST_SPAN {
+        let ask_after = self.ask_after_ms();
+        let timed_out = |m: &Missing| match m.asked {
+            None => after(m.since, ask_after) <= now,
+            Some(at) => after(at, reask) <= now,
+        };
+        let first = self
+            .missing
+            .iter()
+            .find(|m| timed_out(m) && free(m.seq))?
+            .seq;
+        let limit = if newest.wrapping_sub(first) < MAX_REQUEST_SPAN {
             newest
         } else {
             first.wrapping_add(MAX_REQUEST_SPAN - 1)
         };
-        let within = |s: u32| s.wrapping_sub(first) <= end.wrapping_sub(first);
-        let mut due = 0usize;
-        let ask_after = self.ask_after_ms();
+        let within = |s: u32| s.wrapping_sub(first) <= limit.wrapping_sub(first);
+        let mut end = first;
         for m in self.missing.iter_mut() {
-            let is_due = match m.asked {
-                None => after(m.since, ask_after) <= now,
-                Some(at) => after(at, reask) <= now,
-            };
-            if within(m.seq) && is_due {
-                due += 1;
+            if within(m.seq) && timed_out(m) && free(m.seq) {
+                end = m.seq;
                 m.asked = Some(now);
                 m.asks += 1;
             }
         }
+        // The repair covers every packet from the first to the last due,
+        // and on to the newest packet in an equation over them (what
+        // solves those equations solves them): one repair packet per
+        // packet there that no equation solves, due or not, and one more
+        // (a request's answer can be lost too).
+        let further = extent(first, end);
+        if within(further) && further.wrapping_sub(first) > end.wrapping_sub(first) {
+            end = further;
+        }
+        let unsolved = (0..=end.wrapping_sub(first))
+            .filter(|&k| free(first.wrapping_add(k)))
+            .count();
         self.counters.requests += 1;
-        let count = due
-            .saturating_sub(equations(first, end))
-            .clamp(1, usize::from(MAX_REQUEST_COUNT)) as u8;
+        let count = (unsolved + 1).min(usize::from(MAX_REQUEST_COUNT)) as u8;
         Some(Want { first, end, count })
     }
 }
@@ -254,29 +279,38 @@ mod tests {
         a.went_missing(at(0), 5);
         a.went_missing(at(0), 6);
         // Not before the first wait (10 ms) and its margin.
-        assert_eq!(a.want(at(11), 9, |_, _| 0), None);
+        assert_eq!(a.want(at(11), 9, |_| true, |_, e| e), None);
         assert_eq!(a.next_due(), Some(at(12)));
-        let w = a.want(at(12), 9, |_, _| 0).unwrap();
+        let w = a.want(at(12), 9, |_| true, |_, e| e).unwrap();
         assert_eq!(
             w,
             Want {
                 first: 5,
-                end: 9,
-                count: 2
+                end: 6,
+                count: 3
             }
         );
-        // One equation over them already: one packet more is asked for.
-        assert_eq!(a.want(at(13), 9, |_, _| 1), None);
-        // Asked again after twice the first round trip (no answer came).
-        assert_eq!(a.next_due(), Some(at(212)));
-        let again = a.want(at(212), 9, |_, _| 1).unwrap();
-        assert_eq!(again.count, 1);
-        a.want(at(412), 9, |_, _| 0).unwrap();
-        // Three requests: given up when the next would be due.
-        assert_eq!(a.want(at(612), 9, |_, _| 0), None);
-        assert_eq!(a.missing(), 0);
+        // Not again before the re-ask.
+        assert_eq!(a.want(at(13), 9, |_| true, |_, e| e), None);
+        // Asked again after 1.5 times the first round trip (no answer
+        // came).
+        assert_eq!(a.next_due(), Some(at(162)));
+        // Packet 5 was solved meanwhile by an equation (it is no longer
+        // free): only 6 is asked for.
+        let again = a.want(at(162), 9, |s| s == 6, |_, e| e).unwrap();
+        assert_eq!((again.first, again.count), (6, 2));
+        a.want(at(312), 9, |_| true, |_, e| e).unwrap();
+        // Three requests each: 6 is given up when its next would be due,
+        // then 5.
+        assert_eq!(
+            a.want(at(462), 9, |_| true, |_, e| e).map(|w| w.first),
+            Some(5)
+        );
+        assert_eq!(a.counters().given_up, 1);
+        assert_eq!(a.want(at(612), 9, |_| true, |_, e| e), None);
         assert_eq!(a.counters().given_up, 2);
-        assert_eq!(a.counters().requests, 3);
+        assert_eq!(a.missing(), 0);
+        assert_eq!(a.counters().requests, 4);
     }
 
     #[test]
@@ -286,19 +320,33 @@ mod tests {
         a.went_missing(at(0), 1);
         a.came(at(30), 1);
         assert!((a.ask_after_ms() - 32.0).abs() < 1e-9);
-        // Asked for, it came 40 ms later: asked again only after 80.
+        // Asked for, it came 40 ms later: asked again only after 60.
         a.went_missing(at(100), 2);
-        let w = a.want(at(132), 2, |_, _| 0).unwrap();
+        let w = a.want(at(132), 2, |_| true, |_, e| e).unwrap();
         assert_eq!(w.first, 2);
         a.came(at(172), 2);
         assert_eq!(a.counters().answered, 1);
         a.went_missing(at(200), 3);
-        a.want(at(232), 3, |_, _| 0).unwrap();
-        assert_eq!(a.next_due(), Some(at(312)));
+        a.want(at(232), 3, |_| true, |_, e| e).unwrap();
+        assert_eq!(a.next_due(), Some(at(292)));
         // Shorter waits pull the learned one down slowly, not at once.
         a.went_missing(at(400), 4);
         a.came(at(401), 4);
         assert!(a.ask_after_ms() > 30.0);
+    }
+
+    #[test]
+    fn a_packet_an_equation_will_solve_is_not_asked_for() {
+        let mut a = Asker::default();
+        for s in 10..14 {
+            a.went_missing(at(0), s);
+        }
+        // 10 and 12 are pivots of equations (not free): 11 is the first
+        // asked for, 13 the last.
+        let w = a
+            .want(at(12), 40, |s| s != 10 && s != 12, |_, e| e)
+            .unwrap();
+        assert_eq!((w.first, w.end, w.count), (11, 13, 3));
     }
 
     #[test]
@@ -307,10 +355,20 @@ mod tests {
         for s in 0..100u32 {
             a.went_missing(at(0), s.wrapping_sub(50));
         }
-        let w = a.want(at(50), 49, |_, _| 0).unwrap();
+        let w = a.want(at(50), 49, |_| true, |_, e| e).unwrap();
         assert_eq!(w.first, 0u32.wrapping_sub(50));
         assert_eq!(w.end, 13);
         assert_eq!(w.count, MAX_REQUEST_COUNT);
+        // A packet not due but unsolved within the range counts too.
+        let mut b = Asker::default();
+        b.went_missing(at(0), 100);
+        b.went_missing(at(0), 102);
+        b.went_missing(at(11), 101);
+        let w = b.want(at(12), 110, |_| true, |_, e| e).unwrap();
+        assert_eq!((w.first, w.end, w.count), (100, 102, 4));
+        // An equation over 102 and 105: the request reaches 105.
+        let w = b.want(at(300), 110, |s| s != 103, |_, _| 105).unwrap();
+        assert_eq!((w.first, w.end, w.count), (100, 105, 6));
         a.forget_older(49, 64);
         assert_eq!(a.missing(), 64);
         for s in 0..(MAX_MISSING as u32 + 10) {

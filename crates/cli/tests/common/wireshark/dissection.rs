@@ -17,7 +17,7 @@ pub const GENERATED: [&str; 7] = [
 ];
 
 /// Subtrees: their children are the fields.
-pub const SUBTREES: [&str; 22] = [
+pub const SUBTREES: [&str; 23] = [
     "braid.data",
     "braid.data.group",
     "braid.data.route",
@@ -40,6 +40,7 @@ pub const SUBTREES: [&str; 22] = [
     "braid.challenge",
     "braid.echo",
     "braid.check",
+    "braid.rreq",
 ];
 
 /// The bytes of the braid protocol item that no braid field covers
