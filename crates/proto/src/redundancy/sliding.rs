@@ -83,6 +83,13 @@ pub fn coefficient(end: u32, j: u8, seq: u32) -> u8 {
     1 + (x % 255) as u8
 }
 
+/// Whether packet `seq` is neither known nor an equation's pivot (sorted
+/// `pivots`): only a new equation over it can solve it.
+fn is_free(known: &[Option<(u32, Vec<u8>)>], pivots: &[u32], seq: u32) -> bool {
+    let is_known = matches!(&known[(seq % RING) as usize], Some((s, _)) if *s == seq);
+    !is_known && pivots.binary_search(&seq).is_err()
+}
+
 fn add_scaled(coef: u8, src: &[u8], acc: &mut Vec<u8>) {
     if acc.len() < src.len() {
         acc.resize(src.len(), 0);
@@ -317,6 +324,10 @@ pub struct SlidingDecoder {
     /// The highest number that came in order: every number below it not
     /// known is missing.
     marked: Option<u32>,
+    /// When the next request is due, as of the last change.
+    next_ask: Option<Instant>,
+    /// The equations' pivots, sorted (scratch: no allocation per call).
+    pivots: Vec<u32>,
 }
 
 impl Default for SlidingDecoder {
@@ -328,6 +339,8 @@ impl Default for SlidingDecoder {
             counters: SlidingCounters::default(),
             asker: Asker::default(),
             marked: None,
+            next_ask: None,
+            pivots: Vec::new(),
         }
     }
 }
@@ -370,7 +383,25 @@ impl SlidingDecoder {
 
     /// When [`Self::want`] next has a request.
     pub fn next_ask(&self) -> Option<Instant> {
-        self.asker.next_due()
+        self.next_ask
+    }
+
+    /// Sorts the equations' pivots into the scratch list.
+    fn sort_pivots(&mut self) {
+        self.pivots.clear();
+        self.pivots.extend(self.rows.iter().map(Row::pivot));
+        self.pivots.sort_unstable();
+    }
+
+    /// Recomputes when the next request is due (after every change).
+    fn refresh_ask(&mut self) {
+        if self.asker.missing() == 0 {
+            self.next_ask = None;
+            return;
+        }
+        self.sort_pivots();
+        let (known, pivots) = (&self.known, &self.pivots);
+        self.next_ask = self.asker.next_due(|seq| is_free(known, pivots, seq));
     }
 
     /// Whether packets are missing (a request may come due).
@@ -382,13 +413,9 @@ impl SlidingDecoder {
     /// packets not known that no equation has as its pivot.
     pub fn want(&mut self, now: Instant) -> Option<Want> {
         let newest = self.newest?;
-        let mut pivots: Vec<u32> = self.rows.iter().map(Row::pivot).collect();
-        pivots.sort_unstable();
-        let known = &self.known;
-        let free = |seq: u32| {
-            let is_known = matches!(&known[(seq % RING) as usize], Some((s, _)) if *s == seq);
-            !is_known && pivots.binary_search(&seq).is_err()
-        };
+        self.sort_pivots();
+        let (known, pivots) = (&self.known, &self.pivots);
+        let free = |seq: u32| is_free(known, pivots, seq);
         let rows = &self.rows;
         let extent = |first: u32, end: u32| {
             rows.iter()
@@ -397,7 +424,9 @@ impl SlidingDecoder {
                 .max_by_key(|s| s.wrapping_sub(first))
                 .unwrap_or(end)
         };
-        self.asker.want(now, newest, free, extent)
+        let want = self.asker.want(now, newest, free, extent);
+        self.refresh_ask();
+        want
     }
 
     /// Data packet `seq` came in another mode (the adaptive mode left the
@@ -405,6 +434,7 @@ impl SlidingDecoder {
     /// the numbers up to it are not missing.
     pub fn other_mode(&mut self, seq: u32) {
         self.asker.clear();
+        self.next_ask = None;
         if self.newest.is_none_or(|n| (seq.wrapping_sub(n) as i32) > 0) {
             self.newest = Some(seq);
         }
@@ -447,6 +477,12 @@ impl SlidingDecoder {
     /// Data packet `seq` came (`at`; or was rebuilt elsewhere); returns
     /// the packets it lets the decoder rebuild: `(number, payload)`.
     pub fn on_data(&mut self, at: Arrival, seq: u32, payload: &[u8]) -> Vec<(u32, Vec<u8>)> {
+        let rebuilt = self.take_data(at, seq, payload);
+        self.refresh_ask();
+        rebuilt
+    }
+
+    fn take_data(&mut self, at: Arrival, seq: u32, payload: &[u8]) -> Vec<(u32, Vec<u8>)> {
         let now = at.now;
         let mut rebuilt = Vec::new();
         if payload.len() > u16::MAX as usize || self.is_known(seq) {
@@ -567,6 +603,18 @@ impl SlidingDecoder {
     /// Repair `j` sent after data packet `end`, with its payload, came
     /// (`at`); returns the packets it rebuilds: `(number, payload)`.
     pub fn on_repair(
+        &mut self,
+        at: Arrival,
+        end: u32,
+        j: u8,
+        payload: &[u8],
+    ) -> Result<Vec<(u32, Vec<u8>)>, CodingError> {
+        let rebuilt = self.take_repair(at, end, j, payload);
+        self.refresh_ask();
+        rebuilt
+    }
+
+    fn take_repair(
         &mut self,
         at: Arrival,
         end: u32,
@@ -721,6 +769,34 @@ mod tests {
             .is_empty());
         // 2 arrives late: 1 is the equation's only unknown left.
         assert_eq!(dec.on_data(T0, 2, &packet(2)), vec![(1, packet(1))]);
+    }
+
+    #[test]
+    fn a_request_comes_due_only_for_a_packet_no_equation_solves() {
+        let mut enc = SlidingEncoder::default();
+        let mut dec = SlidingDecoder::default();
+        for seq in 0..5 {
+            enc.push(Instant::ZERO, seq, &packet(seq), 8).unwrap();
+        }
+        // 1 and 2 lost; one repair over 0..=3: an equation whose pivot
+        // is 1, with 2 in it.
+        let repair = enc.repair_over(0, 3, 0).unwrap();
+        dec.on_data(T0, 0, &packet(0));
+        dec.on_data(T0, 3, &packet(3));
+        dec.on_repair(T0, 3, 0, &repair).unwrap();
+        dec.on_data(T0, 4, &packet(4));
+        let due = dec.next_ask().unwrap();
+        let w = dec.want(due).unwrap();
+        assert_eq!((w.first, w.end), (2, 2), "only 2 is asked for");
+        // Nothing else is due now: the timer is later (no busy loop).
+        assert!(dec.want(due).is_none());
+        assert!(dec.next_ask().is_some_and(|t| t > due));
+        // The answer solves 2, and with it 1.
+        let answer = enc.repair_over(2, 2, 14).unwrap();
+        let mut got = dec.on_repair(T0, 2, 14, &answer).unwrap();
+        got.sort();
+        assert_eq!(got, vec![(1, packet(1)), (2, packet(2))]);
+        assert_eq!(dec.next_ask(), None);
     }
 
     proptest! {
