@@ -29,6 +29,7 @@ pub use path::PathState;
 pub mod sessions;
 pub mod sliding;
 pub mod sliding_ask;
+pub mod sliding_predict;
 
 pub use sessions::{
     Egress, Ingress, IngressTotals, PeerPolicy, Policy, ProvenWindow, SendError, SessionLimits,

@@ -12,10 +12,18 @@
 //! with a depth) see the chain every `depth` packets. Exact for full
 //! groups under the model (for interleaving, as long as every group of a
 //! block puts as many shards on each path); a group the flush timer closes
-//! early is not modelled.
+//! early is not modelled. The sliding-window code under independent loss
+//! is `sliding_predict.rs`'s; over paths that lose in bursts it is taken
+//! as the block code of its rate, a lower bound.
 
 use super::mode::Mode;
 use super::placement::{self, MAX_GROUP};
+use super::sliding_predict;
+
+/// How much longer than independent loss's a path's mean loss burst must
+/// be for its losses to be taken as bursts (half as long again: the burst
+/// fit from a few report intervals is noisy).
+const BURSTY: f64 = 0.5;
 
 /// How one path loses packets, and its stripe weight.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,6 +54,13 @@ impl PathLoss {
         } else {
             self.loss.clamp(0.0, 1.0)
         }
+    }
+
+    /// Whether its losses come in bursts: its mean burst is more than half
+    /// as long again as independent loss's.
+    pub fn bursty(&self) -> bool {
+        let independent = 1.0 / (1.0 - self.ratio().min(0.999));
+        self.ratio() > 0.0 && self.burst.is_finite() && self.burst > independent * (1.0 + BURSTY)
     }
 
     /// The chance a packet sent `lag` packets after a lost one (1: the
@@ -115,6 +130,9 @@ pub fn delivery_ratio(mode: &Mode, paths: &[PathLoss]) -> f64 {
                 .map(|p| 1.0 - q(p))
                 .product::<f64>()
         }
+        Mode::Sliding { n, m, span } if !paths.iter().any(PathLoss::bursty) => {
+            1.0 - sliding_predict::residual(n, m, span, mean_loss(paths))
+        }
         Mode::Sliding { n, m, .. } => delivery_ratio(&sliding_as_block(n, m), paths),
         Mode::Parity(_) | Mode::ParityRotating(_) | Mode::Erasure { .. } => {
             let weights: Vec<u32> = paths.iter().map(|p| p.weight).collect();
@@ -127,10 +145,19 @@ pub fn delivery_ratio(mode: &Mode, paths: &[PathLoss]) -> f64 {
     }
 }
 
-/// The sliding-window code `sliding:n,m` as the formulas take it: the
-/// erasure code of its rate with the largest group the header carries.
-/// A lower bound on what it delivers: a repair packet covers its whole
-/// span, where a group's covers only the group.
+/// The loss of a packet the modes that spread by weight send: the paths'
+/// losses weighted by their weights.
+fn mean_loss(paths: &[PathLoss]) -> f64 {
+    let w = |p: &PathLoss| f64::from(p.weight.max(1));
+    paths.iter().map(|p| p.ratio() * w(p)).sum::<f64>() / paths.iter().map(w).sum::<f64>()
+}
+
+/// The sliding-window code `sliding:n,m` over paths whose losses come in
+/// bursts, as the formulas take it: the erasure code of its rate with the
+/// largest group the header carries. A lower bound on what it delivers:
+/// a repair packet covers its whole span, where a group's covers only the
+/// group. (Under independent loss `sliding_predict.rs` says more
+/// closely.)
 fn sliding_as_block(n: u8, m: u8) -> Mode {
     let k = (1..=super::mode::MAX_SHARDS)
         .rev()
