@@ -1,28 +1,22 @@
-//! The adaptive mode's choice: among single, stripe, mirror and the
-//! codes, the one whose predicted delivery (from each path's measured
-//! loss and burstiness) meets the target and that carries the most data
-//! (its predicted goodput, from the paths' weights: what `capacity.rs`
-//! measured each path to carry); among equals the one with the least
-//! overhead (packets sent per data packet), then the shortest, which
-//! rebuilds soonest. So clean paths are striped (no repair where nothing
-//! is lost), and a code over every path wins over one clean path when it
-//! carries more.
-//!
-//! Which codes: under independent loss, the sliding-window codes of every
-//! rate the header carries, as `sliding_predict.rs` predicts them (what
-//! is sent is what was judged). When some path's losses come in bursts,
-//! XOR parity and Reed-Solomon codes of every group size, interleaved 1,
-//! 2, 4 or 8 deep, as `predict.rs` computes them exactly, sent as the
-//! sliding code of the chosen rate ([`sent_as`]); interleaved blocks are
-//! offered only when the session fills them within the flush timer at its
-//! data rate ([`DataRate`], kept here). Judged by the block formulas
-//! under independent loss too (before 2026-11-30), the sliding code sent
-//! a fifth to two fifths more repair than it needed (docs/performance.md).
+//! The adaptive mode's choice: among single, stripe, mirror, XOR parity
+//! and Reed-Solomon codes of every group size the header carries,
+//! interleaved 1, 2, 4 or 8 deep, the one whose predicted delivery
+//! (`predict.rs`, from each path's measured loss and burstiness) meets the
+//! target and that carries the most data (its predicted goodput, from the
+//! paths' weights: what `capacity.rs` measured each path to carry); among
+//! equals the one with the least overhead (packets sent per data packet),
+//! then the shortest block (groups times depth), which rebuilds soonest.
+//! So clean paths are striped (no repair where nothing is lost), and a
+//! code over every path wins over one clean path when it carries more.
+//! Interleaving is tried only when some path's losses come in bursts:
+//! under independent loss it changes nothing but the delay.
 //!
 //! Overhead is bounded by the paths up: never more than mirroring on every
 //! path, so the repair never asks more of the paths than they carry
 //! together. When no candidate meets the target, the one that delivers the
 //! most wins, with the least overhead among those that deliver as much.
+//! Interleaved blocks are offered only when the session fills them within
+//! the flush timer at its data rate ([`DataRate`], kept here).
 
 use super::mode::{Mode, MAX_PATHS, MAX_SHARDS};
 use super::predict::{delivery_ratio, PathLoss};
@@ -112,19 +106,22 @@ pub fn choose(target: f64, paths: &[PathLoss]) -> Mode {
 /// a group's full repair for each of its few packets, at a cost the
 /// formulas do not see; without interleaving that costs one group's
 /// repair, and a slow session's packets are the better protected for it.
-///
-/// Under independent loss the codes are the sliding-window codes
-/// themselves ([`sliding_candidates`]), judged by what they deliver
-/// (`sliding_predict.rs`); when some path's losses come in bursts, the
-/// block codes, interleaved or not, whose delivery under bursts the
-/// formulas know exactly ([`sent_as`] sends them as sliding codes).
 pub fn choose_within(target: f64, paths: &[PathLoss], max_data: u8) -> Mode {
     if paths.is_empty() {
         return Mode::Single;
     }
+    let max_depth = if paths.iter().any(PathLoss::bursty) {
+        *DEPTHS.last().expect("some")
+    } else {
+        1
+    };
+    let max_data = max_data.clamp(GROUP_DATA[0], MAX_SHARDS);
     let mut best = (Mode::Single, -1.0);
     let mut meets: Option<(Mode, f64)> = None;
-    for c in candidates_for(paths, max_data) {
+    for c in candidates_to_depth(paths.len(), max_depth)
+        .into_iter()
+        .filter(|c| c.depth() == 1 || c.group_shape().0 <= max_data)
+    {
         let carries = goodput(&c, paths);
         if meets.is_some_and(|(_, g)| carries <= g * (1.0 + 1e-9)) {
             continue;
@@ -139,66 +136,13 @@ pub fn choose_within(target: f64, paths: &[PathLoss], max_data: u8) -> Mode {
     meets.map_or(best.0, |(m, _)| m)
 }
 
-/// What [`choose_within`] chooses among over `paths`: with bursts, the
-/// block codes (interleaved only in groups of at most `max_data` data
-/// packets); else the sliding codes.
-pub fn candidates_for(paths: &[PathLoss], max_data: u8) -> Vec<Mode> {
-    if paths.iter().any(PathLoss::bursty) {
-        let max_data = max_data.clamp(GROUP_DATA[0], MAX_SHARDS);
-        candidates_to_depth(paths.len(), *DEPTHS.last().expect("some"))
-            .into_iter()
-            .filter(|c| c.depth() == 1 || c.group_shape().0 <= max_data)
-            .collect()
-    } else {
-        sliding_candidates(paths.len())
-    }
-}
-
-/// The candidates under independent loss with `paths_up` paths up,
-/// cheapest first: single, stripe, mirroring, and the sliding-window codes
-/// `sliding:m+r,m` of the default span for every `m` and `r` of 1 to 15
-/// (among codes of one rate the shortest first: it sends its repair
-/// soonest).
-pub fn sliding_candidates(paths_up: usize) -> Vec<Mode> {
-    let u = paths_up.clamp(1, MAX_PATHS);
-    let mut c = if u > 1 {
-        vec![Mode::Stripe { pin_flows: false }, Mode::Single]
-    } else {
-        vec![Mode::Single]
-    };
-    for m in 1..=MAX_SHARDS {
-        for r in 1..=MAX_SHARDS {
-            c.push(Mode::Sliding {
-                n: m + r,
-                m,
-                span: super::sliding::DEFAULT_SPAN,
-            });
-        }
-    }
-    for k in 2..=u as u8 {
-        c.push(Mode::Mirror(k));
-    }
-    let bound = u as f64 + 1e-9;
-    c.retain(|m| m.overhead(u) <= bound);
-    let length = |m: &Mode| match *m {
-        Mode::Sliding { n, .. } => n,
-        _ => 0,
-    };
-    c.sort_by(|a, b| {
-        a.overhead(u)
-            .total_cmp(&b.overhead(u))
-            .then(length(a).cmp(&length(b)))
-    });
-    c
-}
-
 /// What the adaptive mode sends for the mode it chose: a code (XOR
 /// parity or Reed-Solomon, interleaved or not) goes out as the
 /// sliding-window code of the same rate (`sliding.rs`), the others as
-/// they are (a sliding code chosen under independent loss, too). Under
-/// bursts the choice is made on the block codes, whose delivery the
-/// formulas know exactly there; the sliding code of that rate rebuilds
-/// what they rebuild without waiting for a block (measured in the lab at 20% loss
+/// they are. The choice is made on the block codes, whose delivery the
+/// formulas know exactly; the sliding code of that rate rebuilds what
+/// they rebuild at least as well under independent loss, and under
+/// bursts without waiting for a block (measured in the lab at 20% loss
 /// in bursts of 5: sliding:2,1 carried 8.51 Mbit/s of TCP where the
 /// best interleaved block code, erasure:12,4,8, carried 3.48;
 /// docs/performance.md).
@@ -289,12 +233,15 @@ mod tests {
             Mode::Stripe { pin_flows: false }
         );
         let light = choose(0.999, &same(0.01, 3));
-        assert!(matches!(light, Mode::Sliding { .. }), "{light}");
+        assert!(
+            matches!(light, Mode::Parity(_) | Mode::Erasure { .. }),
+            "{light}"
+        );
         let heavy = choose(0.999, &same(0.1, 3));
         assert!(delivery_ratio(&heavy, &same(0.1, 3)) >= 0.999, "{heavy}");
         assert!(heavy.overhead(3) > light.overhead(3));
         // No cheaper candidate meets it.
-        for c in candidates_for(&same(0.1, 3), MAX_SHARDS) {
+        for c in candidates(3) {
             if c.overhead(3) < heavy.overhead(3) - 1e-9 {
                 assert!(delivery_ratio(&c, &same(0.1, 3)) < 0.999, "{c}");
             }
@@ -328,10 +275,8 @@ mod tests {
     fn a_fifth_lost_on_two_paths_takes_a_code_near_rate_one_half() {
         let paths = same(0.2, 2);
         let m = choose(0.999, &paths);
-        assert!(matches!(m, Mode::Sliding { .. }), "{m}");
-        // The sliding code needs half as much repair again as the loss
-        // (the block formulas asked for 25,14: 1.79).
-        assert!(m.overhead(2) <= 1.5, "{m}");
+        assert!(matches!(m, Mode::Erasure { .. }), "{m}");
+        assert!(m.overhead(2) < 1.8, "{m}");
         // Mirroring both paths leaves 4%: far off the target.
         assert!(delivery_ratio(&Mode::Mirror(2), &paths) < 0.97);
     }
@@ -379,15 +324,13 @@ mod tests {
     fn an_unreachable_target_takes_the_most_reliable_within_the_paths() {
         let p = same(0.5, 2);
         let best = choose(0.999_999, &p);
-        let top = candidates_for(&p, MAX_SHARDS)
+        let top = candidates(2)
             .iter()
             .map(|c| delivery_ratio(c, &p))
             .fold(0.0, f64::max);
         assert_eq!(delivery_ratio(&best, &p), top);
         assert!(top < 0.999_999);
-        for c in [candidates(2), sliding_candidates(2)].concat() {
-            assert!(c.overhead(2) <= 2.0, "{c}");
-        }
+        assert!(candidates(2).iter().all(|c| c.overhead(2) <= 2.0));
     }
 
     #[test]
@@ -415,7 +358,7 @@ mod tests {
                 .collect();
             let target = 0.999;
             let chosen = choose(target, &paths);
-            let meeting: Vec<Mode> = candidates_for(&paths, MAX_SHARDS)
+            let meeting: Vec<Mode> = candidates(paths.len())
                 .into_iter()
                 .filter(|c| delivery_ratio(c, &paths) >= target)
                 .collect();

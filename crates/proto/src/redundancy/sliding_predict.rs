@@ -1,5 +1,5 @@
 //! What the sliding-window code (`sliding.rs`) leaves lost under
-//! independent loss: the adaptive mode's prediction for it.
+//! independent loss: what `predict.rs` says of a `sliding:` mode there.
 //!
 //! Each repair packet covers the last `span` data packets, so a lost
 //! packet can be rebuilt from any repair sent while it is in the window
@@ -20,8 +20,11 @@
 //! the span and no `− m`, it fell below at light loss under the longest
 //! groups (sliding:16,15 at 1.5-2%: half of what was measured). The block
 //! formulas of the same rate (`predict.rs`, groups of at most 15 data
-//! packets) are above it by 5 to 50 times: chosen by them, the sliding
-//! code carried a fifth to two fifths more repair than it needed.
+//! packets) are above it by 5 to 50 times. The adaptive mode still
+//! chooses by the block formulas: choosing the lighter sliding codes this
+//! predicts carried 5-15% more TCP in the lab but lost VoIP packets in
+//! some runs (docs/performance.md, "The adaptive mode and the sliding
+//! prediction").
 
 /// The fraction of data packets `sliding:n,m,span` leaves lost when
 /// every packet is lost independently with probability `loss`.
