@@ -21,12 +21,15 @@
 //! ([`super::shared`]). Those paths carry `shared: true`.
 //!
 //! The first round is the plain shortest-path tree from the source, which
-//! [`DisjointPaths`] computes once and reuses for every destination. The
-//! rounds after it alternate direction, the first searched back from the
-//! target (`augment` says why that stays near the source-target
-//! corridor), and a short walk of the residual graph ends them where a
-//! cut lies next to the end a search would reach last, so that a search
-//! that must fail and would settle nearly everything is not run
+//! [`DisjointPaths`] computes once and reuses for every destination. Each
+//! round after it searches from both ends at once (a bidirectional
+//! Dijkstra on the reduced costs, the side that has settled fewer states
+//! going next), and its potentials are raised by the forward distances
+//! and lowered by the backward ones, each capped so that the two caps add
+//! up to the path found (`augment` proves this keeps every reduced cost
+//! non-negative). Balancing the two sides also ends the rounds cheaply
+//! where no more paths exist: a search that must fail stops once the
+//! smaller side of the cut is exhausted, at twice its cost at most
 //! (docs/performance.md, "Path computation", has the figures).
 
 use super::radix_heap::{self, RadixHeap};
@@ -98,22 +101,50 @@ pub struct DisjointPaths<'g> {
     arc_flow: Vec<bool>,
     node_flow: Vec<u8>,
     potential: Vec<i64>,
-    dist: Vec<i64>,
-    pred: Vec<Step>,
-    heap: RadixHeap,
+    fwd: Side,
+    bwd: Side,
     /// Finds the least-shared extras, with scratch space of its own.
     extras: SharedExtras,
     /// The residual arcs at one state (`residual`'s answer).
     arcs: Vec<(usize, i64, Step)>,
-    /// `cut_near_the_far_end`'s walk: states seen (by stamp) and in order.
+    /// States on an augmenting path's forward half (by stamp).
     seen: Vec<u32>,
     stamp: u32,
-    walk: Vec<u32>,
 }
 
-/// Most states `cut_near_the_far_end` walks before it leaves the
-/// question to the search.
-const CUT_BUDGET: usize = 128;
+/// One side of a round's bidirectional search: labels, steps, queue.
+struct Side {
+    dist: Vec<i64>,
+    /// The step at each labelled state toward this side's end.
+    pred: Vec<Step>,
+    heap: RadixHeap,
+    /// The key of the last state settled: every state below it is settled.
+    radius: i64,
+    settled: usize,
+}
+
+impl Side {
+    fn new(states: usize) -> Self {
+        Side {
+            dist: vec![i64::MAX; states],
+            pred: vec![Step::None; states],
+            heap: RadixHeap::new(states),
+            radius: 0,
+            settled: 0,
+        }
+    }
+
+    /// Starts a search at `at`.
+    fn start(&mut self, at: usize) {
+        self.dist.fill(i64::MAX);
+        self.heap.clear();
+        self.dist[at] = 0;
+        self.pred[at] = Step::None;
+        self.heap.push(0, at as u32);
+        self.radius = 0;
+        self.settled = 0;
+    }
+}
 
 impl<'g> DisjointPaths<'g> {
     /// Prepares requests from `source`: computes its shortest-path tree once.
@@ -132,14 +163,12 @@ impl<'g> DisjointPaths<'g> {
             arc_flow: vec![false; graph.arc_count()],
             node_flow: vec![0; graph.node_count()],
             potential: vec![0; states],
-            dist: vec![0; states],
-            pred: vec![Step::None; states],
-            heap: RadixHeap::new(states),
+            fwd: Side::new(states),
+            bwd: Side::new(states),
             extras: SharedExtras::new(graph),
             arcs: Vec::new(),
             seen: vec![0; states],
             stamp: 0,
-            walk: Vec::new(),
         })
     }
 
@@ -184,22 +213,7 @@ impl<'g> DisjointPaths<'g> {
             .min(self.fan(source, target, mode, true))
             .min(self.fan(target, source, mode, false));
         let mut flow = 1;
-        // The first search runs back from the target (the potentials are
-        // distances from the source), then the direction alternates: see
-        // `augment`.
-        while flow < bound {
-            // A cut next to the end the search would reach last ends the
-            // rounds without it: the states on that side run out within a
-            // small budget. (Near its own end, a failing search is cheap.)
-            let forward = flow % 2 == 0;
-            let cut = self.cut_near_the_far_end(target, mode, forward);
-            if cut {
-                break;
-            }
-            let found = self.augment(target, mode, forward);
-            if !found {
-                break;
-            }
+        while flow < bound && self.augment(target, mode) {
             flow += 1;
         }
         let mut paths = self.decompose(target, flow);
@@ -249,74 +263,12 @@ impl<'g> DisjointPaths<'g> {
         }
     }
 
-    /// Whether the states on the far side of a search about to run
-    /// `forward` (from the source) or back from the target number at most
-    /// [`CUT_BUDGET`]: before a forward search, the states that reach the
-    /// target through residual arcs; before a backward one, the states
-    /// the source reaches. Then no augmenting path exists, found at the
-    /// cost of that small side alone. A search that fails settles every
-    /// state of its own side, which is cheap where the cut is near its
-    /// own end and may be the whole graph where it is near the far one;
-    /// so only the far end is walked.
-    fn cut_near_the_far_end(&mut self, target: NodeIx, mode: Disjointness, forward: bool) -> bool {
-        let (src, sink) = (state_out(self.base.source), state_in(target));
-        if forward {
-            self.side_runs_out(sink, src, false, target, mode)
-        } else {
-            self.side_runs_out(src, sink, true, target, mode)
-        }
-    }
-
-    /// A breadth-first walk of residual arcs from `start` (forward, or
-    /// backward along them) that meets neither `goal` nor more than
-    /// [`CUT_BUDGET`] states: true when it ran out first.
-    fn side_runs_out(
-        &mut self,
-        start: usize,
-        goal: usize,
-        forward: bool,
-        target: NodeIx,
-        mode: Disjointness,
-    ) -> bool {
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.seen.fill(0);
-            self.stamp = 1;
-        }
-        let stamp = self.stamp;
-        self.walk.clear();
-        self.walk.push(start as u32);
-        self.seen[start] = stamp;
-        let mut arcs = std::mem::take(&mut self.arcs);
-        let mut next = 0;
-        let mut ran_out = true;
-        while next < self.walk.len() {
-            let x = self.walk[next] as usize;
-            next += 1;
-            self.residual(x, forward, target, mode, &mut arcs);
-            for &(y, _, _) in &arcs {
-                if y == goal {
-                    ran_out = false;
-                } else if self.seen[y] != stamp {
-                    self.seen[y] = stamp;
-                    self.walk.push(y as u32);
-                }
-            }
-            if !ran_out || self.walk.len() > CUT_BUDGET {
-                ran_out = false;
-                break;
-            }
-        }
-        self.arcs = arcs;
-        ran_out
-    }
-
     /// The residual arcs at state `x` into `out` (cleared): with
     /// `forward` those leaving it, else those entering it; each as (the
     /// state at its other end, its cost, the step it is). The one place
-    /// the residual graph is defined, for the searches both ways and the
-    /// walks. A node the source does not reach is on no augmenting path
-    /// and is left out (its potential, 0, is not feasible).
+    /// the residual graph is defined, for both sides of the searches. A
+    /// node the source does not reach is on no augmenting path and is
+    /// left out (its potential, 0, is not feasible).
     fn residual(
         &self,
         x: usize,
@@ -402,122 +354,184 @@ impl<'g> DisjointPaths<'g> {
         }
     }
 
-    /// One round of successive shortest paths: a Dijkstra on reduced
-    /// costs for the cheapest augmenting path, then the flow and the
-    /// potentials updated. Returns false when no augmenting path exists
-    /// (the disjoint set is maximum).
+    /// One round of successive shortest paths: the cheapest augmenting
+    /// path on reduced costs, then the flow and the potentials updated.
+    /// Returns false when no augmenting path exists (the disjoint set is
+    /// maximum).
     ///
-    /// With `forward` false the search runs back from the target's
-    /// in-state along residual arcs reversed until the source is settled:
-    /// the same path (reduced costs do not depend on which way they are
-    /// walked), but goal-directed where the potentials are distances from
-    /// the source: a state's reduced distance to the target is then the
-    /// detour through it, so the search stays near the source-target
-    /// corridor where a forward one would settle every state the
-    /// shortest-path tree reaches at reduced cost 0. The new potentials
-    /// (minus the backward distances) suit a forward search next, whose
-    /// update (plus the forward distances) suits a backward one again:
-    /// `to` alternates.
-    fn augment(&mut self, target: NodeIx, mode: Disjointness, forward: bool) -> bool {
+    /// The search runs from the source's out-state forward and from the
+    /// target's in-state backward along residual arcs reversed (reduced
+    /// costs do not depend on which way an arc is walked), the side that
+    /// has settled fewer states next. Every relaxation that labels a state
+    /// the other side has labelled offers a path; the best, `D`, is the
+    /// cheapest once the key about to be settled plus the other side's
+    /// radius reaches it (bidirectional Dijkstra's rule). Where one side's
+    /// states run out first, so does the search: no path exists.
+    ///
+    /// The new potentials are `p + min(df, a) - min(db, b)`, with `df`,
+    /// `db` the distances from the source and to the target, `a` at most
+    /// the forward radius, `b = D - a` at most the backward one (the rule
+    /// that stopped the search makes room for both). Every state with `df`
+    /// below `a` is settled forward, so those labels are exact, and the
+    /// rest read `a`; likewise backward. The caps are feasible: an arc u ->
+    /// v of reduced cost `l` gets `l + F(u) - F(v) + G(v) - G(u)`, where
+    /// `F = min(df, a)` and `G = min(db, b)`, and `F(v) <= F(u) + l`,
+    /// `G(u) <= G(v) + l`; if both differences are negative, `df(u) < a`
+    /// and `db(v) < b`, and since `df(u) + l + db(v) >= D = a + b` the sum
+    /// is still at least 0. Along the path found `df + db = D` everywhere,
+    /// which makes every arc of it cost 0, so its reversal is feasible too.
+    /// With `a = D` this is the forward Dijkstra's update, with `a = 0`
+    /// the backward one's.
+    fn augment(&mut self, target: NodeIx, mode: Disjointness) -> bool {
         let source = self.base.source;
         let (src, sink) = (state_out(source), state_in(target));
-        let (start, goal) = if forward { (src, sink) } else { (sink, src) };
-        self.dist.fill(i64::MAX);
-        self.heap.clear();
-        self.dist[start] = 0;
-        self.pred[start] = Step::None;
-        self.heap.push(0, start as u32);
+        self.fwd.start(src);
+        self.bwd.start(sink);
+        let mut best = i64::MAX;
+        let mut meet = usize::MAX;
         let mut arcs = std::mem::take(&mut self.arcs);
-        let mut reached = false;
-        while let Some((d, x)) = self.heap.pop() {
+        // Each side's radius when the search stopped.
+        let (forward_radius, backward_radius) = loop {
+            let forward = self.fwd.settled <= self.bwd.settled;
+            let side = if forward {
+                &mut self.fwd
+            } else {
+                &mut self.bwd
+            };
+            let Some((d, x)) = side.heap.pop() else {
+                let exhausted = (self.fwd.radius, self.bwd.radius);
+                break if forward {
+                    (i64::MAX, exhausted.1)
+                } else {
+                    (exhausted.0, i64::MAX)
+                };
+            };
             let (d, x) = (d as i64, x as usize);
-            // The heap holds each state once, at its best label.
-            debug_assert_eq!(d, self.dist[x]);
-            if x == goal {
-                reached = true;
-                break;
+            let other_radius = if forward {
+                self.bwd.radius
+            } else {
+                self.fwd.radius
+            };
+            if d.saturating_add(other_radius) >= best {
+                break if forward {
+                    (d, other_radius)
+                } else {
+                    (other_radius, d)
+                };
             }
+            self.residual(x, forward, target, mode, &mut arcs);
+            let (side, other) = if forward {
+                (&mut self.fwd, &self.bwd)
+            } else {
+                (&mut self.bwd, &self.fwd)
+            };
+            side.radius = d;
+            side.settled += 1;
+            let potential = &self.potential;
             // An arc's reduced cost: its cost plus its tail's potential
             // minus its head's (x is the tail forward, the head backward).
-            let reduced = |y: usize, cost: i64, this: &Self| {
+            let reduced = |x: usize, y: usize, cost: i64| {
                 if forward {
-                    cost + this.potential[x] - this.potential[y]
+                    cost + potential[x] - potential[y]
                 } else {
-                    cost + this.potential[y] - this.potential[x]
+                    cost + potential[y] - potential[x]
                 }
             };
-            self.residual(x, forward, target, mode, &mut arcs);
+            let mut label = |y: usize, nd: i64, step: Step, side: &mut Side| {
+                side.dist[y] = nd;
+                side.pred[y] = step;
+                let there = other.dist[y];
+                if there != i64::MAX && nd + there < best {
+                    best = nd + there;
+                    meet = y;
+                }
+            };
             for &(y, cost, step) in &arcs {
-                let nd = d + reduced(y, cost, self);
+                let nd = d + reduced(x, y, cost);
                 debug_assert!(nd >= d, "negative reduced cost");
-                if nd >= self.dist[y] {
+                if nd >= side.dist[y] {
                     continue;
                 }
-                self.dist[y] = nd;
-                // The step between y and x: the arc into y forward, the
-                // arc out of y toward the target backward.
-                self.pred[y] = step;
-                let u = node_of(y);
+                label(y, nd, step, side);
                 // An unused node's in-state has one residual arc out, to
                 // its out-state, and its out-state one in, from its
                 // in-state: follow it now instead of queueing y (the same
                 // labels, half the heap work).
+                let u = node_of(y);
                 let single = is_in_state(y) == forward
                     && mode == Disjointness::Node
                     && self.node_flow[u as usize] == 0
                     && u != source
                     && u != target;
                 if !single {
-                    self.heap.push(nd as u64, y as u32);
+                    side.heap.push(nd as u64, y as u32);
                     continue;
                 }
                 let z = y ^ 1;
-                let nz = if forward {
-                    nd + self.potential[y] - self.potential[z]
-                } else {
-                    nd + self.potential[z] - self.potential[y]
-                };
-                if nz < self.dist[z] {
-                    self.dist[z] = nz;
-                    self.pred[z] = Step::Enter;
-                    self.heap.push(nz as u64, z as u32);
+                let nz = nd + reduced(y, z, 0);
+                if nz < side.dist[z] {
+                    label(z, nz, Step::Enter, side);
+                    side.heap.push(nz as u64, z as u32);
                 }
             }
-        }
+        };
         self.arcs = arcs;
-        if !reached {
+        if best == i64::MAX {
             return false;
         }
-        // Keep reduced costs non-negative for the next round: plus the
-        // forward distances, or minus the backward ones, each at most the
-        // goal's.
-        let dg = self.dist[goal];
-        for (p, &d) in self.potential.iter_mut().zip(&self.dist) {
-            if forward {
-                *p += d.min(dg);
-            } else {
-                *p -= d.min(dg);
-            }
+        let a = forward_radius.min(best);
+        let b = best - a;
+        debug_assert!(b <= backward_radius, "the stopping rule leaves room");
+        let labels = self.fwd.dist.iter().zip(&self.bwd.dist);
+        for (p, (&df, &db)) in self.potential.iter_mut().zip(labels) {
+            *p += df.min(a) - db.min(b);
         }
-        // Apply the augmenting path, from the goal back to the start.
-        let mut x = goal;
-        while x != start {
-            x = self.take_step(x, mode);
-        }
+        self.apply(meet, src, sink, mode);
         true
     }
 
-    /// Applies the step `pred[x]` of an augmenting path to the flow (an
-    /// arc taken or its use cancelled, a node entered or left) and
-    /// returns the state at the step's other end.
-    fn take_step(&mut self, x: usize, mode: Disjointness) -> usize {
-        let g = self.graph;
-        match self.pred[x] {
+    /// Applies the augmenting path through `meet`: the forward labels'
+    /// steps back to `src` and the backward ones' on to `sink`. Where the
+    /// two halves cross before `meet` (possible only through a cycle of
+    /// reduced cost 0), the path joins them at the last state of the
+    /// backward half that the forward half holds, so it stays simple.
+    fn apply(&mut self, meet: usize, src: usize, sink: usize, mode: Disjointness) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+        let mut x = meet;
+        loop {
+            self.seen[x] = self.stamp;
+            if x == src {
+                break;
+            }
+            x = self.other_end(x, self.fwd.pred[x]);
+        }
+        let (mut join, mut x) = (meet, meet);
+        while x != sink {
+            x = self.other_end(x, self.bwd.pred[x]);
+            if self.seen[x] == self.stamp {
+                join = x;
+            }
+        }
+        let mut x = join;
+        while x != src {
+            x = self.take_step(x, self.fwd.pred[x], mode);
+        }
+        let mut x = join;
+        while x != sink {
+            x = self.take_step(x, self.bwd.pred[x], mode);
+        }
+    }
+
+    /// The state at the other end of step `step` taken at `x`, an end of
+    /// it (the one place the steps' ends are read).
+    fn other_end(&self, x: usize, step: Step) -> usize {
+        match step {
             Step::Arc(a) | Step::Cancel(a) => {
-                let taken = matches!(self.pred[x], Step::Arc(_));
-                self.arc_flow[a as usize] = taken;
-                // The arc's two states: out(from) and in(to); the step
-                // ends at whichever `x` is not.
+                let g = self.graph;
                 let (from, to) = (state_out(g.arc(a).from), state_in(g.arc(a).to));
                 if x == from {
                     to
@@ -525,20 +539,24 @@ impl<'g> DisjointPaths<'g> {
                     from
                 }
             }
-            Step::Enter => {
-                if mode == Disjointness::Node {
-                    self.node_flow[node_of(x) as usize] += 1;
-                }
-                x ^ 1
-            }
-            Step::Leave => {
-                if mode == Disjointness::Node {
-                    self.node_flow[node_of(x) as usize] -= 1;
-                }
-                x ^ 1
-            }
+            Step::Enter | Step::Leave => x ^ 1,
             Step::None => unreachable!("augmenting path broken at state {x}"),
         }
+    }
+
+    /// Applies the step `step` of an augmenting path to the flow (an
+    /// arc taken or its use cancelled, a node entered or left) and
+    /// returns the state at the step's other end.
+    fn take_step(&mut self, x: usize, step: Step, mode: Disjointness) -> usize {
+        let node = node_of(x) as usize;
+        match step {
+            Step::Arc(a) => self.arc_flow[a as usize] = true,
+            Step::Cancel(a) => self.arc_flow[a as usize] = false,
+            Step::Enter if mode == Disjointness::Node => self.node_flow[node] += 1,
+            Step::Leave if mode == Disjointness::Node => self.node_flow[node] -= 1,
+            Step::Enter | Step::Leave | Step::None => {}
+        }
+        self.other_end(x, step)
     }
 
     /// Splits the flow into `flow` paths from source to target.
