@@ -10,6 +10,7 @@ use std::time::Duration;
 use braid_proto::time::Instant;
 use rand_chacha::ChaCha8Rng;
 
+use super::links::Links;
 use crate::link::{Fate, LinkDir, LinkSpec, LossModel, Outcome};
 use crate::radio::{FirmwareRate, Radio, RadioSpec, RateControl};
 use crate::scenario::Scenario;
@@ -17,10 +18,9 @@ use crate::topology::TopologySpec;
 
 /// The links of one run and the radios that send over them.
 pub(super) struct Medium {
-    /// Each direction of each link, by (sender, receiver).
-    pub(super) links: HashMap<(u32, u32), LinkDir>,
-    /// Each node's neighbors, in the order their links were made.
-    pub(super) neighbors: Vec<Vec<u32>>,
+    /// Each direction of each link, by (sender, receiver), and each
+    /// node's neighbors.
+    pub(super) links: Links,
     radio: Option<RadioSpec>,
     radios: Vec<Radio>,
     /// How radios pick unicast rates, and the firmware's state per
@@ -42,8 +42,7 @@ impl Medium {
         edge_length: &[Option<f64>],
         rng: &mut ChaCha8Rng,
     ) -> Medium {
-        let mut links = HashMap::new();
-        let mut neighbors = vec![Vec::new(); nodes];
+        let mut links = Links::new(nodes);
         for (&(a, b), length) in edges.iter().zip(edge_length) {
             for (x, y) in [(a, b), (b, a)] {
                 let mut spec = scenario.link.clone();
@@ -55,12 +54,10 @@ impl Medium {
                     _ => {}
                 }
                 links.insert((x, y), LinkDir::new(spec));
-                neighbors[x as usize].push(y);
             }
         }
         Medium {
             links,
-            neighbors,
             radio: scenario.radio.clone(),
             radios: vec![Radio::default(); nodes],
             rate_control: scenario.rate_control,
@@ -109,41 +106,36 @@ impl Medium {
         unmodified: &[bool],
         rng: &mut ChaCha8Rng,
     ) -> Vec<(u32, Fate)> {
-        let targets = &self.neighbors[i as usize];
-        let mut fates = Vec::with_capacity(targets.len());
+        let count = self.links.neighbors(i).len();
+        let mut fates = Vec::with_capacity(count);
         let Some(radio) = &self.radio else {
-            for &to in targets {
+            for j in 0..count {
+                let (to, link) = self.links.out(i, j);
                 if unmodified[to as usize] {
                     continue; // hears no braid control message
                 }
-                if let Some(link) = self.links.get_mut(&(i, to)) {
-                    fates.push((to, link.send(now, len, rng)));
-                }
+                fates.push((to, link.send(now, len, rng)));
             }
             return fates;
         };
         let k = rate.map_or(0, |r| radio.index_of(r));
         let air = radio.airtime(len, radio.rates_bps[k], 1, false);
         let Some(end) = self.radios[i as usize].reserve(now, air, radio.queue) else {
-            for &to in targets {
-                if let Some(link) = self.links.get_mut(&(i, to)) {
-                    link.stats.offered += 1;
-                    link.stats.queue_drops += 1;
-                }
+            for j in 0..count {
+                let (_, link) = self.links.out(i, j);
+                link.stats.offered += 1;
+                link.stats.queue_drops += 1;
             }
             return fates;
         };
-        for &to in targets {
+        for &to in self.links.neighbors(i) {
             self.radios[to as usize].defer_until(end);
         }
-        for &to in targets {
-            let Some(link) = self
-                .links
-                .get_mut(&(i, to))
-                .filter(|_| !unmodified[to as usize])
-            else {
+        for j in 0..count {
+            let (to, link) = self.links.out(i, j);
+            if unmodified[to as usize] {
                 continue;
-            };
+            }
             let loss = link.spec.rate_loss.get(k).copied().unwrap_or(0.0);
             let (_, ok) = link.attempts(now, loss, false, rng);
             let fate = link.settle(now, end, len, ok, rng);
@@ -227,7 +219,7 @@ impl Medium {
             }
             Some(end) => {
                 let fate = link.settle(now, end, len, ok, rng);
-                for &n in &self.neighbors[i as usize] {
+                for &n in self.links.neighbors(i) {
                     self.radios[n as usize].defer_until(end);
                 }
                 Outcome {

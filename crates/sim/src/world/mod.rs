@@ -19,6 +19,7 @@ mod cut_records;
 mod cuts;
 mod flooding;
 mod ids;
+mod links;
 mod medium;
 mod processing;
 mod stats;
@@ -427,7 +428,9 @@ impl World {
         if p.len() < 20 || p[0] >> 4 != 4 {
             return None;
         }
-        self.medium.neighbors[i as usize]
+        self.medium
+            .links
+            .neighbors(i)
             .iter()
             .copied()
             .find(|&c| self.unmodified[c as usize] && p[16..20] == host_addr(c))
@@ -454,7 +457,10 @@ impl World {
             return;
         }
         let now = self.now;
-        let best = self.medium.neighbors[i as usize]
+        let best = self
+            .medium
+            .links
+            .neighbors(i)
             .iter()
             .filter_map(|&ap| {
                 let l = self.medium.links.get(&(i, ap))?;
@@ -478,7 +484,7 @@ impl World {
             let mut addr = [0u8; 16];
             addr[..4].copy_from_slice(&host_addr(c));
             let client = braid_proto::access::ClientAddr { addr, v4: true };
-            for ap in self.medium.neighbors[c as usize].clone() {
+            for ap in self.medium.links.neighbors(c).to_vec() {
                 if self.down[ap as usize] || self.unmodified[ap as usize] {
                     continue;
                 }
@@ -887,7 +893,7 @@ impl World {
             })
             .collect();
         let mut links = BTreeMap::new();
-        for (&(a, b), l) in &self.medium.links {
+        for (&(a, b), l) in self.medium.links.iter() {
             links.insert(
                 format!("{}->{}", self.names[a as usize], self.names[b as usize]),
                 l.stats,
