@@ -47,7 +47,6 @@ use braid_wire::{
     parse_any, ControlHeader, LsaLink, Message, NodeId, Prefix, Probe, ProbeKind, ProbeReport,
     WireError, RATE_SMALL, RATE_UNSPECIFIED,
 };
-use fixedbitset::FixedBitSet;
 use rand_core::RngCore;
 
 use crate::auth::{AuthConfig, AuthError, Authenticator, Passed};
@@ -146,7 +145,7 @@ pub struct ControlPlane {
     leaving: bool,
     pending_probes: VecDeque<usize>,
     /// Origins whose advertisement is waiting to be flooded, by id.
-    pending_floods: FixedBitSet,
+    pending_floods: flood::PendingFloods,
     last_flood_at: Option<Instant>,
     /// A neighbor came up: flood the whole database, at most once per
     /// `lsa_min_interval`. A neighbor that comes up within the interval
@@ -260,7 +259,7 @@ impl ControlPlane {
             last_at_once_at: None,
             leaving: false,
             pending_probes: VecDeque::new(),
-            pending_floods: FixedBitSet::new(),
+            pending_floods: flood::PendingFloods::default(),
             last_flood_at: None,
             last_full_flood_at: None,
             full_flood_due: false,

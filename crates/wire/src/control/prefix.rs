@@ -248,7 +248,11 @@ impl Prefix {
         }
     }
 
-    pub(super) fn read(r: &mut Reader<'_>) -> Result<Prefix, WireError> {
+    /// Checks the next prefix and steps over it: its kind, length byte
+    /// and body. Every check [`Prefix::read`] makes is made here (an
+    /// advertisement is checked whole when it is parsed, and its prefixes
+    /// read again only when used).
+    pub(super) fn skip<'a>(r: &mut Reader<'a>) -> Result<(u8, u8, &'a [u8]), WireError> {
         let kind = r.u8()?;
         let len = r.u8()?;
         let (addr_len, max_len) = Self::addr_len(kind)?;
@@ -265,7 +269,11 @@ impl Prefix {
                 value: len as u32,
             });
         }
-        let a = r.take(addr_len)?;
+        Ok((kind, len, r.take(addr_len)?))
+    }
+
+    pub(super) fn read(r: &mut Reader<'_>) -> Result<Prefix, WireError> {
+        let (kind, len, a) = Self::skip(r)?;
         Ok(match kind {
             PREFIX_V4 => Prefix::V4 {
                 addr: [a[0], a[1], a[2], a[3]],
