@@ -39,6 +39,7 @@ mod config;
 mod costs;
 mod counters;
 mod flood;
+mod pending_floods;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -145,7 +146,7 @@ pub struct ControlPlane {
     leaving: bool,
     pending_probes: VecDeque<usize>,
     /// Origins whose advertisement is waiting to be flooded, by id.
-    pending_floods: flood::PendingFloods,
+    pending_floods: pending_floods::PendingFloods,
     last_flood_at: Option<Instant>,
     /// A neighbor came up: flood the whole database, at most once per
     /// `lsa_min_interval`. A neighbor that comes up within the interval
@@ -259,7 +260,7 @@ impl ControlPlane {
             last_at_once_at: None,
             leaving: false,
             pending_probes: VecDeque::new(),
-            pending_floods: flood::PendingFloods::default(),
+            pending_floods: pending_floods::PendingFloods::default(),
             last_flood_at: None,
             last_full_flood_at: None,
             full_flood_due: false,
