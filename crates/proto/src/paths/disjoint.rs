@@ -366,7 +366,9 @@ impl<'g> DisjointPaths<'g> {
     /// the other side has labelled offers a path; the best, `D`, is the
     /// cheapest once the key about to be settled plus the other side's
     /// radius reaches it (bidirectional Dijkstra's rule). Where one side's
-    /// states run out first, so does the search: no path exists.
+    /// states run out, the search ends too: every state that side reaches
+    /// is settled, so the best path offered is the cheapest, and where
+    /// none was offered no augmenting path exists.
     ///
     /// The new potentials are `p + min(df, a) - min(db, b)`, with `df`,
     /// `db` the distances from the source and to the target, `a` at most
